@@ -1,0 +1,111 @@
+"""The cockpit: python gui/app.py [--runs-dir DIR] [--host 127.0.0.1] [--port 8050]
+
+Builds the layout, registers every callback (gui/callbacks) and serves on loopback by default.
+Binding to any other address requires an access token (--token or UMOEC_TOKEN).
+"""
+from __future__ import annotations
+
+import argparse
+import hmac
+import ipaddress
+import os
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make the repository importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import dash  # noqa: E402
+import dash_bootstrap_components as dbc  # noqa: E402
+from dash import html  # noqa: E402
+from flask import Response, request  # noqa: E402
+
+from gui import ids  # noqa: E402
+from gui.callbacks import register_all_callbacks  # noqa: E402
+from gui.panels import header, training_panel  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_RUNS_DIR = ROOT / "runs"
+TOKEN_COOKIE = "umoec_token"
+
+
+def build_layout(runs_dir: Path, refresh_ms: int) -> html.Div:
+    return html.Div([
+        header.layout(str(runs_dir), refresh_ms),
+        dbc.Container(dbc.Tabs([
+            dbc.Tab(training_panel.layout(), label="Training", tab_id="tab-training"),
+        ], id=ids.TABS, active_tab="tab-training", class_name="mb-3"), fluid=True),
+    ])
+
+
+def _install_token_check(server, token: str) -> None:
+    """Every request must carry the token: ?token=..., the cookie it sets, or a Bearer header."""
+    @server.before_request
+    def check_token():
+        given = (request.args.get("token") or request.cookies.get(TOKEN_COOKIE)
+                 or request.headers.get("Authorization", "").removeprefix("Bearer ").strip())
+        if not given or not hmac.compare_digest(given.encode(), token.encode()):
+            return Response("401: this cockpit needs its access token (open the URL printed at "
+                            "start, with ?token=...)\n", status=401, mimetype="text/plain")
+        return None
+
+    @server.after_request
+    def remember_token(response):
+        if request.args.get("token"):
+            response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="Strict")
+        return response
+
+
+def create_app(runs_dir: str | os.PathLike = DEFAULT_RUNS_DIR, token: str | None = None,
+               refresh_ms: int = 2000) -> dash.Dash:
+    runs_dir = Path(runs_dir).resolve()
+    app = dash.Dash(__name__, title="u-moec-tiny cockpit", update_title=None,
+                    assets_folder=str(Path(__file__).parent / "assets"),
+                    suppress_callback_exceptions=False)
+    app.server.config["UMOEC_RUNS_DIR"] = str(runs_dir)
+    if token:
+        _install_token_check(app.server, token)
+    app.layout = build_layout(runs_dir, refresh_ms)
+    register_all_callbacks(app)
+    return app
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python gui/app.py", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--runs-dir", type=Path, default=DEFAULT_RUNS_DIR)
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8050)
+    p.add_argument("--token", default=os.environ.get("UMOEC_TOKEN"),
+                   help="access token, required for a non-loopback --host (or UMOEC_TOKEN)")
+    p.add_argument("--refresh-ms", type=int, default=2000, help="refresh interval")
+    p.add_argument("--debug", action="store_true", help="Dash debug mode (loopback only)")
+    a = p.parse_args(argv)
+    if not is_loopback(a.host) and not a.token:
+        print(f"app.py: refusing to serve on {a.host} without an access token: pass --token "
+              "or set UMOEC_TOKEN (anyone who can reach the port could start runs)",
+              file=sys.stderr)
+        return 2
+    if a.debug and not is_loopback(a.host):
+        print("app.py: --debug is only allowed on a loopback host", file=sys.stderr)
+        return 2
+    a.runs_dir.mkdir(parents=True, exist_ok=True)
+    app = create_app(a.runs_dir, a.token, a.refresh_ms)
+    suffix = f"/?token={a.token}" if a.token else "/"
+    print(f"u-moec-tiny cockpit on http://{a.host}:{a.port}{suffix} (runs: {a.runs_dir})",
+          flush=True)
+    app.run(host=a.host, port=a.port, debug=a.debug)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+"""Run selector and status badge: refreshed every tick so a run's state is never stale."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from dash import Input, Output, State, no_update
+
+from .. import ids
+from ..runs import resolve, run_options, summarise
+
+
+def register(app) -> None:
+    runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
+
+    @app.callback(Output(ids.RUN_SELECT, "options"), Output(ids.RUN_SELECT, "value"),
+                  Input(ids.REFRESH, "n_intervals"), State(ids.RUN_SELECT, "value"))
+    def refresh_runs(_n, current):
+        options = run_options(runs_dir)
+        names = [o["value"] for o in options]
+        if current in names:
+            return options, no_update
+        return options, (names[0] if names else None)
+
+    @app.callback(Output(ids.RUN_STATUS, "children"), Output(ids.RUN_STATUS, "color"),
+                  Input(ids.REFRESH, "n_intervals"), Input(ids.RUN_SELECT, "value"))
+    def refresh_status(_n, name):
+        run = resolve(runs_dir, name)
+        if run is None:
+            return "no run selected", "secondary"
+        s = summarise(run)
+        return s.label, s.colour

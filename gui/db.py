@@ -1,0 +1,192 @@
+"""Read queries for the cockpit: parameterised SQL in, pandas DataFrames out.
+
+Every function takes an open connection (see `open_db`) and returns a DataFrame with fixed
+columns, empty when the run has no such rows yet or its database predates the table. `since_step`
+arguments let live views fetch only rows newer than what the page already shows.
+"""
+from __future__ import annotations
+
+import os
+import sqlite3
+from contextlib import contextmanager
+from typing import Iterator, Optional, Sequence
+
+import pandas as pd
+
+from umoec.metrics.db import connect
+
+TRAIN_COLUMNS = ["step", "ts", "elapsed_s", "loss", "bpb", "lr", "grad_norm", "tokens_per_sec",
+                 "bytes_seen"]
+ROUTING_COLUMNS = ["step", "block_idx", "expert_idx", "load", "bias"]
+MOD_COLUMNS = ["step", "block_idx", "fraction_processed", "capacity", "fraction_inference"]
+ACTIVATION_COLUMNS = ["step", "block_idx", "mean", "std", "p1", "p25", "p50", "p75", "p99"]
+HIDDEN_COLUMNS = ["step", "block_idx", "sample_idx", "pc1", "pc2"]
+EVAL_COLUMNS = ["step", "ts", "dataset", "bpb", "compressed_bytes", "original_bytes",
+                "roundtrip_ok"]
+JOB_COLUMNS = ["job_id", "ts", "input_path", "output_path", "profile", "checkpoint", "status",
+               "raw_bytes", "compressed_bytes", "elapsed_s"]
+VAL_COLUMNS = ["step", "ts", "loss", "bpb", "n_bytes"]
+HEAD_COLUMNS = ["step", "head", "loss"]
+EVENT_COLUMNS = ["event_id", "ts", "step", "kind", "message"]
+
+
+@contextmanager
+def open_db(path: str | os.PathLike) -> Iterator[sqlite3.Connection]:
+    """A read-only connection, always closed; FileNotFoundError if the run has no database."""
+    conn = connect(path, readonly=True)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def _query(conn: sqlite3.Connection, sql: str, params: Sequence,
+           columns: list[str]) -> pd.DataFrame:
+    try:
+        rows = conn.execute(sql, tuple(params)).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc) or "no such column" in str(exc):
+            return pd.DataFrame(columns=columns)
+        raise
+    return pd.DataFrame.from_records(rows, columns=columns)
+
+
+def _since(since_step: Optional[int]) -> tuple[str, list]:
+    return ("WHERE step > ?", [since_step]) if since_step is not None else ("", [])
+
+
+def _at_step(conn: sqlite3.Connection, table: str, step: Optional[int]) -> Optional[int]:
+    """`step` if given, else the newest step present in `table` (a trusted constant)."""
+    if step is not None:
+        return step
+    try:
+        return conn.execute(f"SELECT MAX(step) FROM {table}").fetchone()[0]
+    except sqlite3.OperationalError:
+        return None
+
+
+def _steps(conn: sqlite3.Connection, table: str) -> list[int]:
+    try:
+        return [r[0] for r in conn.execute(f"SELECT DISTINCT step FROM {table} ORDER BY step")]
+    except sqlite3.OperationalError:
+        return []
+
+
+# -- training ----------------------------------------------------------------------------------
+def latest_step(conn: sqlite3.Connection) -> Optional[int]:
+    return _at_step(conn, "train_metrics", None)
+
+
+def train_metrics(conn: sqlite3.Connection, since_step: Optional[int] = None) -> pd.DataFrame:
+    where, params = _since(since_step)
+    return _query(conn, f"SELECT {', '.join(TRAIN_COLUMNS)} FROM train_metrics {where} "
+                  "ORDER BY step", params, TRAIN_COLUMNS)
+
+
+def latest_metrics(conn: sqlite3.Connection) -> Optional[dict]:
+    """The newest train_metrics row as a dict (the KPI cards), or None."""
+    df = _query(conn, f"SELECT {', '.join(TRAIN_COLUMNS)} FROM train_metrics "
+                "ORDER BY step DESC LIMIT 1", [], TRAIN_COLUMNS)
+    return None if df.empty else df.iloc[0].to_dict()
+
+
+def head_losses_at(conn: sqlite3.Connection, step: Optional[int] = None) -> pd.DataFrame:
+    """Loss of every head (final, exit_N, mtp_K, cascade) at `step` (default: newest)."""
+    step = _at_step(conn, "head_losses", step)
+    return _query(conn, "SELECT step, head, loss FROM head_losses WHERE step = ? ORDER BY head",
+                  [step], HEAD_COLUMNS)
+
+
+def head_loss_history(conn: sqlite3.Connection, since_step: Optional[int] = None) -> pd.DataFrame:
+    where, params = _since(since_step)
+    return _query(conn, f"SELECT step, head, loss FROM head_losses {where} ORDER BY step, head",
+                  params, HEAD_COLUMNS)
+
+
+def val_metrics(conn: sqlite3.Connection, since_step: Optional[int] = None) -> pd.DataFrame:
+    where, params = _since(since_step)
+    return _query(conn, f"SELECT {', '.join(VAL_COLUMNS)} FROM val_metrics {where} ORDER BY step",
+                  params, VAL_COLUMNS)
+
+
+def run_events(conn: sqlite3.Connection, since_id: Optional[int] = None) -> pd.DataFrame:
+    where, params = ("WHERE event_id > ?", [since_id]) if since_id is not None else ("", [])
+    return _query(conn, f"SELECT {', '.join(EVENT_COLUMNS)} FROM run_events {where} "
+                  "ORDER BY event_id", params, EVENT_COLUMNS)
+
+
+# -- routing and MoD ---------------------------------------------------------------------------
+def moe_routing_history(conn: sqlite3.Connection, block_idx: Optional[int] = None,
+                        since_step: Optional[int] = None) -> pd.DataFrame:
+    """Load and bias of every expert over time (one block, or all)."""
+    clauses, params = [], []
+    if block_idx is not None:
+        clauses.append("block_idx = ?")
+        params.append(block_idx)
+    if since_step is not None:
+        clauses.append("step > ?")
+        params.append(since_step)
+    where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+    return _query(conn, f"SELECT {', '.join(ROUTING_COLUMNS)} FROM moe_routing {where} "
+                  "ORDER BY step, block_idx, expert_idx", params, ROUTING_COLUMNS)
+
+
+def moe_routing_at(conn: sqlite3.Connection, step: Optional[int] = None) -> pd.DataFrame:
+    step = _at_step(conn, "moe_routing", step)
+    return _query(conn, f"SELECT {', '.join(ROUTING_COLUMNS)} FROM moe_routing WHERE step = ? "
+                  "ORDER BY block_idx, expert_idx", [step], ROUTING_COLUMNS)
+
+
+def routing_steps(conn: sqlite3.Connection) -> list[int]:
+    return _steps(conn, "moe_routing")
+
+
+def mod_gates_history(conn: sqlite3.Connection, since_step: Optional[int] = None) -> pd.DataFrame:
+    where, params = _since(since_step)
+    return _query(conn, f"SELECT {', '.join(MOD_COLUMNS)} FROM mod_gates {where} "
+                  "ORDER BY step, block_idx", params, MOD_COLUMNS)
+
+
+def mod_gates_at(conn: sqlite3.Connection, step: Optional[int] = None) -> pd.DataFrame:
+    step = _at_step(conn, "mod_gates", step)
+    return _query(conn, f"SELECT {', '.join(MOD_COLUMNS)} FROM mod_gates WHERE step = ? "
+                  "ORDER BY block_idx", [step], MOD_COLUMNS)
+
+
+# -- activations and hidden states (spec WS5) --------------------------------------------------
+def activation_stats_at(conn: sqlite3.Connection, step: Optional[int] = None) -> pd.DataFrame:
+    """Per-block activation statistics at `step` (default: the newest snapshot)."""
+    step = _at_step(conn, "activation_stats", step)
+    return _query(conn, f"SELECT {', '.join(ACTIVATION_COLUMNS)} FROM activation_stats "
+                  "WHERE step = ? ORDER BY block_idx", [step], ACTIVATION_COLUMNS)
+
+
+def activation_steps(conn: sqlite3.Connection) -> list[int]:
+    return _steps(conn, "activation_stats")
+
+
+def hidden_states_at(conn: sqlite3.Connection, step: Optional[int] = None,
+                     block_idx: Optional[int] = None) -> pd.DataFrame:
+    """PCA-projected hidden states at `step` (default: newest), one block or all."""
+    step = _at_step(conn, "hidden_states", step)
+    sql = f"SELECT {', '.join(HIDDEN_COLUMNS)} FROM hidden_states WHERE step = ?"
+    params: list = [step]
+    if block_idx is not None:
+        sql += " AND block_idx = ?"
+        params.append(block_idx)
+    return _query(conn, sql + " ORDER BY block_idx, sample_idx", params, HIDDEN_COLUMNS)
+
+
+def hidden_state_steps(conn: sqlite3.Connection) -> list[int]:
+    return _steps(conn, "hidden_states")
+
+
+# -- evaluation and compression (spec WS6) -----------------------------------------------------
+def eval_results(conn: sqlite3.Connection) -> pd.DataFrame:
+    return _query(conn, f"SELECT {', '.join(EVAL_COLUMNS)} FROM eval_results ORDER BY step, "
+                  "dataset", [], EVAL_COLUMNS)
+
+
+def compression_jobs(conn: sqlite3.Connection, limit: int = 200) -> pd.DataFrame:
+    return _query(conn, f"SELECT {', '.join(JOB_COLUMNS)} FROM compression_jobs "
+                  "ORDER BY job_id DESC LIMIT ?", [int(limit)], JOB_COLUMNS)

@@ -1,0 +1,1 @@
+"""Pure layout functions, one module per tab (no callbacks, no I/O)."""

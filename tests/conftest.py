@@ -1,0 +1,53 @@
+"""Shared fixtures: repository paths, a simulated run, and a headless Chromium for browser tests."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+@pytest.fixture(scope="session")
+def root() -> Path:
+    return ROOT
+
+
+def run_module(module: str, *args: str, timeout: float = 120, env=None,
+               cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    """Run `python -m module args...` from the repository root, capturing output."""
+    full_env = {**os.environ, **(env or {})}
+    full_env.pop("UMOEC_DEBUG", None)
+    return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=full_env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def sim_run(tmp_path_factory) -> Path:
+    """A completed 600-step simulated run (built once per test session)."""
+    out = tmp_path_factory.mktemp("runs") / "sim600"
+    res = run_module("bin.simulate_training", "--steps", "600", "--out", str(out), "--quiet")
+    assert res.returncode == 0, res.stderr
+    return out
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Debian Chromium through Playwright; skipped locally without it, fatal in CI."""
+    if not Path(CHROMIUM).exists() or shutil.which("chromium") is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing in CI: .ci/run must install Debian chromium")
+        pytest.skip(f"browser tests need Debian chromium at {CHROMIUM} (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

@@ -1,0 +1,105 @@
+"""The cockpit in headless Chromium: the training view renders real data and updates live."""
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import ARTIFACTS, ROOT
+from tests.gui.test_app_server import start_app
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def page(browser):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = ctx.new_page()
+    pg.console_errors = []
+    pg.on("console", lambda m: pg.console_errors.append(m.text) if m.type == "error" else None)
+    pg.on("pageerror", lambda e: pg.console_errors.append(str(e)))
+    yield pg
+    ctx.close()
+
+
+def shot(page, name):
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def test_completed_run_renders_kpis_charts_and_logs(page, sim_run, tmp_path):
+    shutil.copytree(sim_run, tmp_path / "sim600")
+    proc, url = start_app(tmp_path, "--refresh-ms", "1000")
+    try:
+        page.goto(url)
+        page.wait_for_selector("#training-kpi-cards >> text=600", timeout=30_000)
+        assert page.inner_text("#run-status") == "Completed (600 steps)"
+        page.wait_for_selector("#training-loss-graph .main-svg", timeout=30_000)
+        assert "step    600 | loss" in page.inner_text("#training-log-tail")
+        assert "step000600.pt" in page.inner_text("#checkpoint-list")
+        assert "exit_1" in page.inner_text("#training-head-losses")
+        # Bootstrap comes from the local asset: the navbar is styled (dark background).
+        bg = page.eval_on_selector("nav", "e => getComputedStyle(e).backgroundColor")
+        assert bg not in ("rgba(0, 0, 0, 0)", "transparent")
+        shot(page, "training_completed")
+        assert page.console_errors == []
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_empty_runs_folder_explains_what_to_do(page, tmp_path):
+    proc, url = start_app(tmp_path, "--refresh-ms", "1000")
+    try:
+        page.goto(url)
+        page.wait_for_selector("text=No run selected. Create one with", timeout=30_000)
+        shot(page, "training_empty")
+        assert page.console_errors == []
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_live_run_updates_then_shows_stopped(page, tmp_path):
+    sim = subprocess.Popen([sys.executable, "-m", "bin.simulate_training", "--out",
+                            str(tmp_path / "live"), "--steps", "100000", "--live", "--rate", "20",
+                            "--quiet"], cwd=ROOT)
+    proc, url = start_app(tmp_path, "--refresh-ms", "500")
+    try:
+        page.goto(url)
+        page.wait_for_selector("#run-status >> text=Running", timeout=30_000)
+        first = page.inner_text("#training-kpi-cards")
+        deadline = time.monotonic() + 30
+        while page.inner_text("#training-kpi-cards") == first and time.monotonic() < deadline:
+            time.sleep(0.3)
+        assert page.inner_text("#training-kpi-cards") != first  # live refresh
+        assert "ETA" in page.inner_text("#training-eta")
+        sim.send_signal(signal.SIGTERM)
+        assert sim.wait(30) == 0
+        page.wait_for_selector("#run-status >> text=Stopped", timeout=30_000)
+        shot(page, "training_stopped")
+        assert page.console_errors == []
+    finally:
+        if sim.poll() is None:
+            sim.kill()
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_killed_run_shows_crashed(page, tmp_path):
+    sim = subprocess.Popen([sys.executable, "-m", "bin.simulate_training", "--out",
+                            str(tmp_path / "doomed"), "--steps", "100000", "--live", "--rate",
+                            "20", "--quiet"], cwd=ROOT)
+    proc, url = start_app(tmp_path, "--refresh-ms", "500")
+    try:
+        page.goto(url)
+        page.wait_for_selector("#run-status >> text=Running", timeout=30_000)
+        sim.kill()
+        sim.wait(10)
+        page.wait_for_selector("#run-status >> text=Crashed", timeout=30_000)
+        assert "is gone without a final status" in page.inner_text("#run-status")
+    finally:
+        proc.terminate()
+        proc.wait(10)

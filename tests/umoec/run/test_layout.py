@@ -1,0 +1,66 @@
+"""Run folder layout: checkpoint names, listing, log tail, atomic writes."""
+import os
+
+from umoec.run import RunDir
+from umoec.run.atomic import atomic_write_bytes
+from umoec.run.layout import list_runs
+
+
+def test_paths_follow_the_contract(tmp_path):
+    run = RunDir(tmp_path / "r")
+    assert run.checkpoint_path(42).name == "step000042.pt"
+    assert [p.name for p in (run.config_path, run.db_path, run.log_path, run.csv_path,
+                             run.status_path)] == ["config.yaml", "metrics.db", "training.log",
+                                                   "log.csv", "status.json"]
+
+
+def test_checkpoints_are_sorted_and_temp_files_ignored(tmp_path):
+    run = RunDir(tmp_path)
+    run.checkpoints_dir.mkdir()
+    for name in ("step000200.pt", "step000010.pt", ".step000300.pt.abc.tmp", "notes.txt",
+                 "step1234567.pt"):
+        (run.checkpoints_dir / name).write_bytes(b"x")
+    assert [c.step for c in run.checkpoints()] == [10, 200, 1234567]
+    assert run.latest_checkpoint().step == 1234567
+
+
+def test_tail_log_reads_only_the_end(tmp_path):
+    run = RunDir(tmp_path)
+    run.log_path.write_text("".join(f"line {i}\n" for i in range(100_000)))
+    tail = run.tail_log(100, max_bytes=4096)
+    assert tail[-1] == "line 99999" and len(tail) == 100
+    assert RunDir(tmp_path / "none").tail_log() == []
+
+
+def test_list_runs_finds_run_folders_only(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "config.yaml").write_text("x")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "status.json").write_text("{}")
+    (tmp_path / "junk").mkdir()
+    (tmp_path / "file.txt").write_text("x")
+    assert sorted(r.name for r in list_runs(tmp_path)) == ["a", "b"]
+    assert list_runs(tmp_path / "missing") == []
+
+
+def test_atomic_write_replaces_whole_file_with_normal_permissions(tmp_path):
+    target = tmp_path / "f.bin"
+    atomic_write_bytes(target, b"old")
+    atomic_write_bytes(target, b"new")
+    assert target.read_bytes() == b"new" and os.listdir(tmp_path) == ["f.bin"]
+    assert oct(target.stat().st_mode & 0o777) != oct(0o600)
+
+
+def test_atomic_write_failure_leaves_old_file(tmp_path):
+    from umoec.run.atomic import atomic_write
+    target = tmp_path / "f.txt"
+    target.write_text("intact")
+
+    def explode(fh):
+        fh.write("half")
+        raise OSError("disk full")
+    try:
+        atomic_write(target, explode, "w")
+    except OSError:
+        pass
+    assert target.read_text() == "intact" and os.listdir(tmp_path) == ["f.txt"]

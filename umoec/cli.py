@@ -1,0 +1,54 @@
+"""Shared command-line plumbing: one-line errors, meaningful exit codes, `--set` overrides.
+
+Exit codes: 0 success, 1 runtime failure, 2 bad usage/config/input, 130 interrupted.
+Tracebacks only with --debug or UMOEC_DEBUG=1 (CONTRACTS.md).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from typing import Callable, Optional, Sequence
+
+from .config import ConfigError
+
+EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
+
+
+class UserError(Exception):
+    """A failure the user can fix; the message is shown as is."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_USAGE):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--set", dest="overrides", action="append", default=[],
+                        metavar="KEY=VALUE", help="override a config field, e.g. moe.top_k=2 "
+                        "(repeatable)")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+
+
+def run_main(main: Callable[[Optional[Sequence[str]]], int], prog: str,
+             argv: Optional[Sequence[str]] = None) -> int:
+    """Call `main(argv)` and turn every exception into a one-line message and an exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv or os.environ.get("UMOEC_DEBUG") == "1"
+    try:
+        return int(main(argv) or 0)
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (ConfigError, UserError) as exc:
+        if debug:
+            traceback.print_exc()
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return getattr(exc, "exit_code", EXIT_USAGE)
+    except Exception as exc:  # the last line of defence: never a bare traceback
+        if debug:
+            traceback.print_exc()
+        print(f"{prog}: error: {type(exc).__name__}: {exc} (run with --debug for details)",
+              file=sys.stderr)
+        return EXIT_FAILURE

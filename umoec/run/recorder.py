@@ -1,0 +1,133 @@
+"""RunRecorder: everything a training process writes into its run folder, behind one object.
+
+The trainer and the simulator both emit the same events (start, step, eval, checkpoint, finish);
+the recorder turns each into metrics.db rows, log.csv and training.log lines and the status.json
+heartbeat, so the cockpit cannot tell a real run's layout from a simulated one's.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Mapping, Optional, Sequence
+
+from ..config import Config, dumps
+from ..metrics import CsvLog, TextLog, TrainingDB
+from .atomic import atomic_write_text
+from .layout import RunDir
+from .status import RunState, RunStatus, own_process_start
+
+HEARTBEAT_S = 2.0
+
+
+@dataclass
+class StepRecord:
+    """One logged training step (losses in nats per byte; bpb = loss / ln 2)."""
+
+    step: int
+    loss: float
+    bpb: float
+    lr: float
+    grad_norm: float
+    tokens_per_sec: float
+    bytes_seen: int
+    elapsed_s: float
+    head_losses: Mapping[str, float] = field(default_factory=dict)
+    moe_blocks: Sequence[int] = ()                   # block index of each routing row
+    moe_load: Sequence[Sequence[float]] = ()         # (n_moe_blocks, n_routed)
+    moe_bias: Sequence[Sequence[float]] = ()         # (n_moe_blocks, n_routed)
+    mod_fraction: Mapping[int, float] = field(default_factory=dict)   # block -> fraction
+    mod_capacity: float = 0.0
+    mod_fraction_inference: Mapping[int, float] = field(default_factory=dict)
+
+
+class RunRecorder:
+    """Open a run folder for writing; `kind` is "train" or "simulate"."""
+
+    def __init__(self, run: RunDir, cfg: Config, total_steps: int, kind: str = "train",
+                 echo: bool = False):
+        self.run, self.cfg, self.total_steps, self.kind = run, cfg, total_steps, kind
+        run.root.mkdir(parents=True, exist_ok=True)
+        run.checkpoints_dir.mkdir(exist_ok=True)
+        self.db = TrainingDB(run.db_path)
+        self.csv = CsvLog(run.csv_path)
+        self.log = TextLog(run.log_path, echo=echo)
+        self.step = 0
+        self._last_beat = 0.0
+        self._status = RunStatus(state=RunState.RUNNING.value, pid=os.getpid(),
+                                 total_steps=total_steps, kind=kind,
+                                 proc_start=own_process_start())
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def start(self, resume_step: Optional[int] = None, note: str = "") -> None:
+        """Freeze the config (fresh runs), mark running, and log the start or resume."""
+        if resume_step is None:
+            header = f"Frozen config of run {self.run.name} ({self.kind}), written at start."
+            atomic_write_text(self.run.config_path, dumps(self.cfg, header))
+            kind, text = "start", (f"{self.kind} {self.run.name}: {self.total_steps} steps, "
+                                   f"{self.cfg.training.batch_size}x{self.cfg.training.seq_len} "
+                                   f"bytes/step, tier={self.cfg.tier}")
+        else:
+            self.db.discard_after(resume_step)
+            self.step = resume_step
+            kind, text = "resume", f"resumed {self.run.name} from step {resume_step}"
+        if note:
+            text += f" ({note})"
+        self.log.line(text)
+        self.db.insert_event(kind, text, step=self.step)
+        self.heartbeat(self.step, force=True)
+
+    def heartbeat(self, step: int, force: bool = False) -> None:
+        """Refresh status.json at most every HEARTBEAT_S seconds (or now, if forced)."""
+        self.step = step
+        now = time.time()
+        if force or now - self._last_beat >= HEARTBEAT_S:
+            self._status.step, self._status.updated_at = step, now
+            self.run.write_status(self._status)
+            self._last_beat = now
+
+    def finish(self, state: RunState, message: str = "", exit_code: Optional[int] = None) -> None:
+        """Write the final status (completed | stopped | crashed) and close every file."""
+        self._status.state, self._status.message = state.value, message
+        self._status.exit_code, self._status.step = exit_code, self.step
+        self._status.updated_at = time.time()
+        text = f"{state.value} at step {self.step}" + (f": {message}" if message else "")
+        try:
+            self.log.line(text)
+            self.db.insert_event({"completed": "done"}.get(state.value, state.value), text,
+                                 step=self.step)
+        finally:
+            self.run.write_status(self._status)
+            self.close()
+
+    def close(self) -> None:
+        self.db.close()
+        self.csv.close()
+        self.log.close()
+
+    # -- events ------------------------------------------------------------------------------
+    def record_step(self, r: StepRecord, val_loss: Optional[float] = None) -> None:
+        with self.db.batch():
+            self.db.insert_train_metrics(r.step, loss=r.loss, bpb=r.bpb, lr=r.lr,
+                                         grad_norm=r.grad_norm, tokens_per_sec=r.tokens_per_sec,
+                                         bytes_seen=r.bytes_seen, elapsed_s=r.elapsed_s)
+            if r.head_losses:
+                self.db.insert_head_losses(r.step, r.head_losses)
+            if r.moe_blocks:
+                self.db.insert_routing(r.step, r.moe_load, r.moe_bias, r.moe_blocks)
+            if r.mod_fraction:
+                self.db.insert_mod_gates(r.step, r.mod_fraction, r.mod_capacity,
+                                         r.mod_fraction_inference)
+        self.csv.write(r.step, r.loss, r.lr, r.grad_norm, r.tokens_per_sec, r.elapsed_s, val_loss)
+        self.log.step(r.step, r.loss, r.lr, r.grad_norm, r.tokens_per_sec, val_loss)
+        self.heartbeat(r.step)
+
+    def record_val(self, step: int, loss: float, bpb: float, n_bytes: int) -> None:
+        self.db.insert_val(step, loss=loss, bpb=bpb, n_bytes=n_bytes)
+        self.log.line(f"eval step {step}: val loss {loss:.4f} nats/byte, {bpb:.4f} bpb "
+                      f"on {n_bytes} bytes")
+
+    def record_checkpoint(self, step: int, path: os.PathLike) -> None:
+        self.log.line(f"checkpoint saved: {path}")
+        self.db.insert_event("checkpoint", str(path), step=step)
+        self.heartbeat(step, force=True)
