@@ -8,7 +8,6 @@ trainer does. Simulated checkpoints are marked `simulated: True` and hold no wei
 from __future__ import annotations
 
 import math
-import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from ..config import Config, dumps
 from ..run.atomic import atomic_write
 from ..run.layout import RunDir
 from ..run.recorder import RunRecorder, StepRecord
+from ..run.signals import StopFlag
 from ..run.status import RunState
 from ..schedule import lr_multiplier
 from . import curves
@@ -66,26 +66,6 @@ class SimOptions:
     echo: bool = False
 
 
-class _StopFlag:
-    """SIGTERM/SIGINT set a flag; the loop finishes its step, checkpoints and stops."""
-
-    def __init__(self) -> None:
-        self.signal: Optional[int] = None
-        self._old = {}
-
-    def __enter__(self) -> "_StopFlag":
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            self._old[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def _handle(self, signum, _frame) -> None:
-        self.signal = signum
-
-    def __exit__(self, *exc) -> None:
-        for sig, old in self._old.items():
-            signal.signal(sig, old)
-
-
 def save_checkpoint(path: Path, step: int, elapsed_s: float, cfg: Config) -> None:
     import torch  # only here: the rest of the simulator stays torch-free and quick to start
     obj = {"format": SIM_FORMAT, "simulated": True, "step": step, "elapsed_s": elapsed_s,
@@ -123,7 +103,7 @@ class Simulator:
                           echo=self.opts.echo)
         try:
             rec.start(resume_step=start_step if resume is not None else None)
-            with _StopFlag() as stop:
+            with StopFlag() as stop:
                 state, step = self._loop(rec, stop, start_step, elapsed0)
             if state is RunState.STOPPED:
                 message = f"stopped by signal {stop.signal}; checkpoint at step {step}"
@@ -142,7 +122,7 @@ class Simulator:
             return elapsed0 + time.monotonic() - t0
         return step * self.shape.bytes_per_step / self.shape.bytes_per_sec
 
-    def _loop(self, rec: RunRecorder, stop: _StopFlag, start: int, elapsed0: float):
+    def _loop(self, rec: RunRecorder, stop: StopFlag, start: int, elapsed0: float):
         o, lg = self.opts, self.cfg.logging
         t0 = time.monotonic()
         step = start
@@ -174,7 +154,7 @@ class Simulator:
                     time.sleep(delay)
         return RunState.COMPLETED, step
 
-    def _stall(self, stop: _StopFlag) -> None:
+    def _stall(self, stop: StopFlag) -> None:
         """Hang without heartbeats (a deadlocked trainer) until signalled."""
         while stop.signal is None:
             time.sleep(0.05)

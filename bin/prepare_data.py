@@ -1,0 +1,45 @@
+"""python -m bin.prepare_data [--source PATH ...] --out DIR [--val-fraction F] [--max-bytes N]
+
+Builds a byte dataset (train.bin/val.bin, document offsets, dataset.json) from files or folders.
+With no --source: the Python standard library's sources and docs, present on every Python
+install, so nothing needs downloading. A single file named enwik8* of exactly 100,000,000 bytes
+gets the standard split (90M train / 5M val / 5M test, not written).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from umoec.cli import UserError, run_main
+from umoec.data import DataError, prepare
+from umoec.data.corpus import DEFAULT_MAX_BYTES
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bin.prepare_data", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--source", action="append", type=Path, default=[], metavar="PATH",
+                   help="file or folder (repeatable); default: the Python standard library")
+    p.add_argument("--out", type=Path, required=True, help="dataset folder to write")
+    p.add_argument("--val-fraction", type=float, default=0.05)
+    p.add_argument("--seed", type=int, default=1234, help="seed of the train/val file split")
+    p.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES,
+                   help=f"cap on the bytes taken (whole files, default {DEFAULT_MAX_BYTES:,})")
+    p.add_argument("--debug", action="store_true")
+    a = p.parse_args(argv)
+    if a.max_bytes < 1024:
+        raise UserError(f"--max-bytes={a.max_bytes} must be >= 1024")
+    try:
+        rec = prepare(a.out, a.source or None, a.val_fraction, a.seed, a.max_bytes)
+    except DataError as exc:
+        raise UserError(str(exc)) from None
+    s = rec["splits"]
+    print(f"prepare_data: {a.out}: train {s['train']['bytes']:,} bytes "
+          f"({s['train']['documents']} documents), val {s['val']['bytes']:,} bytes "
+          f"({s['val']['documents']} documents); {rec['kind']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_main(main, "prepare_data"))

@@ -1,0 +1,163 @@
+"""Build a byte dataset folder from files (bin.prepare_data).
+
+DIR/
+  train.bin, val.bin          raw bytes of the documents, back to back
+  train_docs.npy, val_docs.npy  uint64 start offset of every document (document boundaries)
+  dataset.json                sources, per-file bytes/sha256/split, split sizes, checksums
+
+A document is one input file. Files are split into train/val by a seeded shuffle (so a file is
+never in both); enwik8 (a single 100,000,000-byte file) uses its standard 90M/5M/5M split instead
+(the last 5M, "test", is recorded but not written). With no sources, the default corpus is the
+Python standard library's own sources and docs (pydoc topics), present on every Python install.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import sysconfig
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Optional
+
+import numpy as np
+
+from ..run.atomic import atomic_write, atomic_write_text
+
+ENWIK8_SIZE = 100_000_000
+ENWIK8_SPLIT = (90_000_000, 5_000_000)  # train, val; the remaining 5M are the test part
+DEFAULT_MAX_BYTES = 16_000_000
+SKIP_DIRS = {"site-packages", "dist-packages", "__pycache__", "test", "tests", "idlelib",
+             "lib2to3", "ensurepip", "turtledemo"}
+
+
+class DataError(ValueError):
+    """A dataset cannot be built or read; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Document:
+    path: Path
+    size: int
+
+
+def default_sources() -> list[Path]:
+    """The standard library's .py sources (docs included: pydoc_data/topics.py)."""
+    return [Path(sysconfig.get_paths()["stdlib"])]
+
+
+def _walk(source: Path) -> Iterable[Path]:
+    if source.is_file():
+        yield source
+        return
+    for dirpath, dirnames, filenames in os.walk(source):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        for name in sorted(filenames):
+            if not name.startswith("."):
+                yield Path(dirpath) / name
+
+
+def collect(sources: list[Path], default: bool) -> list[Document]:
+    """Every readable file under `sources` (only .py files for the default corpus), sorted."""
+    docs = []
+    for source in sources:
+        if not source.exists():
+            raise DataError(f"source {source} does not exist")
+        for path in _walk(source):
+            if default and path.suffix != ".py":
+                continue
+            try:
+                size = path.stat().st_size
+            except OSError:
+                continue
+            if size > 0 and os.access(path, os.R_OK):
+                docs.append(Document(path, size))
+    if not docs:
+        raise DataError(f"no readable, non-empty files under {', '.join(map(str, sources))}")
+    return docs
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _write_split(out: Path, name: str, parts: list[bytes]) -> dict:
+    offsets = np.zeros(len(parts), dtype=np.uint64)
+    pos = 0
+    for i, p in enumerate(parts):
+        offsets[i] = pos
+        pos += len(p)
+    blob = b"".join(parts)
+    atomic_write(out / f"{name}.bin", lambda fh: fh.write(blob))
+    atomic_write(out / f"{name}_docs.npy", lambda fh: np.save(fh, offsets))
+    return {"bytes": len(blob), "documents": len(parts), "sha256": _sha256(blob)}
+
+
+def prepare(out: Path, sources: Optional[list[Path]] = None, val_fraction: float = 0.05,
+            seed: int = 1234, max_bytes: int = DEFAULT_MAX_BYTES) -> dict:
+    """Build the dataset folder `out`; returns the dataset.json record."""
+    if not 0.0 < val_fraction < 0.5:
+        raise DataError(f"--val-fraction={val_fraction} must be between 0 and 0.5")
+    default = not sources
+    sources = [Path(s) for s in sources] if sources else default_sources()
+    docs = collect(sources, default)
+    out.mkdir(parents=True, exist_ok=True)
+    if len(docs) == 1 and docs[0].size == ENWIK8_SIZE and docs[0].path.name.startswith("enwik8"):
+        record = _prepare_enwik8(out, docs[0])
+    else:
+        record = _prepare_files(out, docs, val_fraction, seed, max_bytes)
+    record.update(created=time.strftime("%Y-%m-%d %H:%M:%S"), name=out.name,
+                  sources=[str(s) for s in sources],
+                  kind="default (Python standard library sources and docs)" if default else "files")
+    atomic_write_text(out / "dataset.json", json.dumps(record, indent=1) + "\n")
+    return record
+
+
+def _prepare_files(out: Path, docs: list[Document], val_fraction: float, seed: int,
+                   max_bytes: int) -> dict:
+    order = list(range(len(docs)))
+    random.Random(seed).shuffle(order)
+    total = sum(d.size for d in docs)
+    budget = min(total, max_bytes)
+    chosen, used = [], 0
+    for i in order:  # a random subset of whole files within the byte budget
+        if used + docs[i].size <= budget or not chosen:
+            chosen.append(i)
+            used += docs[i].size
+    if len(chosen) < 2:
+        raise DataError("need at least 2 files (one for validation); give more sources or a "
+                        "larger --max-bytes")
+    val_target = max(1, int(used * val_fraction))
+    val_ids, val_bytes = [], 0
+    for i in chosen:
+        if val_bytes >= val_target or len(val_ids) == len(chosen) - 1:
+            break
+        val_ids.append(i)
+        val_bytes += docs[i].size
+    val_set = set(val_ids)
+    train_ids = sorted(i for i in chosen if i not in val_set)
+    val_ids = sorted(val_ids)
+    files, parts = [], {"train": [], "val": []}
+    for split, ids in (("train", train_ids), ("val", val_ids)):
+        for i in ids:
+            data = docs[i].path.read_bytes()
+            parts[split].append(data)
+            files.append({"path": str(docs[i].path), "bytes": len(data), "sha256": _sha256(data),
+                          "split": split})
+    return {"format": 1, "seed": seed, "val_fraction": val_fraction,
+            "skipped_files": len(docs) - len(chosen),
+            "splits": {s: _write_split(out, s, parts[s]) for s in ("train", "val")},
+            "files": files}
+
+
+def _prepare_enwik8(out: Path, doc: Document) -> dict:
+    data = doc.path.read_bytes()
+    n_train, n_val = ENWIK8_SPLIT
+    splits = {"train": _write_split(out, "train", [data[:n_train]]),
+              "val": _write_split(out, "val", [data[n_train:n_train + n_val]])}
+    return {"format": 1, "enwik8": True, "split_rule": "enwik8 standard: first 90M train, next 5M "
+            "val, last 5M test (not written)", "splits": splits,
+            "files": [{"path": str(doc.path), "bytes": len(data), "sha256": _sha256(data),
+                       "split": "train+val+test"}]}
