@@ -34,6 +34,8 @@ def read_yaml_text(text: str, source: str) -> Any:
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ConfigError([Issue("", f"not valid YAML{where}: {problem}")], source) from None
+    except RecursionError:
+        raise ConfigError([Issue("", "not valid YAML: nested too deeply")], source) from None
     if data is None:
         raise ConfigError([Issue("", "the file is empty")], source)
     return data
