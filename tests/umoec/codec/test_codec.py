@@ -1,0 +1,185 @@
+"""compress / decompress end to end: sizes, coders, sharpening, adaptation, refusals, golden file."""
+import hashlib
+
+import numpy as np
+import pytest
+
+from tests.umoec.codec.helpers import (TEXT, AdaptingPredictor, CyclePredictor, SourcePredictor,
+                                       pseudo_random_bytes, sample_source)
+from umoec import config as C
+from umoec.codec import (CodecError, CodecSettings, CoderUnavailable, FingerprintMismatch, FormatError,
+                         IntegrityError, Order2Predictor, compress, decompress, read_header)
+from umoec.codec.container import parse_blocks, parse_header
+
+SMALL = dict(block_size=256, torch_version="2.13.0")
+
+
+def roundtrip(data, predictor_factory, **kw):
+    settings = CodecSettings(**{**SMALL, **kw})
+    blob = compress(data, predictor_factory(), settings)
+    assert decompress(blob, predictor_factory()) == data
+    return blob
+
+
+@pytest.mark.parametrize("streams", [1, 4, 17])
+@pytest.mark.parametrize("coder,n", [("rans", 16), ("tans", 12)])
+def test_sizes_around_streams_and_block_boundaries(streams, coder, n):
+    per_block = -(-256 // streams) * streams
+    sizes = {0, 1, 2, streams - 1, streams, streams + 1, per_block - 1, per_block, per_block + 1,
+             2 * per_block + 1}
+    for size in sorted(s for s in sizes if s >= 0):
+        data = pseudo_random_bytes(size)
+        roundtrip(data, CyclePredictor, streams=streams, coder=coder, prob_precision=n)
+
+
+@pytest.mark.parametrize("kind", ["random", "zeros", "text", "binary"])
+@pytest.mark.parametrize("coder,precision,n", [("rans", 32, 16), ("rans", 64, 32), ("rans", 32, 10),
+                                               ("tans", 32, 12), ("tans", 64, 10)])
+def test_data_kinds_with_the_order2_predictor(kind, coder, precision, n):
+    data = {"random": pseudo_random_bytes(3000), "zeros": bytes(3000), "text": TEXT,
+            "binary": np.arange(3000, dtype=np.uint32).tobytes()[:3000]}[kind]
+    blob = roundtrip(data, Order2Predictor, streams=4, coder=coder, precision=precision, prob_precision=n)
+    if kind in ("zeros", "text"):
+        assert len(blob) < len(data) / 2
+
+
+def test_order2_predictor_compresses_text_far_below_8_bits():
+    blob = roundtrip(TEXT * 3, Order2Predictor, streams=2, block_size=65536)
+    assert 8 * len(blob) / len(TEXT * 3) < 1.0
+
+
+def test_empty_and_one_byte_files():
+    for data in (b"", b"\x00", b"\xff"):
+        for streams in (1, 64):
+            blob = roundtrip(data, CyclePredictor, streams=streams)
+            assert read_header(blob).original_size == len(data)
+
+
+def test_settings_have_measured_effects():
+    data = TEXT * 2
+    size = {}
+    for name, kw in {"base": {}, "p10": {"prob_precision": 10}, "w64": {"precision": 64},
+                     "big_blocks": {"block_size": 65536}}.items():
+        size[name] = len(roundtrip(data, Order2Predictor, streams=4, **kw))
+    assert size["p10"] > size["base"]                 # coarser frequencies cost bits
+    assert size["w64"] > size["base"]                 # wider flush per stream per block
+    assert size["big_blocks"] < size["base"]          # fewer flushes and record headers
+
+
+@pytest.mark.parametrize("scale,expected", [(0.5, 24), (1.6, 12), (1.0, 16)])
+def test_sharpening_picks_alpha_by_measured_cost(scale, expected):
+    data = sample_source(4000, seed=1)
+    blob = roundtrip(data, lambda: SourcePredictor(scale), streams=2, sharpening=True, block_size=4096)
+    header, offset = parse_header(blob)
+    alphas = {b.alpha_q for b in parse_blocks(blob, offset, header)}
+    assert alphas == {expected}
+    plain = compress(data, SourcePredictor(scale), CodecSettings(streams=2, block_size=4096, **{
+        "torch_version": "2.13.0"}))
+    assert len(blob) <= len(plain) if expected == 16 else len(blob) < 0.98 * len(plain)
+
+
+def test_adaptation_runs_at_identical_points_with_identical_bytes():
+    data = pseudo_random_bytes(1000)
+    enc, dec = AdaptingPredictor(), AdaptingPredictor()
+    settings = CodecSettings(streams=3, adapt_every=100, **SMALL)
+    blob = compress(data, enc, settings)
+    assert decompress(blob, dec) == data
+    assert enc.calls == dec.calls and len(enc.calls) == 9
+    streams = [b"".join(call[i] for call in enc.calls) for i in range(3)]
+    assert streams[0] == data[:len(streams[0])]              # stream 0 is the first segment
+    assert sum(len(s) for s in streams) >= 900
+    assert blob != compress(data, CyclePredictor(), CodecSettings(streams=3, **SMALL))
+
+
+def test_wrong_predictor_threads_or_torch_are_refused():
+    blob = compress(TEXT, CyclePredictor(), CodecSettings(streams=2, threads=2, **SMALL))
+    with pytest.raises(FingerprintMismatch, match="different model"):
+        decompress(blob, CyclePredictor(salt=1))
+    with pytest.raises(FingerprintMismatch, match="2 threads"):
+        decompress(blob, CyclePredictor(), threads=1)
+    with pytest.raises(FingerprintMismatch, match="torch 2.13.0"):
+        decompress(blob, CyclePredictor(), torch_version="9.9")
+    assert decompress(blob, CyclePredictor(), threads=2, torch_version="2.13.0") == TEXT
+
+
+class Impostor(CyclePredictor):
+    """Claims CyclePredictor's fingerprint but predicts differently: decoding cannot succeed."""
+
+    def fingerprint(self):
+        return CyclePredictor().fingerprint()
+
+
+@pytest.mark.parametrize("coder,n", [("rans", 16), ("tans", 12)])
+def test_a_lying_predictor_never_yields_wrong_bytes(coder, n):
+    blob = compress(TEXT, CyclePredictor(), CodecSettings(streams=3, coder=coder, prob_precision=n, **SMALL))
+    with pytest.raises((FormatError, IntegrityError)):
+        decompress(blob, Impostor(salt=7))
+
+
+def test_tans_above_12_bits_is_refused_before_any_work():
+    with pytest.raises(CoderUnavailable, match="use entropy.coder=rans") as info:
+        compress(TEXT, CyclePredictor(), CodecSettings(coder="tans", prob_precision=16))
+    assert info.value.exit_code == 2 and "\n" not in str(info.value)
+    with pytest.raises(CodecError, match="streams"):
+        compress(TEXT, CyclePredictor(), CodecSettings(streams=0))
+
+
+def test_progress_reports_monotone_bytes_up_to_the_total():
+    seen = []
+    data = pseudo_random_bytes(5000)
+    blob = compress(data, CyclePredictor(), CodecSettings(streams=2, **SMALL),
+                    progress=lambda done, total: seen.append((done, total)))
+    assert seen[-1] == (5000, 5000) and all(a[0] <= b[0] for a, b in zip(seen, seen[1:], strict=False))
+    seen.clear()
+    decompress(blob, CyclePredictor(), progress=lambda done, total: seen.append((done, total)))
+    assert seen[-1] == (5000, 5000) and len(seen) >= 10
+
+
+def test_progress_callback_can_cancel():
+    def cancel(done, total):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        compress(pseudo_random_bytes(2000), CyclePredictor(), CodecSettings(**SMALL), progress=cancel)
+
+
+def test_settings_from_config_and_config_hash():
+    cfg = C.load_preset("tier1_micro")
+    s = CodecSettings.from_config(cfg, streams=8, threads=2, profile="fast", metadata={"ckpt": "x.pt"})
+    assert (s.coder, s.precision, s.prob_precision, s.block_size) == (
+        cfg.entropy.coder, cfg.entropy.precision, cfg.entropy.prob_precision, cfg.entropy.block_size)
+    assert s.adapt_every == (cfg.lora.trigger_bytes if cfg.lora.enabled else 0)
+    lora = C.load_preset("tier1_micro", ["lora.enabled=true", "lora.trigger_bytes=4096"])
+    assert CodecSettings.from_config(lora, streams=1).adapt_every == 4096
+    assert CodecSettings.from_config(lora, streams=1).config_hash != s.config_hash
+    assert CodecSettings.from_config(cfg, streams=1).config_hash == s.config_hash
+    blob = compress(TEXT, CyclePredictor(), s)
+    h = read_header(blob)
+    assert (h.profile, h.threads, h.streams, h.metadata, h.config_hash) == (
+        "fast", 2, 8, {"ckpt": "x.pt"}, s.config_hash)
+
+
+def test_golden_umc_file():
+    settings = CodecSettings(streams=4, block_size=1024, torch_version="2.13.0", profile="golden",
+                             metadata={"what": "golden"})
+    blob = compress(TEXT, Order2Predictor(), settings)
+    assert decompress(blob, Order2Predictor()) == TEXT
+    assert (len(blob), hashlib.sha256(blob).hexdigest()[:16]) == PIN_GOLDEN
+
+
+PIN_GOLDEN = (567, "bd9c2951da348b1e")   # changes only with a deliberate format change
+
+
+class NaNPredictor(CyclePredictor):
+    def step(self, prev, state):
+        logits, state = super().step(prev, state)
+        if state["t"][0] == 3:
+            logits[0, 5] = np.nan
+        return logits, state
+
+
+def test_a_predictor_producing_nan_stops_compression_with_a_runtime_error():
+    from umoec.codec import ProbabilityError
+    with pytest.raises(ProbabilityError, match="stream 0, byte 5") as info:
+        compress(TEXT, NaNPredictor(), CodecSettings(**SMALL))
+    assert info.value.exit_code == 1

@@ -1,0 +1,202 @@
+"""The .umc container: header round trip and every way a file can be wrong (fuzzed with hypothesis)."""
+import struct
+import tracemalloc
+import zlib
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.umoec.codec.helpers import TEXT, CyclePredictor
+from umoec.codec import CodecError, CodecSettings, FormatError, compress, decompress
+from umoec.codec.container import (MAGIC, RECORD_SIZE, Header, pack_block, pack_header, parse_blocks,
+                                   parse_header)
+
+DATA = TEXT[:700]
+SETTINGS = CodecSettings(streams=2, block_size=256, torch_version="2.13.0", profile="p",
+                         metadata={"ckpt": "step000100.pt"})
+BLOB = compress(DATA, CyclePredictor(), SETTINGS)
+TANS_BLOB = compress(DATA, CyclePredictor(), CodecSettings(streams=3, block_size=256, coder="tans",
+                                                           prob_precision=11, torch_version="x"))
+HEADER, OFFSET = parse_header(BLOB)
+FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def decode(blob):
+    return decompress(blob, CyclePredictor())
+
+
+def with_header_crc(blob: bytes) -> bytes:
+    """Recompute the header CRC after a deliberate edit (to reach the checks behind it)."""
+    (length,) = struct.unpack_from("<I", blob, 10)
+    return blob[:length - 4] + struct.pack("<I", zlib.crc32(blob[:length - 4])) + blob[length:]
+
+
+def with_block_crcs(blob: bytes) -> bytes:
+    """Recompute every block record's CRC after an edit inside a payload."""
+    header, pos = parse_header(blob)
+    out = bytearray(blob[:pos])
+    while pos + RECORD_SIZE <= len(blob):
+        plen, alpha = struct.unpack_from("<IB", blob, pos)
+        payload = blob[pos + RECORD_SIZE:pos + RECORD_SIZE + plen]
+        out += pack_block(alpha, payload)
+        pos += RECORD_SIZE + plen
+    return bytes(out + blob[pos:])
+
+
+def test_header_roundtrip_and_layout():
+    assert BLOB[:8] == MAGIC == b"\x89UMC\r\n\x1a\n"
+    assert (HEADER.coder, HEADER.streams, HEADER.original_size, HEADER.profile, HEADER.metadata) == (
+        "rans", 2, len(DATA), "p", {"ckpt": "step000100.pt"})
+    assert parse_header(pack_header(HEADER)) == (HEADER, OFFSET)
+    assert len(parse_blocks(BLOB, OFFSET, HEADER)) == HEADER.layout.n_blocks == 3
+    assert decode(BLOB) == DATA and decompress(TANS_BLOB, CyclePredictor()) == DATA
+
+
+def test_wrong_magic_version_and_header_length():
+    with pytest.raises(FormatError, match="wrong magic"):
+        decode(b"PK\x03\x04" + BLOB[4:])
+    with pytest.raises(FormatError, match="format version 2"):
+        decode(BLOB[:8] + struct.pack("<H", 2) + BLOB[10:])
+    with pytest.raises(FormatError, match="impossible length"):
+        decode(BLOB[:10] + struct.pack("<I", 1 << 31) + BLOB[14:])
+    with pytest.raises(FormatError, match="not a .umc file"):
+        decode(b"")
+
+
+@pytest.mark.parametrize("blob", [BLOB, TANS_BLOB], ids=["rans", "tans"])
+def test_every_truncation_is_refused(blob):
+    for cut in range(len(blob)):
+        with pytest.raises(FormatError):
+            decode_any(blob[:cut])
+
+
+def decode_any(blob):
+    return decompress(blob, CyclePredictor())
+
+
+@pytest.mark.parametrize("blob", [BLOB, TANS_BLOB], ids=["rans", "tans"])
+def test_every_single_bit_flip_is_refused(blob):
+    for bit in range(8 * len(blob)):
+        bad = bytearray(blob)
+        bad[bit // 8] ^= 1 << (bit % 8)
+        with pytest.raises(FormatError):
+            decode_any(bytes(bad))
+
+
+def test_trailing_bytes_are_refused():
+    with pytest.raises(FormatError, match="after the last block"):
+        decode(BLOB + b"\0")
+
+
+def forged(**fields) -> bytes:
+    h = Header(**{**HEADER.__dict__, **fields})
+    return pack_header(h) + BLOB[OFFSET:]
+
+
+@pytest.mark.parametrize("fields,message", [
+    ({"original_size": 1 << 48}, "only .* bytes follow"),
+    ({"original_size": 1 << 30, "block_size": 1 << 30}, "after the last block"),
+    ({"streams": 1 << 16}, "needs"),
+    ({"original_size": 10**6}, "only .* bytes follow"),
+])
+def test_absurd_declared_sizes_fail_fast_without_allocating(fields, message):
+    blob = forged(**fields)
+    tracemalloc.start()
+    try:
+        with pytest.raises(FormatError, match=message):
+            decode(blob)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 << 20
+
+
+def test_out_of_range_fields_behind_a_valid_crc_are_refused():
+    raw = bytearray(BLOB)
+    for off, value, message in ((14, 9, "coder id"), (15, 48, "32 or 64"), (16, 17, "prob_precision"),
+                                (17, 2, "flags")):
+        bad = bytearray(raw)
+        bad[off] = value
+        with pytest.raises(FormatError, match=message):
+            decode(with_header_crc(bytes(bad)))
+    bad = bytearray(raw)
+    struct.pack_into("<I", bad, 20, 0)
+    with pytest.raises(FormatError, match="streams=0"):
+        decode(with_header_crc(bytes(bad)))
+
+
+def test_metadata_limits():
+    with pytest.raises(FormatError, match="metadata"):
+        compress(b"x", CyclePredictor(), CodecSettings(metadata={"x": "y" * 70000}))
+    with pytest.raises(FormatError, match="profile"):
+        compress(b"x", CyclePredictor(), CodecSettings(profile="p" * 65))
+
+
+@FUZZ
+@given(st.binary(max_size=600))
+def test_random_bytes_are_refused(junk):
+    with pytest.raises(FormatError):
+        decode(junk)
+    with pytest.raises(FormatError):
+        decode(MAGIC + junk)
+
+
+mutation = st.one_of(
+    st.tuples(st.just("set"), st.integers(0, 10**6), st.integers(0, 255)),
+    st.tuples(st.just("insert"), st.integers(0, 10**6), st.integers(0, 255)),
+    st.tuples(st.just("delete"), st.integers(0, 10**6), st.integers(1, 40)),
+    st.tuples(st.just("truncate"), st.integers(0, 10**6), st.just(0)),
+    st.tuples(st.just("append"), st.integers(0, 255), st.integers(1, 20)),
+)
+
+
+def mutate(blob: bytes, ops) -> bytes:
+    b = bytearray(blob)
+    for op, pos, arg in ops:
+        pos = pos % (len(b) + 1)
+        if op == "set" and b:
+            b[pos % len(b)] = arg
+        elif op == "insert":
+            b[pos:pos] = bytes([arg])
+        elif op == "delete":
+            del b[pos:pos + arg]
+        elif op == "truncate":
+            del b[pos:]
+        elif op == "append":
+            b += bytes([pos]) * arg
+    return bytes(b)
+
+
+def decodes_right_or_clear_error(blob, data=DATA):
+    try:
+        assert decompress(blob, CyclePredictor()) == data
+    except CodecError:
+        pass
+
+
+@FUZZ
+@given(st.sampled_from([BLOB, TANS_BLOB]), st.lists(mutation, min_size=1, max_size=4))
+def test_mutated_files_decode_exactly_or_raise_a_codec_error(blob, ops):
+    decodes_right_or_clear_error(mutate(blob, ops))
+
+
+@FUZZ
+@given(st.sampled_from([BLOB, TANS_BLOB]), st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)),
+                                                    min_size=1, max_size=6))
+def test_payload_edits_behind_valid_crcs_never_escape_as_other_errors(blob, edits):
+    """Corrupt payload bytes and fix the CRCs: the coders themselves must refuse cleanly."""
+    header, offset = parse_header(blob)
+    b = bytearray(blob)
+    for pos, value in edits:
+        b[offset + pos % (len(b) - offset)] = value
+    decodes_right_or_clear_error(with_block_crcs(bytes(b)))
+
+
+@FUZZ
+@given(st.lists(st.tuples(st.integers(8, 160), st.integers(0, 255)), min_size=1, max_size=4))
+def test_header_edits_behind_a_valid_crc_never_escape_as_other_errors(edits):
+    b = bytearray(BLOB)
+    for pos, value in edits:
+        b[pos] = value
+    decodes_right_or_clear_error(with_header_crc(bytes(b)))

@@ -1,0 +1,239 @@
+"""compress / decompress: drive a predictor over B streams, quantise, entropy-code, containerise.
+
+Per block (layout.py): step the predictor once per step with every stream's previous byte, turn
+the logits of the active streams into frequencies (probs.py, the one path), then code the block
+with a fresh coder (coders.py) and write a record (container.py). The predictor's state runs on
+across blocks. With sharpening the encoder quantises each step for every alpha of SHARPEN_GRID,
+measures the block's exact code length under each, and keeps the cheapest (ties: alpha = 1);
+the decoder reads alpha from the block record. Online adaptation (predictor.adapt) is called
+after the same steps on both sides: whenever the total of coded bytes reaches a multiple of
+adapt_every.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from . import coders
+from .container import (MAX_BLOCK_SIZE, MAX_STREAMS, MIN_BLOCK_SIZE, Header, fingerprint_digest,
+                        pack_block, pack_header, parse_blocks, parse_header)
+from .errors import CodecError, FingerprintMismatch, FormatError, IntegrityError
+from .predictor import BOS
+from .probs import ALPHA_ONE, SHARPEN_GRID, distances_to_freqs, ideal_bits, logit_distances, symbol_intervals
+
+Progress = Callable[[int, int], None]   # (bytes done, bytes total)
+PROGRESS_EVERY = 256                    # steps between progress calls inside a block
+DECODE_CHUNK = 4096                     # steps per piece of decoder output
+
+
+def installed_torch_version() -> str:
+    """The installed torch's version without importing torch ("" if none)."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+def config_hash(config: Any) -> bytes:
+    """sha256 of a config (umoec Config or plain dict) as canonical JSON."""
+    if not isinstance(config, dict):
+        from ..config import to_dict
+        config = to_dict(config)
+    return hashlib.sha256(json.dumps(config, sort_keys=True, separators=(",", ":"),
+                                     default=str).encode()).digest()
+
+
+@dataclass(frozen=True)
+class CodecSettings:
+    streams: int = 1                   # B parallel streams (contiguous segments)
+    coder: str = "rans"                # entropy.coder
+    precision: int = 32                # entropy.precision (coder state bits)
+    prob_precision: int = 16           # entropy.prob_precision
+    block_size: int = 65536            # entropy.block_size
+    sharpening: bool = False           # entropy.probability_sharpening
+    adapt_every: int = 0               # lora.trigger_bytes when lora.enabled, else 0
+    threads: int = 1                   # recorded; the caller sets torch threads
+    torch_version: str = field(default_factory=installed_torch_version)
+    profile: str = ""
+    config_hash: bytes = bytes(32)
+    metadata: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, config, *, streams: int, threads: int = 1, profile: str = "",
+                    metadata: Optional[dict] = None) -> "CodecSettings":
+        """Settings from a umoec Config: its entropy.* and lora.* sections and its hash."""
+        e, lora = config.entropy, config.lora
+        return cls(streams=streams, coder=e.coder, precision=e.precision, prob_precision=e.prob_precision,
+                   block_size=e.block_size, sharpening=e.probability_sharpening,
+                   adapt_every=lora.trigger_bytes if lora.enabled else 0, threads=threads,
+                   profile=profile, config_hash=config_hash(config), metadata=dict(metadata or {}))
+
+    def check(self) -> None:
+        coders.check(self.coder, self.precision, self.prob_precision)
+        if not 1 <= self.streams <= MAX_STREAMS:
+            raise CodecError(f"streams must be in 1..{MAX_STREAMS}, got {self.streams}")
+        if not MIN_BLOCK_SIZE <= self.block_size <= MAX_BLOCK_SIZE:
+            raise CodecError(f"entropy.block_size must be in {MIN_BLOCK_SIZE}..{MAX_BLOCK_SIZE}, "
+                             f"got {self.block_size}")
+
+
+class _AdaptClock:
+    """Calls predictor.adapt after the same steps in encoder and decoder, with the same bytes."""
+
+    def __init__(self, predictor, every: int, total: int):
+        self.adapt = getattr(predictor, "adapt", None) if every > 0 else None
+        self.total = total          # no round after the last byte: nothing is left to code
+        self.every, self.coded, self.next_at = every, 0, every
+        self.columns: list[np.ndarray] = []
+        self.active: list[int] = []
+
+    def after_step(self, column: np.ndarray, k: int, state):
+        if self.adapt is None:
+            return state
+        self.columns.append(column.copy())
+        self.active.append(k)
+        self.coded += k
+        if self.coded < self.next_at or self.coded >= self.total:
+            return state
+        steps = np.stack(self.columns)                                      # (S, B)
+        valid = np.arange(len(column))[None, :] < np.array(self.active)[:, None]
+        recent = [steps[valid[:, i], i].tobytes() for i in range(len(column))]
+        self.columns, self.active = [], []
+        self.next_at = (self.coded // self.every + 1) * self.every
+        return self.adapt(recent, state)
+
+
+def _tick(progress: Optional[Progress], done: int, total: int) -> None:
+    if progress is not None:
+        progress(done, total)
+
+
+def compress(data: bytes, predictor, settings: CodecSettings = CodecSettings(), *,
+             progress: Optional[Progress] = None) -> bytes:
+    """Compress `data` into .umc bytes. `progress(done, total)` is called during the work."""
+    settings.check()
+    data = bytes(data)
+    header = Header(settings.coder, settings.precision, settings.prob_precision, settings.sharpening,
+                    settings.threads, settings.streams, settings.block_size, settings.adapt_every,
+                    len(data), hashlib.sha256(data).digest(), bytes(settings.config_hash),
+                    fingerprint_digest(predictor.fingerprint()), settings.torch_version,
+                    settings.profile, dict(settings.metadata))
+    out = [pack_header(header)]
+    lay = header.layout
+    if lay.n_blocks == 0:
+        _tick(progress, 0, 0)
+        return out[0]
+    matrix = lay.to_matrix(data)                                     # (B, T) uint8
+    grid = SHARPEN_GRID if settings.sharpening else (ALPHA_ONE,)
+    n, B = settings.prob_precision, settings.streams
+    state = predictor.init_state(B)
+    clock = _AdaptClock(predictor, settings.adapt_every, len(data))
+    prev = np.full(B, BOS, dtype=np.int64)
+    done = 0
+    for index in range(lay.n_blocks):
+        t0, t1 = lay.block_steps(index)
+        counts = lay.counts(t0, t1)
+        starts = np.zeros((len(grid), t1 - t0, B), dtype=np.int64)
+        freqs = np.ones((len(grid), t1 - t0, B), dtype=np.int64)
+        for s, t in enumerate(range(t0, t1)):
+            logits, state = predictor.step(prev, state)
+            k = int(counts[s])
+            dq = logit_distances(logits[:k])
+            column = matrix[:, t]
+            for g, alpha_q in enumerate(grid):
+                starts[g, s, :k], freqs[g, s, :k] = symbol_intervals(distances_to_freqs(dq, n, alpha_q),
+                                                                      column[:k])
+            prev = column.astype(np.int64)
+            state = clock.after_step(column, k, state)
+            done += k
+            if s % PROGRESS_EVERY == PROGRESS_EVERY - 1:
+                _tick(progress, done, len(data))
+        best = 0
+        if len(grid) > 1:
+            valid = np.arange(B)[None, :] < counts[:, None]
+            cost = [ideal_bits(freqs[g][valid], n) for g in range(len(grid))]
+            best = min(range(len(grid)), key=lambda g: (cost[g], grid[g] != ALPHA_ONE))
+        payload = coders.encode_block(settings.coder, starts[best], freqs[best], counts,
+                                      settings.precision, n)
+        out.append(pack_block(grid[best], payload))
+        _tick(progress, done, len(data))
+    return b"".join(out)
+
+
+def read_header(blob: bytes) -> Header:
+    """Parse and check only the header (for CLIs that need threads, streams, profile first)."""
+    return parse_header(blob)[0]
+
+
+def _check_predictor(header: Header, predictor, threads: Optional[int], torch_version: Optional[str]):
+    got = fingerprint_digest(predictor.fingerprint())
+    if got != header.fingerprint:
+        hint = ""
+        if torch_version is not None and torch_version != header.torch_version:
+            hint = f"; it was written with torch {header.torch_version or '?'}, this is torch {torch_version}"
+        raise FingerprintMismatch(
+            f"this .umc file was written with a different model or numerics (fingerprint "
+            f"{header.fingerprint.hex()[:16]}, the given checkpoint has {got.hex()[:16]}){hint}; "
+            "decode it with the checkpoint, config and torch version it was made with")
+    if torch_version is not None and torch_version != header.torch_version:
+        raise FingerprintMismatch(f"this .umc file was written with torch {header.torch_version or '?'}, "
+                                  f"this is torch {torch_version}: decoding would not be bit-exact")
+    if threads is not None and threads != header.threads:
+        raise FingerprintMismatch(f"this .umc file was written with {header.threads} threads, the "
+                                  f"decoder runs {threads}: set the same thread count to decode it")
+
+
+def decompress(blob: bytes, predictor, *, progress: Optional[Progress] = None,
+               threads: Optional[int] = None, torch_version: Optional[str] = None) -> bytes:
+    """Decode .umc bytes with `predictor`; refuse (CodecError subclasses) anything not exact.
+
+    threads / torch_version: the decoder's own, when given they must match the header.
+    """
+    blob = bytes(blob)
+    header, offset = parse_header(blob)
+    _check_predictor(header, predictor, threads, torch_version)
+    blocks = parse_blocks(blob, offset, header)
+    lay = header.layout
+    total = header.original_size
+    if not blocks:
+        return _verified(b"", header)
+    B, n = header.streams, header.prob_precision
+    state = predictor.init_state(B)
+    clock = _AdaptClock(predictor, header.adapt_every, total)
+    prev = np.full(B, BOS, dtype=np.int64)
+    chunks, done = [], 0                  # decoded (steps, B) pieces, allocated as decoding goes
+    for index, block in enumerate(blocks):
+        t0, t1 = lay.block_steps(index)
+        counts = lay.counts(t0, t1)
+        try:
+            dec = coders.block_decoder(header.coder, block.payload, int(counts[0]), header.precision, n)
+            for s in range(t1 - t0):
+                if s % DECODE_CHUNK == 0:
+                    chunks.append(np.zeros((min(DECODE_CHUNK, t1 - t0 - s), B), dtype=np.uint8))
+                logits, state = predictor.step(prev, state)
+                k = int(counts[s])
+                column = chunks[-1][s % DECODE_CHUNK]
+                column[:k] = dec.decode(distances_to_freqs(logit_distances(logits[:k]), n, block.alpha_q))
+                prev = column.astype(np.int64)
+                state = clock.after_step(column, k, state)
+                done += k
+                if s % PROGRESS_EVERY == PROGRESS_EVERY - 1:
+                    _tick(progress, done, total)
+            dec.finish()
+        except FormatError as exc:
+            raise FormatError(f"corrupted .umc file: block {index} of {len(blocks)}: {exc}") from None
+        _tick(progress, done, total)
+    return _verified(lay.from_matrix(np.concatenate(chunks).T), header)
+
+
+def _verified(data: bytes, header: Header) -> bytes:
+    if len(data) != header.original_size or hashlib.sha256(data).digest() != header.sha256:
+        raise IntegrityError("decoded data does not match the sha256 of the original recorded in the "
+                             ".umc file: the file is corrupted or was written by an incompatible build")
+    return data
