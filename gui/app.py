@@ -1,6 +1,7 @@
 """The cockpit: python gui/app.py [--runs-dir DIR] [--host 127.0.0.1] [--port 8050]
 
-Builds the layout, registers every callback (gui/callbacks) and serves on loopback by default.
+Builds the layout (config sidebar beside the tabs), registers every callback (gui/callbacks) and
+serves on loopback by default. See docs/cockpit.md.
 Binding to any other address requires an access token (--token or UMOEC_TOKEN).
 """
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import argparse
 import hmac
 import ipaddress
+import logging
 import os
 import sys
 from pathlib import Path
@@ -22,7 +24,10 @@ from flask import Response, request  # noqa: E402
 
 from gui import ids  # noqa: E402
 from gui.callbacks import register_all_callbacks  # noqa: E402
-from gui.panels import header, training_panel  # noqa: E402
+from gui.panels import (architecture_panel, compression_panel, config_panel, eval_panel,  # noqa: E402
+                        growth_panel, header, training_panel)
+from gui.process import STOP_TIMEOUT_S, Launcher  # noqa: E402
+from gui.panels import activations_panel, brain_panel, mod_panel, routing_panel  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_RUNS_DIR = ROOT / "runs"
@@ -32,9 +37,20 @@ TOKEN_COOKIE = "umoec_token"
 def build_layout(runs_dir: Path, refresh_ms: int) -> html.Div:
     return html.Div([
         header.layout(str(runs_dir), refresh_ms),
-        dbc.Container(dbc.Tabs([
-            dbc.Tab(training_panel.layout(), label="Training", tab_id="tab-training"),
-        ], id=ids.TABS, active_tab="tab-training", class_name="mb-3"), fluid=True),
+        dbc.Container(dbc.Row([
+            dbc.Col(config_panel.layout(), xs=12, lg=4, xxl=3, class_name="config-sidebar"),
+            dbc.Col(dbc.Tabs([
+                dbc.Tab(training_panel.layout(), label="Training", tab_id=ids.TAB_TRAINING),
+                dbc.Tab(architecture_panel.layout(), label="Architecture", tab_id=ids.TAB_ARCH),
+                dbc.Tab(routing_panel.layout(), label="Routing", tab_id=ids.TAB_ROUTING),
+                dbc.Tab(mod_panel.layout(), label="MoD", tab_id=ids.TAB_MOD),
+                dbc.Tab(activations_panel.layout(), label="Activations", tab_id=ids.TAB_ACTIVATIONS),
+                dbc.Tab(brain_panel.layout(), label="Brain", tab_id=ids.TAB_BRAIN),
+                dbc.Tab(compression_panel.layout(), label="Compression", tab_id=ids.TAB_COMPRESSION),
+                dbc.Tab(eval_panel.layout(), label="Evaluation", tab_id=ids.TAB_EVAL),
+                dbc.Tab(growth_panel.layout(), label="Growth", tab_id=ids.TAB_GROWTH),
+            ], id=ids.TABS, active_tab=ids.TAB_TRAINING, class_name="mb-3"), xs=12, lg=8, xxl=9),
+        ], class_name="g-3"), fluid=True),
     ])
 
 
@@ -57,12 +73,14 @@ def _install_token_check(server, token: str) -> None:
 
 
 def create_app(runs_dir: str | os.PathLike = DEFAULT_RUNS_DIR, token: str | None = None,
-               refresh_ms: int = 2000) -> dash.Dash:
+               refresh_ms: int = 2000, stop_timeout: float = STOP_TIMEOUT_S) -> dash.Dash:
     runs_dir = Path(runs_dir).resolve()
     app = dash.Dash(__name__, title="u-moec-tiny cockpit", update_title=None,
                     assets_folder=str(Path(__file__).parent / "assets"),
                     suppress_callback_exceptions=False)
     app.server.config["UMOEC_RUNS_DIR"] = str(runs_dir)
+    # Processes this cockpit starts (Start / Resume), watched and reaped in the background.
+    app.server.config["UMOEC_LAUNCHER"] = Launcher(runs_dir, stop_timeout=stop_timeout)
     if token:
         _install_token_check(app.server, token)
     app.layout = build_layout(runs_dir, refresh_ms)
@@ -88,6 +106,8 @@ def main(argv=None) -> int:
     p.add_argument("--token", default=os.environ.get("UMOEC_TOKEN"),
                    help="access token, required for a non-loopback --host (or UMOEC_TOKEN)")
     p.add_argument("--refresh-ms", type=int, default=2000, help="refresh interval")
+    p.add_argument("--stop-timeout", type=float, default=STOP_TIMEOUT_S,
+                   help="seconds Stop waits after SIGTERM before SIGKILL (default %(default)s)")
     p.add_argument("--debug", action="store_true", help="Dash debug mode (loopback only)")
     a = p.parse_args(argv)
     if not is_loopback(a.host) and not a.token:
@@ -99,7 +119,9 @@ def main(argv=None) -> int:
         print("app.py: --debug is only allowed on a loopback host", file=sys.stderr)
         return 2
     a.runs_dir.mkdir(parents=True, exist_ok=True)
-    app = create_app(a.runs_dir, a.token, a.refresh_ms)
+    if not a.debug:  # one line per request (several per refresh tick) drowns everything else
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    app = create_app(a.runs_dir, a.token, a.refresh_ms, a.stop_timeout)
     suffix = f"/?token={a.token}" if a.token else "/"
     print(f"u-moec-tiny cockpit on http://{a.host}:{a.port}{suffix} (runs: {a.runs_dir})",
           flush=True)

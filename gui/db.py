@@ -83,6 +83,24 @@ def train_metrics(conn: sqlite3.Connection, since_step: Optional[int] = None) ->
                   "ORDER BY step", params, TRAIN_COLUMNS)
 
 
+def train_series(conn: sqlite3.Connection, columns: Sequence[str] = ("step", "bpb", "lr", "grad_norm"),
+                 since_step: Optional[int] = None) -> pd.DataFrame:
+    """Only the named train_metrics columns (the live charts need 4 of 9), oldest first."""
+    cols = [c for c in columns if c in TRAIN_COLUMNS]
+    if len(cols) != len(columns):
+        raise ValueError(f"unknown train_metrics columns: {set(columns) - set(TRAIN_COLUMNS)}")
+    where, params = _since(since_step)
+    return _query(conn, f"SELECT {', '.join(cols)} FROM train_metrics {where} ORDER BY step",
+                  params, cols)
+
+
+def recent_train_metrics(conn: sqlite3.Connection, n: int = 20) -> pd.DataFrame:
+    """The newest `n` train_metrics rows, oldest first (ETA and step rate)."""
+    df = _query(conn, f"SELECT {', '.join(TRAIN_COLUMNS)} FROM train_metrics ORDER BY step DESC "
+                "LIMIT ?", [int(n)], TRAIN_COLUMNS)
+    return df.iloc[::-1].reset_index(drop=True)
+
+
 def latest_metrics(conn: sqlite3.Connection) -> Optional[dict]:
     """The newest train_metrics row as a dict (the KPI cards), or None."""
     df = _query(conn, f"SELECT {', '.join(TRAIN_COLUMNS)} FROM train_metrics "
@@ -187,6 +205,118 @@ def eval_results(conn: sqlite3.Connection) -> pd.DataFrame:
                   "dataset", [], EVAL_COLUMNS)
 
 
+BASELINE_COLUMNS = ["step", "dataset", "method", "compressed_bytes", "original_bytes", "seconds"]
+
+
+def eval_baselines(conn: sqlite3.Connection) -> pd.DataFrame:
+    """Classical compressors measured on the same bytes as each evaluation."""
+    return _query(conn, f"SELECT {', '.join(BASELINE_COLUMNS)} FROM eval_baselines "
+                  "ORDER BY step, dataset, method", [], BASELINE_COLUMNS)
+
+
 def compression_jobs(conn: sqlite3.Connection, limit: int = 200) -> pd.DataFrame:
     return _query(conn, f"SELECT {', '.join(JOB_COLUMNS)} FROM compression_jobs "
                   "ORDER BY job_id DESC LIMIT ?", [int(limit)], JOB_COLUMNS)
+
+
+# -- analysis tabs: step ranges and incremental reads (issue 7) --------------------------------
+# Per-step tables the analysis tabs read; names are only ever taken from this mapping.
+STEP_TABLE_COLUMNS = {"moe_routing": ROUTING_COLUMNS, "mod_gates": MOD_COLUMNS,
+                      "activation_stats": ACTIVATION_COLUMNS, "hidden_states": HIDDEN_COLUMNS}
+_IN_CHUNK = 500  # steps per `step IN (...)` query (well under SQLite's variable limit)
+
+
+def _step_table(table: str) -> str:
+    if table not in STEP_TABLE_COLUMNS:
+        raise ValueError(f"not a per-step analysis table: {table!r}")
+    return table
+
+
+def step_bounds(conn: sqlite3.Connection, table: str) -> tuple[Optional[int], Optional[int],
+                                                                 Optional[int]]:
+    """(first, last, interval) of the logged steps of `table`; Nones when it has no rows.
+
+    Three index lookups whatever the table's size; `interval` is the gap between the first two
+    logged steps (the logging cadence), or None when only one step is logged.
+    """
+    table = _step_table(table)
+    try:
+        last = conn.execute(f"SELECT MAX(step) FROM {table}").fetchone()[0]
+        if last is None:
+            return None, None, None
+        first = conn.execute(f"SELECT MIN(step) FROM {table}").fetchone()[0]
+        second = conn.execute(f"SELECT MIN(step) FROM {table} WHERE step > ?", (first,)).fetchone()[0]
+    except sqlite3.OperationalError:
+        return None, None, None
+    return first, last, (second - first if second is not None else None)
+
+
+def nearest_logged_step(conn: sqlite3.Connection, table: str, step: Optional[int]) -> Optional[int]:
+    """The newest logged step of `table` at or before `step` (the first one if `step` is earlier)."""
+    table = _step_table(table)
+    if step is None:
+        return _at_step(conn, table, None)
+    try:
+        found = conn.execute(f"SELECT MAX(step) FROM {table} WHERE step <= ?", (int(step),)).fetchone()[0]
+        if found is None:
+            found = conn.execute(f"SELECT MIN(step) FROM {table}").fetchone()[0]
+    except sqlite3.OperationalError:
+        return None
+    return found
+
+
+def logged_steps(conn: sqlite3.Connection, table: str, since_step: Optional[int] = None) -> list[int]:
+    """Logged steps of `table` newer than `since_step`, ascending.
+
+    moe_routing is read through its (block_idx, expert_idx, step) index: one entry per step
+    instead of one per (block, expert).
+    """
+    table = _step_table(table)
+    since = -1 if since_step is None else int(since_step)
+    if table == "moe_routing":
+        sql = ("SELECT step FROM moe_routing WHERE block_idx = (SELECT MIN(block_idx) FROM moe_routing) "
+               "AND expert_idx = 0 AND step > ? ORDER BY step")
+    else:
+        sql = f"SELECT DISTINCT step FROM {table} WHERE step > ? ORDER BY step"
+    try:
+        return [r[0] for r in conn.execute(sql, (since,))]
+    except sqlite3.OperationalError:
+        return []
+
+
+def rows_at_steps(conn: sqlite3.Connection, table: str, steps: Sequence[int]) -> pd.DataFrame:
+    """Every row of `table` at the given steps (ordered like the table's primary key)."""
+    table = _step_table(table)
+    columns = STEP_TABLE_COLUMNS[table]
+    steps = sorted({int(s) for s in steps})
+    order = ", ".join(c for c in columns if c.endswith("_idx") or c == "step")
+    parts = []
+    for i in range(0, len(steps), _IN_CHUNK):
+        chunk = steps[i:i + _IN_CHUNK]
+        marks = ",".join("?" * len(chunk))
+        parts.append(_query(conn, f"SELECT {', '.join(columns)} FROM {table} WHERE step IN ({marks}) "
+                            f"ORDER BY {order}", chunk, columns))
+    if not parts:
+        return pd.DataFrame(columns=columns)
+    return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+
+
+def moe_expert_history(conn: sqlite3.Connection, block_idx: int, expert_idx: int,
+                       since_step: Optional[int] = None) -> pd.DataFrame:
+    """Load and bias of one expert over time (the routing drill-down), via the expert index."""
+    params: list = [int(block_idx), int(expert_idx)]
+    extra = ""
+    if since_step is not None:
+        extra = " AND step > ?"
+        params.append(int(since_step))
+    return _query(conn, f"SELECT {', '.join(ROUTING_COLUMNS)} FROM moe_routing WHERE block_idx = ? "
+                  f"AND expert_idx = ?{extra} ORDER BY step", params, ROUTING_COLUMNS)
+
+
+def run_generation(conn: sqlite3.Connection) -> int:
+    """How many times the run was started or resumed (a resume rewrites rows after its checkpoint)."""
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM run_events WHERE kind IN ('start', 'resume')")
+                   .fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0

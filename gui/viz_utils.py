@@ -1,8 +1,11 @@
 """Figure builders: pure functions from DataFrames to Plotly figures (no I/O, no Dash)."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.colors import qualitative
+from plotly.subplots import make_subplots
 
 TEMPLATE = "plotly_white"
 
@@ -25,26 +28,50 @@ def ema(values: pd.Series, alpha: float) -> pd.Series:
     return smoothed
 
 
+# Trace order of the live training charts: callbacks extend these by index (dash.Patch).
+LOSS_TRACES = ("train", "ema", "val", "best")
+LR_TRACES = ("lr", "grad_norm")
+
+
+def best_val_name(bpb: float) -> str:
+    return f"best val {bpb:.3f}"
+
+
 def loss_fig(train: pd.DataFrame, val: pd.DataFrame, smoothing: float = 0.6,
-             log_y: bool = False) -> go.Figure:
-    """Training bpb (raw and EMA-smoothed) and validation bpb against step, best val marked."""
+             log_y: bool = False, max_points: int | None = None) -> go.Figure:
+    """Training bpb (raw and EMA-smoothed) and validation bpb against step, best val marked.
+
+    The EMA is computed on every row; with `max_points`, each long trace is then downsampled
+    (MinMaxLTTB, peaks kept) to about that many points. Traces are always LOSS_TRACES, in that
+    order (val and best empty until the first evaluation), so live updates can extend them.
+    """
     if train.empty:
         return empty_fig("No training metrics yet: the first row appears after "
                          "logging.log_every steps")
+    from .series import downsample
+    from .series import ema as ema_np
+    steps = train["step"].to_numpy()
+    bpb = train["bpb"].to_numpy(dtype=float)
+    smooth = ema_np(bpb, smoothing)
+    raw_i, ema_i = downsample(steps, bpb, max_points), downsample(steps, smooth, max_points)
     fig = go.Figure()
-    fig.add_trace(go.Scattergl(x=train["step"], y=train["bpb"], name="train bpb", mode="lines",
+    fig.add_trace(go.Scattergl(x=steps[raw_i].tolist(), y=bpb[raw_i].tolist(), name="train bpb", mode="lines",
                                line={"color": "rgba(13,110,253,0.30)", "width": 1}))
-    fig.add_trace(go.Scattergl(x=train["step"], y=ema(train["bpb"], smoothing),
+    fig.add_trace(go.Scattergl(x=steps[ema_i].tolist(), y=smooth[ema_i].tolist(),
                                name=f"train bpb (EMA {smoothing:.2f})", mode="lines",
                                line={"color": "#0d6efd", "width": 2}))
-    if not val.empty:
-        fig.add_trace(go.Scatter(x=val["step"], y=val["bpb"], name="val bpb",
-                                 mode="lines+markers", line={"color": "#d63384", "width": 2}))
+    fig.add_trace(go.Scatter(x=val["step"].tolist(), y=val["bpb"].astype(float).tolist(),
+                             name="val bpb", mode="lines+markers",
+                             line={"color": "#d63384", "width": 2}))
+    if val.empty:
+        best_x, best_y, best_name = [], [], "best val"
+    else:
         best = val.loc[val["bpb"].idxmin()]
-        fig.add_trace(go.Scatter(x=[best["step"]], y=[best["bpb"]], mode="markers",
-                                 name=f"best val {best['bpb']:.3f}",
-                                 marker={"symbol": "star", "size": 14, "color": "#ffc107",
-                                         "line": {"color": "#000", "width": 1}}))
+        best_x, best_y = [int(best["step"])], [float(best["bpb"])]
+        best_name = best_val_name(best["bpb"])
+    fig.add_trace(go.Scatter(x=best_x, y=best_y, mode="markers", name=best_name,
+                             marker={"symbol": "star", "size": 14, "color": "#ffc107",
+                                     "line": {"color": "#000", "width": 1}}))
     fig.update_layout(template=TEMPLATE, height=360, margin={"l": 50, "r": 20, "t": 30, "b": 40},
                       xaxis_title="step", yaxis_title="bits per byte",
                       legend={"orientation": "h", "y": -0.3},
@@ -54,17 +81,442 @@ def loss_fig(train: pd.DataFrame, val: pd.DataFrame, smoothing: float = 0.6,
     return fig
 
 
-def lr_grad_fig(train: pd.DataFrame) -> go.Figure:
-    """Learning rate and gradient norm against step (two y axes)."""
+def lr_grad_fig(train: pd.DataFrame, max_points: int | None = None) -> go.Figure:
+    """Learning rate and gradient norm against step (two y axes), each downsampled to about
+    `max_points` when given. Traces: LR_TRACES."""
     if train.empty:
         return empty_fig("No training metrics yet", height=260)
+    from .series import downsample
+    steps = train["step"].to_numpy()
+    lr, gn = train["lr"].to_numpy(dtype=float), train["grad_norm"].to_numpy(dtype=float)
+    lr_i, gn_i = downsample(steps, lr, max_points), downsample(steps, gn, max_points)
     fig = go.Figure()
-    fig.add_trace(go.Scattergl(x=train["step"], y=train["lr"], name="lr (AdamW)", mode="lines",
+    fig.add_trace(go.Scattergl(x=steps[lr_i].tolist(), y=lr[lr_i].tolist(), name="lr (AdamW)", mode="lines",
                                line={"color": "#198754"}))
-    fig.add_trace(go.Scattergl(x=train["step"], y=train["grad_norm"], name="grad norm",
+    fig.add_trace(go.Scattergl(x=steps[gn_i].tolist(), y=gn[gn_i].tolist(), name="grad norm",
                                mode="lines", yaxis="y2", line={"color": "#fd7e14", "width": 1}))
     fig.update_layout(template=TEMPLATE, height=260, margin={"l": 60, "r": 60, "t": 30, "b": 40},
                       xaxis_title="step", yaxis={"title": "lr", "exponentformat": "e"},
                       yaxis2={"title": "grad norm", "overlaying": "y", "side": "right"},
                       legend={"orientation": "h", "y": -0.3}, uirevision="lr")
+    return fig
+
+
+def lr_preview_fig(steps, adamw, muon, warmup_steps: int, height: int = 190) -> go.Figure:
+    """The learning-rate schedule a config will run (umoec.schedule.lr_curve), both optimizers
+    (AdamW left axis, Muon right axis), the end of warmup marked."""
+    if len(steps) == 0:
+        return empty_fig("Fix the highlighted fields to preview the schedule", height=height)
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=steps, y=adamw, name="AdamW", mode="lines",
+                             line={"color": "#198754", "width": 2}))
+    fig.add_trace(go.Scatter(x=steps, y=muon, name="Muon", mode="lines", yaxis="y2",
+                             line={"color": "#6f42c1", "width": 2, "dash": "dot"}))
+    if 0 < warmup_steps < steps[-1]:
+        fig.add_vline(x=warmup_steps, line={"color": "#adb5bd", "width": 1, "dash": "dash"})
+    fig.update_layout(template=TEMPLATE, height=height,
+                      margin={"l": 45, "r": 45, "t": 10, "b": 30},
+                      xaxis={"title": None}, showlegend=True,
+                      legend={"orientation": "h", "y": 1.15, "x": 0, "font": {"size": 10}},
+                      yaxis={"exponentformat": "e", "tickfont": {"size": 9}},
+                      yaxis2={"overlaying": "y", "side": "right", "exponentformat": "e",
+                              "tickfont": {"size": 9}, "showgrid": False})
+    return fig
+
+
+# == analysis tabs: routing, MoD, activations, brain (issue 7) =================================
+# Every function below is pure: DataFrames (columns as gui/db.py returns them) in, a figure out.
+
+BLOCK_COLOURS = ["#0d6efd", "#d63384", "#198754", "#fd7e14", "#6f42c1", "#20c997", "#dc3545",
+                 "#0dcaf0", "#6c757d", "#ffc107", "#6610f2", "#795548"]
+EXPERT_COLOURS = [c for c in qualitative.Dark24 if c != "#222A2A"] + qualitative.Light24  # no black
+REFERENCE_LINE = {"color": "#212529", "width": 1.5, "dash": "dash"}
+MAX_POINTS_PER_LINE = 1500   # longer series are thinned with MinMaxLTTB before plotting
+MIN_LOAD_FLOOR = 1e-4        # max/min ratio: an expert with (almost) no load counts as this
+ACTIVATION_STATS = ["mean", "std", "p1", "p25", "p50", "p75", "p99"]
+_MARGIN = {"l": 60, "r": 20, "t": 30, "b": 40}
+
+
+def block_colour(block_idx: int) -> str:
+    return BLOCK_COLOURS[int(block_idx) % len(BLOCK_COLOURS)]
+
+
+def expert_colour(expert_idx: int) -> str:
+    return EXPERT_COLOURS[int(expert_idx) % len(EXPERT_COLOURS)]
+
+
+def gini(load, axis: int = -1):
+    """Gini coefficient of expert loads: 0 = perfectly balanced, (n-1)/n = one expert takes all.
+
+    G = sum_i (2i - n - 1) * c_(i) / (n * sum c), c sorted ascending, i = 1..n (TECHNIQUES.md
+    section 2). The GUI spec's `1 - 2*sum(cumsum(sorted c)/sum c)/n` is exactly this minus 1/n
+    (it gives -1/n for equal loads); this form is used because "balanced" reads as 0. Works on
+    the last axis of any array; all-zero rows give 0.
+    """
+    c = np.sort(np.asarray(load, dtype=float), axis=axis)
+    c = np.moveaxis(c, axis, -1)
+    n = c.shape[-1]
+    weights = 2.0 * np.arange(1, n + 1) - n - 1
+    total = c.sum(axis=-1)
+    num = (c * weights).sum(axis=-1)
+    out = np.divide(num, n * total, out=np.zeros_like(total), where=total > 0)
+    return float(out) if out.ndim == 0 else out
+
+
+def max_min_ratio(load, axis: int = -1, floor: float = MIN_LOAD_FLOOR):
+    """Largest over smallest expert load (1 = balanced); the smallest is floored at `floor`."""
+    c = np.asarray(load, dtype=float)
+    out = c.max(axis=axis) / np.maximum(c.min(axis=axis), floor)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def load_balance_table(routing: pd.DataFrame) -> pd.DataFrame:
+    """Gini and max/min ratio of every (step, block) in a routing history (long format)."""
+    cols = ["step", "block_idx", "gini", "max_min"]
+    if routing.empty:
+        return pd.DataFrame(columns=cols)
+    d = routing.sort_values(["step", "block_idx", "expert_idx"])
+    sizes = d.groupby(["step", "block_idx"], sort=True).size()
+    out = sizes.index.to_frame(index=False)
+    if sizes.nunique() == 1:  # the usual case: every block logs the same experts every step
+        loads = d["load"].to_numpy(dtype=float).reshape(-1, int(sizes.iloc[0]))
+        out["gini"], out["max_min"] = gini(loads), max_min_ratio(loads)
+    else:
+        groups = d.groupby(["step", "block_idx"], sort=True)["load"]
+        out["gini"] = groups.apply(lambda s: gini(s.to_numpy())).to_numpy()
+        out["max_min"] = groups.apply(lambda s: max_min_ratio(s.to_numpy())).to_numpy()
+    return out[cols]
+
+
+def thin(x, ys, n_out: int = MAX_POINTS_PER_LINE) -> np.ndarray:
+    """Indices that keep the shape (peaks included) of every series in `ys` in ~n_out points.
+
+    MinMaxLTTB (tsdownsample) per series, indices unioned; short series are returned whole.
+    `x` must be ascending.
+    """
+    x = np.asarray(x)
+    if len(x) <= n_out:
+        return np.arange(len(x))
+    from tsdownsample import MinMaxLTTBDownsampler
+    ds = MinMaxLTTBDownsampler()
+    xs = x.astype(np.float64)
+    keep = [ds.downsample(xs, np.ascontiguousarray(np.asarray(y, dtype=np.float64)), n_out=n_out)
+            for y in ys]
+    return np.unique(np.concatenate(keep)).astype(np.int64)
+
+
+def _block_label(block_idx) -> str:
+    return f"block {int(block_idx)}"
+
+
+def routing_heatmap_fig(routing_at: pd.DataFrame, highlight: tuple[int, int] | None = None) -> go.Figure:
+    """Expert load at one step: blocks (rows) x experts (columns), white = balanced (1/n).
+
+    x = expert index, y = block index (a category axis labelled "block N"), so a click's point
+    names the cell directly; cells also carry [block_idx, expert_idx] as customdata.
+    `highlight` = (block_idx, expert_idx) outlines that cell.
+    """
+    if routing_at.empty:
+        return empty_fig("No routing rows at this step")
+    grid = routing_at.pivot_table(index="block_idx", columns="expert_idx", values="load", aggfunc="first")
+    blocks, experts = [int(b) for b in grid.index], [int(e) for e in grid.columns]
+    balanced = 1.0 / len(experts)
+    z = grid.to_numpy(dtype=float)
+    custom = [[[b, e] for e in experts] for b in blocks]  # [block, expert] per cell
+    step = int(routing_at["step"].iloc[0])
+    spread = max(float(np.nanmax(np.abs(z - balanced))), 0.25 * balanced)
+    fig = go.Figure(go.Heatmap(
+        z=z, x=experts, y=blocks, customdata=custom,
+        colorscale="RdBu_r", zmid=balanced, zmin=max(0.0, balanced - spread), zmax=balanced + spread,
+        text=z, texttemplate="%{z:.1%}" if z.size <= 400 else None, textfont={"size": 10},
+        xgap=2, ygap=2, colorbar={"title": {"text": "load"}, "tickformat": ".0%"},
+        hovertemplate="block %{y}, expert %{x}<br>load %{z:.2%} (balanced " + f"{balanced:.2%})"
+                      "<extra></extra>"))
+    if highlight is not None and highlight[0] in blocks and highlight[1] in experts:
+        row, col = blocks.index(highlight[0]), highlight[1]
+        fig.add_shape(type="rect", x0=col - 0.5, x1=col + 0.5, y0=row - 0.5, y1=row + 0.5,
+                      line={"color": "#212529", "width": 3})
+    fig.update_layout(template=TEMPLATE, height=max(220, 90 + 46 * len(blocks)), margin=_MARGIN,
+                      xaxis={"title": "expert", "dtick": 1, "showgrid": False},
+                      yaxis={"type": "category", "autorange": "reversed", "showgrid": False,
+                             "tickvals": blocks, "ticktext": [_block_label(b) for b in blocks]},
+                      title={"text": f"step {step:,}", "font": {"size": 13}, "x": 0.01},
+                      uirevision="routing-heatmap")
+    return fig
+
+
+def moe_routing_history_fig(history: pd.DataFrame, block_idx: int | None = None,
+                            value: str = "load", highlight: int | None = None) -> go.Figure:
+    """Load (or bias) of every expert of one MoE block over time, one line per expert.
+
+    `block_idx` None = the lowest block present. A dashed line marks the balanced load 1/n
+    (bias: 0). `highlight` draws that expert thicker and the others faded.
+    """
+    if history.empty:
+        return empty_fig("No routing history yet")
+    if block_idx is None or block_idx not in set(history["block_idx"]):
+        block_idx = int(history["block_idx"].min())
+    d = history[history["block_idx"] == block_idx]
+    wide = d.pivot_table(index="step", columns="expert_idx", values=value, aggfunc="first").sort_index()
+    steps = wide.index.to_numpy()
+    keep = thin(steps, [wide[c].to_numpy() for c in wide.columns])
+    fig = go.Figure()
+    for e in wide.columns:
+        faded = highlight is not None and int(e) != highlight
+        fig.add_trace(go.Scattergl(
+            x=steps[keep], y=wide[e].to_numpy()[keep], mode="lines", name=f"expert {int(e)}",
+            line={"color": expert_colour(e), "width": 3 if int(e) == highlight else 1.5},
+            opacity=0.35 if faded else 1.0))
+    n = len(wide.columns)
+    ref, ref_name = (1.0 / n, f"balanced 1/{n}") if value == "load" else (0.0, "bias 0")
+    fig.add_trace(go.Scatter(x=[steps[0], steps[-1]], y=[ref, ref], mode="lines", name=ref_name,
+                             line=REFERENCE_LINE, hoverinfo="skip"))
+    fig.update_layout(template=TEMPLATE, height=380, margin=_MARGIN, xaxis_title="step",
+                      yaxis={"title": f"{value} ({_block_label(block_idx)})",
+                             "tickformat": ".0%" if value == "load" else None},
+                      legend={"orientation": "h", "y": -0.22, "font": {"size": 11}},
+                      hovermode="x", uirevision=f"routing-history-{block_idx}-{value}")
+    return fig
+
+
+def load_balance_fig(history: pd.DataFrame) -> go.Figure:
+    """Gini coefficient (left) and max/min load ratio (right, log) per MoE block over time.
+
+    Dashed lines mark perfect balance (Gini 0, ratio 1). Accepts the routing history (long
+    format) or an already computed `load_balance_table`.
+    """
+    if history.empty:
+        return empty_fig("No routing history yet")
+    table = history if "gini" in history.columns else load_balance_table(history)
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
+                        subplot_titles=("Gini coefficient (0 = balanced)",
+                                        "max / min expert load (1 = balanced, log scale)"))
+    for b, d in table.groupby("block_idx", sort=True):
+        steps = d["step"].to_numpy()
+        keep = thin(steps, [d["gini"].to_numpy(), d["max_min"].to_numpy()])
+        colour = block_colour(b)
+        fig.add_trace(go.Scattergl(x=steps[keep], y=d["gini"].to_numpy()[keep], mode="lines",
+                                   name=_block_label(b), legendgroup=str(b),
+                                   line={"color": colour, "width": 1.8}), row=1, col=1)
+        fig.add_trace(go.Scattergl(x=steps[keep], y=d["max_min"].to_numpy()[keep], mode="lines",
+                                   name=_block_label(b), legendgroup=str(b), showlegend=False,
+                                   line={"color": colour, "width": 1.8}), row=1, col=2)
+    first, last = table["step"].min(), table["step"].max()
+    for col, ref in ((1, 0.0), (2, 1.0)):
+        fig.add_trace(go.Scatter(x=[first, last], y=[ref, ref], mode="lines", name="balanced",
+                                 line=REFERENCE_LINE, hoverinfo="skip", showlegend=col == 1),
+                      row=1, col=col)
+    fig.update_yaxes(title_text="Gini", rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(title_text="max/min", type="log", dtick=1, row=1, col=2)
+    fig.update_xaxes(title_text="step")
+    fig.update_annotations(font_size=12)
+    fig.update_layout(template=TEMPLATE, height=360, margin={"l": 60, "r": 20, "t": 40, "b": 40},
+                      legend={"orientation": "h", "y": -0.25}, hovermode="x",
+                      uirevision="load-balance")
+    return fig
+
+
+def expert_detail_fig(expert: pd.DataFrame, block_idx: int, expert_idx: int,
+                      n_experts: int | None = None) -> go.Figure:
+    """One expert's load (left axis) and balancing bias (right axis) over time (the drill-down)."""
+    if expert.empty:
+        return empty_fig(f"No rows for block {block_idx}, expert {expert_idx}", height=340)
+    steps = expert["step"].to_numpy()
+    keep = thin(steps, [expert["load"].to_numpy(), expert["bias"].to_numpy()])
+    fig = go.Figure()
+    fig.add_trace(go.Scattergl(x=steps[keep], y=expert["load"].to_numpy()[keep], mode="lines",
+                               name="load", line={"color": expert_colour(expert_idx), "width": 2}))
+    fig.add_trace(go.Scattergl(x=steps[keep], y=expert["bias"].to_numpy()[keep], mode="lines",
+                               name="bias", yaxis="y2", line={"color": "#495057", "width": 2,
+                                                              "dash": "dot"}))
+    if n_experts:
+        ref = 1.0 / n_experts
+        fig.add_trace(go.Scatter(x=[steps[0], steps[-1]], y=[ref, ref], mode="lines",
+                                 name=f"balanced 1/{n_experts}", line=REFERENCE_LINE,
+                                 hoverinfo="skip"))
+    fig.update_layout(template=TEMPLATE, height=340, margin={"l": 60, "r": 70, "t": 40, "b": 40},
+                      title={"text": f"{_block_label(block_idx)}, expert {expert_idx}",
+                             "font": {"size": 13}, "x": 0.01},
+                      xaxis_title="step", yaxis={"title": "load", "tickformat": ".0%"},
+                      yaxis2={"title": "bias", "overlaying": "y", "side": "right", "showgrid": False,
+                              "tickmode": "auto", "nticks": 6},
+                      legend={"orientation": "h", "y": -0.25}, hovermode="x",
+                      uirevision=f"expert-{block_idx}-{expert_idx}")
+    return fig
+
+
+def mod_summary(at: pd.DataFrame, history: pd.DataFrame | None = None) -> dict:
+    """Numbers for the MoD metric cards, from the newest step (`at`) and optionally the history.
+
+    average: mean fraction processed over MoD blocks; deviation: that minus the capacity
+    (signed, fraction points); worst: largest |fraction - capacity| of any block; inference:
+    mean inference-time fraction (None if not logged); run_average: mean over the history.
+    """
+    if at.empty:
+        return {}
+    frac, cap = at["fraction_processed"].astype(float), at["capacity"].astype(float)
+    inf = pd.to_numeric(at["fraction_inference"], errors="coerce")
+    out = {"step": int(at["step"].iloc[0]), "blocks": len(at), "average": float(frac.mean()),
+           "capacity": float(cap.mean()), "deviation": float((frac - cap).mean()),
+           "worst": float((frac - cap).abs().max()),
+           "inference": None if inf.isna().all() else float(inf.mean())}
+    if history is not None and not history.empty:
+        out["run_average"] = float(history["fraction_processed"].astype(float).mean())
+        out["run_deviation"] = float((history["fraction_processed"].astype(float)
+                                      - history["capacity"].astype(float)).mean())
+    return out
+
+
+def mod_current_fig(at: pd.DataFrame) -> go.Figure:
+    """Fraction of bytes each MoD block processes at the newest step (training and inference),
+    with the target capacity as a dashed line."""
+    if at.empty:
+        return empty_fig("No MoD rows yet", height=380)
+    labels = [_block_label(b) for b in at["block_idx"]]
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=labels, y=at["fraction_processed"], name="training (top-k)",
+                         marker_color=[block_colour(b) for b in at["block_idx"]],
+                         text=at["fraction_processed"], texttemplate="%{text:.1%}",
+                         textposition="inside", insidetextanchor="end"))
+    inf = pd.to_numeric(at["fraction_inference"], errors="coerce")
+    if not inf.isna().all():
+        fig.add_trace(go.Bar(x=labels, y=inf, name="inference (threshold router)",
+                             marker={"color": [block_colour(b) for b in at["block_idx"]],
+                                     "pattern": {"shape": "/"}, "opacity": 0.55},
+                             text=inf, texttemplate="%{text:.1%}", textposition="inside",
+                             insidetextanchor="end", textfont={"color": "#212529"}))
+    cap = float(at["capacity"].iloc[0])
+    fig.add_hline(y=cap, line=REFERENCE_LINE, annotation_text=f"capacity {cap:.0%}",
+                  annotation_position="top right", annotation_yshift=4)
+    fig.update_layout(template=TEMPLATE, height=380, margin=_MARGIN, barmode="group",
+                      yaxis={"title": "fraction processed", "tickformat": ".0%",
+                             "range": [0, max(1.0, float(at["fraction_processed"].max()) + 0.1)]},
+                      title={"text": f"step {int(at['step'].iloc[0]):,}", "font": {"size": 13},
+                             "x": 0.01},
+                      legend={"orientation": "h", "y": -0.2}, uirevision="mod-current")
+    return fig
+
+
+def mod_gate_history_fig(history: pd.DataFrame) -> go.Figure:
+    """fraction_processed per MoD block over training steps (solid), the inference-time fraction
+    (dotted) and the target capacity (dashed)."""
+    if history.empty:
+        return empty_fig("No MoD history yet")
+    fig = go.Figure()
+    for b, d in history.groupby("block_idx", sort=True):
+        steps = d["step"].to_numpy()
+        frac = d["fraction_processed"].to_numpy(dtype=float)
+        inf = pd.to_numeric(d["fraction_inference"], errors="coerce").to_numpy(dtype=float)
+        has_inf = not np.isnan(inf).all()
+        keep = thin(steps, [frac, np.nan_to_num(inf)] if has_inf else [frac])
+        fig.add_trace(go.Scattergl(x=steps[keep], y=frac[keep], mode="lines", legendgroup=str(b),
+                                   name=f"{_block_label(b)} training",
+                                   line={"color": block_colour(b), "width": 2}))
+        if has_inf:
+            fig.add_trace(go.Scattergl(x=steps[keep], y=inf[keep], mode="lines", legendgroup=str(b),
+                                       name=f"{_block_label(b)} inference",
+                                       line={"color": block_colour(b), "width": 1.5, "dash": "dot"}))
+    cap = history.groupby("step", sort=True)["capacity"].first()
+    cap_steps, cap_vals = cap.index.to_numpy(), cap.to_numpy(dtype=float)
+    if np.allclose(cap_vals, cap_vals[0]):  # constant capacity: two points are enough
+        cap_steps, cap_vals = cap_steps[[0, -1]], cap_vals[[0, -1]]
+    fig.add_trace(go.Scatter(x=cap_steps, y=cap_vals, mode="lines", name="target capacity",
+                             line=REFERENCE_LINE, hoverinfo="skip"))
+    fig.update_layout(template=TEMPLATE, height=380, margin=_MARGIN, xaxis_title="step",
+                      yaxis={"title": "fraction processed", "tickformat": ".0%"},
+                      legend={"orientation": "h", "y": -0.22}, hovermode="x",
+                      uirevision="mod-history")
+    return fig
+
+
+def activation_dist_fig(stats: pd.DataFrame) -> go.Figure:
+    """Per-block activation distribution as boxes drawn from the logged percentiles:
+    whiskers p1..p99, box p25..p75, line at p50, dashed mean with +-1 std."""
+    if stats.empty:
+        return empty_fig("No activation statistics yet")
+    fig = go.Figure()
+    for _, r in stats.sort_values("block_idx").iterrows():
+        b = int(r["block_idx"])
+        fig.add_trace(go.Box(
+            x=[_block_label(b)], q1=[r["p25"]], median=[r["p50"]], q3=[r["p75"]],
+            lowerfence=[r["p1"]], upperfence=[r["p99"]], mean=[r["mean"]], sd=[r["std"]],
+            boxmean="sd", name=_block_label(b), marker_color=block_colour(b), showlegend=False,
+            hoverinfo="y+name"))
+    fig.update_layout(template=TEMPLATE, height=380, margin=_MARGIN,
+                      yaxis_title="activation value",
+                      title={"text": f"step {int(stats['step'].iloc[0]):,}: whiskers p1..p99, "
+                                     "box p25..p75, dashed mean +- std",
+                             "font": {"size": 13}, "x": 0.01},
+                      uirevision="activation-dist")
+    return fig
+
+
+def activation_heatmap_fig(stats: pd.DataFrame) -> go.Figure:
+    """Blocks (rows) x statistics (columns). Colour compares blocks within each statistic
+    (each column scaled to its own min..max); the cell text is the raw value."""
+    if stats.empty:
+        return empty_fig("No activation statistics yet")
+    d = stats.sort_values("block_idx")
+    raw = d[ACTIVATION_STATS].to_numpy(dtype=float)
+    lo, hi = raw.min(axis=0), raw.max(axis=0)
+    scaled = np.divide(raw - lo, hi - lo, out=np.full_like(raw, 0.5), where=hi > lo)
+    fig = go.Figure(go.Heatmap(
+        z=scaled, x=ACTIVATION_STATS, y=[_block_label(b) for b in d["block_idx"]], customdata=raw,
+        text=[[f"{v:.3f}" for v in row] for row in raw], texttemplate="%{text}",
+        textfont={"size": 11}, colorscale="Blues",
+        zmin=0, zmax=1, xgap=2, ygap=2,
+        colorbar={"title": {"text": "within stat"}, "tickvals": [0, 1], "ticktext": ["low", "high"]},
+        hovertemplate="%{y}, %{x} = %{text}<extra></extra>"))
+    fig.update_layout(template=TEMPLATE, height=max(380, 90 + 40 * len(d)), margin=_MARGIN,
+                      yaxis={"autorange": "reversed"}, xaxis={"side": "top"},
+                      uirevision="activation-heatmap")
+    return fig
+
+
+def pca_fig(hidden: pd.DataFrame, block_idx: int | None = None) -> go.Figure:
+    """Hidden states projected on their first two principal components.
+
+    One block (`block_idx`) as a single scatter, or None for every block as small multiples
+    sharing axes (so spread can be compared across depth). Equal aspect: distances are honest.
+    """
+    if hidden.empty:
+        return empty_fig("No hidden-state snapshot yet", height=520)
+    step = int(hidden["step"].iloc[0])
+    title = {"font": {"size": 13}, "x": 0.01}
+    if block_idx is not None:
+        d = hidden[hidden["block_idx"] == block_idx]
+        if d.empty:
+            return empty_fig(f"No hidden states for block {block_idx} at step {step:,}", height=520)
+        fig = go.Figure(go.Scattergl(
+            x=d["pc1"], y=d["pc2"], mode="markers", customdata=d["sample_idx"],
+            marker={"color": block_colour(block_idx), "size": 7, "opacity": 0.65,
+                    "line": {"color": "white", "width": 0.5}},
+            hovertemplate="sample %{customdata}<br>pc1 %{x:.3f}<br>pc2 %{y:.3f}<extra></extra>"))
+        fig.update_layout(template=TEMPLATE, height=520, margin=_MARGIN, xaxis_title="PC 1",
+                          yaxis={"title": "PC 2", "scaleanchor": "x", "scaleratio": 1},
+                          title={**title, "text": f"{_block_label(block_idx)} at step {step:,}: "
+                                                  f"{len(d)} samples"},
+                          uirevision=f"pca-{block_idx}")
+        return fig
+    blocks = sorted(int(b) for b in hidden["block_idx"].unique())
+    cols = min(4, len(blocks))
+    rows = -(-len(blocks) // cols)
+    fig = make_subplots(rows=rows, cols=cols, shared_xaxes="all", shared_yaxes="all",
+                        subplot_titles=[_block_label(b) for b in blocks],
+                        horizontal_spacing=0.03, vertical_spacing=0.08)
+    for i, b in enumerate(blocks):
+        d = hidden[hidden["block_idx"] == b]
+        fig.add_trace(go.Scattergl(x=d["pc1"], y=d["pc2"], mode="markers", name=_block_label(b),
+                                   customdata=d["sample_idx"], showlegend=False,
+                                   marker={"color": block_colour(b), "size": 5, "opacity": 0.6},
+                                   hovertemplate="sample %{customdata}<br>pc1 %{x:.3f}<br>"
+                                                 "pc2 %{y:.3f}<extra></extra>"),
+                      row=i // cols + 1, col=i % cols + 1)
+    fig.update_annotations(font_size=12)
+    fig.update_xaxes(title_text="PC 1", row=rows)
+    fig.update_yaxes(title_text="PC 2", col=1)
+    fig.update_layout(template=TEMPLATE, height=80 + 300 * rows,
+                      margin={"l": 60, "r": 20, "t": 60, "b": 50},
+                      title={**title, "text": f"all blocks at step {step:,} (shared axes)"},
+                      uirevision="pca-all")
     return fig

@@ -11,11 +11,16 @@ from ..runs import resolve, run_options, summarise
 
 def register(app) -> None:
     runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
+    launcher = app.server.config.get("UMOEC_LAUNCHER")
 
     @app.callback(Output(ids.RUN_SELECT, "options"), Output(ids.RUN_SELECT, "value"),
                   Input(ids.REFRESH, "n_intervals"), State(ids.RUN_SELECT, "value"))
     def refresh_runs(_n, current):
         options = run_options(runs_dir)
+        if launcher is not None:  # runs just started here, before their first status.json
+            known = {o["value"] for o in options}
+            options += [{"label": f"{n} - starting", "value": n} for n in launcher.pending()
+                        if n not in known]
         names = [o["value"] for o in options]
         if current in names:
             return options, no_update
@@ -25,6 +30,8 @@ def register(app) -> None:
                   Input(ids.REFRESH, "n_intervals"), Input(ids.RUN_SELECT, "value"))
     def refresh_status(_n, name):
         run = resolve(runs_dir, name)
+        if run is None and launcher is not None and launcher.get(name) is not None:
+            return "Starting", "info"
         if run is None:
             return "no run selected", "secondary"
         s = summarise(run)

@@ -1,26 +1,40 @@
-"""Training tab: every tick, read the selected run's metrics and redraw KPIs, charts and logs."""
+"""Training tab (spec WS2): KPIs, ETA, live charts, head losses, checkpoints, resume list, log.
+
+The charts are drawn once (EMA on every row, each trace downsampled to about
+series.MAX_POINTS points) and then only extended: every tick reads the rows newer than the
+page's last step and sends them as a `dash.Patch`. A full redraw happens when the run, its
+generation (a resume rewrites rows), the smoothing or the log-Y toggle changes, or when enough
+points have been appended that the chart should be downsampled again.
+
+`training_update` is the callback body as a plain function (tests and bench/bench_gui.py call it).
+"""
 from __future__ import annotations
 
 import math
 import sqlite3
+import time
 from pathlib import Path
+from typing import Any, Optional
 
 import dash_bootstrap_components as dbc
-from dash import Input, Output, html
+from dash import Input, Output, Patch, State, html, no_update
+from dash.exceptions import PreventUpdate
 
-from .. import db, ids, viz_utils
-from ..panels.training_panel import kpi_card
-from ..runs import resolve, summarise
 from umoec.run import RunState
 
+from .. import db, ids, viz_utils
+from ..derived import fmt_bytes
+from ..panels.training_panel import kpi_card
+from ..runs import resolve, summarise
+from ..series import MAX_POINTS, ema_continue, ema_state
+
 LN2 = math.log(2.0)
+REDRAW_AFTER = 2 * MAX_POINTS   # points in a trace before it is downsampled again
+EMPTY_RUNS_HINT = "No run selected. Create one with: python -m bin.simulate_training --steps 5000 --out {}"
+
 
 def _fmt_bytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(n) < 1000 or unit == "TB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000.0
-    return f"{n:.1f} TB"
+    return fmt_bytes(n)
 
 
 def _fmt_duration(seconds: float) -> str:
@@ -44,6 +58,15 @@ def kpis(latest: dict | None, total_steps: int) -> list:
     ]
 
 
+def step_rate(recent) -> Optional[float]:
+    """Steps per second over the recent logged rows, or None if it cannot be measured."""
+    if recent is None or len(recent) < 2:
+        return None
+    d_step = recent["step"].iloc[-1] - recent["step"].iloc[0]
+    d_time = recent["elapsed_s"].iloc[-1] - recent["elapsed_s"].iloc[0]
+    return float(d_step / d_time) if d_step > 0 and d_time > 0 else None
+
+
 def eta_text(train, state: RunState, total_steps: int) -> str:
     """Remaining time from the recent step rate (last ~20 logged rows)."""
     if train.empty:
@@ -51,11 +74,9 @@ def eta_text(train, state: RunState, total_steps: int) -> str:
     if state is not RunState.RUNNING:
         return f"Run is {state.value}; no ETA."
     recent = train.tail(20)
-    d_step = recent["step"].iloc[-1] - recent["step"].iloc[0]
-    d_time = recent["elapsed_s"].iloc[-1] - recent["elapsed_s"].iloc[0]
-    if d_step <= 0 or d_time <= 0:
+    rate = step_rate(recent)
+    if rate is None:
         return "ETA: measuring..."
-    rate = d_step / d_time
     left = max(0, total_steps - int(recent["step"].iloc[-1]))
     return f"ETA {_fmt_duration(left / rate)} ({rate:.2f} steps/s, {left:,} steps left)"
 
@@ -70,14 +91,170 @@ def heads_table(heads) -> object:
                      size="sm", striped=True, class_name="mb-0")
 
 
-def checkpoint_list(run) -> object:
-    cks = run.checkpoints()
+def checkpoint_list(cks) -> object:
     if not cks:
         return html.Div("No checkpoints yet.", className="text-muted")
-    return dbc.Table([html.Thead(html.Tr([html.Th("step"), html.Th("size"), html.Th("file")])),
-                      html.Tbody([html.Tr([html.Td(f"{c.step:,}"), html.Td(_fmt_bytes(c.size)),
-                                           html.Td(c.path.name)]) for c in reversed(cks)])],
-                     size="sm", class_name="mb-0")
+    rows = [html.Tr([html.Td(f"{c.step:,}"), html.Td(_fmt_bytes(c.size)),
+                     html.Td(time.strftime("%H:%M:%S", time.localtime(c.mtime))),
+                     html.Td(c.path.name, className="font-monospace small")])
+            for c in reversed(cks)]
+    return html.Div(dbc.Table([html.Thead(html.Tr([html.Th("step"), html.Th("size"),
+                                                   html.Th("time"), html.Th("file")])),
+                               html.Tbody(rows)], size="sm", class_name="mb-0"),
+                    style={"maxHeight": "260px", "overflowY": "auto"})
+
+
+def checkpoint_options(cks) -> list[dict]:
+    return [{"label": f"step {c.step:,} ({_fmt_bytes(c.size)}, "
+                      f"{time.strftime('%H:%M:%S', time.localtime(c.mtime))})",
+             "value": c.path.name} for c in reversed(cks)]
+
+
+def _error(text: str, colour: str = "danger") -> dbc.Alert:
+    return dbc.Alert(text, color=colour, class_name="py-2 mb-2")
+
+
+def db_error_text(path: Path, exc: BaseException) -> str:
+    """What a user can do about a metrics database that cannot be read."""
+    if isinstance(exc, FileNotFoundError):
+        return (f"No metrics database yet at {path}: the run has not logged its first step, or "
+                "its folder is incomplete.")
+    text = str(exc)
+    if "not a database" in text or "malformed" in text:
+        return (f"Cannot read {path}: {text}. The file is damaged; the run's log.csv and "
+                "training.log still hold its metrics.")
+    if "locked" in text or "busy" in text:
+        return f"{path} is busy ({text}); the next refresh will try again."
+    return f"Cannot read {path}: {text}"
+
+
+def _read_log(run, state: Optional[dict]) -> tuple[Any, Optional[list]]:
+    """(log tail or no_update, signature) - unchanged files are not sent again."""
+    try:
+        st = run.log_path.stat()
+        sig = [st.st_size, st.st_mtime]
+    except FileNotFoundError:
+        return "(training.log does not exist yet)", None
+    except OSError as exc:
+        return f"(cannot read training.log: {exc.strerror or exc})", None
+    if state and state.get("log_sig") == sig:
+        return no_update, sig
+    try:
+        lines = run.tail_log(100)
+    except OSError as exc:
+        return f"(cannot read training.log: {exc.strerror or exc})", None
+    return ("\n".join(lines) or "(training.log is empty)"), sig
+
+
+def _full_charts(conn, smoothing: float, log_y: bool) -> tuple[object, object, dict]:
+    train = db.train_series(conn)
+    val = db.val_metrics(conn)
+    loss = viz_utils.loss_fig(train, val, smoothing, log_y, max_points=MAX_POINTS)
+    lr = viz_utils.lr_grad_fig(train, max_points=MAX_POINTS)
+    if train.empty:
+        return loss, lr, {}
+    num, den = ema_state(train["bpb"].to_numpy(dtype=float), smoothing)
+    best = float(val["bpb"].min()) if not val.empty else None
+    return loss, lr, {"last_step": int(train["step"].iloc[-1]),
+                      "last_val_step": int(val["step"].iloc[-1]) if not val.empty else -1,
+                      "ema_num": num, "ema_den": den, "best_val": best,
+                      "points": min(len(train), MAX_POINTS)}
+
+
+def _patch_charts(conn, state: dict, smoothing: float) -> tuple[Any, Any, dict]:
+    """Extend the charts with rows newer than the page has; no_update when there are none."""
+    new = db.train_series(conn, since_step=state["last_step"])
+    val = db.val_metrics(conn, since_step=state["last_val_step"])
+    if new.empty and val.empty:
+        return no_update, no_update, state
+    state = dict(state)
+    loss, lr = Patch(), Patch()
+    if not new.empty:
+        steps = new["step"].tolist()
+        bpb = new["bpb"].to_numpy(dtype=float)
+        smooth, state["ema_num"], state["ema_den"] = ema_continue(bpb, smoothing, state["ema_num"],
+                                                                  state["ema_den"])
+        loss["data"][0]["x"].extend(steps)
+        loss["data"][0]["y"].extend(bpb.tolist())
+        loss["data"][1]["x"].extend(steps)
+        loss["data"][1]["y"].extend(smooth.tolist())
+        lr["data"][0]["x"].extend(steps)
+        lr["data"][0]["y"].extend(new["lr"].astype(float).tolist())
+        lr["data"][1]["x"].extend(steps)
+        lr["data"][1]["y"].extend(new["grad_norm"].astype(float).tolist())
+        state["last_step"] = int(steps[-1])
+        state["points"] += len(steps)
+    else:
+        lr = no_update
+    if not val.empty:
+        loss["data"][2]["x"].extend(val["step"].tolist())
+        loss["data"][2]["y"].extend(val["bpb"].astype(float).tolist())
+        i = val["bpb"].idxmin()
+        low = float(val.loc[i, "bpb"])
+        if state.get("best_val") is None or low < state["best_val"]:
+            loss["data"][3]["x"] = [int(val.loc[i, "step"])]
+            loss["data"][3]["y"] = [low]
+            loss["data"][3]["name"] = viz_utils.best_val_name(low)
+            state["best_val"] = low
+        state["last_val_step"] = int(val["step"].iloc[-1])
+    return loss, lr, state
+
+
+def training_update(runs_dir: Path, name: Optional[str], smoothing: float = 0.6,
+                    log_y: bool = False, state: Optional[dict] = None,
+                    checkpoint: Optional[str] = None) -> dict[str, Any]:
+    """Everything the training tab shows for run `name`, given what the page already has."""
+    smoothing = min(0.999, max(0.0, float(smoothing or 0.0)))
+    log_y = bool(log_y)
+    run = resolve(runs_dir, name)
+    if run is None:
+        empty = viz_utils.empty_fig("No run selected")
+        return dict(kpis=[], eta="", loss=empty, lr=empty, heads="", checkpoints="", log="",
+                    error=dbc.Alert(EMPTY_RUNS_HINT.format(Path(runs_dir) / "demo"), color="info"),
+                    state=None, ck_options=[], ck_value=None)
+    summary = summarise(run)
+    same_run = state if state and state.get("run") == name else None
+    cks = run.checkpoints()
+    ck_names = [c.path.name for c in cks]
+    ck_sig = [[c.step, c.size, c.mtime] for c in cks]
+    if same_run and same_run.get("ck_sig") == ck_sig and (checkpoint in ck_names or not cks):
+        out = dict(checkpoints=no_update, ck_options=no_update, ck_value=no_update)
+    else:
+        ck_value = checkpoint if checkpoint in ck_names else (ck_names[-1] if ck_names else None)
+        out = dict(checkpoints=checkpoint_list(cks), ck_options=checkpoint_options(cks),
+                   ck_value=ck_value)
+    log, log_sig = _read_log(run, same_run)
+    out["log"] = log
+    try:
+        with db.open_db(run.db_path) as conn:
+            gen = db.run_generation(conn)
+            latest = db.latest_metrics(conn)
+            same = (state is not None and state.get("run") == name and state.get("gen") == gen
+                    and state.get("smoothing") == smoothing and state.get("log_y") == log_y
+                    and "last_step" in state and latest is not None
+                    and latest["step"] >= state["last_step"]
+                    and state.get("points", 0) < REDRAW_AFTER)
+            if same:
+                loss, lr, chart = _patch_charts(conn, state, smoothing)
+            else:
+                loss, lr, chart = _full_charts(conn, smoothing, log_y)
+            recent = db.recent_train_metrics(conn, 20)
+            heads = db.head_losses_at(conn)
+    except (FileNotFoundError, sqlite3.DatabaseError) as exc:
+        empty = viz_utils.empty_fig("Metrics unavailable")
+        colour = "info" if isinstance(exc, FileNotFoundError) else "danger"
+        return dict(out, kpis=[], eta="", loss=empty, lr=empty, heads="",
+                    error=_error(db_error_text(run.db_path, exc), colour),
+                    state={"run": name, "log_sig": log_sig, "ck_sig": ck_sig})
+    new_state = {**chart, "run": name, "gen": gen, "smoothing": smoothing, "log_y": log_y,
+                 "log_sig": log_sig, "ck_sig": ck_sig}
+    return dict(out, kpis=kpis(latest, summary.total_steps),
+                eta=eta_text(recent, summary.state, summary.total_steps), loss=loss, lr=lr,
+                heads=heads_table(heads), error=None, state=new_state)
+
+
+OUTPUT_ORDER = ("kpis", "eta", "loss", "lr", "heads", "checkpoints", "log", "error", "state",
+                "ck_options", "ck_value")
 
 
 def register(app) -> None:
@@ -85,29 +262,16 @@ def register(app) -> None:
     outputs = [Output(ids.TRAINING_KPIS, "children"), Output(ids.TRAINING_ETA, "children"),
                Output(ids.TRAINING_LOSS, "figure"), Output(ids.TRAINING_LR, "figure"),
                Output(ids.TRAINING_HEADS, "children"), Output(ids.CHECKPOINT_LIST, "children"),
-               Output(ids.LOG_TAIL, "children"), Output(ids.TRAINING_ERROR, "children")]
+               Output(ids.LOG_TAIL, "children"), Output(ids.TRAINING_ERROR, "children"),
+               Output(ids.TRAINING_CHART_STATE, "data"), Output(ids.RESUME_CHECKPOINT, "options"),
+               Output(ids.RESUME_CHECKPOINT, "value")]
 
-    @app.callback(*outputs, Input(ids.REFRESH, "n_intervals"), Input(ids.RUN_SELECT, "value"))
-    def refresh(_n, name):
-        run = resolve(runs_dir, name)
-        if run is None:
-            msg = ("No run selected. Create one with: python -m bin.simulate_training "
-                   f"--steps 5000 --out {runs_dir / 'demo'}")
-            empty = viz_utils.empty_fig("No run selected")
-            return [], "", empty, empty, "", "", "", dbc.Alert(msg, color="info")
-        summary = summarise(run)
-        log_tail = "\n".join(run.tail_log(100)) or "(training.log is empty)"
-        try:
-            with db.open_db(run.db_path) as conn:
-                train = db.train_metrics(conn)
-                val = db.val_metrics(conn)
-                heads = db.head_losses_at(conn)
-                latest = db.latest_metrics(conn)
-        except (FileNotFoundError, sqlite3.Error) as exc:
-            empty = viz_utils.empty_fig("Metrics unavailable")
-            return ([], "", empty, empty, "", checkpoint_list(run), log_tail,
-                    dbc.Alert(f"Cannot read {run.db_path}: {exc}", color="danger"))
-        total = summary.total_steps
-        return (kpis(latest, total), eta_text(train, summary.state, total),
-                viz_utils.loss_fig(train, val), viz_utils.lr_grad_fig(train), heads_table(heads),
-                checkpoint_list(run), log_tail, None)
+    @app.callback(*outputs, Input(ids.REFRESH, "n_intervals"), Input(ids.RUN_SELECT, "value"),
+                  Input(ids.TRAINING_SMOOTHING, "value"), Input(ids.TRAINING_LOGY, "value"),
+                  Input(ids.TABS, "active_tab"), State(ids.TRAINING_CHART_STATE, "data"),
+                  State(ids.RESUME_CHECKPOINT, "value"))
+    def refresh(_n, name, smoothing, log_y, tab, state, checkpoint):
+        if tab not in (None, ids.TAB_TRAINING):
+            raise PreventUpdate  # hidden tab: no reads; switching back triggers a refresh
+        out = training_update(runs_dir, name, smoothing, log_y, state, checkpoint)
+        return tuple(out[k] for k in OUTPUT_ORDER)

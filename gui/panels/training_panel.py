@@ -1,4 +1,5 @@
-"""Training tab (spec WS2): KPIs, ETA, loss and lr charts, head losses, checkpoints, log tail."""
+"""Training tab (spec WS2): KPIs, ETA, loss and lr charts (EMA, log y), head losses, checkpoints
+with resume, log tail."""
 from __future__ import annotations
 
 import dash_bootstrap_components as dbc
@@ -17,13 +18,38 @@ def kpi_card(title: str, value: str, sub: str = "") -> dbc.Col:
     ]), class_name="h-100"), xs=6, md=4, xl=2, class_name="mb-2")
 
 
+def chart_controls() -> html.Div:
+    """EMA smoothing (computed on every row, TensorBoard-style) and a log-scale toggle."""
+    return html.Div([
+        html.Span("EMA smoothing", className="small text-muted me-2"),
+        html.Div(dcc.Slider(id=ids.TRAINING_SMOOTHING, min=0.0, max=0.99, step=0.01, value=0.6,
+                            marks={0: "0", 0.5: "0.5", 0.99: "0.99"},
+                            updatemode="mouseup", persistence=True, persistence_type="local"),
+                 style={"width": "260px"}),
+        dbc.Switch(id=ids.TRAINING_LOGY, label="log y", value=False, class_name="ms-3 mb-0 small",
+                   persistence=True, persistence_type="local"),
+    ], className="d-flex align-items-center flex-wrap")
+
+
+def resume_controls() -> html.Div:
+    return html.Div([
+        dcc.Dropdown(id=ids.RESUME_CHECKPOINT, options=[], clearable=False,
+                     placeholder="no checkpoints", style={"minWidth": "220px"},
+                     className="flex-grow-1 me-2"),
+        dbc.Button("Resume", id=ids.RESUME_BTN, color="primary", size="sm", disabled=True),
+    ], className="d-flex align-items-center mb-2")
+
+
 def layout() -> html.Div:
     return html.Div([
+        dcc.Store(id=ids.TRAINING_CHART_STATE, storage_type="memory"),
         html.Div(id=ids.TRAINING_ERROR),
         dbc.Row(id=ids.TRAINING_KPIS, class_name="g-2"),
         html.Div(id=ids.TRAINING_ETA, className="text-muted mb-2"),
         dbc.Row([
-            dbc.Col(dbc.Card([dbc.CardHeader("Bits per byte"),
+            dbc.Col(dbc.Card([dbc.CardHeader(html.Div([
+                                html.Span("Bits per byte", className="me-auto"),
+                                chart_controls()], className="d-flex align-items-center")),
                               dbc.CardBody(dcc.Graph(id=ids.TRAINING_LOSS))]), lg=8),
             dbc.Col(dbc.Card([dbc.CardHeader("Loss per head (latest step)"),
                               dbc.CardBody(html.Div(id=ids.TRAINING_HEADS))]), lg=4),
@@ -32,7 +58,8 @@ def layout() -> html.Div:
             dbc.Col(dbc.Card([dbc.CardHeader("Learning rate and gradient norm"),
                               dbc.CardBody(dcc.Graph(id=ids.TRAINING_LR))]), lg=8),
             dbc.Col(dbc.Card([dbc.CardHeader("Checkpoints"),
-                              dbc.CardBody(html.Div(id=ids.CHECKPOINT_LIST))]), lg=4),
+                              dbc.CardBody([resume_controls(),
+                                            html.Div(id=ids.CHECKPOINT_LIST)])]), lg=4),
         ], class_name="g-3 mb-3"),
         dbc.Card([dbc.CardHeader("training.log (last 100 lines)"),
                   dbc.CardBody(html.Pre(id=ids.LOG_TAIL, style=LOG_STYLE, className="mb-0"))]),

@@ -2,9 +2,11 @@
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 from tests.conftest import ROOT
 
@@ -16,10 +18,15 @@ def free_port() -> int:
 
 
 def start_app(runs_dir, *extra):
+    """Start the cockpit on a free loopback port; its output goes to a file (an unread pipe
+    would fill up and block the server). `proc.log_path` names that file."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "gui/app.py", "--runs-dir", str(runs_dir), "--port",
-                             str(port), *extra], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    log_path = Path(tempfile.mkstemp(prefix="cockpit-", suffix=".log")[1])
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen([sys.executable, "gui/app.py", "--runs-dir", str(runs_dir),
+                                 "--port", str(port), *extra], cwd=ROOT, stdout=log,
+                                stderr=subprocess.STDOUT, text=True)
+    proc.log_path = log_path
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -28,10 +35,10 @@ def start_app(runs_dir, *extra):
                 return proc, url
         except OSError:
             if proc.poll() is not None:
-                raise AssertionError(proc.stdout.read()) from None
+                raise AssertionError(log_path.read_text()) from None
             time.sleep(0.2)
     proc.kill()
-    raise AssertionError("cockpit did not start")
+    raise AssertionError("cockpit did not start: " + log_path.read_text())
 
 
 def get(url, headers=None):

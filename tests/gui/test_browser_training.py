@@ -56,6 +56,12 @@ def test_empty_runs_folder_explains_what_to_do(page, tmp_path):
         page.goto(url)
         page.wait_for_selector("text=No run selected. Create one with", timeout=30_000)
         shot(page, "training_empty")
+        assert "No run selected. Press Start" in page.inner_text("#config-status")
+        for tab in ("Architecture", "Routing", "MoD", "Activations", "Brain", "Compression",
+                    "Evaluation", "Growth"):  # every tab has an empty state, not a blank page
+            page.get_by_role("tab", name=tab, exact=True).click()
+            page.wait_for_timeout(700)
+            assert page.locator(".tab-pane.active").inner_text().strip(), tab
         assert page.console_errors == []
     finally:
         proc.terminate()

@@ -1,0 +1,368 @@
+"""Config sidebar and training control (spec WS1, WS2, WS7).
+
+- `fill_form`: every way values get into the form: the saved form on page load, a tier, Load
+  Config, Reset to Default, the component checklist <-> section switches, values pushed by other
+  tabs through ids.CONFIG_INJECT.
+- `check_form`: on every change, validates the whole form (schema messages under each bad field,
+  error counts on the accordion headers, Start disabled), shows the derived quantities and the LR
+  preview, and saves the form to localStorage (it survives a reload).
+- `save_config`: Save Config.
+- `control`: Start / Stop / Resume (gui/process.py does the process work).
+- `show_status`: config-status, honest for the selected run, plus what this cockpit knows about
+  the process (exit code, SIGKILL escalation); enables Stop/Resume; trainer availability.
+
+Callback bodies are module functions so tests can call them without a browser.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import dash_bootstrap_components as dbc
+from dash import Input, Output, State, ctx, html, no_update
+
+from umoec import config as C
+from umoec.run import RunDir, RunState
+from umoec.schedule import lr_curve
+
+from .. import db, derived, form, ids, viz_utils
+from ..form import FormFileError
+from ..panels.config_panel import LR_PREVIEW_HEIGHT
+from ..process import RUNNERS, LaunchError, Launcher, last_output_line, trainer_available
+from ..runs import BADGE_COLOURS, resolve, run_options, summarise
+from .training_callbacks import step_rate
+
+FIELD_IDS = [f.component_id for f in form.FIELDS]
+SWITCH_KEYS = list(form.COMPONENTS)
+INVALIDABLE = [f for f in form.FIELDS if f.widget not in ("switch", "slider")]
+SECTIONS = C.section_names()
+
+
+def _values(raw: list) -> dict[str, Any]:
+    return dict(zip((f.key for f in form.FIELDS), raw, strict=True))
+
+
+def _ok(text: str) -> html.Span:
+    return html.Span(text, className="text-success")
+
+
+def _bad(text: str) -> html.Span:
+    return html.Span(text, className="text-danger")
+
+
+# -- filling the form -------------------------------------------------------------------------
+def fill(trigger: Optional[str], tier: Optional[str], checklist: Optional[list],
+         switches: dict[str, Any], inject: Any, load_path: Optional[str], stored: Any,
+         base: Optional[Path] = None) -> dict[str, Any]:
+    """What `fill_form` writes: {"values": {key: value} (only changed keys), "tier", "checklist",
+    "message"}; missing entries mean "leave as is"."""
+    out: dict[str, Any] = {}
+    values: Optional[dict] = None
+    if trigger is None:  # page load: restore the saved form (always emit, so it is checked)
+        values = form.default_values()
+        if isinstance(stored, dict) and isinstance(stored.get("values"), dict):
+            values.update({k: v for k, v in stored["values"].items() if k in form.BY_KEY})
+            if isinstance(stored.get("tier"), str) and stored["tier"]:
+                out["tier"] = stored["tier"]
+    elif trigger == ids.CONFIG_TIER:
+        try:
+            values = form.preset_values(tier)
+            out["message"] = _ok(f"Loaded the {tier} preset.")
+        except C.ConfigError as exc:
+            out["message"] = _bad(str(exc))
+    elif trigger == ids.CONFIG_RESET_BTN:
+        if tier in C.preset_names():
+            values = form.preset_values(tier)
+            out["message"] = _ok(f"Reset to the {tier} defaults.")
+        else:
+            values = form.default_values()
+            out["tier"] = form.TIER_INFO.default
+            out["message"] = _ok(f"{tier!r} is not a preset: reset to the schema defaults "
+                                 f"({form.TIER_INFO.default}).")
+    elif trigger == ids.CONFIG_LOAD_BTN:
+        try:
+            path = form.resolve_path(load_path, base)
+            loaded = form.load_file(path)
+        except FormFileError as exc:
+            out["message"] = _bad(f"Not loaded: {exc}")
+        else:
+            values, out["tier"] = loaded.values, loaded.tier
+            note = f" ({'; '.join(loaded.notes)})" if loaded.notes else ""
+            out["message"] = _ok(f"Loaded {path}{note}.")
+    elif trigger == ids.CONFIG_COMPONENTS:
+        chosen = set(checklist or [])
+        out["values"] = {k: k in chosen for k in SWITCH_KEYS if switches.get(k) != (k in chosen)}
+        return out
+    elif trigger in {form.BY_KEY[k].component_id for k in SWITCH_KEYS}:
+        out["checklist"] = [k for k in SWITCH_KEYS if switches.get(k) is True]
+        return out
+    elif trigger == ids.CONFIG_INJECT:
+        pushed = inject.get("values") if isinstance(inject, dict) else None
+        if isinstance(pushed, dict):
+            values = {k: form.to_form(form.BY_KEY[k], v) if isinstance(v, (list, tuple)) else v
+                      for k, v in pushed.items() if k in form.BY_KEY}
+            source = inject.get("source") or "another tab"
+            out["message"] = _ok(f"Applied {len(values)} value(s) from {source}.")
+    if values is not None:
+        out["values"] = values
+        merged = {**switches, **{k: v for k, v in values.items() if k in SWITCH_KEYS}}
+        out["checklist"] = [k for k in SWITCH_KEYS if merged.get(k) is True]
+    return out
+
+
+def tier_options(tier: Optional[str]) -> list[dict]:
+    presets = C.preset_names()
+    extra = [tier] if tier and tier not in presets else []
+    return [{"label": p, "value": p} for p in presets] + [
+        {"label": f"{t} (loaded)", "value": t} for t in extra]
+
+
+# -- checking the form ------------------------------------------------------------------------
+def derived_table(cfg: C.Config) -> html.Table:
+    rows = [html.Tr([html.Td(q.label, className="text-muted text-nowrap"),
+                     html.Td(html.Strong(q.value)), html.Td(q.note, className="text-muted")])
+            for q in derived.quantities(cfg)]
+    return html.Table(html.Tbody(rows), className="derived-table w-100")
+
+
+def lr_preview(cfg: Optional[C.Config]):
+    if cfg is None:
+        return viz_utils.empty_fig("Fix the highlighted fields to preview the schedule",
+                                   height=LR_PREVIEW_HEIGHT)
+    t = cfg.training
+    steps, adamw = lr_curve(t.steps, t.warmup_steps, t.cosine_schedule, cfg.optimizer.adamw.lr)
+    _, muon = lr_curve(t.steps, t.warmup_steps, t.cosine_schedule, cfg.optimizer.muon.lr)
+    return viz_utils.lr_preview_fig(steps, adamw, muon, t.warmup_steps, height=LR_PREVIEW_HEIGHT)
+
+
+def summary(result: form.FormCheck) -> object:
+    if result.errors:
+        n = len(result.errors)
+        items = [html.Li(m) for m in list(result.errors.values())[:6]]
+        return dbc.Alert([html.Strong(f"{n} error{'s' if n > 1 else ''}: Start is disabled until "
+                                      "fixed."), html.Ul(items, className="mb-0 ps-3")],
+                         color="danger", class_name="py-1 px-2 mb-0 small")
+    if result.warnings:
+        return html.Div([html.Div(f"Warning: {m}", className="text-warning-emphasis")
+                         for m in result.warnings.values()])
+    return html.Span("Config valid.", className="text-muted")
+
+
+def check(values: dict[str, Any], tier: Any) -> dict[str, Any]:
+    """What `check_form` writes, from the form's current values."""
+    result = form.check(values, tier)
+    messages = {}
+    for f in form.FIELDS:
+        if f.key in result.errors:
+            messages[f.key] = html.Span(result.errors[f.key], className="text-danger")
+        elif f.key in result.warnings:
+            messages[f.key] = html.Span(result.warnings[f.key], className="text-warning-emphasis")
+        else:
+            messages[f.key] = None
+    titles = {}
+    for section in SECTIONS:
+        n = sum(1 for k in result.errors if k.rsplit(".", 1)[0] == section)
+        title = C.SECTION_TITLES[section]
+        titles[section] = (html.Span([title, html.Span(f" · {n} error{'s' if n > 1 else ''}",
+                                                       className="section-errors")])
+                           if n else title)
+    return {"invalid": {f.key: f.key in result.errors for f in INVALIDABLE},
+            "messages": messages, "titles": titles, "start_disabled": not result.ok,
+            "summary": summary(result),
+            "derived": derived_table(result.config) if result.ok else html.Span(
+                "Derived quantities appear when the form is valid.", className="text-muted"),
+            "lr": lr_preview(result.config),
+            "store": {"values": values, "tier": tier, "saved_at": time.time()}}
+
+
+# -- status -----------------------------------------------------------------------------------
+def status_view(runs_dir: Path, launcher: Launcher, name: Optional[str],
+                control: Any) -> dict[str, Any]:
+    """config-status for the selected run, and whether Stop / Resume make sense now."""
+    lines: list = []
+    stop_ok = resume_ok = False
+    run = resolve(runs_dir, name)
+    launched = launcher.get(name)
+    if run is None and launched is not None:
+        if launched.alive:
+            lines.append(dbc.Badge("Starting", color="info", class_name="me-2"))
+            lines.append(html.Span(f"{name}: process {launched.pid} launched, waiting for its "
+                                   "first status"))
+            stop_ok = True
+        else:
+            reason = last_output_line(launched.run_dir / "process.log")
+            lines.append(dbc.Badge(f"Crashed (exit code {launched.exit_code})", color="danger",
+                                   class_name="me-2"))
+            lines.append(html.Span(reason))
+    elif run is None:
+        lines.append(html.Span("No run selected. Press Start to launch one from this config.",
+                               className="text-muted"))
+    else:
+        s = summarise(run)
+        label = s.label
+        if s.state is RunState.RUNNING:
+            step, rate = _progress(run)
+            label = f"Running (step {max(s.step, step or 0):,}/{s.total_steps:,}" + (
+                f", {rate:.1f} steps/s)" if rate else ")")
+        lines.append(dbc.Badge(label, color=BADGE_COLOURS[s.state], class_name="me-2 text-wrap",
+                               id="config-status-badge"))
+        lines.append(html.Span(f"{run.name}" + (" (simulated)" if s.kind == "simulate" else ""),
+                               className="text-muted"))
+        stop_ok = s.state in (RunState.RUNNING, RunState.STALLED)
+        resume_ok = not stop_ok and bool(run.checkpoints()) and not (launched and launched.alive)
+    note = launcher.note(name)
+    if note:
+        lines.append(html.Div(note, className="text-muted"))
+    if isinstance(control, dict) and control.get("text"):
+        cls = "text-success" if control.get("ok") else "text-danger"
+        lines.append(html.Div(control["text"], className=cls))
+    return {"status": html.Div(lines), "stop_disabled": not stop_ok,
+            "resume_disabled": not resume_ok}
+
+
+def _progress(run) -> tuple[Optional[int], Optional[float]]:
+    """(newest logged step, steps per second) from the metrics (fresher than the heartbeat)."""
+    try:
+        with db.open_db(run.db_path) as conn:
+            recent = db.recent_train_metrics(conn, 20)
+    except Exception:  # progress is a nicety; the status must show regardless
+        return None, None
+    if recent.empty:
+        return None, None
+    return int(recent["step"].iloc[-1]), step_rate(recent)
+
+
+def control_action(trigger: str, launcher: Launcher, runs_dir: Path, values: dict, tier: Any,
+                   runner: Optional[str], run_name: Optional[str], rate: Any,
+                   selected: Optional[str], checkpoint: Optional[str]) -> dict[str, Any]:
+    """Start, Stop or Resume; returns {"ok", "text", "run"} (run: the run to select)."""
+    try:
+        rate_f = float(rate) if rate not in (None, "") else 20.0
+    except (TypeError, ValueError):
+        rate_f = -1.0
+    try:
+        if trigger == ids.CONFIG_START:
+            result = form.check(values, tier)
+            if not result.ok:
+                return {"ok": False, "text": "Not started: the config has errors (see the "
+                        "highlighted fields).", "run": None}
+            launched = launcher.start(result.config, runner or "simulate", run_name, rate_f)
+            return {"ok": True, "run": launched.name,
+                    "text": f"Started {launched.name} ({RUNNERS[launched.runner]}, pid "
+                            f"{launched.pid}); output in {launched.run_dir / 'process.log'}"}
+        run = resolve(runs_dir, selected)
+        starting = launcher.get(selected)
+        if run is None and starting is not None and starting.alive:  # no status.json yet
+            run = RunDir(starting.run_dir)
+        if run is None:
+            return {"ok": False, "text": "No run selected.", "run": None}
+        if trigger == ids.CONFIG_STOP:
+            return {"ok": True, "text": launcher.stop(run), "run": run.name}
+        if trigger == ids.RESUME_BTN:
+            launched = launcher.resume(run, checkpoint, rate_f)
+            return {"ok": True, "run": run.name,
+                    "text": f"Resuming {run.name} from {checkpoint} (pid {launched.pid})"}
+    except LaunchError as exc:
+        return {"ok": False, "text": str(exc), "run": None}
+    except OSError as exc:
+        return {"ok": False, "text": f"Failed: {exc.strerror or exc}", "run": None}
+    return {"ok": False, "text": f"unknown action {trigger}", "run": None}
+
+
+def all_run_options(runs_dir: Path, launcher: Launcher) -> list[dict]:
+    options = run_options(runs_dir)
+    known = {o["value"] for o in options}
+    return options + [{"label": f"{n} - starting", "value": n} for n in launcher.pending()
+                      if n not in known]
+
+
+# -- wiring -----------------------------------------------------------------------------------
+def register(app) -> None:
+    runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
+    launcher: Launcher = app.server.config["UMOEC_LAUNCHER"]
+    switch_ids = [form.BY_KEY[k].component_id for k in SWITCH_KEYS]
+
+    @app.callback(*[Output(i, "value") for i in FIELD_IDS],
+                  Output(ids.CONFIG_TIER, "value"), Output(ids.CONFIG_TIER, "options"),
+                  Output(ids.CONFIG_COMPONENTS, "value"), Output(ids.CONFIG_FILE_STATUS, "children"),
+                  Input(ids.CONFIG_TIER, "value"), Input(ids.CONFIG_LOAD_BTN, "n_clicks"),
+                  Input(ids.CONFIG_RESET_BTN, "n_clicks"), Input(ids.CONFIG_COMPONENTS, "value"),
+                  *[Input(i, "value") for i in switch_ids], Input(ids.CONFIG_INJECT, "data"),
+                  State(ids.CONFIG_LOAD_PATH, "value"), State(ids.CONFIG_FORM_STORE, "data"))
+    def fill_form(tier, _load, _reset, checklist, *rest):
+        switches = dict(zip(SWITCH_KEYS, rest[:len(SWITCH_KEYS)], strict=True))
+        inject, load_path, stored = rest[len(SWITCH_KEYS):]
+        out = fill(ctx.triggered_id, tier, checklist, switches, inject, load_path, stored)
+        values = out.get("values", {})
+        new_tier = out.get("tier", no_update)
+        return (*[values.get(f.key, no_update) for f in form.FIELDS], new_tier,
+                tier_options(new_tier if new_tier is not no_update else tier),
+                out.get("checklist", no_update), out.get("message", no_update))
+
+    @app.callback(*[Output(f.component_id, "invalid") for f in INVALIDABLE],
+                  *[Output(ids.field_msg_id(i), "children") for i in FIELD_IDS],
+                  *[Output(ids.section_item_id(s), "title") for s in SECTIONS],
+                  Output(ids.CONFIG_START, "disabled"), Output(ids.CONFIG_VALIDATION, "children"),
+                  Output(ids.CONFIG_DERIVED, "children"), Output(ids.CONFIG_LR_PREVIEW, "figure"),
+                  Output(ids.CONFIG_FORM_STORE, "data"),
+                  *[Input(i, "value") for i in FIELD_IDS], Input(ids.CONFIG_TIER, "value"))
+    def check_form(*args):
+        values, tier = _values(list(args[:-1])), args[-1]
+        out = check(values, tier)
+        return (*[out["invalid"][f.key] for f in INVALIDABLE],
+                *[out["messages"][f.key] for f in form.FIELDS],
+                *[out["titles"][s] for s in SECTIONS], out["start_disabled"], out["summary"],
+                out["derived"], out["lr"], out["store"])
+
+    @app.callback(Output(ids.CONFIG_FILE_STATUS, "children", allow_duplicate=True),
+                  Input(ids.CONFIG_SAVE_BTN, "n_clicks"), State(ids.CONFIG_SAVE_PATH, "value"),
+                  *[State(i, "value") for i in FIELD_IDS], State(ids.CONFIG_TIER, "value"),
+                  prevent_initial_call=True)
+    def save_config(_n, path_text, *args):
+        values, tier = _values(list(args[:-1])), args[-1]
+        try:
+            path = form.save_file(values, tier, form.resolve_path(path_text))
+        except FormFileError as exc:
+            return _bad(str(exc))
+        return _ok(f"Saved {path}.")
+
+    @app.callback(Output(ids.CONFIG_CONTROL_MSG, "data"),
+                  Output(ids.RUN_SELECT, "options", allow_duplicate=True),
+                  Output(ids.RUN_SELECT, "value", allow_duplicate=True),
+                  Input(ids.CONFIG_START, "n_clicks"), Input(ids.CONFIG_STOP, "n_clicks"),
+                  Input(ids.RESUME_BTN, "n_clicks"),
+                  State(ids.CONFIG_RUNNER, "value"), State(ids.CONFIG_RUN_NAME, "value"),
+                  State(ids.CONFIG_SIM_RATE, "value"), State(ids.RUN_SELECT, "value"),
+                  State(ids.RESUME_CHECKPOINT, "value"),
+                  *[State(i, "value") for i in FIELD_IDS], State(ids.CONFIG_TIER, "value"),
+                  prevent_initial_call=True)
+    def control(_start, _stop, _resume, runner, run_name, rate, selected, checkpoint, *args):
+        values, tier = _values(list(args[:-1])), args[-1]
+        msg = control_action(ctx.triggered_id, launcher, runs_dir, values, tier, runner,
+                             run_name, rate, selected, checkpoint)
+        msg["ts"] = time.time()
+        if msg.get("run") and msg["run"] != selected:
+            return msg, all_run_options(runs_dir, launcher), msg["run"]
+        return msg, no_update, no_update
+
+    @app.callback(Output(ids.CONFIG_STATUS, "children"), Output(ids.CONFIG_STOP, "disabled"),
+                  Output(ids.RESUME_BTN, "disabled"), Output(ids.CONFIG_RUNNER, "options"),
+                  Output(ids.CONFIG_RUNNER, "value"), Output(ids.CONFIG_RUNNER_NOTE, "children"),
+                  Input(ids.REFRESH, "n_intervals"), Input(ids.RUN_SELECT, "value"),
+                  Input(ids.CONFIG_CONTROL_MSG, "data"), State(ids.CONFIG_RUNNER, "options"),
+                  State(ids.CONFIG_RUNNER, "value"))
+    def show_status(_n, name, control_msg, runner_options, runner):
+        view = status_view(runs_dir, launcher, name, control_msg)
+        options = launcher.runner_options()
+        train_ok = not options[0]["disabled"]
+        note = "" if train_ok else (f"{RUNNERS['train']} is unavailable: "
+                                    f"{trainer_available(launcher.root)[1]}")
+        if options == runner_options:
+            options_out, value_out = no_update, no_update
+        else:  # availability changed (or first tick): prefer the real trainer when it exists
+            options_out, value_out = options, ("train" if train_ok else "simulate")
+        if runner == "train" and not train_ok:
+            value_out = "simulate"
+        return (view["status"], view["stop_disabled"], view["resume_disabled"], options_out,
+                value_out, note)

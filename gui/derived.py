@@ -1,0 +1,133 @@
+"""Quantities derived from a config, shown live beside the editor (pure; file reads guarded).
+
+Bytes per step, total training bytes, checkpoints and metric rows are arithmetic on the config.
+Parameter counts, FLOPs and memory come from `umoec.sizing` (torch-free; the model is built from
+the same numbers and a test keeps them equal); without that module the panel says so.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from umoec.config import Config
+from umoec.schedule import MIN_LR_RATIO
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Quantity:
+    label: str
+    value: str
+    note: str = ""
+
+
+def fmt_count(n: float) -> str:
+    """1234 -> 1.23 k, 5.6e6 -> 5.60 M (SI, three significant digits)."""
+    n = float(n)
+    for unit, scale in (("E", 1e18), ("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(n) >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n:.0f}" if float(n).is_integer() else f"{n:.3g}"
+
+
+def fmt_bytes(n: float) -> str:
+    """Decimal units (1 MB = 10^6 bytes), as training throughput is usually quoted."""
+    n = float(n)
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if abs(n) >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n:.0f} B"
+
+
+def _sizing() -> Optional[Any]:
+    """umoec.sizing (torch-free; the model is built from the same numbers), None if missing."""
+    try:
+        return importlib.import_module("umoec.sizing")
+    except ImportError:
+        return None
+
+
+def _call(fn: Optional[Callable], cfg: Config) -> Optional[float]:
+    if fn is None:
+        return None
+    try:
+        value = fn(cfg)
+    except Exception:  # a sizing bug must not take the editor down; the panel says "n/a"
+        return None
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def model_size(cfg: Config) -> dict[str, Optional[float]]:
+    """Total params, active params per byte, training FLOPs per byte and training memory per
+    process (bytes), from umoec.sizing; {} when that module does not exist."""
+    sizing = _sizing()
+    if sizing is None:
+        return {}
+    return {"total": _call(getattr(sizing, "total_params", None), cfg),
+            "active": _call(getattr(sizing, "active_params_per_byte", None), cfg),
+            "flops": _call(getattr(sizing, "flops_per_byte", None), cfg),
+            "memory": _call(getattr(sizing, "training_memory_bytes", None), cfg)}
+
+
+def dataset_bytes(cfg: Config, root: Path = ROOT) -> Optional[int]:
+    """Training bytes of cfg.data.path (dataset.json, else train.bin's size), None if absent."""
+    folder = Path(cfg.data.path)
+    folder = folder if folder.is_absolute() else root / folder
+    try:
+        meta = json.loads((folder / "dataset.json").read_text(encoding="utf-8"))
+        train = meta["splits"]["train"]["bytes"]  # umoec/data/corpus.py writes this
+        if isinstance(train, int):
+            return train
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    try:
+        return (folder / "train.bin").stat().st_size
+    except OSError:
+        return None
+
+
+def quantities(cfg: Config, root: Path = ROOT) -> list[Quantity]:
+    t, lg, hw = cfg.training, cfg.logging, cfg.hardware
+    procs = max(1, hw.gpus)
+    per_step = t.batch_size * t.seq_len * procs
+    total = per_step * t.steps
+    out: list[Quantity] = []
+    size = model_size(cfg)
+    if not size:
+        out.append(Quantity("parameters", "n/a", "needs umoec/sizing.py (not built yet)"))
+    else:
+        total_p, active, memory = size.get("total"), size.get("active"), size.get("memory")
+        flops = size.get("flops")
+        out.append(Quantity("parameters", fmt_count(total_p) if total_p else "n/a",
+                            "total, all experts"))
+        out.append(Quantity("active params / byte", fmt_count(active) if active else "n/a",
+                            f"top {cfg.moe.top_k} of {cfg.moe.n_routed} experts"))
+        out.append(Quantity("training memory", fmt_bytes(memory) if memory else "n/a",
+                            "per process, estimated"))
+        if flops:
+            out.append(Quantity("training compute", f"{fmt_count(flops * total)}FLOP",
+                                f"{fmt_count(flops)}FLOP / byte"))
+    gpus = f" x {procs} GPUs" if procs > 1 else ""
+    out.append(Quantity("bytes / step", f"{per_step:,}",
+                        f"{t.batch_size} x {t.seq_len} bytes{gpus}"))
+    out.append(Quantity("training bytes", fmt_bytes(total), f"{t.steps:,} steps"))
+    data = dataset_bytes(cfg, root)
+    if data:
+        out.append(Quantity("epochs", f"{total / data:.3g}", f"over {fmt_bytes(data)} in "
+                                                              f"{cfg.data.path}"))
+    else:
+        out.append(Quantity("epochs", "n/a", f"no dataset at {cfg.data.path} yet"))
+    final = MIN_LR_RATIO if t.cosine_schedule else 1.0
+    out.append(Quantity("lr AdamW / Muon", f"{cfg.optimizer.adamw.lr:g} / "
+                        f"{cfg.optimizer.muon.lr:g}",
+                        f"warmup {t.warmup_steps:,}, then "
+                        + (f"cosine to {final:.0%}" if t.cosine_schedule else "constant")))
+    out.append(Quantity("checkpoints", f"{-(-t.steps // lg.save_every):,}",
+                        f"every {lg.save_every:,} steps"))
+    out.append(Quantity("metric rows", f"{-(-t.steps // lg.log_every):,}",
+                        f"every {lg.log_every:,}; {-(-t.steps // lg.eval_every):,} evals"))
+    return out

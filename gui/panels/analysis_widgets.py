@@ -1,0 +1,41 @@
+"""Small layout pieces shared by the analysis tabs (pure: no callbacks, no I/O)."""
+from __future__ import annotations
+
+import dash_bootstrap_components as dbc
+from dash import dcc, html
+
+from .. import viz_utils
+
+GRAPH_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
+
+
+def graph(id_: str, message: str = "Loading...", height: int = 320) -> dcc.Graph:
+    """A graph that starts with a message instead of empty axes."""
+    return dcc.Graph(id=id_, figure=viz_utils.empty_fig(message, height=height), config=GRAPH_CONFIG)
+
+
+def card(title, *body, class_name: str = "h-100") -> dbc.Card:
+    return dbc.Card([dbc.CardHeader(title), dbc.CardBody(list(body))], class_name=class_name)
+
+
+def step_slider(slider_id: str, label_id: str, what: str) -> html.Div:
+    """A step slider over a table's logged steps, with a label naming the step shown."""
+    return html.Div([
+        html.Div([html.Span(what, className="text-muted small text-uppercase me-2"),
+                  html.Span(id=label_id, className="fw-semibold")], className="mb-1"),
+        dcc.Slider(id=slider_id, min=0, max=0, step=1, value=None, marks={}, updatemode="mouseup",
+                   tooltip={"placement": "bottom"}),
+    ], className="mb-2")
+
+
+def note(id_: str) -> html.Div:
+    return html.Div(id=id_, className="text-muted small mt-1")
+
+
+def metric_card(title: str, value: str, sub: str = "", colour: str = "") -> dbc.Col:
+    """A metric card (same look as the training tab's KPI cards)."""
+    return dbc.Col(dbc.Card(dbc.CardBody([
+        html.Div(title, className="text-muted small text-uppercase"),
+        html.Div(value, className=f"fs-4 fw-semibold {colour}".strip()),
+        html.Div(sub, className="text-muted small"),
+    ]), class_name="h-100"), xs=6, lg=3, class_name="mb-2")

@@ -1,0 +1,427 @@
+"""Start, stop and resume training processes from the cockpit.
+
+A run is started as an argument list (never a shell string) in its own session, so Stop can
+signal the whole process group (torchrun and its workers included); stdout and stderr go to
+RUNDIR/process.log. A watcher thread per child reaps it the moment it exits (no zombies) and
+records the real exit code. If the child died without writing a final status.json (killed,
+crashed before its first heartbeat), the watcher writes one: `crashed` with the exit code and
+the last line the process printed, so the run stays honestly "Crashed (exit code N)" after the
+cockpit restarts.
+
+Stop = SIGTERM (the trainer finishes its step, saves a checkpoint and exits 0), then SIGKILL if
+it has not exited after `stop_timeout` seconds, and the status says which happened. Runs started
+by an earlier cockpit are stopped through the pid and start time in their status.json.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Optional
+
+import psutil
+
+from umoec import config as C
+from umoec.run import RunDir, RunState, RunStatus, effective_state, pid_alive
+from umoec.run.atomic import atomic_write_text
+
+ROOT = Path(__file__).resolve().parents[1]
+STOP_TIMEOUT_S = 30.0
+DEFAULT_RATE = 20.0
+LAUNCH_CONFIG = "launch.yaml"     # the frozen copy of the form the process was started with
+LAUNCH_INFO = "launch.json"       # argv, runner, time, cockpit pid
+PROCESS_LOG = "process.log"       # the process's stdout + stderr
+RUNNERS = {"train": "Train (bin.train)", "simulate": "Simulate (live)"}
+NAME_RE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class LaunchError(RuntimeError):
+    """Starting, stopping or resuming failed; the message says why and what to do."""
+
+
+def trainer_available(root: Path = ROOT) -> tuple[bool, str]:
+    """(True, "") when bin/train.py exists, else (False, the reason shown beside the option)."""
+    if (root / "bin" / "train.py").is_file():
+        return True, ""
+    return False, "bin/train.py does not exist yet (the trainer is still being built)"
+
+
+def sanitise_name(text: Optional[str]) -> str:
+    """A safe folder name: letters, digits, '.', '_' and '-' only; never '.', '..' or hidden."""
+    name = NAME_RE.sub("-", (text or "").strip()).strip(".-")[:64]
+    return name
+
+
+def default_name(cfg: C.Config, now: Optional[float] = None) -> str:
+    return sanitise_name(f"{cfg.tier}-{time.strftime('%Y%m%d-%H%M%S', time.localtime(now))}")
+
+
+def claim_run_dir(runs_dir: Path, name: str) -> Path:
+    """Create a new, empty run folder directly inside runs_dir (name, name-2, name-3, ...)."""
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    for i in range(1, 1000):
+        candidate = runs_dir / (name if i == 1 else f"{name}-{i}")
+        try:
+            candidate.mkdir()
+        except FileExistsError:
+            continue
+        return candidate
+    raise LaunchError(f"could not find a free run folder name for {name!r} in {runs_dir}")
+
+
+def torchrun(python: str = sys.executable) -> list[str]:
+    exe = Path(python).parent / "torchrun"
+    return [str(exe)] if exe.is_file() else [python, "-m", "torch.distributed.run"]
+
+
+def build_command(runner: str, run_dir: Path, config_path: Path, *, steps: int, gpus: int = 0,
+                  resume: Optional[Path] = None, rate: float = DEFAULT_RATE,
+                  python: str = sys.executable) -> list[str]:
+    """The argument list that starts (or resumes) a run; see CONTRACTS.md for the commands."""
+    if runner == "simulate":
+        argv = [python, "-m", "bin.simulate_training", "--out", str(run_dir), "--steps",
+                str(steps), "--live", "--rate", f"{rate:g}", "--quiet"]
+        return argv + (["--resume", str(resume)] if resume else ["--config", str(config_path)])
+    if runner == "train":
+        tail = ["-m", "bin.train", "--config", str(config_path), "--out", str(run_dir)]
+        if resume:
+            tail += ["--resume", str(resume)]
+        if gpus > 1:
+            return [*torchrun(python), f"--nproc_per_node={gpus}", *tail]
+        return [python, *tail]
+    raise LaunchError(f"unknown runner {runner!r}; choose one of {', '.join(RUNNERS)}")
+
+
+def describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            return f"killed by signal {-code} ({signal.Signals(-code).name})"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+def last_output_line(path: Path, max_bytes: int = 8192) -> str:
+    """The last non-empty line a process printed (its one-line error message, usually)."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - max_bytes))
+            lines = fh.read().decode("utf-8", errors="replace").splitlines()
+    except OSError:
+        return ""
+    for line in reversed(lines):
+        if line.strip() and not line.startswith("# cockpit:"):
+            return line.strip()[:300]
+    return ""
+
+
+@dataclass
+class Launched:
+    """A process this cockpit started (or a run it is stopping by pid)."""
+
+    name: str
+    run_dir: Path
+    argv: list[str]
+    runner: str
+    proc: Optional[subprocess.Popen] = None
+    pid: int = 0
+    started: float = field(default_factory=time.time)
+    total_steps: int = 0
+    log: Optional[IO] = None
+    exit_code: Optional[int] = None
+    ended: Optional[float] = None
+    stop_requested: Optional[float] = None
+    stop_note: str = ""
+    killed: bool = False
+    done: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def alive(self) -> bool:
+        return not self.done.is_set()
+
+
+class Launcher:
+    """Processes started by one cockpit, keyed by run name (thread-safe)."""
+
+    def __init__(self, runs_dir: Path, root: Path = ROOT, stop_timeout: float = STOP_TIMEOUT_S,
+                 python: str = sys.executable):
+        self.runs_dir, self.root = Path(runs_dir), Path(root)
+        self.stop_timeout, self.python = stop_timeout, python
+        self._lock = threading.Lock()
+        self._runs: dict[str, Launched] = {}
+
+    # -- queries ---------------------------------------------------------------------------
+    def get(self, name: Optional[str]) -> Optional[Launched]:
+        with self._lock:
+            return self._runs.get(name) if name else None
+
+    def pending(self) -> list[str]:
+        """Runs this cockpit started whose process has not written status.json yet."""
+        with self._lock:
+            items = list(self._runs.values())
+        return [r.name for r in items if r.alive and not (r.run_dir / "status.json").exists()]
+
+    def runner_options(self) -> list[dict]:
+        ok, why = trainer_available(self.root)
+        label = RUNNERS["train"] + ("" if ok else " - unavailable")
+        return [{"label": label, "value": "train", "disabled": not ok},
+                {"label": RUNNERS["simulate"], "value": "simulate"}]
+
+    # -- start / resume --------------------------------------------------------------------
+    def start(self, cfg: C.Config, runner: str, name: Optional[str] = None,
+              rate: float = DEFAULT_RATE) -> Launched:
+        """Freeze `cfg` into a new run folder and start the runner on it."""
+        self._check_runner(runner)
+        _check_rate(rate)
+        base = sanitise_name(name) or default_name(cfg)
+        run_dir = claim_run_dir(self.runs_dir, base)
+        config_path = run_dir / LAUNCH_CONFIG
+        try:
+            C.save(cfg, config_path, header=f"Config frozen by the cockpit at Start "
+                   f"({time.strftime('%Y-%m-%d %H:%M:%S')}); the run writes its own config.yaml.")
+        except OSError as exc:
+            raise LaunchError(f"cannot write {config_path}: {exc.strerror or exc}") from None
+        argv = build_command(runner, run_dir, config_path, steps=cfg.training.steps,
+                             gpus=cfg.hardware.gpus, rate=rate, python=self.python)
+        return self._spawn(run_dir, argv, runner, cfg.training.steps, "w")
+
+    def resume(self, run: RunDir, checkpoint: Optional[str], rate: float = DEFAULT_RATE) -> Launched:
+        """Restart `run` from one of its checkpoints, with the runner that wrote it."""
+        if not checkpoint:
+            raise LaunchError("choose a checkpoint to resume from")
+        try:
+            status = run.read_status()
+        except ValueError as exc:
+            raise LaunchError(str(exc)) from None
+        state, detail = effective_state(status)
+        live = self.get(run.name)
+        if state in (RunState.RUNNING, RunState.STALLED) or (live and live.alive):
+            raise LaunchError(f"{run.name} is still {state.value} ({detail}); stop it first")
+        ck = next((c for c in run.checkpoints() if c.path.name == checkpoint), None)
+        if ck is None:
+            raise LaunchError(f"checkpoint {checkpoint!r} is not in {run.checkpoints_dir} "
+                              "(deleted? pick another)")
+        runner = "simulate" if status is not None and status.kind == "simulate" else "train"
+        self._check_runner(runner)
+        _check_rate(rate)
+        try:
+            cfg = C.load(run.config_path)
+        except C.ConfigError as exc:
+            raise LaunchError(f"cannot resume: {exc}") from None
+        argv = build_command(runner, run.root, run.config_path, steps=cfg.training.steps,
+                             gpus=cfg.hardware.gpus, resume=ck.path, rate=rate,
+                             python=self.python)
+        return self._spawn(run.root, argv, runner, cfg.training.steps, "a")
+
+    def _check_runner(self, runner: str) -> None:
+        if runner not in RUNNERS:
+            raise LaunchError(f"unknown runner {runner!r}; choose one of {', '.join(RUNNERS)}")
+        if runner == "train":
+            ok, why = trainer_available(self.root)
+            if not ok:
+                raise LaunchError(f"cannot train: {why}; choose '{RUNNERS['simulate']}'")
+
+    def _spawn(self, run_dir: Path, argv: list[str], runner: str, total_steps: int,
+               mode: str) -> Launched:
+        log_path = run_dir / PROCESS_LOG
+        try:
+            log = open(log_path, mode, encoding="utf-8")
+        except OSError as exc:
+            raise LaunchError(f"cannot write {log_path}: {exc.strerror or exc}") from None
+        log.write(f"# cockpit: {time.strftime('%Y-%m-%d %H:%M:%S')} {shlex.join(argv)}\n")
+        log.flush()
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        try:
+            proc = subprocess.Popen(argv, cwd=self.root, env=env, stdin=subprocess.DEVNULL,
+                                    stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True, close_fds=True)
+        except FileNotFoundError:
+            log.close()
+            raise LaunchError(f"cannot start {argv[0]}: no such program (is the environment "
+                              "complete? torchrun comes with torch)") from None
+        except PermissionError:
+            log.close()
+            raise LaunchError(f"cannot start {argv[0]}: permission denied") from None
+        except OSError as exc:
+            log.close()
+            raise LaunchError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
+        launched = Launched(run_dir.name, run_dir, argv, runner, proc=proc, pid=proc.pid,
+                            total_steps=total_steps, log=log)
+        _write_launch_info(run_dir, launched)
+        with self._lock:
+            self._runs[launched.name] = launched
+        threading.Thread(target=self._watch, args=(launched,), daemon=True,
+                         name=f"watch-{launched.name}").start()
+        return launched
+
+    # -- watching --------------------------------------------------------------------------
+    def _watch(self, launched: Launched) -> None:
+        """Reap the child as soon as it exits and make its final status honest."""
+        assert launched.proc is not None
+        code = launched.proc.wait()
+        launched.exit_code, launched.ended = code, time.time()
+        if launched.log is not None:
+            launched.log.close()
+        try:
+            self._finalise(launched, code)
+        finally:
+            launched.done.set()
+
+    def _finalise(self, launched: Launched, code: int) -> None:
+        """Write a final status.json if the process left none (or left 'running')."""
+        run = RunDir(launched.run_dir)
+        try:
+            status = run.read_status()
+        except ValueError:
+            status = None
+        if status is not None and status.state != RunState.RUNNING.value:
+            return  # the process wrote its own final status
+        if launched.killed:
+            state, message = RunState.STOPPED, launched.stop_note
+        else:
+            state = RunState.CRASHED
+            message = describe_exit(code) if code < 0 else (
+                last_output_line(run.root / PROCESS_LOG) or describe_exit(code))
+            if code == 0:
+                message = "exited with code 0 without writing a final status"
+        if status is None:
+            status = RunStatus(state=state.value, pid=launched.pid, total_steps=launched.total_steps,
+                               kind="simulate" if launched.runner == "simulate" else "train",
+                               started_at=launched.started)
+        status.state, status.exit_code, status.message = state.value, code, message
+        status.updated_at = time.time()
+        try:
+            run.write_status(status)
+        except OSError:
+            pass  # the folder is gone or read-only; the in-memory exit code still shows
+
+    # -- stopping --------------------------------------------------------------------------
+    def stop(self, run: RunDir) -> str:
+        """SIGTERM the run's process group, escalate to SIGKILL after stop_timeout seconds."""
+        launched = self.get(run.name)
+        if launched is not None and launched.alive and launched.proc is not None:
+            if launched.stop_requested is not None:
+                return (f"Stop already requested {time.time() - launched.stop_requested:.0f} s "
+                        "ago; waiting for the process to exit")
+            _signal_group(launched.pid, signal.SIGTERM)
+            launched.stop_requested = time.time()
+            threading.Thread(target=self._escalate, args=(launched, launched.done.wait),
+                             daemon=True).start()
+            return (f"SIGTERM sent to {run.name} (pid {launched.pid}); waiting up to "
+                    f"{self.stop_timeout:g} s for its checkpoint and a clean exit")
+        return self._stop_external(run)
+
+    def _stop_external(self, run: RunDir) -> str:
+        """Stop a run this cockpit did not start (e.g. started before a restart), by pid."""
+        try:
+            status = run.read_status()
+        except ValueError as exc:
+            raise LaunchError(str(exc)) from None
+        state, detail = effective_state(status)
+        if status is None or state not in (RunState.RUNNING, RunState.STALLED):
+            raise LaunchError(f"{run.name} is not running ({state.value}: {detail})")
+        if status.host != socket.gethostname():
+            raise LaunchError(f"{run.name} runs on host {status.host}; stop it there")
+        if not pid_alive(status.pid, status.proc_start):
+            raise LaunchError(f"process {status.pid} of {run.name} is already gone")
+        with self._lock:
+            known = self._runs.get(run.name)
+            if known is not None and known.alive and known.stop_requested is not None:
+                return "Stop already requested; waiting for the process to exit"
+            launched = Launched(run.name, run.root, [], status.kind, pid=status.pid,
+                                total_steps=status.total_steps, stop_requested=time.time())
+            self._runs[run.name] = launched
+        _signal_group(status.pid, signal.SIGTERM)
+
+        def wait(timeout: float) -> bool:
+            try:
+                psutil.Process(status.pid).wait(timeout)
+            except psutil.TimeoutExpired:
+                return False
+            except psutil.NoSuchProcess:
+                pass
+            return True
+
+        def watch() -> None:
+            self._escalate(launched, wait)
+            launched.ended = time.time()
+            self._finalise(launched, -9 if launched.killed else 0)
+            launched.done.set()
+
+        threading.Thread(target=watch, daemon=True).start()
+        return (f"SIGTERM sent to {run.name} (pid {status.pid}, started before this cockpit); "
+                f"waiting up to {self.stop_timeout:g} s")
+
+    def _escalate(self, launched: Launched, wait) -> None:
+        if wait(self.stop_timeout):
+            return
+        launched.stop_note = (f"did not exit within {self.stop_timeout:g} s of SIGTERM: killed "
+                              "with SIGKILL (no final checkpoint; resume from the last one)")
+        launched.killed = True
+        _signal_group(launched.pid, signal.SIGKILL)
+
+    def note(self, name: Optional[str]) -> str:
+        """What this cockpit knows about the run's process beyond its status.json."""
+        launched = self.get(name)
+        if launched is None:
+            return ""
+        if launched.alive:
+            if launched.stop_requested is not None:
+                waited = time.time() - launched.stop_requested
+                return (f"Stopping: SIGTERM sent {waited:.0f} s ago, waiting for the checkpoint "
+                        f"(SIGKILL after {self.stop_timeout:g} s)")
+            return f"process {launched.pid} started by this cockpit ({RUNNERS[launched.runner]})"
+        if launched.killed:
+            return f"Stop: {launched.stop_note}"
+        if launched.exit_code is not None and launched.proc is not None:
+            return f"process {launched.pid} {describe_exit(launched.exit_code)}"
+        return ""
+
+    def shutdown(self, timeout: float = 10.0) -> None:
+        """Stop every live process this cockpit started (tests; the CLI leaves runs going)."""
+        with self._lock:
+            items = [r for r in self._runs.values() if r.alive and r.proc is not None]
+        for r in items:
+            _signal_group(r.pid, signal.SIGTERM)
+        for r in items:
+            if not r.done.wait(timeout):
+                _signal_group(r.pid, signal.SIGKILL)
+                r.done.wait(timeout)
+
+
+def _check_rate(rate: float) -> None:
+    if not isinstance(rate, (int, float)) or not 0 < rate <= 10_000:
+        raise LaunchError(f"simulation rate {rate!r} must be a number of steps per second in "
+                          "(0, 10000]")
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    """Signal pid's process group if it leads one (runs we start do), else just pid."""
+    try:
+        if os.getpgid(pid) == pid:
+            os.killpg(pid, sig)
+        else:
+            os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+    except PermissionError as exc:
+        raise LaunchError(f"not allowed to signal process {pid}: {exc.strerror}") from None
+
+
+def _write_launch_info(run_dir: Path, launched: Launched) -> None:
+    info = {"argv": launched.argv, "runner": launched.runner, "pid": launched.pid,
+            "started_at": launched.started, "cockpit_pid": os.getpid()}
+    try:
+        atomic_write_text(run_dir / LAUNCH_INFO, json.dumps(info, indent=1) + "\n")
+    except OSError:
+        pass  # informational only

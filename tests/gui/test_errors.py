@@ -1,0 +1,91 @@
+"""Every failure the cockpit can meet shows a message a user can act on, never a traceback:
+missing database, corrupt database, missing file, a launcher that cannot start the program, a
+trainer that fails, a stop that times out (spec WS7)."""
+import sqlite3
+import time
+
+from gui import process
+from gui.callbacks import config_callbacks as cc
+from gui.callbacks import training_callbacks as tc
+from gui import ids
+from tests.gui.test_process import LONG, fake_program
+from umoec.run import RunDir, RunStatus
+
+
+def run_folder(tmp_path, name="r"):
+    run = RunDir(tmp_path / name)
+    run.root.mkdir()
+    RunStatus(state="completed", total_steps=10).write(run.status_path)
+    return run
+
+
+def test_missing_database(tmp_path):
+    run = run_folder(tmp_path)
+    out = tc.training_update(tmp_path, "r")
+    assert f"No metrics database yet at {run.db_path}" in str(out["error"])
+    assert out["log"] == "(training.log does not exist yet)"
+    assert "No checkpoints yet" in str(out["checkpoints"])
+
+
+def test_corrupt_database(tmp_path):
+    run = run_folder(tmp_path)
+    run.db_path.write_bytes(b"this is not sqlite" * 100)
+    out = tc.training_update(tmp_path, "r")
+    text = str(out["error"])
+    assert "file is not a database" in text and "damaged" in text and "log.csv" in text
+    busy = tc.db_error_text(run.db_path, sqlite3.OperationalError("database is locked"))
+    assert "next refresh will try again" in busy
+
+
+def test_missing_and_unreadable_files(tmp_path):
+    out = cc.fill(ids.CONFIG_LOAD_BTN, None, [], {}, None, str(tmp_path / "gone.yaml"), None)
+    assert f"Not loaded: {tmp_path / 'gone.yaml'}: no such file" in str(out["message"])
+    (tmp_path / "bin.yaml").write_bytes(b"\xff\xfe\x00garbage")
+    out = cc.fill(ids.CONFIG_LOAD_BTN, None, [], {}, None, str(tmp_path / "bin.yaml"), None)
+    assert "not UTF-8 text" in str(out["message"])
+    out = cc.fill(ids.CONFIG_LOAD_BTN, None, [], {}, None, str(tmp_path), None)
+    assert "is a folder" in str(out["message"])
+    run = run_folder(tmp_path, "s")
+    run.status_path.write_text("{not json")
+    view = cc.status_view(tmp_path, process.Launcher(tmp_path), "s", None)
+    assert "Crashed" in str(view["status"]) and "unreadable" in str(view["status"])
+
+
+def test_launcher_cannot_start_the_program(tmp_path):
+    launcher = process.Launcher(tmp_path / "runs", python=str(tmp_path / "missing-python"))
+    msg = cc.control_action(ids.CONFIG_START, launcher, tmp_path / "runs", cc.form.default_values(),
+                            "tier1_micro", "simulate", "x", 20, None, None)
+    assert msg["ok"] is False and "cannot start" in msg["text"] and "no such program" in msg["text"]
+    view = cc.status_view(tmp_path / "runs", launcher, None, msg)
+    assert "no such program" in str(view["status"]) and "text-danger" in str(view["status"])
+
+
+def test_trainer_binary_failing(tmp_path):
+    python = fake_program(tmp_path, 'echo "bin.train: no dataset at data/default" >&2\nexit 2')
+    launcher = process.Launcher(tmp_path / "runs", python=python)
+    msg = cc.control_action(ids.CONFIG_START, launcher, tmp_path / "runs", cc.form.default_values(),
+                            "tier1_micro", "simulate", "fails", 20, None, None)
+    assert msg["ok"] and msg["run"] == "fails"
+    assert launcher.get("fails").done.wait(10)
+    view = cc.status_view(tmp_path / "runs", launcher, "fails", msg)
+    assert "Crashed (exit code 2: bin.train: no dataset at data/default)" in str(view["status"])
+    assert view["stop_disabled"] is True
+
+
+def test_stop_timeout_escalates_and_says_so(tmp_path):
+    python = fake_program(tmp_path, "trap '' TERM\nwhile true; do sleep 0.1; done")
+    launcher = process.Launcher(tmp_path / "runs", stop_timeout=0.5, python=python)
+    launched = launcher.start(LONG, "simulate", "stuck")
+    deadline = time.monotonic() + 10
+    while launcher.pending() != ["stuck"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    view = cc.status_view(tmp_path / "runs", launcher, "stuck", None)
+    assert "Starting" in str(view["status"]) and view["stop_disabled"] is False
+    msg = cc.control_action(ids.CONFIG_STOP, launcher, tmp_path / "runs", {}, None, None, None,
+                            None, "stuck", None)  # Stop works before the first status.json
+    assert msg["ok"] and "waiting up to 0.5 s" in msg["text"]
+    assert launched.done.wait(10)
+    view = cc.status_view(tmp_path / "runs", launcher, "stuck", None)
+    text = str(view["status"])
+    assert "did not exit within 0.5 s of SIGTERM: killed with SIGKILL" in text
+    assert "Stopped" in text

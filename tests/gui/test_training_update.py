@@ -1,0 +1,115 @@
+"""The training tab's refresh (training_update): a full draw once, then only new rows as a
+dash.Patch; EMA continued exactly; long runs downsampled with their peaks; redraw on resume."""
+import math
+
+import numpy as np
+import pandas as pd
+from dash import no_update
+
+from gui.callbacks.training_callbacks import training_update
+from gui.series import MAX_POINTS, downsample, ema, ema_continue, ema_state
+from umoec.metrics import TrainingDB
+from umoec.run import RunDir, RunStatus
+
+
+def make_run(runs_dir, name="r", steps=range(1, 101), spike_at=None):
+    run = RunDir(runs_dir / name)
+    run.root.mkdir(parents=True)
+    RunStatus(state="completed", total_steps=10**6, kind="simulate").write(run.status_path)
+    add_rows(run, steps, spike_at)
+    with TrainingDB(run.db_path) as db:
+        db.insert_event("start", "start", step=0)
+    run.log_path.write_text("step 1 | loss 5\n")
+    return run
+
+
+def add_rows(run, steps, spike_at=None):
+    with TrainingDB(run.db_path) as db, db.batch():
+        for s in steps:
+            bpb = 8.0 / math.sqrt(s) + (50.0 if s == spike_at else 0.0)
+            db.insert_train_metrics(s, loss=bpb * math.log(2), bpb=bpb, lr=1e-3, grad_norm=1.0,
+                                    tokens_per_sec=1000.0, bytes_seen=s * 4096, elapsed_s=s * 0.1)
+            if s % 50 == 0:
+                db.insert_val(s, loss=bpb, bpb=bpb / (1 + s / 1000), n_bytes=100)
+
+
+def operations(patch):
+    return patch.to_plotly_json()["operations"]
+
+
+def extended(patch, trace, axis):
+    for op in operations(patch):
+        if op["operation"] == "Extend" and op["location"] == ["data", trace, axis]:
+            return op["params"]["value"]
+    return None
+
+
+def test_first_load_then_only_new_rows_as_a_patch(tmp_path):
+    run = make_run(tmp_path)
+    first = training_update(tmp_path, "r", 0.6, False, None)
+    assert first["error"] is None and first["state"]["last_step"] == 100
+    assert [t.name for t in first["loss"].data][:3] == ["train bpb", "train bpb (EMA 0.60)", "val bpb"]
+
+    idle = training_update(tmp_path, "r", 0.6, False, first["state"])
+    assert idle["loss"] is no_update and idle["lr"] is no_update
+    assert idle["log"] is no_update  # training.log unchanged: not sent again
+
+    add_rows(run, range(101, 121))
+    tick = training_update(tmp_path, "r", 0.6, False, idle["state"])
+    assert extended(tick["loss"], 0, "x") == list(range(101, 121))
+    assert extended(tick["lr"], 1, "x") == list(range(101, 121))
+    all_bpb = pd.Series([8.0 / math.sqrt(s) for s in range(1, 121)])
+    assert np.isclose(extended(tick["loss"], 1, "y")[-1], ema(all_bpb.to_numpy(), 0.6)[-1])
+    assert tick["state"]["last_step"] == 120
+    # a new best validation point moves the star
+    assert extended(tick["loss"], 2, "x") is None
+    add_rows(run, range(121, 151))
+    tick2 = training_update(tmp_path, "r", 0.6, False, tick["state"])
+    assert extended(tick2["loss"], 2, "x") == [150]
+    star = [op for op in operations(tick2["loss"]) if op["location"] == ["data", 3, "name"]]
+    assert star and star[0]["params"]["value"].startswith("best val")
+
+
+def test_smoothing_log_y_and_resume_force_a_full_redraw(tmp_path):
+    run = make_run(tmp_path)
+    state = training_update(tmp_path, "r", 0.6, False, None)["state"]
+    assert training_update(tmp_path, "r", 0.9, False, state)["loss"].data[1].name.endswith("0.90)")
+    assert training_update(tmp_path, "r", 0.6, True, state)["loss"].layout.yaxis.type == "log"
+    with TrainingDB(run.db_path) as db:  # a resume rewrote rows after its checkpoint
+        db.discard_after(80)
+        db.insert_event("resume", "resumed", step=80)
+    redrawn = training_update(tmp_path, "r", 0.6, False, state)
+    assert redrawn["state"]["last_step"] == 80 and hasattr(redrawn["loss"], "data")
+
+
+def test_long_runs_are_downsampled_keeping_peaks(tmp_path):
+    make_run(tmp_path, steps=range(1, 20_001), spike_at=12_345)
+    out = training_update(tmp_path, "r", 0.6, False, None)
+    raw = out["loss"].data[0]
+    assert len(raw.x) <= MAX_POINTS + 4 and 12_345 in list(raw.x)
+    assert len(out["lr"].data[0].x) <= MAX_POINTS + 4
+    assert out["state"]["points"] <= MAX_POINTS
+
+
+def test_ema_continuation_matches_full_ema():
+    x = np.random.default_rng(0).normal(5, 1, 500)
+    for a in (0.0, 0.6, 0.99):
+        num, den = ema_state(x[:300], a)
+        tail, _, _ = ema_continue(x[300:], a, num, den)
+        assert np.allclose(tail, ema(x, a)[300:])
+    idx = downsample(np.arange(10), np.arange(10.0), 100)
+    assert list(idx) == list(range(10))
+
+
+def test_other_outputs_track_the_run(tmp_path):
+    run = make_run(tmp_path)
+    (run.checkpoints_dir).mkdir()
+    (run.checkpoint_path(50)).write_bytes(b"x" * 10)
+    (run.checkpoint_path(100)).write_bytes(b"x" * 20)
+    out = training_update(tmp_path, "r", 0.6, False, None, checkpoint=None)
+    assert out["ck_value"] == "step000100.pt" and len(out["ck_options"]) == 2
+    out = training_update(tmp_path, "r", 0.6, False, None, checkpoint="step000050.pt")
+    assert out["ck_value"] == "step000050.pt"
+    assert "step 1 | loss 5" in out["log"]
+    assert "100" in str(out["kpis"][0])
+    assert training_update(tmp_path, None, 0.6, False, None)["state"] is None
