@@ -31,7 +31,8 @@ def main(argv=None) -> int:
     if a.max_bytes < 1024:
         raise UserError(f"--max-bytes={a.max_bytes} must be >= 1024")
     try:
-        rec = prepare(a.out, a.source or None, a.val_fraction, a.seed, a.max_bytes)
+        rec = prepare(a.out, a.source or None, a.val_fraction, a.seed, a.max_bytes,
+                      log=lambda line: print(f"prepare_data: {line}", flush=True))
     except DataError as exc:
         raise UserError(str(exc)) from None
     s = rec["splits"]

@@ -20,7 +20,7 @@ import sysconfig
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 import numpy as np
 
@@ -96,18 +96,21 @@ def _write_split(out: Path, name: str, parts: list[bytes]) -> dict:
 
 
 def prepare(out: Path, sources: Optional[list[Path]] = None, val_fraction: float = 0.05,
-            seed: int = 1234, max_bytes: int = DEFAULT_MAX_BYTES) -> dict:
-    """Build the dataset folder `out`; returns the dataset.json record."""
+            seed: int = 1234, max_bytes: int = DEFAULT_MAX_BYTES,
+            log: Callable[[str], None] = lambda line: None) -> dict:
+    """Build the dataset folder `out`; returns the dataset.json record. `log` gets progress lines."""
     if not 0.0 < val_fraction < 0.5:
         raise DataError(f"--val-fraction={val_fraction} must be between 0 and 0.5")
     default = not sources
     sources = [Path(s) for s in sources] if sources else default_sources()
     docs = collect(sources, default)
+    log(f"found {len(docs):,} files, {sum(d.size for d in docs):,} bytes under "
+        f"{', '.join(map(str, sources))}")
     out.mkdir(parents=True, exist_ok=True)
     if len(docs) == 1 and docs[0].size == ENWIK8_SIZE and docs[0].path.name.startswith("enwik8"):
         record = _prepare_enwik8(out, docs[0])
     else:
-        record = _prepare_files(out, docs, val_fraction, seed, max_bytes)
+        record = _prepare_files(out, docs, val_fraction, seed, max_bytes, log)
     record.update(created=time.strftime("%Y-%m-%d %H:%M:%S"), name=out.name,
                   sources=[str(s) for s in sources],
                   kind="default (Python standard library sources and docs)" if default else "files")
@@ -116,7 +119,7 @@ def prepare(out: Path, sources: Optional[list[Path]] = None, val_fraction: float
 
 
 def _prepare_files(out: Path, docs: list[Document], val_fraction: float, seed: int,
-                   max_bytes: int) -> dict:
+                   max_bytes: int, log: Callable[[str], None]) -> dict:
     order = list(range(len(docs)))
     random.Random(seed).shuffle(order)
     total = sum(d.size for d in docs)
@@ -139,9 +142,13 @@ def _prepare_files(out: Path, docs: list[Document], val_fraction: float, seed: i
     val_set = set(val_ids)
     train_ids = sorted(i for i in chosen if i not in val_set)
     val_ids = sorted(val_ids)
+    log(f"taking {len(chosen):,} files ({used:,} bytes): {len(train_ids):,} train, "
+        f"{len(val_ids):,} val")
     files, parts = [], {"train": [], "val": []}
     for split, ids in (("train", train_ids), ("val", val_ids)):
-        for i in ids:
+        for n, i in enumerate(ids, 1):
+            if n % 200 == 0:
+                log(f"read {n:,}/{len(ids):,} {split} files")
             data = docs[i].path.read_bytes()
             parts[split].append(data)
             files.append({"path": str(docs[i].path), "bytes": len(data), "sha256": _sha256(data),

@@ -1,0 +1,1 @@
+"""Training: optimizers, checkpoints, hidden-state statistics, DDP setup and the loop."""

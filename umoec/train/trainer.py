@@ -1,0 +1,264 @@
+"""The training loop: data -> model -> loss -> Muon/AdamW step, emitting events to a RunRecorder.
+
+One step: lr from the shared schedule, the batch for (seed, step), forward with every head's
+loss, backward, gradient clipping, optimizer steps, then the MoE balancing-bias update. Every
+log_every steps the recorder gets the losses, lr, grad norm, throughput, expert loads/biases and
+MoD fractions; every eval_every the validation loss and the hidden-state statistics; every
+save_every a checkpoint. SIGTERM/SIGINT (or --stop-at) finish the step, checkpoint and stop.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import torch
+
+from .. import config as C
+from ..data import ByteDataset
+from ..run.layout import RunDir
+from ..run.recorder import RunRecorder, StepRecord
+from ..run.signals import StopFlag
+from ..run.status import RunState
+from ..schedule import lr_multiplier
+from . import checkpoint as ckpt
+from .distributed import Dist, LaunchError, setup
+from .optim import build_optimizers, set_lr
+from .stats import activation_stats, pca_points
+
+LN2 = math.log(2.0)
+
+
+class TrainError(RuntimeError):
+    """Training cannot start or continue; the message says why."""
+
+
+@dataclass
+class TrainOptions:
+    stop_at: Optional[int] = None      # behave as if SIGTERM arrived after this step
+    time_budget_s: Optional[float] = None  # ... or once this much wall time has passed
+    echo: bool = True                  # print training.log lines
+    eval_batches: int = 16             # validation: this many batches of batch_size x seq_len
+
+
+def autocast_for(cfg: C.Config, device: torch.device):
+    p = cfg.training.precision
+    if p == "fp32":
+        return contextlib.nullcontext()
+    if p == "bf16+fp8":
+        raise TrainError("training.precision=bf16+fp8 is not implemented by this trainer (it "
+                         "needs FP8 matmul kernels on GPUs of compute capability >= 8.9); use bf16")
+    if device.type == "cuda" and not torch.cuda.is_bf16_supported():
+        raise TrainError("training.precision=bf16 but this GPU has no bf16 support; use fp32")
+    return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
+
+
+class Trainer:
+    def __init__(self, cfg: C.Config, run: RunDir, opts: TrainOptions,
+                 resume: Optional[Path] = None):
+        self.cfg, self.run, self.opts, self.resume = cfg, run, opts, resume
+
+    # -- setup ---------------------------------------------------------------------------------
+    def _build(self, dist: Dist):
+        from ..model import build_model  # the model imports torch-heavy modules; keep it here
+        cfg = self.cfg
+        start = {"step": 0, "bytes_seen": 0, "elapsed_s": 0.0}
+        state = None
+        if self.resume is not None:
+            state = ckpt.load(self.resume)
+            diffs = ckpt.arch_differences(cfg, ckpt.checkpoint_config(state, str(self.resume)))
+            if diffs:
+                raise TrainError(f"checkpoint {self.resume} was trained with a different network: "
+                                 + "; ".join(diffs[:5]) + (" ..." if len(diffs) > 5 else ""))
+            if state["step"] >= cfg.training.steps:
+                raise TrainError(f"checkpoint {self.resume} is at step {state['step']}, already "
+                                 f">= training.steps={cfg.training.steps}; raise training.steps "
+                                 "to train further")
+            start = {k: state[k] for k in start}
+        torch.manual_seed(cfg.data.seed)
+        model = build_model(cfg).to(dist.device)
+        optimizers = build_optimizers(model, cfg)
+        if state is not None:
+            model.load_state_dict(state["model"])
+            if len(state["optimizers"]) != len(optimizers):
+                raise TrainError(f"checkpoint {self.resume} has {len(state['optimizers'])} "
+                                 f"optimizer states, this model needs {len(optimizers)}")
+            for opt, sd in zip(optimizers, state["optimizers"], strict=True):
+                opt.load_state_dict(sd)
+            torch.set_rng_state(state["torch_rng"])
+        return model, optimizers, start
+
+    # -- the loop ------------------------------------------------------------------------------
+    def run_all(self) -> RunState:
+        cfg = self.cfg
+        try:
+            dist = setup(cfg)
+        except LaunchError as exc:
+            raise TrainError(str(exc)) from None
+        rec = None
+        try:
+            data = ByteDataset(cfg.data.path, cfg.head.d_globals)
+            amp = autocast_for(cfg, dist.device)
+            model, optimizers, start = self._build(dist)
+            step_model = model
+            if dist.ddp:
+                step_model = torch.nn.parallel.DistributedDataParallel(
+                    model, find_unused_parameters=True)
+            if cfg.hardware.compile:
+                step_model = torch.compile(step_model)
+            if dist.main:
+                rec = RunRecorder(self.run, cfg, cfg.training.steps, kind="train",
+                                  echo=self.opts.echo)
+                if self.resume is not None:
+                    C.save(cfg, self.run.config_path, f"Config of run {self.run.name}, resumed "
+                           f"from {self.resume} at step {start['step']}.")
+                n_params = sum(p.numel() for p in model.parameters())
+                rec.start(resume_step=start["step"] if self.resume is not None else None,
+                          note=f"{n_params:,} parameters, {dist.world} process(es) on "
+                               f"{dist.device.type}, precision {cfg.training.precision}")
+            with StopFlag() as stop:
+                state, step = self._loop(dist, data, amp, model, step_model, optimizers, start,
+                                         rec, stop)
+            if rec is not None:
+                if state is RunState.STOPPED:
+                    why = (f"signal {stop.signal}" if stop.signal else
+                           f"--stop-at {self.opts.stop_at}" if self.opts.stop_at is not None
+                           else f"--time-budget {self.opts.time_budget_s:g} s")
+                    rec.finish(state, f"stopped by {why}; checkpoint at step {step}", exit_code=0)
+                else:
+                    rec.finish(state, f"{step} steps", exit_code=0)
+            return state
+        except BaseException as exc:
+            if rec is not None:
+                code = 130 if isinstance(exc, KeyboardInterrupt) else 1
+                rec.finish(RunState.CRASHED, f"{type(exc).__name__}: {exc}", exit_code=code)
+            raise
+        finally:
+            dist.close()
+
+    def _loop(self, dist, data, amp, model, step_model, optimizers, start, rec, stop):
+        cfg, t = self.cfg, self.cfg.training
+        lg = cfg.logging
+        params = [p for p in model.parameters() if p.requires_grad]
+        bytes_per_step = t.batch_size * t.seq_len * dist.world
+        step, bytes_seen = start["step"], start["bytes_seen"]
+        t0, elapsed0 = time.monotonic(), start["elapsed_s"]
+        window_t, window_steps = time.monotonic(), 0
+        model.train()
+        while step < t.steps:
+            if dist.any(stop.signal is not None or self._budget_spent(step, t0)):
+                self._save(dist, model, optimizers, step, bytes_seen,
+                           elapsed0 + time.monotonic() - t0, rec)
+                return RunState.STOPPED, step
+            step += 1
+            lr = set_lr(optimizers, lr_multiplier(step - 1, t.steps, t.warmup_steps,
+                                                  t.cosine_schedule))
+            x, y, g = (torch.from_numpy(a).to(dist.device) for a in
+                       data.batch(step, t.batch_size, t.seq_len, cfg.data.seed,
+                                  cfg.data.pack_documents, dist.rank, dist.world))
+            with amp:
+                out = step_model(x, g, targets=y)
+            out.loss.backward()
+            grad_norm = torch.nn.utils.clip_grad_norm_(
+                params, t.grad_clip if t.grad_clip > 0 else float("inf"))
+            for opt in optimizers:
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+            for b in out.moe_load:  # every rank applies the same, averaged load
+                out.moe_load[b] = dist.all_mean(out.moe_load[b].detach())
+            model.update_balancing_bias(out)
+            bytes_seen += bytes_per_step
+            window_steps += 1
+            if not math.isfinite(out.loss.item()):
+                raise TrainError(f"loss became {out.loss.item()} at step {step}; lower the "
+                                 "learning rates or raise training.grad_clip")
+            last = step == t.steps
+            is_eval = step % lg.eval_every == 0 or last
+            val_loss = self._evaluate(dist, data, amp, model, step, rec, stop) if is_eval else None
+            if step % lg.log_every == 0 or last or is_eval:  # same decision on every rank
+                now = time.monotonic()
+                rate = window_steps * bytes_per_step / max(1e-9, now - window_t)
+                window_t, window_steps = now, 0
+                self._log(dist, out, step, lr, grad_norm, rate, bytes_seen,
+                          elapsed0 + now - t0, val_loss, rec)
+            if step % lg.save_every == 0 or last:
+                self._save(dist, model, optimizers, step, bytes_seen,
+                           elapsed0 + time.monotonic() - t0, rec)
+            if rec is not None:
+                rec.heartbeat(step)
+        return RunState.COMPLETED, step
+
+    def _budget_spent(self, step: int, t0: float) -> bool:
+        o = self.opts
+        return ((o.stop_at is not None and step >= o.stop_at) or
+                (o.time_budget_s is not None and time.monotonic() - t0 >= o.time_budget_s))
+
+    # -- events --------------------------------------------------------------------------------
+    def _log(self, dist, out, step, lr, grad_norm, rate, bytes_seen, elapsed, val_loss, rec):
+        heads = {k: dist.all_mean(v.detach().float()).item() for k, v in out.head_losses.items()}
+        if rec is None:
+            return
+        blocks = sorted(out.moe_load)
+        final = heads["final"]
+        rec.record_step(StepRecord(
+            step=step, loss=final, bpb=final / LN2, lr=lr, grad_norm=float(grad_norm),
+            tokens_per_sec=rate, bytes_seen=bytes_seen, elapsed_s=elapsed, head_losses=heads,
+            moe_blocks=blocks, moe_load=[out.moe_load[b].tolist() for b in blocks],
+            moe_bias=[out.moe_bias[b].detach().float().tolist() for b in blocks],
+            mod_fraction=dict(out.mod_fraction), mod_capacity=self.cfg.mod.capacity,
+            mod_fraction_inference=dict(out.mod_fraction_inference)), val_loss=val_loss)
+
+    @torch.no_grad()
+    def _evaluate(self, dist, data, amp, model, step, rec, stop) -> Optional[float]:
+        """Validation loss (rank 0, fixed batches) and hidden-state statistics of one batch.
+
+        Heartbeats between batches; a stop request cuts the evaluation short (no val row)."""
+        if not dist.main:
+            dist.barrier()
+            return None
+        t = self.cfg.training
+        model.eval()
+        total, count, first = 0.0, 0, True
+        try:
+            for x, y, g in data.val_batches(t.batch_size, t.seq_len,
+                                            self.opts.eval_batches * t.batch_size * t.seq_len):
+                if stop.signal is not None:
+                    rec.log.line(f"eval step {step}: interrupted by signal {stop.signal}")
+                    break
+                rec.heartbeat(step)
+                x, y, g = (torch.from_numpy(a).to(dist.device) for a in (x, y, g))
+                with amp:
+                    out = model(x, g, targets=y, return_hidden=first)
+                n = int((y >= 0).sum())
+                total += out.head_losses["final"].float().item() * n
+                count += n
+                if first:
+                    self._hidden_stats(step, out.hidden, rec)
+                    first = False
+            else:
+                loss = total / max(1, count)
+                rec.record_val(step, loss, loss / LN2, count)
+                return loss
+            return None
+        finally:
+            model.train()
+            dist.barrier()
+
+    def _hidden_stats(self, step, hidden, rec) -> None:
+        with rec.db.batch():
+            for b, h in enumerate(hidden):
+                rec.db.insert_activation_stat(step, b, **activation_stats(h))
+                rec.db.insert_hidden_states(step, b, pca_points(h).tolist())
+
+    def _save(self, dist, model, optimizers, step, bytes_seen, elapsed, rec) -> None:
+        if dist.main:
+            path = self.run.checkpoint_path(step)
+            ckpt.save(path, model_state=model.state_dict(),
+                      optimizer_states=[o.state_dict() for o in optimizers], step=step,
+                      bytes_seen=bytes_seen, elapsed_s=elapsed, cfg=self.cfg,
+                      world_size=dist.world)
+            rec.record_checkpoint(step, path)
+        dist.barrier()
