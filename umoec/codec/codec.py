@@ -26,7 +26,7 @@ from .predictor import BOS
 from .probs import ALPHA_ONE, SHARPEN_GRID, distances_to_freqs, ideal_bits, logit_distances, symbol_intervals
 
 Progress = Callable[[int, int], None]   # (bytes done, bytes total)
-PROGRESS_EVERY = 256                    # steps between progress calls inside a block
+PROGRESS_EVERY = 16                     # steps between progress calls inside a block
 DECODE_CHUNK = 4096                     # steps per piece of decoder output
 
 

@@ -157,6 +157,11 @@ class TrainingDB:
                    [(step, ts or time.time(), dataset, bpb, compressed_bytes, original_bytes,
                      int(bool(roundtrip_ok)))])
 
+    def insert_eval_baseline(self, step: int, dataset: str, method: str, *,
+                             compressed_bytes: int, original_bytes: int, seconds: float) -> None:
+        self._many("INSERT OR REPLACE INTO eval_baselines VALUES (?,?,?,?,?,?)",
+                   [(step, dataset, method, compressed_bytes, original_bytes, seconds)])
+
     def start_compression_job(self, input_path: str, output_path: str, profile: str,
                               checkpoint: str, ts: Optional[float] = None) -> int:
         with self.batch():

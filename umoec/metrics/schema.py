@@ -13,6 +13,8 @@ Tables (one row per logged step unless noted):
   mod_gates        step, block_idx, fraction_processed, capacity, fraction_inference
   run_events       event_id, ts, step, kind (start|resume|checkpoint|eval|stop|crash|done), message
   activation_stats, hidden_states, eval_results, compression_jobs: exactly as spec WS5/WS6.
+  eval_baselines   step, dataset, method ('gzip -9', 'xz -9e', ...), compressed_bytes,
+                   original_bytes, seconds: classical compressors on the same bytes as an eval
 """
 from __future__ import annotations
 
@@ -62,6 +64,11 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
     ]),
     ("inference-time MoD fraction", [
         "ALTER TABLE mod_gates ADD COLUMN fraction_inference REAL",
+    ]),
+    ("classical baselines measured beside each evaluation", [
+        """CREATE TABLE IF NOT EXISTS eval_baselines (
+            step INTEGER, dataset TEXT, method TEXT, compressed_bytes INTEGER,
+            original_bytes INTEGER, seconds REAL, PRIMARY KEY (step, dataset, method))""",
     ]),
 ]
 

@@ -1,0 +1,69 @@
+"""The product's headline: train tier1_micro for a fixed CPU budget, then compress held-out bytes
+of the default corpus with every profile, next to gzip -9, xz -9e, zstd -19/-22 and brotli -11.
+
+Environment knobs: BENCH_TRAIN_SECONDS (default 600), BENCH_EVAL_BYTES (default 100000),
+BENCH_CHECKPOINT (skip training and use this checkpoint), BENCH_DATA (dataset folder; default:
+built from the standard library into a temp folder). Prints one table; numbers, not pass/fail.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from umoec.codec.baselines import run_baselines
+from umoec.compress.api import compress_path, decompress_path
+from umoec.compress.profiles import PROFILES
+from umoec.data import prepare
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _train(tmp: Path, data: Path, seconds: float) -> Path:
+    out = tmp / "run"
+    cmd = [sys.executable, "-m", "bin.train", "--config", "configs/tier1_micro.yaml", "--out",
+           str(out), "--quiet", "--time-budget", str(seconds), "--set", f"data.path={data}",
+           "--set", "training.steps=1000000", "--set", "logging.eval_every=1000000",
+           "--set", "logging.save_every=1000000"]
+    subprocess.run(cmd, cwd=ROOT, check=True)
+    ckpts = sorted((out / "checkpoints").glob("step*.pt"))
+    return ckpts[-1]
+
+
+def main() -> None:
+    seconds = float(os.environ.get("BENCH_TRAIN_SECONDS", "600"))
+    n_eval = int(os.environ.get("BENCH_EVAL_BYTES", "100000"))
+    with tempfile.TemporaryDirectory(prefix="bench-compress-") as t:
+        tmp = Path(t)
+        data = Path(os.environ["BENCH_DATA"]) if os.environ.get("BENCH_DATA") else tmp / "data"
+        if not (data / "val.bin").exists():
+            prepare(data)
+        ckpt = Path(os.environ["BENCH_CHECKPOINT"]) if os.environ.get("BENCH_CHECKPOINT") else \
+            _train(tmp, data, seconds)
+        raw = (data / "val.bin").read_bytes()[:n_eval]
+        src = tmp / "heldout.bin"
+        src.write_bytes(raw)
+        print(f"checkpoint {ckpt.name}; held-out bytes: {len(raw):,} from {data}/val.bin "
+              f"(training budget {seconds:g} s unless BENCH_CHECKPOINT)")
+        print(f"{'method':22s} {'bpb':>7s} {'compress B/s':>14s} {'decompress B/s':>15s} {'roundtrip':>9s}")
+        for name, prof in PROFILES.items():
+            umc, back = tmp / f"{name}.umc", tmp / f"{name}.out"
+            t0 = time.perf_counter()
+            res = compress_path(src, umc, ckpt, profile=name)
+            t1 = time.perf_counter()
+            decompress_path(umc, back, ckpt)
+            t2 = time.perf_counter()
+            ok = hashlib.sha256(back.read_bytes()).digest() == hashlib.sha256(raw).digest()
+            print(f"{'u-moec-tiny ' + name:22s} {res.stats.bpb:7.3f} {len(raw) / (t1 - t0):14,.0f} "
+                  f"{len(raw) / (t2 - t1):15,.0f} {'PASS' if ok else 'FAIL':>9s}  ({prof.streams} streams)")
+        for b in run_baselines(raw):
+            print(f"{b.name:22s} {b.bpb:7.3f} {b.compress_bytes_per_s:14,.0f} "
+                  f"{b.decompress_bytes_per_s:15,.0f} {'PASS':>9s}")
+
+
+if __name__ == "__main__":
+    main()

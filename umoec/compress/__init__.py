@@ -1,0 +1,1 @@
+"""The neural compressor: a trained checkpoint driving the codec (profiles, API, evaluation)."""

@@ -1,0 +1,112 @@
+"""Evaluate a checkpoint as a compressor: compress, decompress, compare sha256, measure bpb, and
+run the classical baselines on the very same bytes; record it all in the run's metrics.db.
+
+Data: enwik8 when the user has it (--data FILE, $ENWIK8, or data/enwik8); otherwise the
+validation split of the run's dataset (data.path), and the report says which.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from ..codec.baselines import BaselineResult, run_baselines
+from ..codec.errors import CodecError
+from ..config import load as load_config
+from ..metrics import TrainingDB
+from ..run import RunDir
+from .api import compress_path, decompress_path
+
+ENWIK8_HINT = ("enwik8 not found (looked at --data, $ENWIK8 and data/enwik8); get it from "
+               "https://mattmahoney.net/dc/enwik8.zip, unzip it to data/enwik8 or pass --data. ")
+
+
+@dataclass
+class EvalReport:
+    dataset: str
+    source: str
+    step: int
+    original_bytes: int
+    compressed_bytes: int
+    bpb: float
+    roundtrip_ok: bool
+    compress_s: float
+    decompress_s: float
+    baselines: list[BaselineResult] = field(default_factory=list)
+    note: str = ""
+    roundtrip_error: str = ""          # why the round trip failed, when it did
+
+
+def find_data(data: Optional[Path], run: RunDir, root: Path) -> tuple[Path, str, str]:
+    """(file, dataset label, note) following the order documented above."""
+    if data is not None:
+        if not data.is_file():
+            raise CodecError(f"--data {data} does not exist")
+        name = "enwik8" if data.name.startswith("enwik8") else data.name
+        return data, name, ""
+    for cand in (os.environ.get("ENWIK8"), root / "data" / "enwik8"):
+        if cand and Path(cand).is_file():
+            return Path(cand), "enwik8", ""
+    cfg = load_config(run.config_path)
+    val = Path(cfg.data.path)
+    val = val if val.is_absolute() else root / val
+    if not (val / "val.bin").is_file():
+        raise CodecError(ENWIK8_HINT + f"The run's dataset {val} has no val.bin either; build it "
+                         f"with python -m bin.prepare_data --out {cfg.data.path}")
+    return val / "val.bin", f"{val.name}-val", ENWIK8_HINT + "Evaluating the run's validation split."
+
+
+def evaluate(run: RunDir, checkpoint: Path, data_path: Path, dataset: str, *, profile: str,
+             max_bytes: int, progress: Optional[Callable[[str, int, int], None]] = None,
+             note: str = "") -> EvalReport:
+    raw = data_path.read_bytes()
+    if max_bytes and len(raw) > max_bytes:
+        raw = raw[:max_bytes]
+        dataset = f"{dataset}[:{max_bytes}]"
+    tick = (lambda stage: (lambda d, t: progress(stage, d, t))) if progress else (lambda s: None)
+    with tempfile.TemporaryDirectory(prefix="umoec-eval-") as tmp:
+        src, packed, back = Path(tmp) / "input.bin", Path(tmp) / "input.umc", Path(tmp) / "out.bin"
+        src.write_bytes(raw)
+        t0 = time.perf_counter()
+        res = compress_path(src, packed, checkpoint, profile=profile, progress=tick("compress"))
+        t1 = time.perf_counter()
+        error = ""
+        try:
+            decompress_path(packed, back, checkpoint, progress=tick("decompress"))
+            ok = hashlib.sha256(back.read_bytes()).digest() == hashlib.sha256(raw).digest()
+            error = "" if ok else "decoded bytes differ from the original"
+        except CodecError as exc:
+            ok, error = False, str(exc)
+        t2 = time.perf_counter()
+        size = packed.stat().st_size
+    report = EvalReport(dataset, str(data_path), res.checkpoint_step, len(raw), size,
+                        8.0 * size / max(1, len(raw)), ok, t1 - t0, t2 - t1,
+                        run_baselines(raw), note, error)
+    with TrainingDB(run.db_path) as db:
+        db.insert_eval_result(report.step, dataset, bpb=report.bpb, compressed_bytes=size,
+                              original_bytes=len(raw), roundtrip_ok=ok)
+        for b in report.baselines:
+            db.insert_eval_baseline(report.step, dataset, b.name, compressed_bytes=b.packed_bytes,
+                                    original_bytes=b.raw_bytes, seconds=b.compress_s)
+        db.insert_event("eval", f"{dataset}: {report.bpb:.4f} bpb, roundtrip "
+                        f"{'ok' if ok else 'FAILED'}", step=report.step)
+    return report
+
+
+def render(r: EvalReport) -> str:
+    lines = [f"evaluation of checkpoint step {r.step} on {r.dataset} ({r.original_bytes:,} bytes "
+             f"from {r.source})"]
+    if r.note:
+        lines.append(r.note)
+    lines.append(f"{'method':16s} {'bytes':>12s} {'bpb':>7s} {'B/s (compress)':>15s}")
+    lines.append(f"{'u-moec-tiny':16s} {r.compressed_bytes:12,d} {r.bpb:7.3f} "
+                 f"{r.original_bytes / max(1e-9, r.compress_s):15,.0f}")
+    for b in r.baselines:
+        lines.append(f"{b.name:16s} {b.packed_bytes:12,d} {b.bpb:7.3f} "
+                     f"{b.compress_bytes_per_s:15,.0f}")
+    lines.append(f"roundtrip: {'PASS (sha256 equal)' if r.roundtrip_ok else 'FAIL: ' + r.roundtrip_error}")
+    return "\n".join(lines)
