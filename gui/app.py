@@ -27,20 +27,30 @@ from gui.callbacks import register_all_callbacks  # noqa: E402
 from gui.panels import (architecture_panel, compression_panel, config_panel, eval_panel,  # noqa: E402
                         growth_panel, header, training_panel)
 from gui.process import STOP_TIMEOUT_S, Launcher  # noqa: E402
+from gui.compress_jobs import DEFAULT_JOB_TIMEOUT_S  # noqa: E402
+from gui.uploads import DEFAULT_MAX_UPLOAD_MB, DEFAULT_UPLOAD_DIR  # noqa: E402
 from gui.panels import activations_panel, brain_panel, mod_panel, routing_panel  # noqa: E402
+from gui.panels import datasets_panel, generate_panel, notify_panel  # noqa: E402
+from gui.notify import reconcile_dead_runs  # noqa: E402
+from gui import forge as forge_runs, presets as user_presets  # noqa: E402
+from gui.panels import compare_panel, runs_panel  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_RUNS_DIR = ROOT / "runs"
+DEFAULT_DATA_DIR = ROOT / "data"
 TOKEN_COOKIE = "umoec_token"
 
 
 def build_layout(runs_dir: Path, refresh_ms: int) -> html.Div:
     return html.Div([
         header.layout(str(runs_dir), refresh_ms),
+        notify_panel.layout(),
         dbc.Container(dbc.Row([
             dbc.Col(config_panel.layout(), xs=12, lg=4, xxl=3, class_name="config-sidebar"),
             dbc.Col(dbc.Tabs([
                 dbc.Tab(training_panel.layout(), label="Training", tab_id=ids.TAB_TRAINING),
+                dbc.Tab(compare_panel.layout(), label="Compare", tab_id=ids.TAB_COMPARE),
+                dbc.Tab(runs_panel.layout(), label="Runs", tab_id=ids.TAB_RUNS),
                 dbc.Tab(architecture_panel.layout(), label="Architecture", tab_id=ids.TAB_ARCH),
                 dbc.Tab(routing_panel.layout(), label="Routing", tab_id=ids.TAB_ROUTING),
                 dbc.Tab(mod_panel.layout(), label="MoD", tab_id=ids.TAB_MOD),
@@ -49,6 +59,8 @@ def build_layout(runs_dir: Path, refresh_ms: int) -> html.Div:
                 dbc.Tab(compression_panel.layout(), label="Compression", tab_id=ids.TAB_COMPRESSION),
                 dbc.Tab(eval_panel.layout(), label="Evaluation", tab_id=ids.TAB_EVAL),
                 dbc.Tab(growth_panel.layout(), label="Growth", tab_id=ids.TAB_GROWTH),
+                dbc.Tab(datasets_panel.layout(), label="Datasets", tab_id=ids.TAB_DATASETS),
+                dbc.Tab(generate_panel.layout(), label="Generate", tab_id=ids.TAB_GENERATE),
             ], id=ids.TABS, active_tab=ids.TAB_TRAINING, class_name="mb-3"), xs=12, lg=8, xxl=9),
         ], class_name="g-3"), fluid=True),
     ])
@@ -73,14 +85,33 @@ def _install_token_check(server, token: str) -> None:
 
 
 def create_app(runs_dir: str | os.PathLike = DEFAULT_RUNS_DIR, token: str | None = None,
-               refresh_ms: int = 2000, stop_timeout: float = STOP_TIMEOUT_S) -> dash.Dash:
+               refresh_ms: int = 2000, stop_timeout: float = STOP_TIMEOUT_S,
+               data_dir: str | os.PathLike | None = None,
+               upload_dir: str | os.PathLike | None = None, max_upload_mb: float | None = None,
+               job_timeout: float | None = None,
+               presets_dir: str | os.PathLike | None = None) -> dash.Dash:
     runs_dir = Path(runs_dir).resolve()
     app = dash.Dash(__name__, title="u-moec-tiny cockpit", update_title=None,
                     assets_folder=str(Path(__file__).parent / "assets"),
                     suppress_callback_exceptions=False)
     app.server.config["UMOEC_RUNS_DIR"] = str(runs_dir)
+    # Issue 9: user presets (default <runs-dir>/../presets); Forge folders opened by path.
+    app.server.config[user_presets.DIR_KEY] = str(Path(presets_dir).resolve() if presets_dir
+                                                  else user_presets.default_dir(runs_dir))
+    app.server.config[forge_runs.REGISTRY_KEY] = forge_runs.ForgeRegistry()
     # Processes this cockpit starts (Start / Resume), watched and reaped in the background.
     app.server.config["UMOEC_LAUNCHER"] = Launcher(runs_dir, stop_timeout=stop_timeout)
+    # The Datasets tab lists and builds into this folder (issue 9).
+    app.server.config["UMOEC_DATA_DIR"] = str(Path(data_dir or DEFAULT_DATA_DIR).resolve())
+    # Compression / Evaluation tabs (issue 8): upload sandbox, its size limit, the job time limit.
+    app.server.config["UMOEC_UPLOAD_DIR"] = str(upload_dir or DEFAULT_UPLOAD_DIR)
+    app.server.config["UMOEC_MAX_UPLOAD_MB"] = float(max_upload_mb or DEFAULT_MAX_UPLOAD_MB)
+    # Uploads arrive base64-encoded inside a callback request: cap any request body at that size.
+    app.server.config["MAX_CONTENT_LENGTH"] = int(
+        1.4 * app.server.config["UMOEC_MAX_UPLOAD_MB"] * 1e6) + (1 << 20)
+    app.server.config["UMOEC_JOB_TIMEOUT"] = float(job_timeout or DEFAULT_JOB_TIMEOUT_S)
+    # Watchdog: runs whose process died while no cockpit was running are marked crashed now.
+    reconcile_dead_runs(runs_dir)
     if token:
         _install_token_check(app.server, token)
     app.layout = build_layout(runs_dir, refresh_ms)
@@ -106,8 +137,18 @@ def main(argv=None) -> int:
     p.add_argument("--token", default=os.environ.get("UMOEC_TOKEN"),
                    help="access token, required for a non-loopback --host (or UMOEC_TOKEN)")
     p.add_argument("--refresh-ms", type=int, default=2000, help="refresh interval")
+    p.add_argument("--presets-dir", type=Path, default=None,
+                   help="folder of user-saved config presets (default: <runs-dir>/../presets)")
+    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR,
+                   help="datasets folder of the Datasets tab (default: <repo>/data)")
     p.add_argument("--stop-timeout", type=float, default=STOP_TIMEOUT_S,
                    help="seconds Stop waits after SIGTERM before SIGKILL (default %(default)s)")
+    p.add_argument("--upload-dir", type=Path, default=DEFAULT_UPLOAD_DIR,
+                   help="folder the Compression tab stores uploads in (default %(default)s)")
+    p.add_argument("--max-upload-mb", type=float, default=DEFAULT_MAX_UPLOAD_MB,
+                   help="largest upload in MB (default %(default)s)")
+    p.add_argument("--job-timeout", type=float, default=DEFAULT_JOB_TIMEOUT_S,
+                   help="seconds a compression / evaluation job may run (default %(default)s)")
     p.add_argument("--debug", action="store_true", help="Dash debug mode (loopback only)")
     a = p.parse_args(argv)
     if not is_loopback(a.host) and not a.token:
@@ -121,7 +162,9 @@ def main(argv=None) -> int:
     a.runs_dir.mkdir(parents=True, exist_ok=True)
     if not a.debug:  # one line per request (several per refresh tick) drowns everything else
         logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    app = create_app(a.runs_dir, a.token, a.refresh_ms, a.stop_timeout)
+    app = create_app(a.runs_dir, a.token, a.refresh_ms, a.stop_timeout, data_dir=a.data_dir,
+                     upload_dir=a.upload_dir, max_upload_mb=a.max_upload_mb,
+                     job_timeout=a.job_timeout, presets_dir=a.presets_dir)
     suffix = f"/?token={a.token}" if a.token else "/"
     print(f"u-moec-tiny cockpit on http://{a.host}:{a.port}{suffix} (runs: {a.runs_dir})",
           flush=True)

@@ -242,5 +242,13 @@ def save_file(values: Mapping[str, Any], tier: Any, path: Path) -> Path:
 
 
 def preset_values(tier: str) -> dict[str, Any]:
-    """Form values of a tier preset (ConfigError if the preset is missing or broken)."""
+    """Form values of a tier preset or of a user-saved preset (gui/presets.py); ConfigError if
+    the preset is missing or broken."""
+    from . import presets  # user presets (issue 9)
+    user = presets.user_preset_path(tier)
+    if user is not None:
+        try:
+            return load_file(user).values
+        except FormFileError as exc:
+            raise C.ConfigError([C.Issue("tier", str(exc))]) from None
     return form_values(C.load_preset(tier))

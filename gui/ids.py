@@ -59,6 +59,23 @@ BRAIN_STEP_LABEL = "brain-step-label"
 BRAIN_PCA = "brain-pca"
 BRAIN_VERSION = "brain-data-version"
 
+# architecture tab (issue 7)
+ARCH_MESSAGE = "arch-message"
+ARCH_CARDS = "arch-metric-cards"
+ARCH_DIAGRAM = "arch-diagram"
+ARCH_TABLE = "arch-block-table"
+
+# growth tab (issue 7); one slider per knob: growth-<field> (growth-d-model, growth-top-k, ...)
+GROWTH_MESSAGE = "growth-message"
+GROWTH_CARDS = "growth-metric-cards"
+GROWTH_CURVES = "growth-curves"
+GROWTH_NOTES = "growth-notes"
+GROWTH_COPY = "growth-copy-btn"
+GROWTH_RESET = "growth-reset-btn"
+GROWTH_STATUS = "growth-status"
+GROWTH_LADDERS = "growth-ladders"          # store: the values each slider position stands for
+GROWTH_PENDING = "growth-pending"          # store: the form values the copy button would push
+
 # config sidebar (spec WS1); each schema field's id is FieldInfo.component_id (config-<section>-<field>)
 CONFIG_TIER = "config-tier"
 CONFIG_COMPONENTS = "config-components"
@@ -89,6 +106,39 @@ RESUME_BTN = "resume-btn"
 TRAINING_SMOOTHING = "training-smoothing"
 TRAINING_LOGY = "training-logy"
 TRAINING_CHART_STATE = "training-chart-state"
+# compression tab (spec WS6, issue 8)
+COMPRESS_FILE_PATH = "compress-file-path"
+COMPRESS_FILE_UPLOAD = "compress-file-upload"
+COMPRESS_UPLOAD_STATUS = "compress-upload-status"
+COMPRESS_UPLOAD_HINT = "compress-upload-hint"
+COMPRESS_UPLOAD_PICKED = "compress-upload-picked"  # store: name/size of a chosen file (assets JS)
+COMPRESS_PROFILE = "compress-profile"
+COMPRESS_CHECKPOINT = "compress-checkpoint"
+COMPRESS_BTN = "compress-btn"
+COMPRESS_CANCEL_BTN = "compress-cancel-btn"
+COMPRESS_PROGRESS = "compress-progress"
+COMPRESS_STATUS = "compress-status"
+COMPRESS_RESULTS_TABLE = "compression-results-table"
+COMPRESS_JOB_SELECT = "compress-job-select"
+COMPRESS_COMPARISON = "compress-comparison-graph"
+COMPRESS_VERIFY_BTN = "compress-verify-btn"
+COMPRESS_VERIFY_RESULT = "compress-verify-result"
+COMPRESS_VERSION = "compress-data-version"
+COMPRESS_ACTION = "compress-action"          # store: outcome of the last button press
+# evaluation tab (spec WS6, issue 8)
+EVAL_ENWIK8_BTN = "eval-enwik8-btn"
+EVAL_CANCEL_BTN = "eval-cancel-btn"
+EVAL_CHECKPOINT = "eval-checkpoint"
+EVAL_MAX_BYTES = "eval-max-bytes"
+EVAL_PROFILE = "eval-profile"
+EVAL_DATA_NOTE = "eval-data-note"
+EVAL_PROGRESS = "eval-progress"
+EVAL_STATUS = "eval-status"
+EVAL_RESULTS_TABLE = "eval-results-table"
+EVAL_ROUNDTRIP_STATUS = "eval-roundtrip-status"
+EVAL_BPB_HISTORY = "eval-bpb-history"
+EVAL_VERSION = "eval-data-version"
+EVAL_ACTION = "eval-action"
 # tabs owned by later issues (placeholders until then)
 TAB_TRAINING = "tab-training"
 TAB_ARCH = "tab-arch"
@@ -105,3 +155,109 @@ def field_msg_id(component_id: str) -> str:
 def section_item_id(section: str) -> str:
     """The accordion item of a config section, e.g. config-section-optimizer-muon."""
     return "config-section-" + section.replace(".", "-").replace("_", "-")
+
+# datasets tab (issue 9)
+TAB_DATASETS = "tab-datasets"
+DATASETS_NOTE = "datasets-note"                  # the datasets folder and what it holds
+DATASETS_TABLE = "datasets-table"
+DATASETS_RUNS = "datasets-run-usage"             # which dataset each run uses
+DATASETS_SELECT = "datasets-select"
+DATASETS_PREVIEW = "datasets-preview"
+DATASETS_FILES = "datasets-files"
+DATASETS_USE = "datasets-use-btn"                # puts data.path into the config editor
+DATASETS_USE_MSG = "datasets-use-msg"
+DATASETS_NEW_NAME = "datasets-new-name"
+DATASETS_NEW_SOURCES = "datasets-new-sources"
+DATASETS_NEW_VAL = "datasets-new-val-fraction"
+DATASETS_NEW_MAX = "datasets-new-max-bytes"
+DATASETS_CREATE = "datasets-create-btn"
+DATASETS_CANCEL = "datasets-cancel-btn"
+DATASETS_CONSOLE = "datasets-console"            # live tail of prepare_data's output
+DATASETS_BUILD_MSG = "datasets-build-msg"
+DATASETS_POLL = "datasets-poll"
+DATASETS_JOB = "datasets-job"                    # store: the build this page started
+DATASETS_VERSION = "datasets-version"            # store: bumps when a build ends (list refresh)
+# generate / playground tab (issue 9)
+TAB_GENERATE = "tab-generate"
+GEN_INFO = "generate-model-info"
+GEN_CHECKPOINT = "generate-checkpoint"
+GEN_PROMPT = "generate-prompt"
+GEN_TEMPERATURE = "generate-temperature"
+GEN_TOP_K = "generate-top-k"
+GEN_MAX_BYTES = "generate-max-bytes"
+GEN_SEED = "generate-seed"
+GEN_START = "generate-start-btn"
+GEN_CANCEL = "generate-cancel-btn"
+GEN_OUTPUT = "generate-output"
+GEN_STATUS = "generate-status"
+GEN_POLL = "generate-poll"
+GEN_JOB = "generate-job"
+SURPRISAL_TEXT = "surprisal-text"
+SURPRISAL_BTN = "surprisal-btn"
+SURPRISAL_CANCEL = "surprisal-cancel-btn"
+SURPRISAL_STATUS = "surprisal-status"
+SURPRISAL_SUMMARY = "surprisal-summary"
+SURPRISAL_VIEW = "surprisal-view"
+SURPRISAL_POLL = "surprisal-poll"
+SURPRISAL_JOB = "surprisal-job"
+# notifications and watchdog (issue 9)
+NOTIFY_SEEN = "notify-seen"                      # localStorage: last states seen (no repeat toasts)
+NOTIFY_EVENTS = "notify-events"                  # the latest tick's events (desktop notifications)
+NOTIFY_TOASTS = "notify-toasts"
+NOTIFY_ENABLE = "notify-enable-btn"              # asks the browser's permission (a user click)
+NOTIFY_PERMISSION = "notify-permission"
+NOTIFY_SHOWN = "notify-shown"
+
+
+def growth_slider_id(key: str) -> str:
+    """The Growth tab's slider of one knob, e.g. model.d_model -> growth-d-model."""
+    return "growth-" + key.rsplit(".", 1)[1].replace("_", "-")
+
+
+def growth_value_id(key: str) -> str:
+    """The readout beside a Growth slider (the value the slider position stands for)."""
+    return growth_slider_id(key) + "-value"
+
+
+# compare tab, charts, presets, run management, Forge runs (issue 9, part A)
+TAB_COMPARE = "tab-compare"
+COMPARE_RUNS = "compare-runs"                    # multi-select: 2-8 runs, ours and Forge's
+COMPARE_AXIS = "compare-axis"                    # step | bytes | time
+COMPARE_SMOOTHING = "compare-smoothing"
+COMPARE_LOGY = "compare-logy"
+COMPARE_FOLLOW = "compare-follow"                # follow live: autorange x on every refresh
+COMPARE_GRAPH = "compare-graph"
+COMPARE_MESSAGE = "compare-message"
+COMPARE_TABLE = "compare-table"
+COMPARE_CSV_BTN = "compare-csv-btn"
+COMPARE_CSV = "compare-csv-download"
+COMPARE_STATE = "compare-state"                  # memory: data signature and zoom window
+TRAINING_FOLLOW = "training-follow"              # the loss chart's follow-live switch
+TRAINING_ZOOM = "training-zoom"                  # memory: the loss chart's zoom window
+TAB_RUNS = "tab-runs"
+RUNS_TABLE = "runs-table"
+RUNS_SELECTED = "runs-selected"                  # which run the management card acts on
+RUNS_RENAME_INPUT = "runs-rename-input"
+RUNS_RENAME_BTN = "runs-rename-btn"
+RUNS_DELETE_BTN = "runs-delete-btn"
+RUNS_DELETE_MODAL = "runs-delete-modal"
+RUNS_DELETE_BODY = "runs-delete-body"
+RUNS_DELETE_CONFIRM = "runs-delete-confirm-btn"
+RUNS_DELETE_CANCEL = "runs-delete-cancel-btn"
+RUNS_NOTES = "runs-notes"
+RUNS_NOTES_SAVE = "runs-notes-save-btn"
+RUNS_MESSAGE = "runs-message"
+FORGE_PATH = "forge-open-path"
+FORGE_OPEN_BTN = "forge-open-btn"
+FORGE_MESSAGE = "forge-open-message"
+PRESET_NAME = "preset-name"
+PRESET_SAVE_BTN = "preset-save-btn"
+PRESET_DELETE_BTN = "preset-delete-btn"
+PRESET_STATUS = "preset-status"
+CONFIG_EXPORT_YAML = "config-export-yaml-btn"
+CONFIG_EXPORT_JSON = "config-export-json-btn"
+CONFIG_EXPORT = "config-export-download"
+CONFIG_IMPORT = "config-import-upload"
+RUNS_DELETE_TARGET = "runs-delete-target"              # memory: the run the open dialog deletes
+COMPARE_ZOOM = "compare-zoom"                          # memory: the compare chart's held x range
+TRAINING_ZOOM_SEEN = "training-zoom-seen"              # memory: the loss chart draws seen so far

@@ -6,8 +6,26 @@ from .activation_callbacks import register as reg_activation
 from .brain_callbacks import register as reg_brain
 from .mod_callbacks import register as reg_mod
 from .routing_callbacks import register as reg_routing
+from .compare_callbacks import register as reg_compare
+from .runs_callbacks import register as reg_runs
+from .presets_callbacks import register as reg_presets
+from .zoom_callbacks import register as reg_zoom
+from .arch_callbacks import register as reg_arch
+from .growth_callbacks import register as reg_growth
+from .datasets_callbacks import register as reg_datasets
+from .generate_callbacks import register as reg_generate
+from .notify_callbacks import register as reg_notify
+from .compression_callbacks import register as reg_compression
+from .eval_callbacks import register as reg_eval
 
 
 def register_all_callbacks(app) -> None:
-    for reg in (reg_run, reg_training, reg_routing, reg_mod, reg_activation, reg_brain, reg_config):
+    for reg in (reg_compare, reg_runs, reg_presets, reg_zoom):  # issue 9, part A
+        reg(app)
+    for reg in (reg_run, reg_training, reg_routing, reg_mod, reg_activation, reg_brain,
+                reg_arch, reg_growth, reg_config):
+        reg(app)
+    for reg in (reg_datasets, reg_generate, reg_notify):  # issue 9, part B
+        reg(app)
+    for reg in (reg_compression, reg_eval):  # issue 8
         reg(app)

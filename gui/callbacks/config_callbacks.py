@@ -27,6 +27,8 @@ from umoec.run import RunDir, RunState
 from umoec.schedule import lr_curve
 
 from .. import db, derived, form, ids, viz_utils
+from .. import presets as user_presets
+from ..forge import resolve_forge
 from ..form import FormFileError
 from ..panels.config_panel import LR_PREVIEW_HEIGHT
 from ..process import RUNNERS, LaunchError, Launcher, last_output_line, trainer_available
@@ -72,7 +74,7 @@ def fill(trigger: Optional[str], tier: Optional[str], checklist: Optional[list],
         except C.ConfigError as exc:
             out["message"] = _bad(str(exc))
     elif trigger == ids.CONFIG_RESET_BTN:
-        if tier in C.preset_names():
+        if tier in C.preset_names() or user_presets.is_user_preset(tier):
             values = form.preset_values(tier)
             out["message"] = _ok(f"Reset to the {tier} defaults.")
         else:
@@ -104,6 +106,8 @@ def fill(trigger: Optional[str], tier: Optional[str], checklist: Optional[list],
                       for k, v in pushed.items() if k in form.BY_KEY}
             source = inject.get("source") or "another tab"
             out["message"] = _ok(f"Applied {len(values)} value(s) from {source}.")
+            if isinstance(inject.get("tier"), str) and inject["tier"]:  # an imported config's tier
+                out["tier"] = inject["tier"]
     if values is not None:
         out["values"] = values
         merged = {**switches, **{k: v for k, v in values.items() if k in SWITCH_KEYS}}
@@ -113,8 +117,10 @@ def fill(trigger: Optional[str], tier: Optional[str], checklist: Optional[list],
 
 def tier_options(tier: Optional[str]) -> list[dict]:
     presets = C.preset_names()
-    extra = [tier] if tier and tier not in presets else []
+    saved = user_presets.names()  # user-saved presets (issue 9, gui/presets.py)
+    extra = [tier] if tier and tier not in presets and tier not in saved else []
     return [{"label": p, "value": p} for p in presets] + [
+        {"label": f"{s} (saved preset)", "value": s} for s in saved] + [
         {"label": f"{t} (loaded)", "value": t} for t in extra]
 
 
@@ -195,6 +201,9 @@ def status_view(runs_dir: Path, launcher: Launcher, name: Optional[str],
             lines.append(dbc.Badge(f"Crashed (exit code {launched.exit_code})", color="danger",
                                    class_name="me-2"))
             lines.append(html.Span(reason))
+    elif run is None and resolve_forge(runs_dir, name) is not None:  # issue 9: Forge, read-only
+        lines.append(html.Span(f"{name} is a Forge run, opened read-only: start, stop and resume "
+                               "it with forge itself.", className="text-muted"))
     elif run is None:
         lines.append(html.Span("No run selected. Press Start to launch one from this config.",
                                className="text-muted"))

@@ -6,6 +6,7 @@ from pathlib import Path
 from dash import Input, Output, State, no_update
 
 from .. import ids
+from ..forge import resolve_forge
 from ..runs import resolve, run_options, summarise
 
 
@@ -32,6 +33,9 @@ def register(app) -> None:
         run = resolve(runs_dir, name)
         if run is None and launcher is not None and launcher.get(name) is not None:
             return "Starting", "info"
+        forge_run = resolve_forge(runs_dir, name) if run is None else None
+        if forge_run is not None:  # issue 9: a Forge folder has no status.json to be honest about
+            return forge_run.status_label(), "info"
         if run is None:
             return "no run selected", "secondary"
         s = summarise(run)

@@ -27,6 +27,8 @@ from ..derived import fmt_bytes
 from ..panels.training_panel import kpi_card
 from ..runs import resolve, summarise
 from ..series import MAX_POINTS, ema_continue, ema_state
+from ..forge import resolve_forge
+from .forge_training import forge_training_update
 
 LN2 = math.log(2.0)
 REDRAW_AFTER = 2 * MAX_POINTS   # points in a trace before it is downsampled again
@@ -207,6 +209,9 @@ def training_update(runs_dir: Path, name: Optional[str], smoothing: float = 0.6,
     smoothing = min(0.999, max(0.0, float(smoothing or 0.0)))
     log_y = bool(log_y)
     run = resolve(runs_dir, name)
+    forge_run = resolve_forge(runs_dir, name) if run is None else None
+    if forge_run is not None:  # a Forge run folder, read-only (issue 9)
+        return forge_training_update(forge_run, smoothing, log_y, state)
     if run is None:
         empty = viz_utils.empty_fig("No run selected")
         return dict(kpis=[], eta="", loss=empty, lr=empty, heads="", checkpoints="", log="",

@@ -13,6 +13,7 @@ from umoec import config as C
 from umoec.config.fields import FieldInfo, fmt_num
 
 from .. import form, ids
+from . import presets_panel
 from ..process import DEFAULT_RATE, RUNNERS
 
 DEBOUNCE_MS = 300
@@ -148,6 +149,7 @@ def layout() -> html.Div:
                           inline=True, class_name="small"),
         ], className="mb-2"),
         _file_controls(),
+        presets_panel.layout(),
         _control(),
         _derived(),
         accordion(values),

@@ -1,18 +1,58 @@
-"""Evaluation tab: enwik8 benchmark with roundtrip verification (issue 8; placeholder)."""
+"""Evaluation tab (spec WS6, issue 8): evaluate a checkpoint as a compressor (enwik8 when the user
+has it, the run's validation split otherwise) as a background job, with roundtrip verification,
+the classical baselines on the same bytes, and the bpb history. Filled by
+gui/callbacks/eval_callbacks.py."""
 from __future__ import annotations
 
-from dash import html
+import dash_bootstrap_components as dbc
+from dash import dcc, html
 
-from . import placeholder
+from .. import ids
+from ..viz_utils import empty_fig
+from .compression_panel import labelled, profile_options, progress_bar
+
+DEFAULT_MAX_BYTES = 100_000
 
 
 def layout() -> html.Div:
-    return html.Div(placeholder.layout(
-        "Evaluation",
-        "Run the enwik8 evaluation (scripts/eval_enwik8.sh) on a checkpoint, list bpb against "
-        "gzip (2.7), zstd-22 (1.95) and CMIX (1.23), show the roundtrip status and the bpb "
-        "history.",
-        "Not built yet: it needs the compressor and the evaluation script (issues 5 and 8).",
-        "Today: validation bpb of the selected run is on the Training tab (pink line, best value "
-        "starred)."),
-        id="eval-panel")
+    form = dbc.Card([dbc.CardHeader("Evaluate a checkpoint as a compressor"), dbc.CardBody([
+        dbc.Row([
+            labelled("Checkpoint of the selected run", dcc.Dropdown(
+                id=ids.EVAL_CHECKPOINT, options=[], clearable=False,
+                placeholder="no checkpoints"), 5),
+            labelled("Max bytes", dbc.Input(
+                id=ids.EVAL_MAX_BYTES, type="number", min=0, step=1, value=DEFAULT_MAX_BYTES,
+                size="sm", persistence=True, persistence_type="local"), 3,
+                "first N bytes; 0 = all (enwik8 whole takes hours on a CPU)"),
+            labelled("Profile", dcc.Dropdown(id=ids.EVAL_PROFILE, options=profile_options(),
+                                             value="turbo", clearable=False), 4),
+        ], class_name="g-2"),
+        html.Div(id=ids.EVAL_DATA_NOTE, className="small text-muted mt-2"),
+        html.Div([
+            dbc.Button("Run enwik8 Eval", id=ids.EVAL_ENWIK8_BTN, color="primary", size="sm",
+                       class_name="me-2"),
+            dbc.Button("Cancel", id=ids.EVAL_CANCEL_BTN, color="secondary", size="sm",
+                       outline=True, disabled=True),
+        ], className="mt-3"),
+        progress_bar(ids.EVAL_PROGRESS),
+        html.Div(id=ids.EVAL_STATUS, className="mt-2"),
+    ])], class_name="mb-3")
+    results = dbc.Card([
+        dbc.CardHeader(html.Div([
+            html.Span("Evaluations of the selected run", className="me-auto"),
+            html.Span("Roundtrip: ", className="small text-muted me-1"),
+            html.Span(id=ids.EVAL_ROUNDTRIP_STATUS),
+        ], className="d-flex align-items-center")),
+        dbc.CardBody(html.Div(dbc.Table(id=ids.EVAL_RESULTS_TABLE, size="sm", hover=True,
+                                        class_name="mb-0 small align-middle"),
+                              className="table-responsive")),
+    ], class_name="mb-3")
+    history = dbc.Card([dbc.CardHeader("Bits per byte over evaluations"),
+                        dbc.CardBody(dcc.Graph(id=ids.EVAL_BPB_HISTORY,
+                                               config={"displaylogo": False},
+                                               figure=empty_fig("Loading ...", height=360)))])
+    return html.Div([
+        dcc.Store(id=ids.EVAL_VERSION, storage_type="memory"),
+        dcc.Store(id=ids.EVAL_ACTION, storage_type="memory"),
+        form, results, history,
+    ], id="eval-panel", className="mt-2")

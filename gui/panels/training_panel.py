@@ -6,6 +6,7 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from .. import ids
+from ..charts import graph_config
 
 LOG_STYLE = {"maxHeight": "300px", "overflowY": "auto", "fontSize": "11px"}
 
@@ -28,6 +29,8 @@ def chart_controls() -> html.Div:
                  style={"width": "260px"}),
         dbc.Switch(id=ids.TRAINING_LOGY, label="log y", value=False, class_name="ms-3 mb-0 small",
                    persistence=True, persistence_type="local"),
+        dbc.Switch(id=ids.TRAINING_FOLLOW, label="follow live", value=True,
+                   class_name="ms-3 mb-0 small"),  # zoom re-aggregation: gui/callbacks/zoom_callbacks.py
     ], className="d-flex align-items-center flex-wrap")
 
 
@@ -43,6 +46,8 @@ def resume_controls() -> html.Div:
 def layout() -> html.Div:
     return html.Div([
         dcc.Store(id=ids.TRAINING_CHART_STATE, storage_type="memory"),
+        dcc.Store(id=ids.TRAINING_ZOOM, storage_type="memory"),
+        dcc.Store(id=ids.TRAINING_ZOOM_SEEN, storage_type="memory"),
         html.Div(id=ids.TRAINING_ERROR),
         dbc.Row(id=ids.TRAINING_KPIS, class_name="g-2"),
         html.Div(id=ids.TRAINING_ETA, className="text-muted mb-2"),
@@ -50,7 +55,8 @@ def layout() -> html.Div:
             dbc.Col(dbc.Card([dbc.CardHeader(html.Div([
                                 html.Span("Bits per byte", className="me-auto"),
                                 chart_controls()], className="d-flex align-items-center")),
-                              dbc.CardBody(dcc.Graph(id=ids.TRAINING_LOSS))]), lg=8),
+                              dbc.CardBody(dcc.Graph(id=ids.TRAINING_LOSS,
+                                                     config=graph_config("training-bpb")))]), lg=8),
             dbc.Col(dbc.Card([dbc.CardHeader("Loss per head (latest step)"),
                               dbc.CardBody(html.Div(id=ids.TRAINING_HEADS))]), lg=4),
         ], class_name="g-3 mb-3"),

@@ -1,0 +1,154 @@
+"""Compare tab (issue 9): overlay 2-8 runs, re-aggregate on zoom, follow live, table + CSV.
+
+`compare_update` and `compare_zoom` are the callback bodies as plain functions (tests call them).
+The chart is redrawn when the chosen runs get new rows or change state, when a setting changes, or
+when the zoom store changes: a zoom's visible x range is then re-read at full resolution
+(gui/charts.view_indices) and drawn with an explicit range. A zoom turns "follow live" off (the
+view stays put while rows arrive); turning it back on returns to the whole runs, growing with
+them. The zoom has its own small callback (no refresh-tick input), so a tick never delays it.
+Hidden tab: no reads.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import dash_bootstrap_components as dbc
+from dash import Input, Output, State, ctx, dcc, html, no_update
+from dash.exceptions import PreventUpdate
+
+from .. import charts, ids, viz_utils
+from ..compare import (AXES, MAX_RUNS, compare_fig, config_diff, data_extent, data_signature,
+                       load_runs, summary_rows, table_columns, table_csv)
+from ..runs import run_options
+
+OUTPUTS = ("figure", "data", "columns", "message", "state")
+
+
+def _unchanged() -> dict[str, Any]:
+    return {k: no_update for k in OUTPUTS}
+
+
+def _message(lines: list[str], colour: str = "secondary") -> Any:
+    if not lines:
+        return None
+    return dbc.Alert([html.Div(line) for line in lines], color=colour, class_name="py-2 small")
+
+
+def compare_zoom(trigger: Optional[str], relayout: Any, follow: Any, state: Optional[dict],
+                 zoom: Optional[dict]) -> tuple[Any, Any]:
+    """(new zoom store, new follow value) after a zoom/pan/double-click or the follow switch.
+
+    The store holds the x window to draw ({"runs", "axis", "window"}); None = the whole runs,
+    growing as rows arrive. A zoom turns follow off; follow off without a zoom holds the extent
+    drawn now; follow on, or a double-click, drops the window."""
+    state = state or {}
+    base = {"runs": state.get("runs"), "axis": state.get("axis")}
+    old = (zoom or {}).get("window") if (zoom or {}).get("runs") == base["runs"] and \
+        (zoom or {}).get("axis") == base["axis"] else None
+    follow_out: Any = no_update
+    if trigger == ids.COMPARE_GRAPH:
+        z = charts.parse_relayout(relayout)
+        if z is None:
+            return no_update, no_update
+        if z.reset:
+            window = None  # double-click: the whole runs again
+        else:
+            window = [z.lo, z.hi]
+            if follow:
+                follow_out = False
+    elif trigger == ids.COMPARE_FOLLOW:
+        window = None if follow else (old or state.get("extent"))
+    else:
+        return no_update, no_update
+    new = {**base, "window": window}
+    return (new if new != zoom else no_update), follow_out
+
+
+def compare_update(runs_dir: Path, keys: Optional[list], axis: Optional[str], smoothing: Any,
+                   log_y: Any, zoom: Optional[dict], trigger: Optional[str],
+                   state: Optional[dict]) -> dict[str, Any]:
+    """Everything the Compare tab shows, given what the page has (`state`) and the zoom store."""
+    state = dict(state or {})
+    keys = [k for k in (keys or []) if isinstance(k, str)]
+    axis = axis if axis in AXES else "step"
+    smoothing = min(0.999, max(0.0, float(smoothing or 0.0)))
+    log_y = bool(log_y)
+    lines: list[str] = []
+    if len(keys) > MAX_RUNS:
+        lines.append(f"Showing the first {MAX_RUNS} of the {len(keys)} runs picked.")
+        keys = keys[:MAX_RUNS]
+    zoom = zoom or {}
+    window = zoom.get("window") if zoom.get("runs") == keys and zoom.get("axis") == axis else None
+    if not keys:
+        fig = viz_utils.empty_fig(f"Pick 2 to {MAX_RUNS} runs above to compare them", height=620)
+        return dict(figure=fig, data=[], columns=[], message=None,
+                    state={"runs": [], "axis": axis})
+    runs, errors = load_runs(runs_dir, keys)
+    sig = data_signature(runs)
+    settings = [keys, axis, smoothing, log_y, window]
+    if trigger in (ids.REFRESH, ids.TABS) and state.get("sig") == sig and state.get("settings") == settings:
+        return _unchanged()
+    extent = data_extent(runs, axis)
+    if not runs:
+        fig = viz_utils.empty_fig("None of the picked runs can be read (see above)", height=620)
+        return dict(figure=fig, data=[], columns=[], message=_message(errors, "warning"),
+                    state={"runs": keys, "axis": axis})
+    fig, notes = compare_fig(runs, axis, smoothing, log_y, tuple(window) if window else None)
+    rows = summary_rows(runs, config_diff(runs))
+    if len(runs) == 1:
+        lines.append("Pick at least one more run to compare.")
+    if window:
+        lines.append(f"Showing {AXES[axis]} {window[0]:,.4g} to {window[1]:,.4g}, drawn from every row "
+                     "in that range; double-click the chart or turn on follow live to see the whole runs.")
+    message = _message(errors, "warning") if errors else None
+    info = _message(lines + notes)
+    return dict(figure=fig, data=rows, columns=table_columns(rows),
+                message=html.Div([m for m in (message, info) if m is not None]) or None,
+                state={"runs": keys, "axis": axis, "sig": sig, "settings": settings, "extent": extent})
+
+
+def register(app) -> None:
+    runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
+
+    @app.callback(Output(ids.COMPARE_RUNS, "options"), Input(ids.REFRESH, "n_intervals"),
+                  Input(ids.TABS, "active_tab"), State(ids.COMPARE_RUNS, "options"))
+    def refresh_options(_n, tab, current):
+        if tab != ids.TAB_COMPARE:
+            raise PreventUpdate
+        options = run_options(runs_dir)
+        if options == current:
+            raise PreventUpdate
+        return options
+
+    @app.callback(Output(ids.COMPARE_ZOOM, "data"), Output(ids.COMPARE_FOLLOW, "value"),
+                  Input(ids.COMPARE_GRAPH, "relayoutData"), Input(ids.COMPARE_FOLLOW, "value"),
+                  State(ids.COMPARE_STATE, "data"), State(ids.COMPARE_ZOOM, "data"),
+                  prevent_initial_call=True)
+    def zoom_or_follow(relayout, follow, state, zoom):
+        new_zoom, new_follow = compare_zoom(ctx.triggered_id, relayout, follow, state, zoom)
+        if new_zoom is no_update and new_follow is no_update:
+            raise PreventUpdate
+        return new_zoom, new_follow
+
+    @app.callback(Output(ids.COMPARE_GRAPH, "figure"), Output(ids.COMPARE_TABLE, "data"),
+                  Output(ids.COMPARE_TABLE, "columns"), Output(ids.COMPARE_MESSAGE, "children"),
+                  Output(ids.COMPARE_STATE, "data"),
+                  Input(ids.REFRESH, "n_intervals"), Input(ids.TABS, "active_tab"),
+                  Input(ids.COMPARE_RUNS, "value"), Input(ids.COMPARE_AXIS, "value"),
+                  Input(ids.COMPARE_SMOOTHING, "value"), Input(ids.COMPARE_LOGY, "value"),
+                  Input(ids.COMPARE_ZOOM, "data"), State(ids.COMPARE_STATE, "data"))
+    def refresh(_n, tab, keys, axis, smoothing, log_y, zoom, state):
+        if tab != ids.TAB_COMPARE:
+            raise PreventUpdate  # hidden tab: no reads; switching to it triggers a refresh
+        out = compare_update(runs_dir, keys, axis, smoothing, log_y, zoom, ctx.triggered_id, state)
+        return tuple(out[k] for k in OUTPUTS)
+
+    @app.callback(Output(ids.COMPARE_CSV, "data"), Input(ids.COMPARE_CSV_BTN, "n_clicks"),
+                  State(ids.COMPARE_TABLE, "derived_virtual_data"), State(ids.COMPARE_TABLE, "data"),
+                  State(ids.COMPARE_TABLE, "columns"), prevent_initial_call=True)
+    def export_csv(_n, shown, data, columns):
+        rows = shown if shown is not None else data
+        if not rows:
+            raise PreventUpdate
+        return dcc.send_string(table_csv(rows, columns or None), "umoec-compare.csv")

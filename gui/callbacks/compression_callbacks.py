@@ -1,0 +1,413 @@
+"""Compression tab: upload, start / cancel a compression job, its progress, the jobs table with the
+classical compressors on the same file, and the round-trip verification.
+
+The jobs run in worker processes owned by gui/compress_jobs.JobManager; these callbacks only
+start them and render what the manager and the run's metrics.db say (so a reload shows the same).
+"""
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+from typing import Optional
+
+import dash_bootstrap_components as dbc
+import pandas as pd
+from dash import Input, Output, State, ctx, html, no_update
+from dash.exceptions import PreventUpdate
+
+from .. import db, ids, viz_utils
+from ..compress_jobs import (DEFAULT_JOB_TIMEOUT_S, Job, JobError, JobManager, read_sidecar,
+                             status_kind, status_reason)
+from ..runs import resolve
+from ..uploads import (DEFAULT_MAX_UPLOAD_MB, DEFAULT_UPLOAD_DIR, UploadError, decode_contents,
+                       decoded_size, format_bytes, store_upload, too_large_message)
+from umoec.run import RunDir
+
+READ_ERRORS = (FileNotFoundError, sqlite3.Error, OSError, ValueError)
+STATUS_COLOURS = {"done": "success", "failed": "danger", "cancelled": "secondary",
+                  "running": "primary", "simulated": "info"}
+
+
+# -- the cockpit's job manager ----------------------------------------------------------------
+def manager_for(app) -> JobManager:
+    """The app's JobManager, created (and stale jobs reconciled) on first use."""
+    cfg = app.server.config
+    jobs = cfg.get("UMOEC_JOBS")
+    if jobs is None:
+        jobs = JobManager(Path(cfg["UMOEC_RUNS_DIR"]),
+                          timeout=float(cfg.get("UMOEC_JOB_TIMEOUT") or DEFAULT_JOB_TIMEOUT_S))
+        cfg["UMOEC_JOBS"] = jobs
+        jobs.reconcile()
+    return jobs
+
+
+def upload_settings(app) -> tuple[Path, int]:
+    cfg = app.server.config
+    sandbox = Path(cfg.get("UMOEC_UPLOAD_DIR") or DEFAULT_UPLOAD_DIR)
+    mb = float(cfg.get("UMOEC_MAX_UPLOAD_MB") or DEFAULT_MAX_UPLOAD_MB)
+    return sandbox, int(mb * 1_000_000)
+
+
+# -- shared rendering (the Evaluation tab uses these too) -------------------------------------
+def alert(text, colour: str) -> dbc.Alert:
+    return dbc.Alert(text, color=colour, class_name="py-2 px-3 mb-0 small")
+
+
+def checkpoint_options(run: Optional[RunDir]) -> list[dict]:
+    """The run's checkpoints, newest first; simulated runs say their checkpoints hold no weights."""
+    if run is None:
+        return []
+    try:
+        status = run.read_status()
+    except ValueError:
+        status = None
+    simulated = status is not None and status.kind == "simulate"
+    out = []
+    for c in reversed(run.checkpoints()):
+        label = f"step {c.step:,} ({format_bytes(c.size)})"
+        if simulated:
+            label += " - simulated, no weights"
+        out.append({"label": label, "value": c.path.name})
+    return out
+
+
+def pick_value(options: list[dict], current):
+    values = [o["value"] for o in options]
+    return current if current in values else (values[0] if values else None)
+
+
+def progress_outputs(job: Optional[Job]) -> tuple:
+    """(value, label, style) of a progress bar for a running job; hidden otherwise."""
+    if job is None or not job.running:
+        return 0, "", {"display": "none"}
+    frac = job.fraction
+    value = 100 if frac is None else max(2, round(100 * frac))
+    label = f"{100 * frac:.0f}%" if frac is not None and frac >= 0.08 else ""
+    return value, label, {"height": "20px"}
+
+
+def job_message(job: Job) -> tuple[str, str]:
+    """(text, colour) describing a job, running or finished."""
+    name = {"compress": f"Job #{job.job_id} (compress {job.label})",
+            "verify": f"Verification of job #{job.job_id} ({job.label})",
+            "eval": f"Evaluation of {job.label}"}.get(job.kind, job.kind)
+    if job.running:
+        pct = f" ({100 * job.fraction:.0f}%)" if job.fraction is not None else ""
+        return f"{name}: {job.progress_text()}{pct}, {job.elapsed:.0f} s", "info"
+    if job.state == "done":
+        r = job.result or {}
+        if job.kind == "compress":
+            raw, packed = r.get("raw_bytes", 0), r.get("packed_bytes", 0)
+            bpb = 8.0 * packed / raw if raw else 0.0
+            return (f"{name} done: {raw:,} -> {packed:,} bytes, {bpb:.3f} bpb in "
+                    f"{r.get('seconds', 0):.2f} s (profile {r.get('profile')}, checkpoint step "
+                    f"{r.get('checkpoint_step')})", "success")
+        if job.kind == "verify":
+            ok = bool(r.get("ok"))
+            return (f"{name}: {'PASS' if ok else 'FAIL'}: {r.get('reason', '')}",
+                    "success" if ok else "danger")
+        rt = "PASS" if r.get("roundtrip_ok") else "FAIL"
+        text = (f"{name} done: {r.get('dataset')}, {r.get('bpb', 0):.4f} bpb, roundtrip {rt} "
+                f"({r.get('original_bytes', 0):,} bytes of {r.get('source')})")
+        if r.get("note"):
+            text += f". {r['note']}"
+        return text, "success" if r.get("roundtrip_ok") else "danger"
+    colour = "secondary" if job.state == "cancelled" else "danger"
+    return f"{name} {job.state}: {job.message}", colour
+
+
+def status_area(job: Optional[Job], action: Optional[dict]):
+    """The tab's status line: the last button's refusal if newer than the job, else the job."""
+    if action and action.get("text"):
+        newest = max(job.started, job.ended or 0) if job is not None else 0
+        if action.get("ts", 0) >= newest:
+            return alert(action["text"], action.get("colour", "warning"))
+    if job is None:
+        return ""
+    return alert(*job_message(job))
+
+
+def status_badge(status: Optional[str]):
+    kind = status_kind(status) or "?"
+    badge = dbc.Badge(kind, color=STATUS_COLOURS.get(kind, "secondary"), class_name="me-1")
+    reason = status_reason(status)
+    return [badge, html.Span(reason, className="text-muted")] if reason else badge
+
+
+# -- the jobs table ---------------------------------------------------------------------------
+def _fmt_time(s) -> str:
+    return "" if s is None or pd.isna(s) else f"{float(s):.2f} s"
+
+
+def job_cells(row: dict) -> list:
+    raw, packed, secs = row.get("raw_bytes"), row.get("compressed_bytes"), row.get("elapsed_s")
+    have = raw is not None and packed is not None and not pd.isna(raw) and not pd.isna(packed)
+    raw_i, packed_i = (int(raw), int(packed)) if have else (0, 0)
+    done = have and status_kind(row.get("status")) in ("done", "simulated")
+    speed = (raw_i / float(secs)) if done and secs and float(secs) > 0 else None
+    return [format_bytes(raw_i) if have else "",
+            format_bytes(packed_i) if have else "",
+            f"{raw_i / packed_i:.2f}x" if done and packed_i else "",
+            f"{8.0 * packed_i / raw_i:.3f}" if done and raw_i else "",
+            _fmt_time(secs) if done else "",
+            f"{format_bytes(speed)}/s" if speed else ""]
+
+
+HEADER = ["#", "File", "Profile", "Raw Size", "Compressed Size", "Ratio", "bpb", "Time", "speed",
+          "Status"]
+
+
+def baseline_cells(b: dict) -> list:
+    raw, packed, secs = int(b["raw_bytes"]), int(b["packed_bytes"]), float(b.get("seconds") or 0)
+    return [format_bytes(raw), format_bytes(packed), f"{raw / packed:.2f}x" if packed else "",
+            f"{8.0 * packed / raw:.3f}" if raw else "", f"{secs:.2f} s",
+            f"{format_bytes(raw / secs)}/s" if secs > 0 else ""]
+
+
+def jobs_table(jobs: pd.DataFrame, selected: Optional[int], baselines: list[dict],
+               simulated_run: bool = False) -> list:
+    """thead + tbody of compression-results-table; the selected job's baselines under its row."""
+    head = html.Thead(html.Tr([html.Th(h) for h in HEADER]))
+    if jobs.empty:
+        return [head, html.Tbody(html.Tr(html.Td(
+            "No compression jobs in this run yet: choose a file and a checkpoint, then Compress.",
+            colSpan=len(HEADER), className="text-muted")))]
+    body = []
+    for row in jobs.to_dict("records"):
+        simulated = status_kind(row.get("status")) == "simulated"
+        name = Path(str(row.get("input_path") or "")).name
+        file_cell = html.Td([name, " ", dbc.Badge("simulated", color="info")] if simulated
+                            else name, title=str(row.get("input_path") or ""))
+        cells = [html.Td(int(row["job_id"])), file_cell, html.Td(row.get("profile") or "")]
+        cells += [html.Td(c, className="text-nowrap") for c in job_cells(row)]
+        cells.append(html.Td(status_badge(row.get("status")), style={"maxWidth": "360px"}))
+        sel = selected is not None and int(row["job_id"]) == int(selected)
+        body.append(html.Tr(cells, className="table-active" if sel else ""))
+        if sel:
+            for b in baselines:
+                body.append(html.Tr([html.Td(""), html.Td(f"  {b['name']} (same file)",
+                                                          className="ps-4 fst-italic"),
+                                     html.Td("")]
+                                    + [html.Td(c, className="text-nowrap")
+                                       for c in baseline_cells(b)]
+                                    + [html.Td("baseline", className="text-muted")],
+                                    className="text-muted"))
+    if simulated_run:
+        body.append(html.Tr(html.Td("Rows marked simulated were written by bin.simulate_training: "
+                                    "no file was compressed.", colSpan=len(HEADER),
+                                    className="text-muted small")))
+    return [head, html.Tbody(body)]
+
+
+def comparison_frame(row: Optional[dict], baselines: list[dict]) -> pd.DataFrame:
+    cols = ["method", "raw_bytes", "packed_bytes", "seconds"]
+    if row is None:
+        return pd.DataFrame(columns=cols)
+    out = [(f"u-moec-tiny ({row.get('profile')})", int(row["raw_bytes"]),
+            int(row["compressed_bytes"]), float(row.get("elapsed_s") or 0))]
+    out += [(b["name"], int(b["raw_bytes"]), int(b["packed_bytes"]), float(b.get("seconds") or 0))
+            for b in baselines]
+    return pd.DataFrame(out, columns=cols)
+
+
+def verify_view(job: Optional[Job], side: dict):
+    """compress-verify-result: PASS in green or FAIL in red with the reason (or progress)."""
+    if job is not None and job.running:
+        return html.Div(f"Verifying: {job.progress_text()} ...", className="text-muted")
+    v = side.get("verify") if side else None
+    if not v:
+        return html.Div("Not verified yet.", className="text-muted small")
+    when = time.strftime("%H:%M:%S", time.localtime(v["ts"])) if v.get("ts") else ""
+    if v.get("ok") is None:
+        return html.Div([html.Span("Cancelled", className="fw-bold text-secondary fs-5"),
+                         html.Div(v.get("reason", ""), className="small text-muted")])
+    ok = bool(v["ok"])
+    return html.Div([
+        html.Span("PASS" if ok else "FAIL", className="fw-bold fs-4 "
+                  + ("text-success" if ok else "text-danger")),
+        html.Span(f" at {when}" if when else "", className="small text-muted"),
+        html.Div(v.get("reason", ""), className="small " + ("text-success" if ok else "text-danger")),
+    ])
+
+
+def done_options(jobs: pd.DataFrame) -> list[dict]:
+    out = []
+    for row in jobs.to_dict("records"):
+        if status_kind(row.get("status")) != "done" or not row.get("raw_bytes"):
+            continue
+        bpb = 8.0 * float(row["compressed_bytes"]) / float(row["raw_bytes"])
+        out.append({"label": f"#{int(row['job_id'])} {Path(str(row['input_path'])).name} "
+                             f"({row.get('profile')}, {bpb:.3f} bpb)",
+                    "value": int(row["job_id"])})
+    return out
+
+
+# -- uploads ----------------------------------------------------------------------------------
+def handle_upload(trigger, contents, picked, filename, sandbox: Path, max_bytes: int) -> tuple:
+    """(status, file path value, contents reset) for an upload or a too-large pick."""
+    if trigger == ids.COMPRESS_UPLOAD_PICKED:
+        size = int((picked or {}).get("size") or 0)
+        if size > max_bytes:
+            name = str((picked or {}).get("name") or "").replace("\x00", "")
+            return alert(too_large_message(name, size, max_bytes), "danger"), no_update, no_update
+        raise PreventUpdate
+    if not contents:
+        raise PreventUpdate
+    shown = repr(str(filename or "").replace("\x00", "\\0"))
+    size = decoded_size(contents)
+    if size > max_bytes:
+        return alert(too_large_message(shown, size, max_bytes), "danger"), no_update, None
+    try:
+        path = store_upload(sandbox, filename, decode_contents(contents), max_bytes)
+    except UploadError as exc:
+        return alert(str(exc), "danger"), no_update, None
+    return (alert(f"Uploaded {shown} ({format_bytes(size)}), stored as {path}", "success"),
+            str(path), None)
+
+
+def upload_hint(sandbox: Path, max_bytes: int) -> str:
+    return (f"Uploads are copied into {sandbox} under a safe name (up to "
+            f"{format_bytes(max_bytes)}); compressed files go to RUNDIR/compressed/.")
+
+
+# -- callbacks --------------------------------------------------------------------------------
+def do_action(jobs: JobManager, runs_dir: Path, trigger, path, profile, checkpoint, run_name,
+              job_id) -> dict:
+    """Start / cancel / verify; returns the action store {text, colour, ts} (empty text: ok)."""
+    now = time.time()
+    if trigger == ids.COMPRESS_CANCEL_BTN:
+        return {"text": jobs.cancel(run_name, "compress"), "colour": "secondary", "ts": now}
+    run = resolve(runs_dir, run_name)
+    if run is None:
+        return {"text": "Choose a run in the top bar first: its checkpoints do the compressing.",
+                "colour": "warning", "ts": now}
+    try:
+        if trigger == ids.COMPRESS_VERIFY_BTN:
+            row = None
+            if job_id:
+                with db.open_db(run.db_path) as conn:
+                    df = db.compression_jobs(conn)
+                match = df[df["job_id"] == int(job_id)]
+                row = match.iloc[0].to_dict() if not match.empty else None
+            jobs.start_verify(run, job_id, row)
+        else:
+            jobs.start_compress(run, path, profile, checkpoint)
+    except JobError as exc:
+        return {"text": str(exc), "colour": "warning", "ts": now}
+    except READ_ERRORS as exc:
+        return {"text": f"Cannot read {run.db_path}: {exc}", "colour": "danger", "ts": now}
+    return {"text": "", "ts": now}
+
+
+def register(app) -> None:
+    runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
+    jobs = manager_for(app)
+    sandbox, max_bytes = upload_settings(app)
+
+    @app.callback(Output(ids.COMPRESS_FILE_UPLOAD, "max_size"),
+                  Output(ids.COMPRESS_UPLOAD_HINT, "children"),
+                  Input(ids.COMPRESS_UPLOAD_HINT, "id"))
+    def upload_limits(_):
+        return max_bytes, upload_hint(sandbox, max_bytes)
+
+    @app.callback(Output(ids.COMPRESS_UPLOAD_STATUS, "children"),
+                  Output(ids.COMPRESS_FILE_PATH, "value"),
+                  Output(ids.COMPRESS_FILE_UPLOAD, "contents"),
+                  Input(ids.COMPRESS_FILE_UPLOAD, "contents"),
+                  Input(ids.COMPRESS_UPLOAD_PICKED, "data"),
+                  State(ids.COMPRESS_FILE_UPLOAD, "filename"), prevent_initial_call=True)
+    def upload(contents, picked, filename):
+        return handle_upload(ctx.triggered_id, contents, picked, filename, sandbox, max_bytes)
+
+    @app.callback(Output(ids.COMPRESS_CHECKPOINT, "options"),
+                  Output(ids.COMPRESS_CHECKPOINT, "value"),
+                  Input(ids.REFRESH, "n_intervals"), Input(ids.RUN_SELECT, "value"),
+                  Input(ids.TABS, "active_tab"), State(ids.COMPRESS_CHECKPOINT, "options"),
+                  State(ids.COMPRESS_CHECKPOINT, "value"))
+    def checkpoints(_n, name, tab, options, current):
+        if tab != ids.TAB_COMPRESSION:
+            raise PreventUpdate
+        new = checkpoint_options(resolve(runs_dir, name))
+        value = pick_value(new, current)
+        if new == options and value == current:
+            raise PreventUpdate
+        return new, value
+
+    @app.callback(Output(ids.COMPRESS_ACTION, "data"),
+                  Input(ids.COMPRESS_BTN, "n_clicks"), Input(ids.COMPRESS_CANCEL_BTN, "n_clicks"),
+                  Input(ids.COMPRESS_VERIFY_BTN, "n_clicks"),
+                  State(ids.COMPRESS_FILE_PATH, "value"), State(ids.COMPRESS_PROFILE, "value"),
+                  State(ids.COMPRESS_CHECKPOINT, "value"), State(ids.RUN_SELECT, "value"),
+                  State(ids.COMPRESS_JOB_SELECT, "value"), prevent_initial_call=True)
+    def act(_c, _x, _v, path, profile, checkpoint, name, job_id):
+        return do_action(jobs, runs_dir, ctx.triggered_id, path, profile, checkpoint, name, job_id)
+
+    @app.callback(Output(ids.COMPRESS_STATUS, "children"),
+                  Output(ids.COMPRESS_PROGRESS, "value"), Output(ids.COMPRESS_PROGRESS, "label"),
+                  Output(ids.COMPRESS_PROGRESS, "style"),
+                  Output(ids.COMPRESS_BTN, "disabled"), Output(ids.COMPRESS_CANCEL_BTN, "disabled"),
+                  Output(ids.COMPRESS_VERIFY_BTN, "disabled"),
+                  Output(ids.COMPRESS_RESULTS_TABLE, "children"),
+                  Output(ids.COMPRESS_JOB_SELECT, "options"), Output(ids.COMPRESS_JOB_SELECT, "value"),
+                  Output(ids.COMPRESS_COMPARISON, "figure"),
+                  Output(ids.COMPRESS_VERIFY_RESULT, "children"),
+                  Output(ids.COMPRESS_VERSION, "data"),
+                  Input(ids.REFRESH, "n_intervals"), Input(ids.RUN_SELECT, "value"),
+                  Input(ids.TABS, "active_tab"), Input(ids.COMPRESS_ACTION, "data"),
+                  Input(ids.COMPRESS_JOB_SELECT, "value"), State(ids.COMPRESS_VERSION, "data"))
+    def refresh(_n, name, tab, action, selected, seen):
+        if tab != ids.TAB_COMPRESSION:
+            raise PreventUpdate
+        return refresh_view(jobs, runs_dir, name, action, selected, seen)
+
+
+def refresh_view(jobs: JobManager, runs_dir: Path, name, action, selected, seen) -> tuple:
+    """Every output of the Compression tab's refresh (a plain function: tests call it)."""
+    run = resolve(runs_dir, name)
+    job = jobs.latest(name, "compress")
+    busy = job is not None and job.running
+    status = status_area(job, action)
+    progress = progress_outputs(job)
+    if run is None:
+        msg = "No run selected: choose one in the top bar (its checkpoints do the compressing)."
+        return ((status or alert(msg, "secondary")), *progress, True, True, True,
+                jobs_table(pd.DataFrame(), None, []), [], None,
+                viz_utils.compression_comparison_fig(pd.DataFrame()), "", None)
+    try:
+        with db.open_db(run.db_path) as conn:
+            table = db.compression_jobs(conn)
+    except FileNotFoundError:
+        table = pd.DataFrame(columns=db.JOB_COLUMNS)
+    except READ_ERRORS as exc:
+        err = alert(f"Cannot read {run.db_path}: {exc} (the next refresh will try again)", "danger")
+        return (err, *progress, busy, not busy, True, no_update, no_update, no_update, no_update,
+                no_update, no_update)
+    options = done_options(table)
+    values = [o["value"] for o in options]
+    newest = values[0] if values else None
+    seen = seen or {}
+    if selected not in values or (newest is not None and newest != seen.get("newest")
+                                  and seen.get("run") == name):
+        selected = newest
+    vjob = jobs.verify_job(name, selected)
+    side = read_sidecar(run, selected) if selected else {}
+    sig = [name, table[["job_id", "status"]].astype(str).values.tolist(), selected,
+           side.get("verify"), vjob.progress_text() if vjob and vjob.running else None,
+           sorted(side)]
+    version = {"run": name, "newest": newest, "sig": repr(sig)}
+    verify_disabled = busy or selected is None
+    if seen.get("sig") == version["sig"]:
+        return (status, *progress, busy, not busy, verify_disabled, no_update, no_update, no_update,
+                no_update, no_update, no_update)
+    row = None
+    if selected is not None:
+        match = table[table["job_id"] == selected]
+        row = match.iloc[0].to_dict() if not match.empty else None
+    baselines = [b for b in side.get("baselines") or [] if isinstance(b, dict)]
+    simulated_run = bool((table["status"] == "simulated").any()) if not table.empty else False
+    title = f"job #{selected}: {Path(str(row['input_path'])).name}" if row else ""
+    fig = viz_utils.compression_comparison_fig(comparison_frame(row, baselines), title)
+    return (status, *progress, busy, not busy, verify_disabled,
+            jobs_table(table, selected, baselines, simulated_run), options, selected, fig,
+            verify_view(vjob, side), version)

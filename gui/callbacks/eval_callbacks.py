@@ -1,0 +1,236 @@
+"""Evaluation tab: run the evaluation (gui.compress_worker eval, the function scripts/eval_enwik8.sh
+runs) as a background job, and show eval_results / eval_baselines of the selected run: the
+results table against the reference compressors, the newest roundtrip status and the bpb history.
+"""
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import Optional
+
+import dash_bootstrap_components as dbc
+import pandas as pd
+from dash import Input, Output, State, ctx, html, no_update
+from dash.exceptions import PreventUpdate
+
+from umoec import config as C
+from umoec import sizing
+from umoec.run import RunDir
+
+from .. import db, ids, viz_utils
+from ..compress_jobs import ROOT, JobError, JobManager
+from ..runs import resolve
+from .compression_callbacks import (alert, checkpoint_options, manager_for, pick_value,
+                                    progress_outputs, status_area)
+
+READ_ERRORS = (FileNotFoundError, sqlite3.Error, OSError, ValueError)
+REFERENCES = viz_utils.REFERENCE_BPB       # gzip 2.7, zstd-22 1.95, CMIX 1.23 (enwik8)
+METHOD_ORDER = ("gzip -9", "xz -9e", "zstd -19", "zstd -22", "brotli -11")
+HEADER = ["Step", "Dataset", "BPB", "Model Size", "vs gzip (2.7)", "vs zstd-22 (1.95)",
+          "vs CMIX (1.23)", "Delta from CMIX", "Roundtrip"]
+
+
+def is_simulated(run: RunDir) -> bool:
+    try:
+        status = run.read_status()
+    except ValueError:
+        return False
+    return status is not None and status.kind == "simulate"
+
+
+def data_source_note(run: RunDir, root: Path = ROOT) -> str:
+    """Which bytes an evaluation will read (the order of umoec.compress.evaluate.find_data)."""
+    for cand in (os.environ.get("ENWIK8"), root / "data" / "enwik8"):
+        if cand and Path(cand).is_file():
+            return f"Data: enwik8 ({cand})."
+    try:
+        cfg = C.load(run.config_path)
+    except (C.ConfigError, OSError) as exc:
+        return f"Data: enwik8 not found, and the run's config cannot be read ({exc})."
+    val = Path(cfg.data.path)
+    val = val if val.is_absolute() else root / val
+    if (val / "val.bin").is_file():
+        return (f"Data: enwik8 not found (data/enwik8 or $ENWIK8), so the run's validation split "
+                f"{val / 'val.bin'}. For enwik8, unzip https://mattmahoney.net/dc/enwik8.zip "
+                "into data/.")
+    return (f"Data: neither enwik8 (data/enwik8, $ENWIK8) nor the run's validation split "
+            f"({val / 'val.bin'}) exists: the evaluation will fail until one does.")
+
+
+def model_size(run: RunDir) -> str:
+    """Parameters of the run's model (umoec.sizing on its config.yaml)."""
+    try:
+        n = sizing.total_params(C.load(run.config_path))
+    except Exception:  # a config this version cannot read: say so in the cell
+        return "?"
+    return f"{n / 1e6:.2f} M" if n >= 1e5 else f"{n / 1e3:.1f} k"
+
+
+def _vs(bpb: float, ref: float):
+    rel = bpb / ref - 1.0
+    return html.Td(f"{rel:+.0%}", className="text-success" if rel < 0 else "",
+                   title=f"{bpb:.4f} bpb vs {ref} bpb")
+
+
+def measured_methods(baselines: pd.DataFrame) -> list[str]:
+    present = list(dict.fromkeys(baselines["method"])) if not baselines.empty else []
+    return [m for m in METHOD_ORDER if m in present] + [m for m in present if m not in METHOD_ORDER]
+
+
+def eval_table(evals: pd.DataFrame, baselines: pd.DataFrame, size: str,
+               simulated: bool = False) -> list:
+    """thead + tbody of eval-results-table, newest evaluation first."""
+    methods = measured_methods(baselines)
+    head = html.Thead([
+        html.Tr([html.Th(h, rowSpan=2) for h in HEADER]
+                + ([html.Th("measured on the same bytes (bpb)", colSpan=len(methods),
+                            className="text-center")] if methods else [])),
+        html.Tr([html.Th(m) for m in methods]),
+    ])
+    if evals.empty:
+        return [head, html.Tbody(html.Tr(html.Td(
+            "No evaluation of this run yet: choose a checkpoint and press Run enwik8 Eval.",
+            colSpan=len(HEADER) + len(methods), className="text-muted")))]
+    measured = {}
+    for r in baselines.to_dict("records"):
+        measured[(int(r["step"]), r["dataset"], r["method"])] = (
+            8.0 * float(r["compressed_bytes"]) / max(1.0, float(r["original_bytes"])))
+    rows = []
+    order = evals.sort_values(["ts", "step"], ascending=False)
+    for r in order.to_dict("records"):
+        bpb, ok = float(r["bpb"]), bool(r["roundtrip_ok"])
+        dataset = [str(r["dataset"]), " ", dbc.Badge("simulated", color="info")] if simulated \
+            else str(r["dataset"])
+        cells = [html.Td(f"{int(r['step']):,}"), html.Td(dataset), html.Td(f"{bpb:.4f}"),
+                 html.Td(size), _vs(bpb, REFERENCES["gzip"]), _vs(bpb, REFERENCES["zstd-22"]),
+                 _vs(bpb, REFERENCES["CMIX"]), html.Td(f"{bpb - REFERENCES['CMIX']:+.3f}"),
+                 html.Td(dbc.Badge("PASS" if ok else "FAIL", color="success" if ok else "danger"))]
+        for m in methods:
+            v = measured.get((int(r["step"]), r["dataset"], m))
+            cells.append(html.Td("" if v is None else f"{v:.3f}"))
+        rows.append(html.Tr(cells))
+    notes = []
+    if any(not str(d).startswith("enwik8") for d in evals["dataset"]):
+        notes.append("The reference columns are published enwik8 figures; rows on other data "
+                     "compare best with the measured columns (same bytes).")
+    if simulated:
+        notes.append("This run is simulated (bin.simulate_training): its evaluations are made "
+                     "up, no bytes were compressed.")
+    for n in notes:
+        rows.append(html.Tr(html.Td(n, colSpan=len(HEADER) + len(methods),
+                                    className="text-muted small")))
+    return [head, html.Tbody(rows)]
+
+
+def roundtrip_badge(evals: pd.DataFrame, simulated: bool = False):
+    """eval-roundtrip-status: PASS / FAIL of the newest evaluation."""
+    if evals.empty:
+        return html.Span("no evaluation yet", className="text-muted small")
+    r = evals.sort_values(["ts", "step"]).iloc[-1]
+    ok = bool(r["roundtrip_ok"])
+    text = "PASS" if ok else "FAIL"
+    return html.Span([
+        html.Span(text + (" (simulated)" if simulated else ""),
+                  className="fw-bold " + ("text-success" if ok else "text-danger")),
+        html.Span(f" step {int(r['step']):,}, {r['dataset']}", className="small text-muted"),
+    ])
+
+
+def do_eval_action(jobs: JobManager, runs_dir: Path, trigger, run_name, checkpoint, max_bytes,
+                   profile) -> dict:
+    now = time.time()
+    if trigger == ids.EVAL_CANCEL_BTN:
+        return {"text": jobs.cancel(run_name, "eval"), "colour": "secondary", "ts": now}
+    run = resolve(runs_dir, run_name)
+    if run is None:
+        return {"text": "Choose a run in the top bar first.", "colour": "warning", "ts": now}
+    if max_bytes is None or max_bytes == "":
+        return {"text": "Max bytes must be a whole number >= 0 (0 = the whole file).",
+                "colour": "warning", "ts": now}
+    try:
+        jobs.start_eval(run, checkpoint, max_bytes, profile)
+    except JobError as exc:
+        return {"text": str(exc), "colour": "warning", "ts": now}
+    return {"text": "", "ts": now}
+
+
+def register(app) -> None:
+    runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
+    jobs = manager_for(app)
+
+    @app.callback(Output(ids.EVAL_CHECKPOINT, "options"), Output(ids.EVAL_CHECKPOINT, "value"),
+                  Input(ids.REFRESH, "n_intervals"), Input(ids.RUN_SELECT, "value"),
+                  Input(ids.TABS, "active_tab"), State(ids.EVAL_CHECKPOINT, "options"),
+                  State(ids.EVAL_CHECKPOINT, "value"))
+    def checkpoints(_n, name, tab, options, current):
+        if tab != ids.TAB_EVAL:
+            raise PreventUpdate
+        new = checkpoint_options(resolve(runs_dir, name))
+        value = pick_value(new, current)
+        if new == options and value == current:
+            raise PreventUpdate
+        return new, value
+
+    @app.callback(Output(ids.EVAL_ACTION, "data"),
+                  Input(ids.EVAL_ENWIK8_BTN, "n_clicks"), Input(ids.EVAL_CANCEL_BTN, "n_clicks"),
+                  State(ids.RUN_SELECT, "value"), State(ids.EVAL_CHECKPOINT, "value"),
+                  State(ids.EVAL_MAX_BYTES, "value"), State(ids.EVAL_PROFILE, "value"),
+                  prevent_initial_call=True)
+    def act(_e, _c, name, checkpoint, max_bytes, profile):
+        return do_eval_action(jobs, runs_dir, ctx.triggered_id, name, checkpoint, max_bytes,
+                              profile)
+
+    @app.callback(Output(ids.EVAL_STATUS, "children"),
+                  Output(ids.EVAL_PROGRESS, "value"), Output(ids.EVAL_PROGRESS, "label"),
+                  Output(ids.EVAL_PROGRESS, "style"),
+                  Output(ids.EVAL_ENWIK8_BTN, "disabled"), Output(ids.EVAL_CANCEL_BTN, "disabled"),
+                  Output(ids.EVAL_DATA_NOTE, "children"),
+                  Output(ids.EVAL_RESULTS_TABLE, "children"),
+                  Output(ids.EVAL_ROUNDTRIP_STATUS, "children"),
+                  Output(ids.EVAL_BPB_HISTORY, "figure"), Output(ids.EVAL_VERSION, "data"),
+                  Input(ids.REFRESH, "n_intervals"), Input(ids.RUN_SELECT, "value"),
+                  Input(ids.TABS, "active_tab"), Input(ids.EVAL_ACTION, "data"),
+                  State(ids.EVAL_VERSION, "data"))
+    def refresh(_n, name, tab, action, seen):
+        if tab != ids.TAB_EVAL:
+            raise PreventUpdate
+        return eval_view(jobs, runs_dir, name, action, seen)
+
+
+def eval_view(jobs: JobManager, runs_dir: Path, name, action, seen: Optional[str]) -> tuple:
+    """Every output of the Evaluation tab's refresh (a plain function: tests call it)."""
+    run = resolve(runs_dir, name)
+    job = jobs.latest(name, "eval")
+    busy = job is not None and job.running
+    status, progress = status_area(job, action), progress_outputs(job)
+    if run is None:
+        return (status or alert("No run selected: choose one in the top bar.", "secondary"),
+                *progress, True, True, "", eval_table(pd.DataFrame(), pd.DataFrame(), ""),
+                roundtrip_badge(pd.DataFrame()), viz_utils.eval_bpb_history_fig(pd.DataFrame()),
+                None)
+    try:
+        with db.open_db(run.db_path) as conn:
+            evals, baselines = db.eval_results(conn), db.eval_baselines(conn)
+    except FileNotFoundError:
+        evals = pd.DataFrame(columns=db.EVAL_COLUMNS)
+        baselines = pd.DataFrame(columns=db.BASELINE_COLUMNS)
+    except READ_ERRORS as exc:
+        err = alert(f"Cannot read {run.db_path}: {exc} (the next refresh will try again)", "danger")
+        return (err, *progress, busy, not busy, no_update, no_update, no_update, no_update,
+                no_update)
+    try:
+        config_mtime = run.config_path.stat().st_mtime
+    except OSError:
+        config_mtime = None
+    version = repr([name, evals.values.tolist(), len(baselines), config_mtime,
+                    os.environ.get("ENWIK8"), (ROOT / "data" / "enwik8").is_file()])
+    if version == seen:
+        return (status, *progress, busy, not busy, no_update, no_update, no_update, no_update,
+                no_update)
+    simulated = is_simulated(run)
+    return (status, *progress, busy, not busy, data_source_note(run),
+            eval_table(evals, baselines, model_size(run), simulated),
+            roundtrip_badge(evals, simulated),
+            viz_utils.eval_bpb_history_fig(evals, baselines, simulated), version)

@@ -1,0 +1,147 @@
+"""Training tab's loss chart (issue 9): zoom re-aggregation and "follow live".
+
+The chart itself is drawn and extended by training_callbacks (full draw, then dash.Patch per
+tick). This module only listens beside it:
+- a zoom or pan (relayoutData) re-reads the run at full resolution and replaces the two train
+  traces (raw, EMA) with the visible range re-aggregated plus a coarse overview around it
+  (gui/charts.view_indices), as a Patch; a zoom turns "follow live" off;
+- a double-click (autorange) or "follow live" switched on puts the whole-run overview back and
+  lets the x axis grow with the run again; "follow live" switched off holds the current x range;
+- when the training callback redraws the chart from scratch while a zoom is held (smoothing or
+  log-y changed, or its periodic re-downsampling), the zoom is re-applied (`track_redraws`, a
+  second callback on the chart state, so the every-tick input never delays a user's zoom).
+The EMA is computed on every row (gui/series.ema) before any point is picked.
+`training_zoom` and `track_redraws` are the callback bodies as plain functions.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+from dash import Input, Output, Patch, State, ctx, no_update
+from dash.exceptions import PreventUpdate
+
+from .. import charts, ids
+from ..compare import CompareError, load_run
+from ..series import MAX_POINTS, ema
+
+OUTPUTS = ("figure", "zoom", "follow")
+
+
+def _chart_sig(chart: Optional[dict]) -> Optional[list]:
+    if not isinstance(chart, dict):
+        return None
+    return [chart.get("run"), chart.get("gen"), chart.get("smoothing"), chart.get("log_y")]
+
+
+def _patch(runs_dir: Path, name: str, smoothing: float,
+           window: Optional[list]) -> Optional[Patch]:
+    """Train traces 0 (raw) and 1 (EMA) for `window` (None: the whole run), and the x range
+    written into the figure (so a later full redraw by the training callback cannot keep a
+    stale one: it is re-applied by `track_redraws`)."""
+    try:
+        run = load_run(runs_dir, name)
+    except CompareError:
+        return None
+    if not len(run.step):
+        return None
+    x = run.step.astype(float)
+    smooth = ema(run.train_bits, smoothing)
+    patch = Patch()
+    win = tuple(window) if window else None
+    for trace, y in ((0, run.train_bits), (1, smooth)):
+        xs, ys = charts.points(x, y, win, MAX_POINTS)
+        patch["data"][trace]["x"] = xs
+        patch["data"][trace]["y"] = ys
+    if win:
+        patch["layout"]["xaxis"]["range"] = list(win)
+        patch["layout"]["xaxis"]["autorange"] = False
+    else:
+        patch["layout"]["xaxis"]["autorange"] = True
+    return patch
+
+
+def _extent(runs_dir: Path, name: str) -> Optional[list]:
+    try:
+        run = load_run(runs_dir, name)
+    except CompareError:
+        return None
+    return [float(run.step[0]), float(run.step[-1])] if len(run.step) > 1 else None
+
+
+def training_zoom(runs_dir: Path, name: Optional[str], trigger: Optional[str], relayout: Any,
+                  follow: Any, chart: Optional[dict], zoom: Optional[dict]) -> dict[str, Any]:
+    """A zoom/pan/double-click (relayoutData) or the follow-live switch: the figure Patch, the
+    new zoom store ({"run", "window"}) and the switch's new value."""
+    out: dict[str, Any] = {k: no_update for k in OUTPUTS}
+    if not name:
+        return out
+    smoothing = float((chart or {}).get("smoothing", 0.6) or 0.0)
+    zoom = dict(zoom or {})
+    window = zoom.get("window") if zoom.get("run") == name else None
+    if trigger == ids.TRAINING_LOSS:
+        z = charts.parse_relayout(relayout)
+        if z is None:
+            return out
+        window = None if z.reset else [z.lo, z.hi]
+        if window is not None and follow:
+            out["follow"] = False
+        out["figure"] = _patch(runs_dir, name, smoothing, window) or no_update
+    elif trigger == ids.TRAINING_FOLLOW:
+        if follow:
+            window = None
+            out["figure"] = _patch(runs_dir, name, smoothing, None) or no_update
+        elif window is None:
+            window = _extent(runs_dir, name)  # hold the x range the chart shows now
+            out["figure"] = _patch(runs_dir, name, smoothing, window) if window else no_update
+    new = {"run": name, "window": window}
+    if new != zoom:
+        out["zoom"] = new
+    return out
+
+
+def track_redraws(runs_dir: Path, name: Optional[str], chart: Optional[dict],
+                  zoom: Optional[dict], seen: Optional[dict]) -> tuple[Any, Any]:
+    """After each training tick: (figure Patch or no_update, new `seen`). Re-applies a held zoom
+    when the training callback has redrawn the chart from scratch (its settings changed, or its
+    periodic re-downsampling: fewer points than last time); a new run starts unzoomed."""
+    if not isinstance(chart, dict) or not chart.get("run"):
+        return no_update, no_update
+    seen = dict(seen or {})
+    sig, points = _chart_sig(chart), chart.get("points", 0) or 0
+    redrawn = sig != seen.get("chart") or points < seen.get("points", 0)
+    figure: Any = no_update
+    window = (zoom or {}).get("window") if (zoom or {}).get("run") == chart["run"] == name else None
+    if chart["run"] != seen.get("run") and seen.get("run") is not None:
+        patch = Patch()  # another run: its whole range (plotly would keep the old zoom)
+        patch["layout"]["xaxis"]["autorange"] = True
+        figure = patch
+    elif redrawn and window is not None:
+        figure = _patch(runs_dir, name, float(chart.get("smoothing", 0.6) or 0.0), window) or no_update
+    return figure, {"run": chart["run"], "chart": sig, "points": points}
+
+
+def register(app) -> None:
+    runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
+
+    @app.callback(Output(ids.TRAINING_LOSS, "figure", allow_duplicate=True),
+                  Output(ids.TRAINING_ZOOM, "data"), Output(ids.TRAINING_FOLLOW, "value"),
+                  Input(ids.TRAINING_LOSS, "relayoutData"), Input(ids.TRAINING_FOLLOW, "value"),
+                  State(ids.TRAINING_CHART_STATE, "data"), State(ids.RUN_SELECT, "value"),
+                  State(ids.TRAINING_ZOOM, "data"), prevent_initial_call=True)
+    def zoom_or_follow(relayout, follow, chart, name, zoom):
+        out = training_zoom(runs_dir, name, ctx.triggered_id, relayout, follow, chart, zoom)
+        if all(v is no_update for v in out.values()):
+            raise PreventUpdate
+        return tuple(out[k] for k in OUTPUTS)
+
+    @app.callback(Output(ids.TRAINING_LOSS, "figure", allow_duplicate=True),
+                  Output(ids.TRAINING_ZOOM_SEEN, "data"),
+                  Input(ids.TRAINING_CHART_STATE, "data"), State(ids.RUN_SELECT, "value"),
+                  State(ids.TRAINING_ZOOM, "data"), State(ids.TRAINING_ZOOM_SEEN, "data"),
+                  prevent_initial_call=True)
+    def reapply(chart, name, zoom, seen):
+        figure, new_seen = track_redraws(runs_dir, name, chart, zoom, seen)
+        if figure is no_update and new_seen == seen:
+            raise PreventUpdate
+        return figure, new_seen

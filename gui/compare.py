@@ -1,0 +1,482 @@
+"""Run comparison: load 2-8 runs (ours and Forge's), diff their configs, tabulate and plot them.
+
+- `load_run(runs_dir, key)`: a run's curves as numpy arrays (`RunData`), from metrics.db (our
+  runs) or log.csv (Forge runs), cached per run and re-read only when the files change (a live
+  run of ours is read incrementally: only rows newer than the cached ones).
+- `config_diff(runs)`: the hyperparameters that differ between the chosen runs (of the same
+  kind: our config.yaml keys among ours, Forge's JSON keys among Forge runs); the legend shows
+  only these.
+- `summary_rows(runs, diff)` and `table_csv(rows)`: the sortable table and its CSV export.
+- `compare_fig(...)`: training loss (raw and EMA, EMA computed on every row) above validation
+  bpb with each run's best point starred, x = step, training bytes or wall time, each trace
+  downsampled for the view (gui/charts.py; a zoom re-aggregates the visible range).
+
+Units: our loss is nats per byte, shown as bits per byte (bpb = loss / ln 2). Forge's loss is nats
+per *token*: its curves are bits per token and say so in the legend; its "training bytes" are
+tokens (exact when the folder holds a copy of its config JSON, else estimated from
+tokens_per_sec x elapsed time).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import math
+import sqlite3
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from umoec import config as C
+
+from . import charts, db, forge
+from .runs import resolve, summarise
+from .series import ema
+
+MAX_RUNS = 8
+AXES = {"step": "step", "bytes": "training bytes", "time": "wall time (s)"}
+COLOURS = ["#0d6efd", "#d63384", "#198754", "#fd7e14", "#6f42c1", "#20c997", "#dc3545", "#6c757d"]
+LN2 = math.log(2.0)
+LEGEND_KEYS = 4   # differing hyperparameters shown in a legend entry (all of them in the table)
+TABLE_COLUMNS = [("run", "run", "text"), ("kind", "kind", "text"), ("status", "status", "text"),
+                 ("steps", "steps", "numeric"), ("bytes", "training bytes", "numeric"),
+                 ("time_s", "time (s)", "numeric"), ("params", "params", "numeric"),
+                 ("final_val", "final val", "numeric"), ("best_val", "best val", "numeric"),
+                 ("best_val_step", "best val step", "numeric"), ("unit", "unit", "text")]
+
+
+# d3 formats of the table's numbers (the data stays numeric, so sorting is numeric)
+FORMATS = {"steps": ",d", "bytes": ".3s", "time_s": ",.1f", "params": ".3s", "final_val": ".4f",
+           "best_val": ".4f", "best_val_step": ",d"}
+
+
+class CompareError(ValueError):
+    """A run cannot be compared; the message says why."""
+
+
+@dataclass
+class RunData:
+    """One run's curves, full resolution, oldest first."""
+
+    key: str
+    name: str
+    kind: str                          # "umoec" or "forge"
+    unit: str                          # "bits/byte" or "bits/token"
+    step: np.ndarray
+    train_bits: np.ndarray
+    bytes_seen: Optional[np.ndarray]   # Forge: tokens
+    elapsed: Optional[np.ndarray]
+    val_step: np.ndarray
+    val_bits: np.ndarray
+    config: dict[str, Any] = field(default_factory=dict)
+    params: Optional[int] = None
+    status: str = ""
+    notes: list[str] = field(default_factory=list)
+    bytes_note: str = ""               # "" or what the bytes axis holds instead of bytes
+    gen: int = 0                       # our runs: starts + resumes (a resume rewrites rows)
+    missing: dict[str, str] = field(default_factory=dict)   # axis -> why it cannot be drawn
+
+    @property
+    def label(self) -> str:
+        return self.name + (forge.LABEL_SUFFIX if self.kind == "forge" else "")
+
+    def x(self, axis: str) -> Optional[np.ndarray]:
+        if axis == "bytes":
+            return self.bytes_seen
+        if axis == "time":
+            return self.elapsed
+        return self.step.astype(np.float64)
+
+    def val_x(self, axis: str) -> Optional[np.ndarray]:
+        """x of the validation points: interpolated from the training rows on bytes/time."""
+        x = self.x(axis)
+        if x is None:
+            return None
+        if axis == "step":
+            return self.val_step.astype(np.float64)
+        if len(self.step) == 0:
+            return np.zeros(0)
+        return np.interp(self.val_step, self.step, x)
+
+    def best_val(self) -> Optional[tuple[int, float]]:
+        if len(self.val_bits) == 0 or not np.isfinite(self.val_bits).any():
+            return None
+        i = int(np.nanargmin(self.val_bits))
+        return int(self.val_step[i]), float(self.val_bits[i])
+
+
+# -- loading -------------------------------------------------------------------------------------
+_CACHE_LOCK = threading.Lock()
+_CACHE: dict[str, tuple[Any, RunData]] = {}
+_CACHE_SIZE = 16
+_CONFIG_CACHE: dict[str, tuple[Any, dict, Optional[int]]] = {}
+
+
+def _stat(path: Path) -> tuple[int, int]:
+    try:
+        st = path.stat()
+        return st.st_size, st.st_mtime_ns
+    except OSError:
+        return -1, -1
+
+
+def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if isinstance(data, dict):
+        for k, v in data.items():
+            out.update(_flatten(v, f"{prefix}{k}."))
+    else:
+        out[prefix[:-1]] = tuple(data) if isinstance(data, list) else data
+    return out
+
+
+def run_config(path: Path) -> tuple[dict[str, Any], Optional[int]]:
+    """(flattened config.yaml, total parameters by umoec.sizing) of one of our runs; cached."""
+    sig = _stat(path)
+    hit = _CONFIG_CACHE.get(str(path))
+    if hit and hit[0] == sig:
+        return hit[1], hit[2]
+    flat: dict[str, Any] = {}
+    params = None
+    try:
+        cfg = C.load(path)
+    except C.ConfigError:
+        cfg = None
+    if cfg is not None:
+        from umoec.sizing import total_params
+        flat = _flatten(C.to_dict(cfg))
+        try:
+            params = int(total_params(cfg))
+        except Exception:  # sizing is informative; a bad config must not break the table
+            params = None
+    _CONFIG_CACHE[str(path)] = (sig, flat, params)
+    return flat, params
+
+
+def _columns(rows: list[tuple], n: int) -> list[np.ndarray]:
+    if not rows:
+        return [np.zeros(0) for _ in range(n)]
+    a = np.array(rows, dtype=np.float64)
+    return [a[:, i] for i in range(n)]
+
+
+TRAIN_SQL = "SELECT step, elapsed_s, bpb, bytes_seen FROM train_metrics WHERE step > ? ORDER BY step"
+VAL_SQL = "SELECT step, bpb FROM val_metrics WHERE step > ? ORDER BY step"
+
+
+def read_umoec_series(conn: sqlite3.Connection, since: float = -1.0,
+                      since_val: float = -1.0) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """([step, elapsed_s, bpb, bytes_seen], [val step, val bpb]) of the rows newer than `since`
+    (`since_val`) as float arrays (one fetch of plain tuples: the fastest way out of SQLite;
+    gui/db.py does the DataFrame-shaped reads)."""
+    try:
+        train = conn.execute(TRAIN_SQL, (since,)).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "no such table" not in str(exc):
+            raise
+        train = []
+    try:
+        val = conn.execute(VAL_SQL, (since_val,)).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "no such table" not in str(exc):
+            raise
+        val = []
+    return _columns(train, 4), _columns(val, 2)
+
+
+def _load_umoec(runs_dir: Path, key: str, cached: Optional[RunData]) -> RunData:
+    run = resolve(runs_dir, key)
+    if run is None:
+        raise CompareError(f"{key}: no such run in {runs_dir}")
+    try:
+        with db.open_db(run.db_path) as conn:
+            gen = db.run_generation(conn)
+            if cached is not None and cached.gen == gen and len(cached.step):
+                last_val = float(cached.val_step[-1]) if len(cached.val_step) else -1.0
+                (st, el, bpb, by), (vs, vb) = read_umoec_series(conn, float(cached.step[-1]), last_val)
+                return _replace(cached, step=np.concatenate([cached.step, st]),
+                                elapsed=np.concatenate([cached.elapsed, el]),
+                                train_bits=np.concatenate([cached.train_bits, bpb]),
+                                bytes_seen=np.concatenate([cached.bytes_seen, by]),
+                                val_step=np.concatenate([cached.val_step, vs]),
+                                val_bits=np.concatenate([cached.val_bits, vb]))
+            (st, el, bpb, by), (vs, vb) = read_umoec_series(conn)
+    except FileNotFoundError:
+        raise CompareError(f"{key}: no metrics.db yet (the run has not logged its first step)") from None
+    except sqlite3.DatabaseError as exc:
+        raise CompareError(f"{key}: cannot read metrics.db ({exc})") from None
+    config, params = run_config(run.config_path)
+    return RunData(key, run.name, "umoec", "bits/byte", st, bpb, by, el, vs, vb, config, params,
+                   gen=gen)
+
+
+def _replace(data: RunData, **changes) -> RunData:
+    out = RunData(**{**data.__dict__, **changes})
+    out.notes = list(data.notes)
+    return out
+
+
+def _load_forge(run: forge.ForgeRun) -> RunData:
+    log = run.read_log()
+    t = log.train
+    step = t["step"].to_numpy(dtype=np.float64)
+    bits = t["loss"].to_numpy(dtype=np.float64) / LN2
+    elapsed = t["elapsed_s"].to_numpy(dtype=np.float64) if log.has_elapsed else None
+    notes = list(log.notes)
+    per_step = run.tokens_per_step()
+    bytes_note = ""
+    if per_step:
+        tokens = step * per_step
+        bytes_note = "tokens (config.json)"
+    elif elapsed is not None and t["tokens_per_sec"].notna().any():
+        dt = np.diff(elapsed, prepend=0.0).clip(min=0.0)
+        tokens = np.cumsum(np.nan_to_num(t["tokens_per_sec"].to_numpy(dtype=np.float64)) * dt)
+        bytes_note = "tokens, estimated from tokens_per_sec x elapsed_s"
+    else:
+        tokens = None
+    missing = {}
+    if tokens is None:
+        missing["bytes"] = "no config.json and no elapsed_s to count tokens"
+    if elapsed is None:
+        missing["time"] = "log.csv has no elapsed_s column (older Forge build)"
+    val_step = log.val["step"].to_numpy(dtype=np.float64)
+    val_bits = log.val["val_loss"].to_numpy(dtype=np.float64) / LN2
+    ckpts = [c.step for c in run.checkpoints() if c.step is not None]
+    newest = f", newest step {max(ckpts):,}" if ckpts else ""
+    notes.append(f"{len(ckpts)} checkpoint(s) ckpt_*.bin{newest}")
+    return RunData(run.key, run.name, "forge", "bits/token", step, bits, tokens, elapsed, val_step,
+                   val_bits, run.config(), None, notes=notes, bytes_note=bytes_note,
+                   missing=missing)
+
+
+def load_run(runs_dir: Path, key: str) -> RunData:
+    """A run's curves by its selector value (ours or Forge); CompareError says why not."""
+    runs_dir = Path(runs_dir)
+    fr = forge.resolve_forge(runs_dir, key) if resolve(runs_dir, key) is None else None
+    if fr is not None:
+        sig: Any = ("forge", fr.signature(), _stat(fr.path / "config.json"))
+    else:
+        root = runs_dir / key
+        wal = _stat(root / "metrics.db-wal")  # an empty WAL (a reader opened it) = no WAL
+        sig = ("umoec", _stat(root / "metrics.db"), wal if wal[0] > 0 else None,
+               _stat(root / "config.yaml"))
+    cache_key = f"{runs_dir}\0{key}"
+    with _CACHE_LOCK:
+        hit = _CACHE.get(cache_key)
+    if hit is not None and hit[0] == sig:
+        data = hit[1]
+    else:
+        try:
+            data = _load_forge(fr) if fr is not None else _load_umoec(runs_dir, key,
+                                                                     hit[1] if hit else None)
+        except forge.ForgeFormatError as exc:
+            raise CompareError(f"{key}: {exc}") from None
+        with _CACHE_LOCK:
+            _CACHE.pop(cache_key, None)
+            _CACHE[cache_key] = (sig, data)
+            while len(_CACHE) > _CACHE_SIZE:
+                _CACHE.pop(next(iter(_CACHE)))
+    data.status = fr.status_label() if fr is not None else _status(runs_dir, key)
+    return data
+
+
+def _status(runs_dir: Path, key: str) -> str:
+    run = resolve(runs_dir, key)
+    return summarise(run).label if run is not None else "?"
+
+
+def load_runs(runs_dir: Path, keys: list[str]) -> tuple[list[RunData], list[str]]:
+    """The runs that could be loaded (in order, at most MAX_RUNS) and a message per failure."""
+    out, errors = [], []
+    for key in keys[:MAX_RUNS]:
+        try:
+            out.append(load_run(runs_dir, key))
+        except CompareError as exc:
+            errors.append(str(exc))
+    return out, errors
+
+
+# -- config diff ---------------------------------------------------------------------------------
+def config_diff(runs: list[RunData]) -> dict[str, list[str]]:
+    """Per kind ("umoec", "forge"): the config keys whose values differ between the chosen runs
+    of that kind (runs without a known config are left out)."""
+    out: dict[str, list[str]] = {}
+    for kind in ("umoec", "forge"):
+        configs = [r.config for r in runs if r.kind == kind and r.config]
+        if len(configs) < 2:
+            out[kind] = []
+            continue
+        keys = sorted(set().union(*configs))
+        out[kind] = [k for k in keys if len({repr(c.get(k)) for c in configs}) > 1]
+    return out
+
+
+def short_keys(keys: list[str]) -> dict[str, str]:
+    """Dotted keys shortened to their last part, or more where that would be ambiguous."""
+    out = {}
+    for k in keys:
+        parts = k.split(".")
+        for n in range(1, len(parts) + 1):
+            tail = ".".join(parts[-n:])
+            if sum(1 for other in keys if other == tail or other.endswith("." + tail)) == 1:
+                out[k] = tail
+                break
+        else:
+            out[k] = k
+    return out
+
+
+def fmt_value(v: Any) -> str:
+    if isinstance(v, bool) or v is None:
+        return str(v).lower()
+    if isinstance(v, float):
+        return f"{v:g}"
+    if isinstance(v, (tuple, list)):
+        return ",".join(fmt_value(x) for x in v)
+    return str(v)
+
+
+def legend_name(run: RunData, keys: list[str]) -> str:
+    """'name: lr=0.003, top_k=2' with only the differing keys (at most LEGEND_KEYS)."""
+    if not keys:
+        return run.label + (" (bits/token)" if run.kind == "forge" else "")
+    short = short_keys(keys)
+    parts = [f"{short[k]}={fmt_value(run.config.get(k))}" for k in keys[:LEGEND_KEYS]]
+    more = f", +{len(keys) - LEGEND_KEYS} more" if len(keys) > LEGEND_KEYS else ""
+    unit = " (bits/token)" if run.kind == "forge" else ""
+    return f"{run.label}{unit}: {', '.join(parts)}{more}"
+
+
+# -- table ---------------------------------------------------------------------------------------
+def summary_rows(runs: list[RunData], diff: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """One row per run: TABLE_COLUMNS plus every differing key (numbers stay numbers: sortable)."""
+    rows = []
+    for r in runs:
+        best = r.best_val()
+        row = {"run": r.label, "kind": "Forge" if r.kind == "forge" else "u-moec-tiny",
+               "status": r.status,
+               "steps": int(r.step[-1]) if len(r.step) else None,
+               "bytes": float(r.bytes_seen[-1]) if r.bytes_seen is not None and len(r.bytes_seen)
+               else None,
+               "time_s": round(float(r.elapsed[-1]), 1) if r.elapsed is not None and len(r.elapsed)
+               and np.isfinite(r.elapsed[-1]) else None,
+               "params": r.params,
+               "final_val": round(float(r.val_bits[-1]), 4) if len(r.val_bits) else None,
+               "best_val": round(best[1], 4) if best else None,
+               "best_val_step": best[0] if best else None,
+               "unit": r.unit}
+        for k in diff.get(r.kind, []):
+            v = r.config.get(k)
+            row[k] = v if isinstance(v, (int, float)) and not isinstance(v, bool) else fmt_value(v)
+        rows.append(row)
+    return rows
+
+
+def table_columns(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """DataTable columns: the fixed ones, then the differing hyperparameters."""
+    cols = [{"name": name, "id": cid, "type": typ, **({"format": {"specifier": FORMATS[cid]}}
+                                                       if cid in FORMATS else {})}
+            for cid, name, typ in TABLE_COLUMNS]
+    fixed = {c for c, _, _ in TABLE_COLUMNS}
+    extra = []
+    for row in rows:
+        extra += [k for k in row if k not in fixed and k not in extra]
+    for k in extra:
+        numeric = all(isinstance(r.get(k), (int, float)) or r.get(k) is None for r in rows)
+        cols.append({"name": k, "id": k, "type": "numeric" if numeric else "text"})
+    return cols
+
+
+def table_csv(rows: list[dict[str, Any]], columns: Optional[list[dict[str, Any]]] = None) -> str:
+    """The table as CSV text (header = column names as shown), rows in the given order."""
+    columns = columns or table_columns(rows)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([c["name"] for c in columns])
+    for row in rows:
+        writer.writerow(["" if row.get(c["id"]) is None else row.get(c["id"]) for c in columns])
+    return out.getvalue()
+
+
+# -- figure --------------------------------------------------------------------------------------
+def compare_fig(runs: list[RunData], axis: str = "step", smoothing: float = 0.6,
+                log_y: bool = False, window: Optional[tuple[float, float]] = None,
+                n_out: int = charts.VIEW_POINTS) -> tuple[go.Figure, list[str]]:
+    """(figure, notes): training loss (raw faint, EMA bold) above validation (best starred)."""
+    notes: list[str] = []
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.09,
+                        row_heights=[0.58, 0.42],
+                        subplot_titles=("Training loss: raw and EMA (bits)", "Validation (bits)"))
+    diff = config_diff(runs)
+    for i, r in enumerate(runs):
+        colour = COLOURS[i % len(COLOURS)]
+        x = r.x(axis)
+        if x is None:
+            notes.append(f"{r.label}: not drawn against {AXES[axis]} "
+                         f"({r.missing.get(axis, 'no data')})")
+            continue
+        if axis == "bytes" and r.bytes_note:
+            notes.append(f"{r.label}: x = {r.bytes_note}")
+        name = legend_name(r, diff.get(r.kind, []))
+        smooth = ema(r.train_bits, smoothing)   # on every row, before any downsampling
+        rx, ry = charts.points(x, r.train_bits, window, n_out)
+        ex, ey = charts.points(x, smooth, window, n_out)
+        group = f"run{i}"
+        fig.add_trace(go.Scattergl(x=rx, y=ry, mode="lines", name=name, legendgroup=group,
+                                   showlegend=False, opacity=0.3, hoverinfo="skip",
+                                   line={"color": colour, "width": 1}), row=1, col=1)
+        fig.add_trace(go.Scattergl(x=ex, y=ey, mode="lines", name=name, legendgroup=group,
+                                   line={"color": colour, "width": 2},
+                                   hovertemplate=f"{r.name}<br>%{{x}}: %{{y:.4f}} {r.unit} (EMA)"
+                                                 "<extra></extra>"), row=1, col=1)
+        vx = r.val_x(axis)
+        fig.add_trace(go.Scatter(x=vx.tolist(), y=r.val_bits.tolist(), mode="lines+markers",
+                                 name=name, legendgroup=group, showlegend=False,
+                                 line={"color": colour, "width": 2}, marker={"size": 4},
+                                 hovertemplate=f"{r.name}<br>%{{x}}: val %{{y:.4f}} {r.unit}"
+                                               "<extra></extra>"), row=2, col=1)
+        best = r.best_val()
+        if best is not None:
+            bx = float(np.interp(best[0], r.step, x)) if axis != "step" and len(r.step) else best[0]
+            fig.add_trace(go.Scatter(x=[bx], y=[best[1]], mode="markers", legendgroup=group,
+                                     showlegend=False, name=f"best val {best[1]:.3f}",
+                                     marker={"symbol": "star", "size": 13, "color": colour,
+                                             "line": {"color": "#000", "width": 1}},
+                                     hovertemplate=f"{r.name}: best val {best[1]:.4f} {r.unit} "
+                                                   f"at step {best[0]:,}<extra></extra>"),
+                          row=2, col=1)
+    if not fig.data:
+        fig.add_annotation(text="No run can be drawn on this axis", showarrow=False,
+                           xref="paper", yref="paper", x=0.5, y=0.5)
+    fig.update_layout(template="plotly_white", height=620, uirevision="compare",
+                      margin={"l": 60, "r": 20, "t": 40, "b": 40},
+                      legend={"orientation": "h", "y": -0.12, "x": 0},
+                      hovermode="closest")
+    fig.update_xaxes(title_text=AXES[axis], row=2, col=1)
+    fig.update_yaxes(title_text="bits per byte", row=1, col=1)
+    fig.update_yaxes(title_text="bits per byte", row=2, col=1)
+    if window:
+        fig.update_xaxes(range=list(window), autorange=False)
+    if log_y:
+        fig.update_yaxes(type="log")
+    return fig, notes
+
+
+def data_extent(runs: list[RunData], axis: str) -> Optional[list[float]]:
+    """[first x, last x] over the runs on `axis`, or None when none has data there."""
+    ends = [(float(np.nanmin(x)), float(np.nanmax(x))) for x in (r.x(axis) for r in runs)
+            if x is not None and len(x) and np.isfinite(x).any()]
+    if not ends:
+        return None
+    lo, hi = min(e[0] for e in ends), max(e[1] for e in ends)
+    return [lo, hi] if hi > lo else None
+
+
+def data_signature(runs: list[RunData]) -> list:
+    """What the charts depend on: changes when any chosen run has new rows or a new status."""
+    return [[r.key, int(r.step[-1]) if len(r.step) else -1, len(r.step), len(r.val_step), r.gen,
+             r.status.split(" (")[0]] for r in runs]

@@ -1,0 +1,559 @@
+"""Background jobs of the Compression and Evaluation tabs: compress, verify, evaluate.
+
+Each job is a worker process (`python -m gui.compress_worker ...`, an argument list in its own
+session) that reports progress as JSON lines. The job's state lives here, in the cockpit process,
+keyed by run and slot ("compress" for compress + verify, "eval"), and compression jobs also in the
+run's metrics.db (`compression_jobs`, spec columns) and a sidecar `RUNDIR/compressed/job-N.json`
+(sha256 of the input, the baselines on the same file, the last verification, the owner). So a page
+reload shows the job again, and nothing in the page is needed to finish it.
+
+Lifecycle of a compression_jobs row (its `status` text):
+    running -> done | failed: <reason> | cancelled: <reason>
+A job ends exactly once, by the watcher thread that reaps its worker: success (a result line and
+exit 0), the user's Cancel (SIGTERM, SIGKILL after a grace period), the timeout (same), the
+worker's own error line (missing file, simulated checkpoint, damaged .umc...) or a crash (exit code
+or signal and the last line it printed). Checks that fail before a worker starts (missing file,
+folder, unreadable, no checkpoint) leave a `failed: ...` row too. Rows left `running` by a cockpit
+that died are marked `failed: ...` by `reconcile()` when the next cockpit starts.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+import psutil
+
+from umoec.metrics import TrainingDB
+from umoec.run import RunDir
+from umoec.run.atomic import atomic_write_text
+from umoec.run.layout import list_runs
+
+from .db import open_db
+from .process import describe_exit
+from .uploads import safe_upload_name
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_JOB_TIMEOUT_S = 6 * 3600.0
+CANCEL_GRACE_S = 5.0
+COMPRESSED_DIR = "compressed"
+PROFILES = ("turbo", "fast", "balanced")
+SLOTS = ("compress", "eval")
+STAMP_RE = re.compile(r"^\d{8}-\d{6}-(\d+-)?")  # the prefix uploads get
+STAGE_LABELS = {"starting": "starting the worker", "load": "loading the checkpoint",
+                "compress": "compressing", "baselines": "running gzip / zstd / xz / brotli",
+                "decompress": "decompressing", "starting-eval": "starting"}
+
+_LIVE_MANAGERS: "weakref.WeakSet[JobManager]" = weakref.WeakSet()
+
+
+class JobError(RuntimeError):
+    """A job could not be started (nothing was recorded); the message says why."""
+
+
+def status_kind(status: Optional[str]) -> str:
+    """'failed: no such file' -> 'failed' (the word before the reason)."""
+    return (status or "").split(":", 1)[0].strip()
+
+
+def status_reason(status: Optional[str]) -> str:
+    return (status or "").split(":", 1)[1].strip() if ":" in (status or "") else ""
+
+
+# -- one worker process -----------------------------------------------------------------------
+@dataclass
+class Job:
+    kind: str                          # compress | verify | eval
+    run_name: str
+    argv: list[str]
+    timeout: float = DEFAULT_JOB_TIMEOUT_S
+    label: str = ""                    # what the status line names (file, checkpoint...)
+    job_id: Optional[int] = None       # the compression_jobs row (compress and verify)
+    started: float = field(default_factory=time.time)
+    stage: str = "starting"
+    done_bytes: int = 0
+    total_bytes: int = 0
+    state: str = "running"             # running | done | failed | cancelled
+    message: str = ""
+    result: Optional[dict] = None
+    error: str = ""                    # the worker's own error line
+    exit_code: Optional[int] = None
+    ended: Optional[float] = None
+    cancel_requested: Optional[float] = None
+    timed_out: bool = False
+    pid: int = 0
+    proc: Optional[subprocess.Popen] = None
+    stderr_tail: deque = field(default_factory=lambda: deque(maxlen=20))
+    finished: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def running(self) -> bool:
+        return not self.finished.is_set()
+
+    @property
+    def elapsed(self) -> float:
+        return (self.ended or time.time()) - self.started
+
+    @property
+    def fraction(self) -> Optional[float]:
+        return self.done_bytes / self.total_bytes if self.total_bytes else None
+
+    def progress_text(self) -> str:
+        what = STAGE_LABELS.get(self.stage, self.stage)
+        if self.cancel_requested is not None and self.running:
+            return f"cancelling ({what})"
+        if self.total_bytes and self.stage == "baselines":
+            return f"{what} ({self.done_bytes + 1}/{self.total_bytes})"
+        if self.total_bytes:
+            return f"{what} {self.done_bytes:,} / {self.total_bytes:,} bytes"
+        return what
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class JobRunner:
+    """Starts worker processes and ends each job exactly once (see the module docstring)."""
+
+    def __init__(self, cwd: Path = ROOT, grace: float = CANCEL_GRACE_S):
+        self.cwd, self.grace = Path(cwd), grace
+
+    def start(self, job: Job, on_finish: Callable[[Job], None]) -> Job:
+        # PASSIVE: idle OpenMP threads sleep instead of spinning. A job shares the CPU with the
+        # cockpit and often a training run; spinning threads then slow it down tens of times.
+        env = {"OMP_WAIT_POLICY": "PASSIVE", **os.environ, "PYTHONUNBUFFERED": "1"}
+        try:
+            job.proc = subprocess.Popen(job.argv, cwd=self.cwd, env=env, stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        start_new_session=True, close_fds=True)
+        except OSError as exc:
+            raise JobError(f"cannot start the worker ({job.argv[0]}): "
+                           f"{exc.strerror or exc}") from None
+        job.pid = job.proc.pid
+        readers = [threading.Thread(target=self._read_stdout, args=(job,), daemon=True,
+                                    name=f"job-{job.pid}-out"),
+                   threading.Thread(target=self._read_stderr, args=(job,), daemon=True,
+                                    name=f"job-{job.pid}-err")]
+        for t in readers:
+            t.start()
+        threading.Thread(target=self._watch, args=(job, on_finish, readers), daemon=True,
+                         name=f"job-{job.pid}").start()
+        return job
+
+    def cancel(self, job: Job) -> None:
+        """SIGTERM the worker's group, SIGKILL after the grace period."""
+        if not job.running or job.cancel_requested is not None:
+            return
+        job.cancel_requested = time.time()
+        self._terminate(job)
+
+    def _terminate(self, job: Job) -> None:
+        _signal_group(job.pid, signal.SIGTERM)
+
+        def escalate():
+            if not job.finished.wait(self.grace) and job.proc is not None and job.proc.poll() is None:
+                _signal_group(job.pid, signal.SIGKILL)
+        threading.Thread(target=escalate, daemon=True).start()
+
+    def _read_stdout(self, job: Job) -> None:
+        assert job.proc is not None and job.proc.stdout is not None
+        for raw in job.proc.stdout:
+            try:
+                msg = json.loads(raw)
+            except ValueError:
+                job.stderr_tail.append(raw.decode("utf-8", "replace").strip())
+                continue
+            if not isinstance(msg, dict):
+                continue
+            event = msg.get("event")
+            if event == "progress":
+                job.stage = str(msg.get("stage", job.stage))
+                job.done_bytes, job.total_bytes = int(msg.get("done", 0)), int(msg.get("total", 0))
+            elif event == "result":
+                job.result = {k: v for k, v in msg.items() if k != "event"}
+            elif event == "error":
+                job.error = str(msg.get("message", ""))[:500]
+
+    def _read_stderr(self, job: Job) -> None:
+        assert job.proc is not None and job.proc.stderr is not None
+        for raw in job.proc.stderr:
+            line = raw.decode("utf-8", "replace").strip()
+            if line:
+                job.stderr_tail.append(line[:300])
+
+    def _watch(self, job: Job, on_finish: Callable[[Job], None],
+               readers: list[threading.Thread]) -> None:
+        assert job.proc is not None
+        deadline = job.started + job.timeout
+        while True:
+            try:
+                code = job.proc.wait(timeout=max(0.05, min(1.0, deadline - time.time())))
+                break
+            except subprocess.TimeoutExpired:
+                if time.time() >= deadline and not job.timed_out and job.cancel_requested is None:
+                    job.timed_out = True
+                    self._terminate(job)
+        for t in readers:  # the last lines (result or error) are read before concluding
+            t.join(5.0)
+        job.exit_code, job.ended = code, time.time()
+        job.state, job.message = conclude(job, code)
+        try:
+            on_finish(job)
+        except Exception as exc:  # recording failed: say so instead of a silent stuck job
+            job.message += f" (could not record the result: {type(exc).__name__}: {exc})"
+        finally:
+            job.finished.set()
+
+
+def conclude(job: Job, code: int) -> tuple[str, str]:
+    """(state, message) of a finished worker; see the module docstring for the order."""
+    took = f"after {job.elapsed:.1f} s"
+    if job.result is not None and code == 0:
+        return "done", f"done {took}"
+    if job.cancel_requested is not None:
+        return "cancelled", f"cancelled by the user {took}"
+    if job.timed_out:
+        return "failed", (f"timed out after {job.timeout:g} s (the job limit; start the cockpit "
+                          "with a larger --job-timeout for bigger files)")
+    if job.error:
+        return "failed", job.error
+    last = job.stderr_tail[-1] if job.stderr_tail else ""
+    what = "exited without a result" if code == 0 else describe_exit(code)
+    return "failed", f"the worker crashed ({what}){': ' + last if last else ''}"
+
+
+# -- the cockpit's jobs -----------------------------------------------------------------------
+def sidecar_path(run: RunDir, job_id: int) -> Path:
+    return run.root / COMPRESSED_DIR / f"job-{job_id:06d}.json"
+
+
+def read_sidecar(run: RunDir, job_id: int) -> dict:
+    try:
+        data = json.loads(sidecar_path(run, job_id).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+_SIDECAR_LOCK = threading.Lock()
+
+
+def _update_sidecar(run: RunDir, number: int, **items) -> None:
+    with _SIDECAR_LOCK:  # read-modify-write from the request and the watcher threads
+        data = read_sidecar(run, number)
+        data.update(items)
+        try:
+            atomic_write_text(sidecar_path(run, number), json.dumps(data, indent=1) + "\n")
+        except OSError:
+            pass  # the row in metrics.db still holds the outcome
+
+
+def _process_identity(pid: int) -> Optional[float]:
+    try:
+        return psutil.Process(pid).create_time()
+    except psutil.Error:
+        return None
+
+
+def resolve_input(text: Optional[str]) -> Path:
+    """A typed path as an absolute path (~ expanded, relative to the cockpit's folder)."""
+    path = Path(os.path.expanduser((text or "").strip()))
+    return path if path.is_absolute() else Path.cwd() / path
+
+
+def check_input(path: Path) -> str:
+    """'' when `path` is a regular file we can read, else why not (the job's failure reason)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return f"input file {path} does not exist"
+    except OSError as exc:
+        return f"cannot read input file {path}: {exc.strerror or exc}"
+    if stat.S_ISDIR(st.st_mode):
+        return f"{path} is a folder, not a file"
+    if not stat.S_ISREG(st.st_mode):
+        return f"{path} is not a regular file (a device or pipe cannot be compressed)"
+    try:
+        with open(path, "rb") as fh:
+            fh.read(1)
+    except OSError as exc:
+        return f"cannot read input file {path}: {exc.strerror or exc}"
+    return ""
+
+
+class JobManager:
+    """Every compression, verification and evaluation job this cockpit runs (thread-safe)."""
+
+    def __init__(self, runs_dir: Path, python: str = sys.executable,
+                 timeout: float = DEFAULT_JOB_TIMEOUT_S, runner: Optional[JobRunner] = None):
+        self.runs_dir, self.python, self.timeout = Path(runs_dir), python, float(timeout)
+        self.runner = runner or JobRunner()
+        self._lock = threading.Lock()
+        self._jobs: dict[tuple[str, str], Job] = {}
+        self._verify: dict[tuple[str, int], Job] = {}
+        self.pid, self.create_time = os.getpid(), _process_identity(os.getpid())
+        self.token = f"{self.pid}-{id(self)}-{time.time()}"
+        _LIVE_MANAGERS.add(self)
+
+    # -- queries -----------------------------------------------------------------------------
+    def latest(self, run_name: Optional[str], slot: str) -> Optional[Job]:
+        with self._lock:
+            return self._jobs.get((run_name, slot)) if run_name else None
+
+    def verify_job(self, run_name: Optional[str], job_id: Optional[int]) -> Optional[Job]:
+        with self._lock:
+            return self._verify.get((run_name, job_id)) if run_name and job_id else None
+
+    def busy(self, run_name: str, slot: str) -> Optional[Job]:
+        job = self.latest(run_name, slot)
+        return job if job is not None and job.running else None
+
+    # -- compress ----------------------------------------------------------------------------
+    def start_compress(self, run: RunDir, input_text: Optional[str], profile: Optional[str],
+                       checkpoint: Optional[str]) -> Job:
+        """Check the request, record a compression_jobs row and start the worker.
+
+        JobError (nothing recorded) for a request without a file or with an unknown profile,
+        or when the run's database cannot be written; every other problem is a recorded
+        `failed: ...` job, returned finished.
+        """
+        if not (input_text or "").strip():
+            raise JobError("type the path of a file to compress, or upload one")
+        if profile not in PROFILES:
+            raise JobError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+        self._refuse_if_busy(run.name, "compress")
+        src = resolve_input(input_text)
+        ck = next((c for c in run.checkpoints() if c.path.name == checkpoint), None)
+        problem = check_input(src)
+        if not problem and ck is None:
+            problem = (f"run {run.name} has no checkpoint yet: train it until it saves one "
+                       "(logging.save_every)" if not run.checkpoints() else
+                       f"choose a checkpoint of run {run.name} (checkpoint {checkpoint!r} is not "
+                       "in its checkpoints folder)")
+        ck_path = str(ck.path) if ck else (checkpoint or "")
+        output = self._claim_output(run, src)
+        try:
+            with TrainingDB(run.db_path) as db:
+                job_id = db.start_compression_job(str(src), str(output), profile, ck_path)
+                if problem:
+                    db.finish_compression_job(job_id, f"failed: {problem}"[:500], elapsed_s=0.0)
+        except Exception as exc:  # sqlite3.Error, OSError: the run folder is not writable
+            raise JobError(f"cannot record the job in {run.db_path}: {exc}") from None
+        argv = [self.python, "-m", "gui.compress_worker", "compress", "--input", str(src),
+                "--output", str(output), "--checkpoint", ck_path, "--profile", profile]
+        job = Job("compress", run.name, argv, self.timeout, label=src.name, job_id=job_id)
+        if problem:
+            return self._finished_early(job, problem)
+        _update_sidecar(run, job_id, job_id=job_id, input_path=str(src), output_path=str(output),
+                        owner={"pid": self.pid, "create_time": self.create_time,
+                               "token": self.token}, started=job.started)
+        try:
+            return self._start(job, run, "compress", self._finish_compress)
+        except Exception as exc:  # never leave a row 'running' that no worker will finish
+            with TrainingDB(run.db_path) as db:
+                db.finish_compression_job(job_id, f"failed: could not start: {exc}"[:500])
+            raise JobError(f"could not start the job: {exc}") from None
+
+    def _claim_output(self, run: RunDir, src: Path) -> Path:
+        folder = run.root / COMPRESSED_DIR
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        name = STAMP_RE.sub("", safe_upload_name(src.name)) or "file"
+        for i in range(1, 1000):
+            out = folder / (f"{stamp}-{name}.umc" if i == 1 else f"{stamp}-{i}-{name}.umc")
+            if not out.exists():
+                return out
+        raise JobError(f"too many outputs named {name} in {folder}")
+
+    def _finish_compress(self, job: Job, run: RunDir) -> None:
+        r = job.result or {}
+        output = Path(job.argv[job.argv.index("--output") + 1])
+        if job.state == "done":
+            status = "done"
+            raw, packed, secs = r.get("raw_bytes"), r.get("packed_bytes"), r.get("seconds")
+        else:
+            status = f"{job.state}: {job.message}"[:500]
+            raw = packed = None
+            secs = job.elapsed
+            for tmp in output.parent.glob(f".{output.name}.*.tmp"):  # a SIGKILLed atomic write
+                tmp.unlink(missing_ok=True)
+        with TrainingDB(run.db_path) as db:
+            db.finish_compression_job(job.job_id, status, raw_bytes=raw, compressed_bytes=packed,
+                                      elapsed_s=secs)
+        _update_sidecar(run, job.job_id, ended=job.ended, wall_s=job.elapsed,
+                        input_sha256=r.get("input_sha256"), baselines=r.get("baselines", []),
+                        checkpoint_step=r.get("checkpoint_step"), streams=r.get("streams"))
+
+    # -- verify ------------------------------------------------------------------------------
+    def start_verify(self, run: RunDir, job_id: Optional[int], row: Optional[dict]) -> Job:
+        """Decompress job `job_id`'s output and compare sha256 (row: its compression_jobs row)."""
+        if not job_id or not row:
+            raise JobError("choose a finished compression job to verify")
+        if status_kind(row.get("status")) != "done":
+            raise JobError(f"job {job_id} did not finish ({row.get('status')}): nothing to verify")
+        self._refuse_if_busy(run.name, "compress")
+        umc = Path(row["output_path"])
+        side = read_sidecar(run, job_id)
+        argv = [self.python, "-m", "gui.compress_worker", "verify", "--umc", str(umc),
+                "--expect-sha256", str(side.get("input_sha256") or "")]
+        if row.get("checkpoint"):  # else the decoder uses the path recorded in the .umc header
+            argv += ["--checkpoint", str(row["checkpoint"])]
+        job = Job("verify", run.name, argv, self.timeout, label=umc.name, job_id=job_id)
+        with self._lock:
+            self._verify[(run.name, job_id)] = job
+        if not umc.is_file():
+            self._finished_early(job, f"the compressed file {umc} is gone")
+            self._finish_verify(job, run)
+            return job
+        return self._start(job, run, "compress", self._finish_verify)
+
+    def _finish_verify(self, job: Job, run: RunDir) -> None:
+        _update_sidecar(run, job.job_id, verify=verify_outcome(job))
+
+    # -- evaluate ----------------------------------------------------------------------------
+    def start_eval(self, run: RunDir, checkpoint: Optional[str], max_bytes, profile: str) -> Job:
+        if profile not in PROFILES:
+            raise JobError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+        try:
+            max_bytes = int(max_bytes)
+        except (TypeError, ValueError):
+            raise JobError("max bytes must be a whole number (0 = the whole file)") from None
+        if max_bytes < 0:
+            raise JobError("max bytes must be >= 0 (0 = the whole file)")
+        self._refuse_if_busy(run.name, "eval")
+        ck = next((c for c in run.checkpoints() if c.path.name == checkpoint), None)
+        if ck is None:
+            raise JobError(f"run {run.name} has no checkpoint yet" if not run.checkpoints()
+                           else "choose a checkpoint to evaluate")
+        argv = [self.python, "-m", "gui.compress_worker", "eval", "--run", str(run.root),
+                "--checkpoint", str(ck.path), "--max-bytes", str(max_bytes), "--profile", profile]
+        job = Job("eval", run.name, argv, self.timeout, label=ck.path.name)
+        return self._start(job, run, "eval", lambda j, r: None)
+
+    # -- common ------------------------------------------------------------------------------
+    def _refuse_if_busy(self, run_name: str, slot: str) -> None:
+        job = self.busy(run_name, slot)
+        if job is not None:
+            raise JobError(f"a {job.kind} job is already running for run {run_name} "
+                           f"({job.progress_text()}): wait for it or cancel it")
+
+    def _finished_early(self, job: Job, reason: str) -> Job:
+        job.state, job.message, job.ended = "failed", reason, time.time()
+        job.finished.set()
+        with self._lock:
+            self._jobs[(job.run_name, "compress" if job.kind != "eval" else "eval")] = job
+        return job
+
+    def _start(self, job: Job, run: RunDir, slot: str,
+               finish: Callable[[Job, RunDir], None]) -> Job:
+        with self._lock:
+            self._jobs[(run.name, slot)] = job
+        try:
+            self.runner.start(job, lambda j: finish(j, run))
+        except JobError as exc:
+            job.state, job.message, job.ended = "failed", str(exc), time.time()
+            try:
+                finish(job, run)
+            finally:
+                job.finished.set()
+        if job.job_id is not None and job.kind == "compress":
+            _update_sidecar(run, job.job_id, worker_pid=job.pid,
+                            worker_create_time=_process_identity(job.pid) if job.pid else None)
+        return job
+
+    def cancel(self, run_name: Optional[str], slot: str) -> str:
+        job = self.busy(run_name, slot) if run_name else None
+        if job is None:
+            return "nothing to cancel: no job is running for this run"
+        self.runner.cancel(job)
+        return f"cancelling the {job.kind} job ({job.label})"
+
+    def shutdown(self, timeout: float = 10.0) -> None:
+        """Cancel every running job and wait for them to be recorded (tests)."""
+        with self._lock:
+            jobs = [j for j in list(self._jobs.values()) + list(self._verify.values()) if j.running]
+        for j in jobs:
+            self.runner.cancel(j)
+        for j in jobs:
+            j.finished.wait(timeout)
+
+    # -- after a restart ---------------------------------------------------------------------
+    def reconcile(self) -> list[str]:
+        """Mark jobs left `running` by a cockpit that is gone as failed (and stop their worker).
+
+        Returns one line per job it changed.
+        """
+        changed = []
+        for run in list_runs(self.runs_dir):
+            if not run.db_path.is_file():
+                continue
+            try:
+                with open_db(run.db_path) as conn:
+                    rows = conn.execute("SELECT job_id FROM compression_jobs WHERE status = ?",
+                                        ("running",)).fetchall()
+            except Exception:  # no table yet, damaged database: nothing of ours to fix
+                continue
+            for (job_id,) in rows:
+                reason = self._orphan_reason(run, job_id)
+                if reason is None:
+                    continue
+                try:
+                    with TrainingDB(run.db_path) as db:
+                        db.finish_compression_job(job_id, f"failed: {reason}"[:500])
+                except Exception:
+                    continue
+                changed.append(f"{run.name} job {job_id}: {reason}")
+        return changed
+
+    def _orphan_reason(self, run: RunDir, job_id: int) -> Optional[str]:
+        """Why job `job_id` can never finish, or None when its cockpit is still running it."""
+        side = read_sidecar(run, job_id)
+        owner = side.get("owner") or {}
+        pid, token = int(owner.get("pid") or 0), owner.get("token")
+        if pid == os.getpid() and any(m.token == token for m in list(_LIVE_MANAGERS)):
+            return None  # a live manager in this process runs it
+        if pid and pid != os.getpid() and owner.get("create_time") is not None:
+            created = _process_identity(pid)
+            if created is not None and abs(created - float(owner["create_time"])) < 1.0:
+                return None  # another cockpit, still alive, owns it
+        self._kill_orphan_worker(side)
+        who = f" (pid {pid})" if pid else ""
+        return (f"the cockpit that ran this job{who} stopped before it finished; "
+                "run the job again")
+
+    @staticmethod
+    def _kill_orphan_worker(side: dict) -> None:
+        pid, created = int(side.get("worker_pid") or 0), side.get("worker_create_time")
+        if not pid or created is None:
+            return
+        try:
+            proc = psutil.Process(pid)
+            if abs(proc.create_time() - float(created)) < 1.0 and \
+                    "gui.compress_worker" in " ".join(proc.cmdline()):
+                os.killpg(pid, signal.SIGKILL)
+        except (psutil.Error, ProcessLookupError, PermissionError, ValueError):
+            pass
+
+
+def verify_outcome(job: Job) -> dict:
+    """{"ok": True/False/None, "reason": ..., "ts": ...} of a finished verify job."""
+    r = job.result or {}
+    if job.state == "done":
+        return {"ok": bool(r.get("ok")), "reason": str(r.get("reason", "")), "ts": job.ended}
+    if job.state == "cancelled":
+        return {"ok": None, "reason": job.message, "ts": job.ended}
+    return {"ok": False, "reason": job.message, "ts": job.ended}

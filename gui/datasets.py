@@ -1,0 +1,411 @@
+"""Datasets as the cockpit sees them: listing, preview, which run uses which, and building new ones.
+
+A dataset is a folder made by `python -m bin.prepare_data` (docs/training.md):
+    train.bin, val.bin, train_docs.npy, val_docs.npy, dataset.json
+The cockpit owns one datasets folder (`--data-dir`, default <repo>/data); every dataset is a
+folder directly inside it. A folder that does not hold a whole dataset is still listed, with
+what is wrong ("damaged: val.bin has 10 bytes, dataset.json says 512"), never hidden.
+
+New datasets are built by running prepare_data as a background process (argument list, own
+session, output in <dataset>/prepare.log), watched by a thread that reaps it and keeps its exit
+code; the page tails the log while it runs. No torch here: the cockpit imports this at start.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+import unicodedata
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import IO, Iterable, Optional
+
+import yaml
+
+from umoec.run.layout import list_runs
+
+from .process import describe_exit, last_output_line, sanitise_name
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DATA_DIR = ROOT / "data"
+BUILD_LOG = "prepare.log"
+PREVIEW_BYTES = 4096
+MAX_FILES_SHOWN = 200
+SPLIT_FILES = ("train.bin", "val.bin", "train_docs.npy", "val_docs.npy")
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """One folder of the datasets folder; `problem` is None for a whole, usable dataset."""
+
+    name: str
+    path: Path
+    files: int = 0
+    train_bytes: int = 0
+    val_bytes: int = 0
+    train_docs: int = 0
+    val_docs: int = 0
+    created: str = ""
+    kind: str = ""
+    sources: tuple[str, ...] = ()
+    problem: Optional[str] = None
+
+    @property
+    def total_bytes(self) -> int:
+        return self.train_bytes + self.val_bytes
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None
+
+
+# -- reading -------------------------------------------------------------------------------------
+def read_dataset(folder: Path) -> DatasetInfo:
+    """What `folder` holds; never raises for a damaged folder (the problem is in the result)."""
+    folder = Path(folder)
+    name = folder.name
+    meta_path = folder / "dataset.json"
+    if not meta_path.is_file():
+        if (folder / BUILD_LOG).is_file():
+            last = last_output_line(folder / BUILD_LOG)
+            return DatasetInfo(name, folder, problem="incomplete: no dataset.json (the build "
+                               "failed or was interrupted" + (f": {last})" if last else ")"))
+        return DatasetInfo(name, folder, problem="not a dataset: no dataset.json (build one with "
+                           "bin.prepare_data)")
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        splits = meta["splits"]
+        train, val = splits["train"], splits["val"]
+        sizes = {"train": int(train["bytes"]), "val": int(val["bytes"])}
+        docs = (int(train.get("documents", 0)), int(val.get("documents", 0)))
+        files = meta.get("files") or []
+        if not isinstance(files, list):
+            raise TypeError("'files' is not a list")
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+        return DatasetInfo(name, folder, problem=f"damaged: dataset.json is unreadable ({exc})")
+    info = DatasetInfo(name, folder, files=len(files), train_bytes=sizes["train"],
+                       val_bytes=sizes["val"], train_docs=docs[0], val_docs=docs[1],
+                       created=str(meta.get("created", "")), kind=str(meta.get("kind", "")),
+                       sources=tuple(str(s) for s in meta.get("sources") or ()))
+    problem = _split_problem(folder, sizes)
+    return info if problem is None else _with_problem(info, problem)
+
+
+def _split_problem(folder: Path, sizes: dict[str, int]) -> Optional[str]:
+    missing = [f for f in SPLIT_FILES if not (folder / f).is_file()]
+    if missing:
+        return f"damaged: {', '.join(missing)} missing"
+    for split, expected in sizes.items():
+        actual = (folder / f"{split}.bin").stat().st_size
+        if actual != expected:
+            return f"damaged: {split}.bin has {actual:,} bytes, dataset.json says {expected:,}"
+    return None
+
+
+def _with_problem(info: DatasetInfo, problem: str) -> DatasetInfo:
+    return replace(info, problem=problem)
+
+
+def list_datasets(data_dir: Path) -> list[DatasetInfo]:
+    """Every (non-hidden) folder directly inside data_dir, sorted by name."""
+    try:
+        entries = sorted(p for p in Path(data_dir).iterdir() if p.is_dir()
+                         and not p.name.startswith("."))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return [read_dataset(p) for p in entries]
+
+
+def resolve_dataset(data_dir: Path, name: Optional[str]) -> Optional[Path]:
+    """The folder called `name` directly inside data_dir (never a path outside it)."""
+    if not name or "/" in name or "\\" in name or name in (".", "..") or name.startswith("."):
+        return None
+    folder = Path(data_dir) / name
+    return folder if folder.is_dir() else None
+
+
+def config_path_value(folder: Path, root: Path = ROOT) -> str:
+    """What to put in data.path for `folder`: relative to the repository when inside it (the
+    trainer runs from there), else absolute."""
+    folder = Path(folder).resolve()
+    try:
+        return str(folder.relative_to(root.resolve()))
+    except ValueError:
+        return str(folder)
+
+
+def run_datasets(runs_dir: Path, root: Path = ROOT) -> list[tuple[str, str, Optional[Path]]]:
+    """(run name, data.path as written, resolved folder or None) for every run with a config.
+
+    Only the `data.path` entry is read (yaml.safe_load), so a run whose config no longer
+    validates still shows its dataset.
+    """
+    out = []
+    for run in list_runs(runs_dir):
+        path_text, folder = "", None
+        value = _data_path_of(run.config_path)
+        if value:
+            path_text = value
+            p = Path(os.path.expanduser(value))
+            folder = (p if p.is_absolute() else root / p).resolve()
+        out.append((run.name, path_text, folder))
+    return out
+
+
+_data_paths: dict[str, tuple[int, Optional[str]]] = {}  # config.yaml -> (mtime_ns, data.path)
+
+
+def _data_path_of(config_path: Path) -> Optional[str]:
+    """data.path of a run's config.yaml (cached until the file changes), None if unreadable."""
+    try:
+        mtime = config_path.stat().st_mtime_ns
+    except OSError:
+        return None
+    cached = _data_paths.get(str(config_path))
+    if cached is not None and cached[0] == mtime:
+        return cached[1]
+    try:
+        doc = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+        value = doc.get("data", {}).get("path") if isinstance(doc, dict) else None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError):
+        value = None
+    value = value if isinstance(value, str) and value else None
+    _data_paths[str(config_path)] = (mtime, value)
+    return value
+
+
+def usage_by_dataset(datasets: Iterable[DatasetInfo],
+                     runs: Iterable[tuple[str, str, Optional[Path]]]) -> dict[str, list[str]]:
+    """Dataset name -> the runs whose data.path is that folder."""
+    by_path = {d.path.resolve(): d.name for d in datasets}
+    out: dict[str, list[str]] = {}
+    for run, _text, folder in runs:
+        if folder is not None and folder in by_path:
+            out.setdefault(by_path[folder], []).append(run)
+    return out
+
+
+# -- preview -------------------------------------------------------------------------------------
+def escape_text(data: bytes) -> str:
+    """Bytes as readable text: UTF-8 decoded, newlines and tabs kept, every other control or
+    non-printable character escaped (\\x1b, \\u200b) and invalid bytes as \\xNN."""
+    text = data.decode("utf-8", errors="backslashreplace")
+    out = []
+    for ch in text:
+        if ch in "\n\t" or (ch.isprintable() and unicodedata.category(ch) != "Co"):
+            out.append(ch)
+        elif ord(ch) < 0x100:
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(f"\\u{ord(ch):04x}")
+    return "".join(out)
+
+
+def preview_sample(folder: Path, n_bytes: int = PREVIEW_BYTES) -> tuple[str, str]:
+    """(which file, escaped text) of the first n_bytes of val.bin (train.bin if val is empty)."""
+    for split in ("val", "train"):
+        path = Path(folder) / f"{split}.bin"
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(n_bytes)
+        except OSError:
+            continue
+        if data:
+            return f"{split}.bin", escape_text(data)
+    return "", ""
+
+
+def file_list(folder: Path, limit: int = MAX_FILES_SHOWN) -> tuple[list[dict], int]:
+    """(up to `limit` rows of {path, bytes, split}, total number of files) from dataset.json."""
+    try:
+        files = json.loads((Path(folder) / "dataset.json").read_text(encoding="utf-8"))["files"]
+        rows = [{"path": str(f.get("path", "?")), "bytes": int(f.get("bytes", 0)),
+                 "split": str(f.get("split", "?"))} for f in files if isinstance(f, dict)]
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        return [], 0
+    return rows[:limit], len(rows)
+
+
+# -- building --------------------------------------------------------------------------------------
+class BuildError(ValueError):
+    """A dataset build cannot start; the message says why and what to do."""
+
+
+def parse_sources(text: Optional[str], base: Optional[Path] = None) -> list[Path]:
+    """One path per line (blank lines and #comments skipped), ~ expanded, relative paths
+    against `base` (default: the cockpit's working directory); every one must exist."""
+    paths, missing = [], []
+    for line in (text or "").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if "\x00" in line:
+            raise BuildError("a source path contains a NUL character")
+        p = Path(os.path.expanduser(line))
+        p = p if p.is_absolute() else (base or Path.cwd()) / p
+        (paths if p.exists() else missing).append(p)
+    if missing:
+        raise BuildError("source does not exist: " + ", ".join(str(p) for p in missing[:3]))
+    return paths
+
+
+def build_command(out: Path, sources: list[Path], val_fraction: float, max_bytes: int,
+                  python: str = sys.executable) -> list[str]:
+    argv = [python, "-m", "bin.prepare_data"]
+    for s in sources:
+        argv += ["--source", str(s)]
+    return argv + ["--out", str(out), "--val-fraction", f"{val_fraction:g}",
+                   "--max-bytes", str(int(max_bytes))]
+
+
+@dataclass
+class BuildJob:
+    """One prepare_data process started by this cockpit."""
+
+    name: str
+    out: Path
+    argv: list[str]
+    proc: subprocess.Popen
+    log: Optional[IO] = None
+    started: float = field(default_factory=time.time)
+    exit_code: Optional[int] = None
+    ended: Optional[float] = None
+    cancelled: bool = False
+    done: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def alive(self) -> bool:
+        return not self.done.is_set()
+
+    @property
+    def log_path(self) -> Path:
+        return self.out / BUILD_LOG
+
+    def tail(self, n: int = 40, max_bytes: int = 64 * 1024) -> str:
+        """The last n lines of the process's output."""
+        try:
+            with open(self.log_path, "rb") as fh:
+                fh.seek(0, os.SEEK_END)
+                fh.seek(max(0, fh.tell() - max_bytes))
+                text = fh.read().decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-n:])
+
+    def outcome(self) -> tuple[str, str]:
+        """(level, sentence): level is running | ok | failed."""
+        if self.alive:
+            return "running", (f"Building {self.name} (pid {self.proc.pid}, "
+                               f"{time.time() - self.started:.0f} s)...")
+        last = last_output_line(self.log_path)
+        if self.exit_code == 0:
+            return "ok", f"Built {self.name}" + (f": {last}" if last else ".")
+        if self.cancelled:
+            return "failed", f"Cancelled: {self.name} was not built ({describe_exit(self.exit_code)})."
+        why = last if last and self.exit_code is not None and self.exit_code > 0 else \
+            describe_exit(self.exit_code if self.exit_code is not None else -1)
+        return "failed", f"Failed to build {self.name} (exit code {self.exit_code}): {why}"
+
+
+class DatasetBuilder:
+    """prepare_data processes started by one cockpit, keyed by dataset name (thread-safe)."""
+
+    def __init__(self, data_dir: Path, root: Path = ROOT, python: str = sys.executable):
+        self.data_dir, self.root, self.python = Path(data_dir), Path(root), python
+        self._lock = threading.Lock()
+        self._jobs: dict[str, BuildJob] = {}
+
+    def get(self, name: Optional[str]) -> Optional[BuildJob]:
+        with self._lock:
+            return self._jobs.get(name) if name else None
+
+    def building(self) -> set[str]:
+        with self._lock:
+            return {n for n, j in self._jobs.items() if j.alive}
+
+    def start(self, name: Optional[str], sources_text: Optional[str], val_fraction=0.05,
+              max_bytes=16_000_000, base: Optional[Path] = None) -> BuildJob:
+        """Check the inputs, claim <data_dir>/<sanitised name> and start prepare_data on it."""
+        clean = sanitise_name(name)
+        if not clean:
+            raise BuildError("give the dataset a name (letters, digits, '.', '_', '-')")
+        val_fraction, max_bytes = _check_numbers(val_fraction, max_bytes)
+        sources = parse_sources(sources_text, base)
+        out = self.data_dir / clean
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            out.mkdir()
+        except FileExistsError:
+            raise BuildError(f"{out} already exists; choose another name (datasets are never "
+                             "overwritten)") from None
+        except OSError as exc:
+            raise BuildError(f"cannot create {out}: {exc.strerror or exc}") from None
+        argv = build_command(out, sources, val_fraction, max_bytes, self.python)
+        try:
+            log = open(out / BUILD_LOG, "w", encoding="utf-8")
+        except OSError as exc:
+            raise BuildError(f"cannot write {out / BUILD_LOG}: {exc.strerror or exc}") from None
+        log.write(f"# cockpit: {time.strftime('%Y-%m-%d %H:%M:%S')} {shlex.join(argv)}\n")
+        if not sources:
+            log.write("# cockpit: no sources given: the default corpus (Python standard "
+                      "library sources and docs)\n")
+        log.flush()
+        try:
+            proc = subprocess.Popen(argv, cwd=self.root, stdin=subprocess.DEVNULL, stdout=log,
+                                    stderr=subprocess.STDOUT, start_new_session=True,
+                                    close_fds=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        except OSError as exc:
+            log.close()
+            raise BuildError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
+        job = BuildJob(clean, out, argv, proc, log)
+        with self._lock:
+            self._jobs[clean] = job
+        threading.Thread(target=self._watch, args=(job,), daemon=True,
+                         name=f"dataset-{clean}").start()
+        return job
+
+    def _watch(self, job: BuildJob) -> None:
+        job.exit_code = job.proc.wait()
+        job.ended = time.time()
+        if job.log is not None:
+            job.log.close()
+        job.done.set()
+
+    def cancel(self, name: Optional[str]) -> str:
+        job = self.get(name)
+        if job is None or not job.alive:
+            return "Nothing is being built."
+        job.cancelled = True
+        try:
+            os.killpg(job.proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        return f"Cancelling the build of {job.name}..."
+
+    def shutdown(self, timeout: float = 10.0) -> None:
+        with self._lock:
+            jobs = [j for j in self._jobs.values() if j.alive]
+        for j in jobs:
+            try:
+                os.killpg(j.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            j.done.wait(timeout)
+
+
+def _check_numbers(val_fraction, max_bytes) -> tuple[float, int]:
+    try:
+        vf = float(val_fraction)
+        mb = int(max_bytes)
+    except (TypeError, ValueError):
+        raise BuildError("validation fraction and max bytes must be numbers") from None
+    if not 0.0 < vf < 0.5:
+        raise BuildError(f"validation fraction {vf:g} must be between 0 and 0.5")
+    if mb < 1024:
+        raise BuildError(f"max bytes {mb:,} must be at least 1,024")
+    return vf, mb

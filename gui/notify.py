@@ -1,0 +1,145 @@
+"""Run notifications and the watchdog: which state changes deserve a toast, and honest statuses
+for runs whose process died unseen.
+
+- `snapshot(runs_dir)`: {run: {"state", "step", "detail", "at"}} with the honest state of every
+  run (`umoec.run.effective_state`: a heartbeat older than 30 s is *stalled*, a running status
+  whose process is gone is *crashed*).
+- `transitions(previous, current)`: the events between two snapshots: completed, crashed,
+  stalled, stopped, running again after a stall. The page keeps the previous snapshot in
+  localStorage, so a reload or a second look never repeats a toast, and a first visit (no
+  previous snapshot) only records the baseline. A run that appears already finished after the
+  baseline (it crashed between two ticks) is reported too.
+- `reconcile_dead_runs(runs_dir)`: at cockpit start (and each tick, for runs this cockpit did not
+  launch), a status.json that says running while its process is gone is rewritten as crashed
+  ("process gone while the cockpit was not running"), keeping its last step. Runs the cockpit
+  launched itself are left to gui/process.py's Launcher, which records the real exit code.
+No Dash here.
+"""
+from __future__ import annotations
+
+import socket
+import time
+from typing import Callable, Optional
+
+from umoec.run import RunDir, RunState, effective_state, pid_alive
+from umoec.run.layout import list_runs
+from umoec.run.status import STALL_AFTER_S
+
+GONE_WHILE_CLOSED = "process gone while the cockpit was not running"
+GONE_UNWATCHED = ("process {pid} is gone without a final status (last step {step}; not started "
+                  "by this cockpit, so its exit code is unknown)")
+MAX_EVENTS = 6
+
+# state -> (toast colour, title verb, desktop notification?)
+EVENT_KINDS = {
+    RunState.COMPLETED.value: ("success", "completed", True),
+    RunState.CRASHED.value: ("danger", "crashed", True),
+    RunState.STALLED.value: ("warning", "stalled", True),
+    RunState.STOPPED.value: ("secondary", "stopped", False),
+    "recovered": ("info", "is running again", False),
+}
+
+
+# -- watchdog ------------------------------------------------------------------------------------
+def reconcile_dead_runs(runs_dir, message: str = GONE_WHILE_CLOSED,
+                        skip: Optional[Callable[[str], bool]] = None) -> list[str]:
+    """Rewrite 'running' statuses whose process is gone (this host only) as crashed, with
+    `message` ({pid} and {step} filled in) and the last step kept; returns the names rewritten.
+    `skip(name)` True leaves a run alone (processes this cockpit's Launcher watches)."""
+    host = socket.gethostname()
+    fixed = []
+    for run in list_runs(runs_dir):
+        if skip is not None and skip(run.name):
+            continue
+        try:
+            status = run.read_status()
+        except ValueError:
+            continue  # unreadable: effective state is already "crashed" with the reason
+        if status is None or status.state != RunState.RUNNING.value or status.host != host:
+            continue
+        if pid_alive(status.pid, status.proc_start):
+            continue
+        # The process is gone, so nobody else writes this file now: re-read it, to never
+        # overwrite a final status written between the first read and the pid check.
+        try:
+            status = run.read_status()
+        except ValueError:
+            continue
+        if status is None or status.state != RunState.RUNNING.value:
+            continue
+        status.state = RunState.CRASHED.value
+        status.message = message.format(pid=status.pid, step=status.step)
+        status.updated_at = time.time()
+        try:
+            run.write_status(status)
+        except OSError:
+            continue  # read-only folder: effective_state still shows it crashed
+        fixed.append(run.name)
+    return fixed
+
+
+# -- snapshots and transitions -------------------------------------------------------------------
+def snapshot(runs_dir, now: Optional[float] = None,
+             stall_after_s: float = STALL_AFTER_S) -> dict[str, dict]:
+    """The honest state of every run folder in runs_dir."""
+    now = time.time() if now is None else now
+    out = {}
+    for run in list_runs(runs_dir):
+        out[run.name] = run_entry(run, now, stall_after_s)
+    return out
+
+
+def run_entry(run: RunDir, now: float, stall_after_s: float = STALL_AFTER_S) -> dict:
+    try:
+        status = run.read_status()
+    except ValueError as exc:
+        return {"state": RunState.CRASHED.value, "step": 0, "detail": str(exc), "at": 0.0}
+    state, detail = effective_state(status, now, stall_after_s)
+    return {"state": state.value, "step": status.step if status else 0, "detail": detail,
+            "at": status.updated_at if status else 0.0}
+
+
+def transitions(previous: Optional[dict], current: dict[str, dict]) -> list[dict]:
+    """Events between two snapshots. `previous` is {"runs": snapshot, "at": time} or None
+    (first visit: no events). Each event: run, state, colour, title, body, notify, key."""
+    if not isinstance(previous, dict) or not isinstance(previous.get("runs"), dict):
+        return []
+    before, since = previous["runs"], float(previous.get("at") or 0.0)
+    events = []
+    for name, cur in current.items():
+        state = cur.get("state")
+        old = before.get(name)
+        old_state = old.get("state") if isinstance(old, dict) else None
+        if old_state == state:
+            continue
+        if old_state is None:  # new since the last look: only news if it already ended
+            if state == RunState.RUNNING.value or float(cur.get("at") or 0.0) <= since:
+                continue
+            kind = state
+        elif state == RunState.RUNNING.value:
+            if old_state != RunState.STALLED.value:
+                continue  # started or resumed: the user did that, no toast
+            kind = "recovered"
+        else:
+            kind = state
+        if kind not in EVENT_KINDS:
+            continue
+        events.append(make_event(name, kind, cur))
+    return events
+
+
+def make_event(name: str, kind: str, cur: dict) -> dict:
+    colour, verb, notify = EVENT_KINDS[kind]
+    step = cur.get("step") or 0
+    body = cur.get("detail") or kind
+    if kind == RunState.STALLED.value:
+        body = f"no heartbeat for {STALL_AFTER_S:.0f} s ({body})"
+    return {"run": name, "state": kind, "colour": colour, "title": f"{name} {verb}",
+            "body": f"{body} - step {step:,}" if step and "step" not in body else body,
+            "notify": notify, "key": f"{name}:{kind}:{cur.get('at')}"}
+
+
+def stored(current: dict[str, dict], now: Optional[float] = None) -> dict:
+    """What the page keeps for the next comparison (states only: small, and no text)."""
+    return {"runs": {n: {"state": c["state"], "at": c.get("at")} for n, c in current.items()},
+            "at": time.time() if now is None else now}

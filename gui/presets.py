@@ -1,0 +1,170 @@
+"""Named presets beyond the tiers, and config import/export for the editor.
+
+User presets are ordinary commented config YAML files, `<presets-dir>/<name>.yaml`, in a folder
+the cockpit owns (`--presets-dir`, default `<runs-dir>/../presets`). Names are sanitised to
+letters, digits, '.', '_' and '-' (never hidden, never a path) and may not shadow a tier
+(`configs/*.yaml`). A preset's `tier` field is its own name, so the editor's tier/preset
+dropdown shows it as selected and runs started from it record where their config came from.
+
+Import reads YAML or JSON text (at most 1 MB, `yaml.safe_load` / `json.loads`) into form values
+without validating (the form marks bad fields); export writes the form as commented YAML or as
+JSON, only when the form is valid. No Dash in this module.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import yaml
+
+from umoec import config as C
+
+from . import form
+
+DIR_KEY = "UMOEC_PRESETS_DIR"
+NAME_RE = re.compile(r"[^A-Za-z0-9._-]+")
+MAX_NAME = 64
+MAX_IMPORT_BYTES = 1 << 20
+
+
+class PresetError(ValueError):
+    """A preset or an import/export cannot be done; the message says why."""
+
+
+def default_dir(runs_dir: Path) -> Path:
+    return Path(runs_dir).resolve().parent / "presets"
+
+
+def active_dir() -> Optional[Path]:
+    """The serving cockpit's presets folder (inside a request), else None (no user presets)."""
+    try:
+        from flask import current_app, has_app_context
+        if has_app_context() and current_app.config.get(DIR_KEY):
+            return Path(current_app.config[DIR_KEY])
+    except ImportError:  # pragma: no cover - flask ships with dash
+        pass
+    return None
+
+
+def sanitise(name: Optional[str]) -> str:
+    return NAME_RE.sub("-", (name or "").strip()).strip(".-")[:MAX_NAME]
+
+
+def names(folder: Optional[Path] = None) -> list[str]:
+    """User presets, sorted; tiers excluded (a file shadowing a tier is ignored)."""
+    folder = folder if folder is not None else active_dir()
+    if folder is None:
+        return []
+    tiers = set(C.preset_names())
+    try:
+        found = [p.stem for p in folder.glob("*.yaml") if p.is_file()]
+    except OSError:
+        return []
+    return sorted(n for n in found if n not in tiers and sanitise(n) == n)
+
+
+def user_preset_path(name: Optional[str], folder: Optional[Path] = None) -> Optional[Path]:
+    """The file of user preset `name`, or None if there is no such preset."""
+    folder = folder if folder is not None else active_dir()
+    if folder is None or not name or sanitise(name) != name or name in C.preset_names():
+        return None
+    path = folder / f"{name}.yaml"
+    return path if path.is_file() else None
+
+
+def is_user_preset(name: Optional[str], folder: Optional[Path] = None) -> bool:
+    return user_preset_path(name, folder) is not None
+
+
+def check_name(name: Optional[str]) -> str:
+    clean = sanitise(name)
+    if not clean:
+        raise PresetError("type a preset name (letters, digits, '.', '_' or '-')")
+    if clean in C.preset_names():
+        raise PresetError(f"{clean!r} is a tier; choose another name")
+    return clean
+
+
+def save(values: dict[str, Any], name: Optional[str], folder: Optional[Path]) -> tuple[str, bool]:
+    """Save the form as user preset `name`; returns (name, True if it replaced one)."""
+    if folder is None:
+        raise PresetError("this cockpit has no presets folder")
+    clean = check_name(name)
+    result = form.check(values, clean)
+    if not result.ok:
+        n = len(result.errors)
+        raise PresetError(f"not saved: the form has {n} error{'s' if n > 1 else ''} "
+                          f"(first: {next(iter(result.errors.values()))})")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{clean}.yaml"
+        existed = path.exists()
+        C.save(result.config, path, header=f"User preset {clean}, saved from the u-moec-tiny cockpit "
+               f"on {time.strftime('%Y-%m-%d %H:%M:%S')}.")
+    except OSError as exc:
+        raise PresetError(f"not saved: {exc.strerror or exc}") from None
+    return clean, existed
+
+
+def delete(name: Optional[str], folder: Optional[Path]) -> str:
+    path = user_preset_path(name, folder)
+    if path is None:
+        raise PresetError(f"{name!r} is not a saved preset (tiers cannot be deleted)")
+    try:
+        os.unlink(path)
+    except OSError as exc:
+        raise PresetError(f"not deleted: {exc.strerror or exc}") from None
+    return str(name)
+
+
+# -- import / export ---------------------------------------------------------------------------
+def decode_upload(contents: Optional[str], filename: Optional[str]) -> str:
+    """The text of a dcc.Upload `contents` (data URL, base64)."""
+    if not contents or "," not in contents:
+        raise PresetError("nothing uploaded")
+    try:
+        raw = base64.b64decode(contents.split(",", 1)[1], validate=False)
+    except (binascii.Error, ValueError):
+        raise PresetError(f"{filename}: the upload is damaged") from None
+    if len(raw) > MAX_IMPORT_BYTES:
+        raise PresetError(f"{filename} is {len(raw):,} bytes, larger than any config "
+                          f"({MAX_IMPORT_BYTES:,} max)")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise PresetError(f"{filename} is not UTF-8 text (a YAML or JSON config?)") from None
+
+
+def import_text(text: str, filename: str = "upload") -> form.Loaded:
+    """Form values from YAML or JSON text (JSON by the .json suffix or a leading '{')."""
+    if filename.lower().endswith(".json") or text.lstrip().startswith("{"):
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise PresetError(f"{filename} is not valid JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise PresetError(f"{filename} is not a config: expected an object of sections")
+        text = yaml.safe_dump(data, sort_keys=False)
+    try:
+        return form.values_from_text(text, filename)
+    except form.FormFileError as exc:
+        raise PresetError(str(exc)) from None
+
+
+def export_text(values: dict[str, Any], tier: Any, fmt: str) -> tuple[str, str]:
+    """(file name, text) of the form as 'yaml' (commented) or 'json'; only a valid form."""
+    result = form.check(values, tier)
+    if not result.ok:
+        n = len(result.errors)
+        raise PresetError(f"not exported: the form has {n} error{'s' if n > 1 else ''} "
+                          f"(first: {next(iter(result.errors.values()))})")
+    base = sanitise(str(result.config.tier)) or "config"
+    if fmt == "json":
+        return f"{base}.json", json.dumps(C.to_dict(result.config), indent=2) + "\n"
+    return f"{base}.yaml", C.dumps(result.config, header="Exported from the u-moec-tiny cockpit.")

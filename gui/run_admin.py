@@ -1,0 +1,162 @@
+"""Run management: the run list, rename, delete and notes, kept inside the runs folder.
+
+Safety rules (tests/gui/test_run_admin.py):
+- only our run folders directly inside the runs folder can be renamed, deleted or annotated
+  (gui.runs.resolve: a plain name, never a path); Forge folders are read-only;
+- a run whose process is alive (running, stalled, or just started by this cockpit) is neither
+  renamed nor deleted: its process keeps writing into the folder;
+- a new name is sanitised (letters, digits, '.', '_', '-') and never replaces an existing folder;
+- a symlinked run folder is renamed or removed as a link, its target is never touched;
+- notes live in RUNDIR/notes.md (written atomically, at most 100,000 characters).
+No Dash in this module.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+from umoec.run import RunDir, RunState
+from umoec.run.atomic import atomic_write_text
+from umoec.run.layout import list_runs
+
+from . import forge
+from .process import sanitise_name
+from .runs import resolve, summarise
+
+NOTES_NAME = "notes.md"
+MAX_NOTES = 100_000
+
+
+class RunAdminError(ValueError):
+    """A rename, delete or notes change is refused; the message says why."""
+
+
+def _own_run(runs_dir: Path, name: Optional[str]) -> RunDir:
+    run = resolve(runs_dir, name)
+    if run is None:
+        if forge.resolve_forge(runs_dir, name) is not None:
+            raise RunAdminError(f"{forge.resolve_forge(runs_dir, name).label}: Forge runs are opened "
+                                "read-only")
+        raise RunAdminError(f"{name!r} is not a run in {runs_dir}")
+    if Path(os.path.abspath(run.root)).parent != Path(os.path.abspath(runs_dir)):
+        raise RunAdminError(f"{run.root} is not directly inside the runs folder")
+    return run
+
+
+def busy_reason(run: RunDir, launcher: Any = None) -> Optional[str]:
+    """Why the run's folder is in use (its process alive), or None."""
+    launched = launcher.get(run.name) if launcher is not None else None
+    if launched is not None and launched.alive:
+        return f"{run.name} has a live process (pid {launched.pid}) started by this cockpit"
+    s = summarise(run)
+    if s.state in (RunState.RUNNING, RunState.STALLED):
+        return f"{run.name} is {s.label.lower()}; stop it first"
+    return None
+
+
+def rename_run(runs_dir: Path, old: Optional[str], new: Optional[str], launcher: Any = None) -> str:
+    """Rename run `old` to the sanitised `new`; returns the new name."""
+    run = _own_run(runs_dir, old)
+    clean = sanitise_name(new)
+    if not clean:
+        raise RunAdminError("type a new name (letters, digits, '.', '_' or '-')")
+    if clean == run.name:
+        raise RunAdminError(f"{run.name} already has that name")
+    reason = busy_reason(run, launcher)
+    if reason:
+        raise RunAdminError(f"not renamed: {reason}")
+    target = Path(runs_dir) / clean
+    if os.path.lexists(target):
+        raise RunAdminError(f"not renamed: {clean} already exists in the runs folder")
+    try:
+        os.rename(run.root, target)
+    except OSError as exc:
+        raise RunAdminError(f"not renamed: {exc.strerror or exc}") from None
+    return clean
+
+
+def delete_run(runs_dir: Path, name: Optional[str], launcher: Any = None) -> str:
+    """Delete run `name` (its whole folder); returns what was removed."""
+    run = _own_run(runs_dir, name)
+    reason = busy_reason(run, launcher)
+    if reason:
+        raise RunAdminError(f"not deleted: {reason}")
+    try:
+        if run.root.is_symlink():
+            os.unlink(run.root)
+            return f"Removed the link {run.name} (its target was left alone)."
+        files, size = folder_size(run.root)
+        shutil.rmtree(run.root)
+    except OSError as exc:
+        raise RunAdminError(f"not deleted: {exc.strerror or exc}") from None
+    return f"Deleted {run.name} ({files} files, {size / 1e6:.1f} MB)."
+
+
+def folder_size(path: Path) -> tuple[int, int]:
+    """(files, bytes) under `path`, symlinks not followed."""
+    files = size = 0
+    for root, _dirs, names in os.walk(path):
+        for n in names:
+            try:
+                size += os.lstat(os.path.join(root, n)).st_size
+                files += 1
+            except OSError:
+                pass
+    return files, size
+
+
+def read_notes(runs_dir: Path, name: Optional[str]) -> str:
+    run = _own_run(runs_dir, name)
+    try:
+        return (run.root / NOTES_NAME).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RunAdminError(f"cannot read {NOTES_NAME}: {exc}") from None
+
+
+def write_notes(runs_dir: Path, name: Optional[str], text: Optional[str]) -> str:
+    run = _own_run(runs_dir, name)
+    text = (text or "").replace("\r\n", "\n")
+    if len(text) > MAX_NOTES:
+        raise RunAdminError(f"notes are {len(text):,} characters; at most {MAX_NOTES:,}")
+    try:
+        atomic_write_text(run.root / NOTES_NAME, text)
+    except OSError as exc:
+        raise RunAdminError(f"notes not saved: {exc.strerror or exc}") from None
+    return f"Saved notes of {run.name} ({len(text):,} characters)."
+
+
+def run_rows(runs_dir: Path) -> list[dict[str, Any]]:
+    """The Runs tab's table: ours (newest first), then Forge runs."""
+    rows = []
+    for run in list_runs(runs_dir):
+        s = summarise(run)
+        try:
+            note = (run.root / NOTES_NAME).read_text(encoding="utf-8").strip().splitlines()
+        except (OSError, UnicodeDecodeError):
+            note = []
+        try:
+            updated = max(p.stat().st_mtime for p in (run.status_path, run.config_path) if p.exists())
+        except ValueError:
+            updated = 0.0
+        rows.append({"run": run.name, "key": run.name,
+                     "kind": "simulated" if s.kind == "simulate" else "u-moec-tiny",
+                     "status": s.label, "steps": s.step, "total_steps": s.total_steps,
+                     "updated": time.strftime("%Y-%m-%d %H:%M", time.localtime(updated)) if updated
+                     else "", "notes": note[0][:80] if note else ""})
+    for fr in forge.forge_runs(runs_dir):
+        age = fr.log_age()
+        try:
+            steps = fr.read_log().train["step"]
+            last = int(steps.iloc[-1]) if len(steps) else None
+        except forge.ForgeFormatError:
+            last = None
+        rows.append({"run": fr.label, "key": fr.key, "kind": "Forge", "status": fr.status_label(),
+                     "steps": last, "total_steps": None,
+                     "updated": time.strftime("%Y-%m-%d %H:%M", time.localtime(time.time() - age))
+                     if age is not None else "", "notes": "read-only"})
+    return rows

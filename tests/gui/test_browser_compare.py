@@ -1,0 +1,161 @@
+"""Issue 9 part A in headless Chromium, one cockpit for the module: Compare (pick runs, legend of
+differing keys only, axis switch, zoom, CSV), presets (save, select), run management (notes,
+rename, delete with its dialog) and Forge runs (listed, opened by path, shown read-only)."""
+import shutil
+import time
+
+import pytest
+
+from tests.gui.browser_util import new_page, open_section, shot, wait_text
+from tests.gui.forge_fixtures import write_forge_run
+from tests.gui.test_app_server import start_app
+from tests.gui.test_compare import make_run
+
+pytestmark = pytest.mark.browser
+
+GRAPH_JS = """() => {const gd = document.querySelector('#compare-graph .js-plotly-plot');
+  if (!gd || !gd.data || !gd.data.length) return null;
+  return {traces: gd.data.length, x2: gd.layout.xaxis2.title.text, range: gd.layout.xaxis.range,
+          auto: !!gd.layout.xaxis.autorange,
+          legend: [...document.querySelectorAll('#compare-graph .legendtext')].map(e => e.textContent)};}"""
+
+
+@pytest.fixture(scope="module")
+def cockpit(sim_run, tmp_path_factory):
+    root = tmp_path_factory.mktemp("partA")
+    runs = root / "runs"
+    shutil.copytree(sim_run, runs / "base")
+    make_run(runs, "fast", ["optimizer.adamw.lr=0.001", "training.steps=600"], steps=range(10, 601, 10))
+    make_run(runs, "victim")
+    write_forge_run(runs / "forge-a", steps=400, resume_from=250, resume_upto=320)
+    outside = write_forge_run(root / "elsewhere" / "forge-out", steps=200, columns=6)
+    proc, url = start_app(runs, "--refresh-ms", "1000", "--presets-dir", str(root / "presets"))
+    yield {"url": url, "runs": runs, "presets": root / "presets", "outside": outside}
+    proc.terminate()
+    proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def page(browser, cockpit):
+    """One page for the module (a cockpit page load is the slow part); tests go by tab."""
+    ctx, pg = new_page(browser)
+    pg.goto(cockpit["url"])
+    pg.wait_for_selector("#config-derived >> text=parameters", timeout=60_000)
+    yield pg
+    ctx.close()
+
+
+def graph(page, pred, timeout_s=30):
+    deadline = time.monotonic() + timeout_s
+    last = None
+    while time.monotonic() < deadline:
+        last = page.evaluate(GRAPH_JS)
+        if last and pred(last):
+            return last
+        page.wait_for_timeout(200)
+    raise AssertionError(f"compare chart never got there; last: {last}")
+
+
+def pick(page, dropdown: str, *values: str) -> None:
+    page.locator(f"#{dropdown}").click()
+    for v in values:
+        page.locator(f".dash-dropdown-option:has(input[value='{v}'])").click()
+    page.keyboard.press("Escape")
+
+
+def test_compare_runs_axis_zoom_and_csv(page, cockpit):
+    page.get_by_role("tab", name="Compare", exact=True).click()
+    pick(page, "compare-runs", "base", "fast", "forge-a")
+    g = graph(page, lambda g: g["traces"] >= 12)
+    # the legend names only what differs between our two runs (their lr), nothing else
+    assert g["legend"] == ["base: lr=0.003", "fast: lr=0.001", "forge-a (Forge, read-only) (bits/token)"]
+    table = wait_text(page, "#compare-table", "forge-a (Forge, read-only)")
+    assert "optimizer.adamw.lr" in table and "bits/token" in table
+    page.get_by_label("training bytes").check()
+    graph(page, lambda g: g["x2"] == "training bytes")
+    wait_text(page, "#compare-message", "tokens, estimated")
+    page.get_by_label("step", exact=True).check()
+    graph(page, lambda g: g["x2"] == "step")
+    # a zoom re-aggregates the visible range and stops following the live edge
+    page.evaluate("() => Plotly.relayout(document.querySelector('#compare-graph .js-plotly-plot'), "
+                  "{'xaxis.range[0]': 100, 'xaxis.range[1]': 300})")
+    graph(page, lambda g: not g["auto"] and [round(v) for v in g["range"]] == [100, 300])
+    wait_text(page, "#compare-message", "drawn from every row")
+    assert not page.is_checked("#compare-follow")
+    shot(page, "compare_zoomed")
+    page.locator("label[for='compare-follow']").click()
+    graph(page, lambda g: g["auto"])
+    with page.expect_download() as download:
+        page.click("#compare-csv-btn")
+    text = open(download.value.path()).read()
+    assert text.splitlines()[0].startswith("run,kind,status,steps,training bytes")
+    assert len(text.splitlines()) == 4 and "forge-a (Forge, read-only)" in text
+    assert page.console_errors == []
+
+
+def test_presets_save_and_select(page, cockpit):
+    open_section(page, "Optimizer AdamW")
+    lr = page.locator("#config-optimizer-adamw-lr")
+    lr.fill("0.0021")
+    lr.press("Tab")
+    page.wait_for_timeout(500)
+    page.fill("#preset-name", "my lr")
+    page.click("#preset-save-btn")
+    wait_text(page, "#preset-status", "Saved preset my-lr")
+    assert (cockpit["presets"] / "my-lr.yaml").is_file()
+    assert page.locator("#config-tier option[value='my-lr']").inner_text() == "my-lr (saved preset)"
+    page.select_option("#config-tier", "tier1_micro")
+    wait_text(page, "#config-file-status", "Loaded the tier1_micro preset")
+    assert float(lr.input_value()) == pytest.approx(0.003)
+    page.select_option("#config-tier", "my-lr")
+    wait_text(page, "#config-file-status", "Loaded the my-lr preset")
+    assert float(lr.input_value()) == pytest.approx(0.0021)
+    shot(page, "presets_saved")
+    assert page.console_errors == []
+
+
+def test_run_management_notes_rename_delete(page, cockpit):
+    runs = cockpit["runs"]
+    page.get_by_role("tab", name="Runs", exact=True).click()
+    page.locator("#runs-table td:has-text('victim')").first.click()    # a row click selects the run
+    wait_text(page, "#runs-selected", "victim")
+    page.fill("#runs-notes", "keeps the default lr")
+    page.click("#runs-notes-save-btn")
+    wait_text(page, "#runs-message", "Saved notes of victim")
+    assert (runs / "victim" / "notes.md").read_text() == "keeps the default lr"
+    page.fill("#runs-rename-input", "victim two")
+    page.click("#runs-rename-btn")
+    wait_text(page, "#runs-message", "Renamed victim to victim-two")
+    assert (runs / "victim-two").is_dir() and not (runs / "victim").exists()
+    wait_text(page, "#run-select", "victim-two")
+    page.click("#runs-delete-btn")
+    wait_text(page, "#runs-delete-body", "cannot be undone")
+    shot(page, "runs_delete_dialog")
+    page.click("#runs-delete-cancel-btn")
+    wait_text(page, "#runs-message", "Nothing deleted")
+    assert (runs / "victim-two").is_dir()
+    page.click("#runs-delete-btn")
+    page.wait_for_selector("#runs-delete-confirm-btn", state="visible")
+    page.click("#runs-delete-confirm-btn")
+    wait_text(page, "#runs-message", "Deleted victim-two")
+    assert not (runs / "victim-two").exists()
+    assert page.console_errors == []
+
+
+def test_forge_runs_listed_opened_and_shown_read_only(page, cockpit):
+    page.get_by_role("tab", name="Training", exact=True).click()
+    pick(page, "run-select", "forge-a")
+    wait_text(page, "#run-status", "Forge, read-only")
+    wait_text(page, "#training-error", "(Forge, read-only)")
+    assert "ckpt_000400.bin" in page.inner_text("#checkpoint-list")
+    assert "399" in page.inner_text("#training-kpi-cards")
+    page.wait_for_selector("#training-loss-graph .ytitle >> text=bits per token", timeout=30_000)
+    shot(page, "forge_training")
+    page.get_by_role("tab", name="Runs", exact=True).click()
+    page.fill("#forge-open-path", str(cockpit["outside"]))
+    page.click("#forge-open-btn")
+    wait_text(page, "#forge-open-message", "Opened forge-out (Forge, read-only)")
+    wait_text(page, "#run-select", "forge-out (Forge, read-only)")
+    page.get_by_role("tab", name="Training", exact=True).click()
+    wait_text(page, "#training-error", "columns step,loss,lr,grad_norm,tokens_per_sec,val_loss")
+    assert page.console_errors == []

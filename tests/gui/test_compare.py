@@ -1,0 +1,193 @@
+"""Compare tab: runs loaded (ours incrementally, Forge's from log.csv), the legend shows only the
+hyperparameters that differ, the table and its CSV export, axes, zoom and follow live."""
+import csv
+import io
+import math
+
+import numpy as np
+import pytest
+from dash import no_update
+
+from gui import compare, ids
+from gui.callbacks.compare_callbacks import compare_update, compare_zoom
+from gui.callbacks.zoom_callbacks import track_redraws, training_zoom
+from tests.gui.forge_fixtures import write_forge_run
+from umoec import config as C
+from umoec.metrics import TrainingDB
+from umoec.run import RunDir, RunStatus
+
+
+def make_run(runs_dir, name, overrides=(), steps=range(10, 1001, 10), spike_at=None):
+    run = RunDir(runs_dir / name)
+    run.root.mkdir(parents=True)
+    C.save(C.load_preset("tier1_micro", overrides), run.config_path)
+    RunStatus(state="completed", step=steps[-1], total_steps=steps[-1], kind="simulate",
+              message=f"{steps[-1]} steps").write(run.status_path)
+    with TrainingDB(run.db_path) as db:
+        db.insert_event("start", "start", step=0)
+    add_rows(run, steps, spike_at)
+    return run
+
+
+def add_rows(run, steps, spike_at=None):
+    with TrainingDB(run.db_path) as db, db.batch():
+        for s in steps:
+            bpb = 2.0 + 6.0 / math.sqrt(s) + (20.0 if s == spike_at else 0.0)
+            db.insert_train_metrics(s, loss=bpb * math.log(2), bpb=bpb, lr=1e-3, grad_norm=1.0,
+                                    tokens_per_sec=1000.0, bytes_seen=s * 4096, elapsed_s=s * 0.5)
+            if s % 100 == 0:
+                db.insert_val(s, loss=bpb, bpb=bpb + 0.1 - s / 1e5, n_bytes=100)
+
+
+@pytest.fixture
+def runs(tmp_path):
+    make_run(tmp_path, "base")
+    make_run(tmp_path, "fast", ["optimizer.adamw.lr=0.001", "moe.top_k=1"])
+    write_forge_run(tmp_path / "forge-a", steps=400, resume_from=250, resume_upto=320)
+    return tmp_path
+
+
+def test_legend_shows_only_the_differing_hyperparameters(runs):
+    data, errors = compare.load_runs(runs, ["base", "fast", "forge-a"])
+    assert errors == [] and [r.kind for r in data] == ["umoec", "umoec", "forge"]
+    diff = compare.config_diff(data)
+    assert diff == {"umoec": ["moe.top_k", "optimizer.adamw.lr"], "forge": []}
+    names = [compare.legend_name(r, diff[r.kind]) for r in data]
+    assert names[0] == "base: top_k=2, lr=0.003"
+    assert names[1] == "fast: top_k=1, lr=0.001"
+    assert names[2] == "forge-a (Forge, read-only) (bits/token)"
+    fig, notes = compare.compare_fig(data, "step")
+    legend = [t.name for t in fig.data if t.showlegend is not False]
+    assert legend == names and not any("d_model" in n for n in legend)
+
+
+def test_short_keys_stay_unambiguous():
+    assert compare.short_keys(["optimizer.adamw.lr", "optimizer.muon.lr", "moe.top_k"]) == {
+        "optimizer.adamw.lr": "adamw.lr", "optimizer.muon.lr": "muon.lr", "moe.top_k": "top_k"}
+
+
+def test_table_rows_and_csv_export(runs):
+    data, _ = compare.load_runs(runs, ["base", "fast", "forge-a"])
+    rows = compare.summary_rows(data, compare.config_diff(data))
+    base, fast, forge_row = rows
+    assert base["steps"] == 1000 and base["bytes"] == 1000 * 4096 and base["time_s"] == 500.0
+    assert base["best_val_step"] == 1000 and base["unit"] == "bits/byte"
+    assert base["params"] > fast["params"] > 0    # umoec.sizing: dense FFNs are d_ff x (top_k + n_shared)
+    assert base["moe.top_k"] == 2 and fast["optimizer.adamw.lr"] == 0.001
+    assert forge_row["steps"] == 399 and forge_row["unit"] == "bits/token" and forge_row["params"] is None
+    cols = compare.table_columns(rows)
+    assert [c["id"] for c in cols][-2:] == ["moe.top_k", "optimizer.adamw.lr"]
+    assert all(c["type"] == "numeric" for c in cols if c["id"] in ("steps", "best_val", "moe.top_k"))
+    text = compare.table_csv(list(reversed(rows)), cols)      # the order the table shows
+    parsed = list(csv.reader(io.StringIO(text)))
+    assert parsed[0][:4] == ["run", "kind", "status", "steps"]
+    assert [r[0] for r in parsed[1:]] == ["forge-a (Forge, read-only)", "fast", "base"]
+    assert parsed[3][3] == "1000" and parsed[3][-2] == "2"     # ints stay ints
+    assert parsed[1][6] == ""                                  # unknown params: empty, not "nan"
+
+
+def test_axes_bytes_and_time_and_forge_units(runs, tmp_path):
+    data, _ = compare.load_runs(runs, ["base", "forge-a"])
+    fig, notes = compare.compare_fig(data, "bytes")
+    assert fig.layout.xaxis2.title.text == "training bytes"
+    assert max(fig.data[1].x) == 1000 * 4096
+    assert any("tokens, estimated" in n for n in notes)
+    fig, notes = compare.compare_fig(data, "time")
+    assert max(fig.data[1].x) == 500.0 and notes == []
+    # an older 6-column Forge log cannot be put on the time axis: said, not silently dropped
+    write_forge_run(runs / "forge-old", steps=200, columns=6)
+    data, _ = compare.load_runs(runs, ["base", "forge-old"])
+    fig, notes = compare.compare_fig(data, "time")
+    assert any("forge-old" in n and "elapsed_s" in n for n in notes)
+    assert len(fig.data) == 4                                  # base's four traces only
+
+
+def test_live_run_is_read_incrementally_and_a_resume_reloads(runs):
+    first = compare.load_run(runs, "base")
+    assert compare.load_run(runs, "base") is first             # unchanged files: cached
+    run = RunDir(runs / "base")
+    add_rows(run, range(1010, 1101, 10))
+    more = compare.load_run(runs, "base")
+    assert more.step[-1] == 1100 and len(more.step) == 110 and len(more.val_step) == 11
+    assert np.array_equal(more.step[:100], first.step)
+    with TrainingDB(run.db_path) as db:                        # a resume rewrote rows
+        db.discard_after(500)
+        db.insert_event("resume", "resumed", step=500)
+    again = compare.load_run(runs, "base")
+    assert again.step[-1] == 500 and again.gen == 2
+
+
+def test_best_val_marker_and_downsampled_long_runs(tmp_path):
+    make_run(tmp_path, "long", steps=range(1, 20_001), spike_at=12_345)
+    make_run(tmp_path, "short")
+    data, _ = compare.load_runs(tmp_path, ["long", "short"])
+    fig, _ = compare.compare_fig(data, "step", n_out=1200)
+    raw = fig.data[0]
+    assert len(raw.x) <= 1204 and 12_345 in list(raw.x)       # peaks kept
+    star = fig.data[3]
+    assert star.marker.symbol == "star" and star.x[0] == 20_000
+    zoomed, _ = compare.compare_fig(data, "step", window=(12_000, 12_600), n_out=1200)
+    shown = [x for x in zoomed.data[0].x if 12_000 <= x <= 12_600]
+    assert len(shown) == 601                                   # every row of the window
+    assert list(zoomed.layout.xaxis.range) == [12_000, 12_600]
+
+
+def test_compare_update_flow_zoom_and_follow(runs):
+    out = compare_update(runs, ["base", "fast"], "step", 0.6, False, None, ids.COMPARE_RUNS, None)
+    assert len(out["data"]) == 2 and len(out["figure"].data) == 8
+    state = out["state"]
+    idle = compare_update(runs, ["base", "fast"], "step", 0.6, False, None, ids.REFRESH, state)
+    assert all(v is no_update for v in idle.values())         # nothing new: nothing sent
+    zoom, follow = compare_zoom(ids.COMPARE_GRAPH, {"xaxis.range[0]": 200, "xaxis.range[1]": 400},
+                                True, state, None)
+    assert zoom["window"] == [200.0, 400.0] and follow is False   # a zoom stops following
+    zoomed = compare_update(runs, ["base", "fast"], "step", 0.6, False, zoom, ids.COMPARE_ZOOM, state)
+    assert list(zoomed["figure"].layout.xaxis.range) == [200, 400]
+    assert "drawn from every row" in str(zoomed["message"])
+    assert compare_zoom(ids.COMPARE_GRAPH, {"autosize": True}, False, state, zoom) == (no_update,
+                                                                                       no_update)
+    reset, _ = compare_zoom(ids.COMPARE_GRAPH, {"xaxis.autorange": True}, False, state, zoom)
+    assert reset["window"] is None
+    held, _ = compare_zoom(ids.COMPARE_FOLLOW, None, False, zoomed["state"], reset)
+    assert held["window"] == [10.0, 1000.0]                    # follow off: hold today's extent
+    back, _ = compare_zoom(ids.COMPARE_FOLLOW, None, True, zoomed["state"], held)
+    assert back["window"] is None
+    other = compare_update(runs, ["base"], "time", 0.6, False, zoom, ids.COMPARE_AXIS, state)
+    assert other["figure"].layout.xaxis.autorange is not False  # a zoom of other runs is dropped
+    assert "at least one more" in str(other["message"])
+    empty = compare_update(runs, [], "step", 0.6, False, None, ids.COMPARE_RUNS, None)
+    assert empty["data"] == []
+    missing = compare_update(runs, ["base", "gone"], "step", 0.6, False, None, ids.COMPARE_RUNS, None)
+    assert "gone: no such run" in str(missing["message"]) and len(missing["data"]) == 1
+    many = compare_update(runs, ["base"] * 9, "step", 0.6, True, None, ids.COMPARE_RUNS, None)
+    assert "first 8 of the 9" in str(many["message"])
+    assert many["figure"].layout.yaxis.type == "log"
+
+
+def test_training_chart_zoom_follow_and_redraw(tmp_path):
+    make_run(tmp_path, "long", steps=range(1, 8001), spike_at=4321)
+    chart = {"run": "long", "gen": 1, "smoothing": 0.6, "log_y": False, "points": 2000,
+             "last_step": 8000}
+    out = training_zoom(tmp_path, "long", ids.TRAINING_LOSS,
+                        {"xaxis.range[0]": 4000, "xaxis.range[1]": 4500}, True, chart, None)
+    assert out["follow"] is False and out["zoom"] == {"run": "long", "window": [4000.0, 4500.0]}
+    ops = out["figure"].to_plotly_json()["operations"]
+    xs = next(o["params"]["value"] for o in ops if o["location"] == ["data", 0, "x"])
+    assert len([x for x in xs if 4000 <= x <= 4500]) == 501 and 4321 in xs
+    ema_y = next(o["params"]["value"] for o in ops if o["location"] == ["data", 1, "y"])
+    assert len(ema_y) == len(xs)
+    follow = training_zoom(tmp_path, "long", ids.TRAINING_FOLLOW, None, True, chart, out["zoom"])
+    assert follow["zoom"]["window"] is None
+    assert any(o["location"] == ["layout", "xaxis", "autorange"] and o["params"]["value"] is True
+               for o in follow["figure"].to_plotly_json()["operations"])
+    held = training_zoom(tmp_path, "long", ids.TRAINING_FOLLOW, None, False, chart, follow["zoom"])
+    assert held["zoom"]["window"] == [1.0, 8000.0]
+    # the training callback redrew from scratch (smoothing changed): the zoom is re-applied
+    fig, seen = track_redraws(tmp_path, "long", chart, out["zoom"], None)
+    assert seen["points"] == 2000
+    fig, seen = track_redraws(tmp_path, "long", chart, out["zoom"], seen)
+    assert fig is no_update                                    # plain tick: nothing to do
+    fig, seen = track_redraws(tmp_path, "long", {**chart, "smoothing": 0.9}, out["zoom"], seen)
+    assert fig is not no_update
+    fig, _ = track_redraws(tmp_path, "long", {**chart, "run": "other"}, out["zoom"], seen)
+    assert fig is not no_update                                # another run: back to its whole range

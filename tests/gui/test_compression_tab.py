@@ -1,0 +1,267 @@
+"""Compression and Evaluation tabs with a real (tiny) checkpoint: the worker end to end, simulated
+runs, and the tabs in a browser (upload, compress, baselines, verify PASS, tampered FAIL, upload
+names, size limit, missing file, reload during a job, cancel, evaluation).
+
+One trained run and one cockpit process for the whole module."""
+from __future__ import annotations
+
+import base64
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gui import db, ids
+from gui.callbacks.compression_callbacks import refresh_view
+from gui.callbacks.eval_callbacks import eval_view
+from gui.compress_jobs import JobManager, read_sidecar
+from tests.conftest import ROOT, run_module
+from tests.gui.analysis_support import browser_page, open_tab, shot, wait_for_traces, wait_until
+from tests.gui.browser_util import wait_text
+from tests.gui.test_app_server import start_app
+from tests.umoec.train.conftest import tiny_args
+from umoec.run import RunDir
+
+MAX_UPLOAD_MB = 0.05  # 50 kB: small enough to test the limit with a small file
+# One torch thread: on a busy 2-core machine, spinning OpenMP threads slow the tiny model ~30x.
+ONE_THREAD = {"OMP_NUM_THREADS": "1"}
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory) -> Path:
+    from umoec.data import prepare
+    out = tmp_path_factory.mktemp("c8-data") / "small"
+    prepare(out, max_bytes=200_000)
+    return out
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory, data_dir) -> RunDir:
+    """A trained 8-step run (checkpoints at steps 4 and 8) alone in its runs folder."""
+    out = tmp_path_factory.mktemp("c8-runs") / "tiny"
+    res = run_module("bin.train", "--out", str(out), *tiny_args(data_dir, 8), timeout=600,
+                     env=ONE_THREAD)
+    assert res.returncode == 0, res.stderr
+    return RunDir(out)
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("c8-uploads") / "sandbox"
+
+
+@pytest.fixture(scope="module")
+def cockpit_url(tiny_run, sandbox):
+    with pytest.MonkeyPatch.context() as mp:  # the cockpit's workers inherit its environment
+        mp.delenv("ENWIK8", raising=False)
+        for key, value in ONE_THREAD.items():
+            mp.setenv(key, value)
+        proc, url = start_app(tiny_run.root.parent, "--refresh-ms", "1000", "--upload-dir",
+                              str(sandbox), "--max-upload-mb", str(MAX_UPLOAD_MB),
+                              "--job-timeout", "600")
+    try:
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(20)
+
+
+def sample(data_dir: Path, n: int) -> bytes:
+    return (data_dir / "val.bin").read_bytes()[:n]
+
+
+# -- without a browser --------------------------------------------------------------------------
+def test_simulated_checkpoint_is_refused_with_the_loaders_message(sim_run, tmp_path, monkeypatch):
+    for key, value in ONE_THREAD.items():
+        monkeypatch.setenv(key, value)
+    runs = tmp_path / "runs"
+    shutil.copytree(sim_run, runs / sim_run.name)
+    run = RunDir(runs / sim_run.name)
+    src = tmp_path / "in.txt"
+    src.write_text("some text to compress\n" * 20)
+    jobs = JobManager(runs)
+    job = jobs.start_compress(run, str(src), "turbo", run.checkpoints()[-1].path.name)
+    assert job.finished.wait(120)
+    assert job.state == "failed"
+    assert "is a simulated checkpoint (no weights); train a real run with bin.train" in job.message
+    with db.open_db(run.db_path) as conn:
+        newest = db.compression_jobs(conn).iloc[0].to_dict()
+    assert newest["status"].startswith("failed: ") and "simulated checkpoint" in newest["status"]
+
+
+def test_simulated_rows_display_as_such(sim_run):
+    jobs = JobManager(sim_run.parent)
+    out = refresh_view(jobs, sim_run.parent, sim_run.name, None, None, None)
+    table = str(out[7])
+    assert "simulated" in table and "sample-1MiB.txt" in table
+    assert "no file was compressed" in table
+    assert out[8] == [] and out[6] is True  # nothing to verify
+    ev = eval_view(jobs, sim_run.parent, sim_run.name, None, None)
+    assert "simulated" in str(ev[7]) and "(simulated)" in str(ev[8])
+    assert any(t.name.endswith("(simulated)") for t in ev[9].data)
+
+
+# -- browser ------------------------------------------------------------------------------------
+def upload(page, name: str, data: bytes) -> None:
+    """Choose a file in the upload box the way a browser does (a File with any name)."""
+    page.evaluate("""([name, b64]) => {
+        const bytes = Uint8Array.from(atob(b64), c => c.charCodeAt(0));
+        const dt = new DataTransfer();
+        dt.items.add(new File([bytes], name, {type: 'application/octet-stream'}));
+        const input = document.querySelector('#compress-file-upload input[type=file]');
+        input.files = dt.files;
+        input.dispatchEvent(new Event('change', {bubbles: true}));
+    }""", [name, base64.b64encode(data).decode()])
+
+
+def jobs_of(run: RunDir) -> list[dict]:
+    with db.open_db(run.db_path) as conn:
+        return db.compression_jobs(conn).to_dict("records")
+
+
+def decoder_message(umc: Path, checkpoint: str) -> str:
+    from umoec.codec.errors import CodecError
+    from umoec.compress.api import decompress_path
+    try:
+        decompress_path(umc, umc.with_suffix(".out"), Path(checkpoint))
+    except CodecError as exc:
+        return str(exc)
+    raise AssertionError("the tampered file decoded")
+
+
+@pytest.mark.browser
+def test_upload_compress_verify_then_tampered_fails(browser, cockpit_url, tiny_run, sandbox,
+                                                    data_dir):
+    with browser_page(browser, cockpit_url) as page:
+        open_tab(page, "Compression")
+        wait_text(page, f"#{ids.COMPRESS_UPLOAD_HINT}", str(sandbox))
+        upload(page, "sample.txt", sample(data_dir, 3000))
+        wait_text(page, f"#{ids.COMPRESS_UPLOAD_STATUS}", "stored as")
+        stored = Path(page.input_value(f"#{ids.COMPRESS_FILE_PATH}"))
+        assert stored.parent == sandbox.resolve() and stored.read_bytes() == sample(data_dir, 3000)
+        wait_until(lambda: "step 8" in page.inner_text(f"#{ids.COMPRESS_CHECKPOINT}"),
+                   what="the checkpoint list")
+        page.click(f"#{ids.COMPRESS_BTN}")
+        wait_text(page, f"#{ids.COMPRESS_STATUS}", "done", timeout_ms=180_000)
+        table = wait_text(page, f"#{ids.COMPRESS_RESULTS_TABLE}", "brotli -11 (same file)")
+        for text in ("sample.txt", "turbo", "3.00 kB", "done", "gzip -9 (same file)",
+                     "zstd -22 (same file)", "xz -9e (same file)"):
+            assert text in table
+        names = [t["name"] for t in wait_for_traces(page, ids.COMPRESS_COMPARISON)]
+        assert names  # one bar trace: ours and the four baselines
+        row = jobs_of(tiny_run)[0]
+        assert row["status"] == "done" and row["raw_bytes"] == 3000
+        assert Path(row["output_path"]).parent == tiny_run.root / "compressed"
+        page.click(f"#{ids.COMPRESS_VERIFY_BTN}")
+        result = wait_text(page, f"#{ids.COMPRESS_VERIFY_RESULT}", "PASS", timeout_ms=120_000)
+        assert "sha256 equal" in result
+        assert page.eval_on_selector(f"#{ids.COMPRESS_VERIFY_RESULT} .fw-bold",
+                                     "e => getComputedStyle(e).color") == "rgb(25, 135, 84)"
+        shot(page, "compression_verify_pass")
+
+        umc = Path(row["output_path"])
+        blob = bytearray(umc.read_bytes())
+        blob[len(blob) // 2] ^= 0x55
+        umc.write_bytes(bytes(blob))
+        page.click(f"#{ids.COMPRESS_VERIFY_BTN}")
+        result = wait_text(page, f"#{ids.COMPRESS_VERIFY_RESULT}", "FAIL", timeout_ms=120_000)
+        reason = decoder_message(umc, row["checkpoint"])
+        assert reason in result
+        assert page.eval_on_selector(f"#{ids.COMPRESS_VERIFY_RESULT} .fw-bold",
+                                     "e => getComputedStyle(e).color") == "rgb(220, 53, 69)"
+        assert read_sidecar(tiny_run, int(row["job_id"]))["verify"]["ok"] is False
+        shot(page, "compression_verify_fail")
+        assert page.console_errors == []
+
+
+@pytest.mark.browser
+def test_upload_names_stay_in_the_sandbox_and_size_is_limited(browser, cockpit_url, sandbox):
+    names = ["../../etc/passwd", "/etc/shadow-copy", "nul\x00byte.txt", "z" * 300]
+    with browser_page(browser, cockpit_url) as page:
+        open_tab(page, "Compression")
+        for name in names:
+            before = set(sandbox.iterdir()) if sandbox.exists() else set()
+            upload(page, name, name.encode("utf-8", "replace") * 3)
+            shown = repr(name.replace("\x00", "\\0"))[:60]
+            wait_text(page, f"#{ids.COMPRESS_UPLOAD_STATUS}", shown)
+            assert "stored as" in page.inner_text(f"#{ids.COMPRESS_UPLOAD_STATUS}")
+            new = set(sandbox.iterdir()) - before
+            assert len(new) == 1
+            path = new.pop()
+            assert path.parent == sandbox.resolve() and path.is_file() and not path.is_symlink()
+            assert len(path.name) <= 120 and "\x00" not in path.name
+            assert path.read_bytes() == name.encode("utf-8", "replace") * 3
+            assert page.input_value(f"#{ids.COMPRESS_FILE_PATH}") == str(path)
+        assert not (sandbox.parent.parent / "etc").exists()
+        count = len(list(sandbox.iterdir()))
+        upload(page, "big.bin", b"\x01" * 60_000)
+        msg = wait_text(page, f"#{ids.COMPRESS_UPLOAD_STATUS}", "uploads are limited to")
+        assert "big.bin is 60.00 kB" in msg and "50.00 kB" in msg and "type its path" in msg
+        assert len(list(sandbox.iterdir())) == count
+        shot(page, "compression_upload_limit")
+        assert page.console_errors == []
+
+
+@pytest.mark.browser
+def test_missing_file_then_a_job_survives_reload_and_is_cancelled(browser, cockpit_url, tiny_run,
+                                                                  tmp_path, data_dir):
+    with browser_page(browser, cockpit_url) as page:
+        open_tab(page, "Compression")
+        page.fill(f"#{ids.COMPRESS_FILE_PATH}", str(tmp_path / "no-such-file.bin"))
+        page.click(f"#{ids.COMPRESS_BTN}")
+        status = wait_text(page, f"#{ids.COMPRESS_STATUS}", "failed")
+        assert f"input file {tmp_path / 'no-such-file.bin'} does not exist" in status
+        wait_text(page, f"#{ids.COMPRESS_RESULTS_TABLE}", "no-such-file.bin")
+        assert jobs_of(tiny_run)[0]["status"].startswith("failed: input file")
+
+        big = tmp_path / "big.txt"
+        chunk = sample(data_dir, 100_000)
+        big.write_bytes((chunk * (4_000_000 // len(chunk) + 1))[:4_000_000])  # minutes of work
+        page.fill(f"#{ids.COMPRESS_FILE_PATH}", str(big))
+        page.click(f"#{ids.COMPRESS_BTN}")
+        wait_text(page, f"#{ids.COMPRESS_STATUS}", "compressing")
+        page.reload()
+        open_tab(page, "Compression")
+        wait_text(page, f"#{ids.COMPRESS_STATUS}", "(compress big.txt): compressing")
+        wait_until(lambda: page.is_visible(f"#{ids.COMPRESS_PROGRESS}"), what="the progress bar")
+        assert page.is_enabled(f"#{ids.COMPRESS_CANCEL_BTN}")
+        assert page.is_disabled(f"#{ids.COMPRESS_BTN}")
+        shot(page, "compression_running")
+        open_tab(page, "Training")  # the page stays usable while the job runs
+        open_tab(page, "Compression")
+        page.click(f"#{ids.COMPRESS_CANCEL_BTN}")
+        wait_text(page, f"#{ids.COMPRESS_STATUS}", "cancelled by the user", timeout_ms=60_000)
+        row = jobs_of(tiny_run)[0]
+        assert row["status"].startswith("cancelled: cancelled by the user after")
+        assert not Path(row["output_path"]).exists()
+        assert not list((tiny_run.root / "compressed").glob(".*.tmp"))
+        assert page.console_errors == []
+
+
+@pytest.mark.browser
+def test_eval_fills_results_roundtrip_and_history(browser, cockpit_url, tiny_run, data_dir):
+    if (ROOT / "data" / "enwik8").is_file():
+        pytest.skip("data/enwik8 exists: this test checks the fallback to the validation split")
+    with browser_page(browser, cockpit_url) as page:
+        open_tab(page, "Evaluation")
+        note = wait_text(page, f"#{ids.EVAL_DATA_NOTE}", "validation split")
+        assert str(data_dir / "val.bin") in note
+        wait_until(lambda: "step 8" in page.inner_text(f"#{ids.EVAL_CHECKPOINT}"),
+                   what="the checkpoint list")
+        page.fill(f"#{ids.EVAL_MAX_BYTES}", "2000")
+        page.press(f"#{ids.EVAL_MAX_BYTES}", "Tab")
+        page.click(f"#{ids.EVAL_ENWIK8_BTN}")
+        status = wait_text(page, f"#{ids.EVAL_STATUS}", "done", timeout_ms=240_000)
+        assert "roundtrip PASS" in status and "validation split" in status
+        table = wait_text(page, f"#{ids.EVAL_RESULTS_TABLE}", "small-val[:2000]")
+        for text in ("Model Size", "vs gzip (2.7)", "vs zstd-22 (1.95)", "vs CMIX (1.23)",
+                     "Delta from CMIX", "gzip -9", "xz -9e", "zstd -22", "brotli -11", "PASS"):
+            assert text in table
+        assert wait_text(page, f"#{ids.EVAL_ROUNDTRIP_STATUS}", "PASS").startswith("PASS")
+        names = [t["name"] for t in wait_for_traces(page, ids.EVAL_BPB_HISTORY, at_least=2)]
+        assert names[0] == "small-val[:2000]" and "gzip -9 (measured)" in names
+        shot(page, "evaluation_results")
+        with db.open_db(tiny_run.db_path) as conn:
+            evals = db.eval_results(conn)
+        assert evals["roundtrip_ok"].tolist() == [1] and evals["step"].tolist() == [8]
+        assert page.console_errors == []
