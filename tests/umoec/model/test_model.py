@@ -258,11 +258,12 @@ def test_exit_switch_changes_heads_and_bias_lr_changes_update():
     assert fast.blocks[1].ffn.bias.abs().max() == pytest.approx(0.1)
 
 
-def test_context_len_bounds_the_parallel_form():
+def test_context_len_bounds_training_sequences():
     model = tiny_model("tier1_micro", "model.context_len=64", "training.seq_len=64")
-    model(torch.zeros(1, 64, dtype=torch.long))
+    model(torch.zeros(1, 64, dtype=torch.long), mode="train")
     with pytest.raises(ValueError):
-        model(torch.zeros(1, 65, dtype=torch.long))
+        model(torch.zeros(1, 65, dtype=torch.long), mode="train")
+    assert model(torch.zeros(1, 65, dtype=torch.long), mode="infer").logits.shape[1] == 65
 
 
 # -- gradients -------------------------------------------------------------------------------

@@ -123,9 +123,15 @@ def test_step_state_clone_resumes_identically():
     assert all(torch.equal(u, v) for u, v in zip(a, b, strict=True))
 
 
-def test_parallel_refuses_sequences_longer_than_context():
+def test_training_refuses_sequences_longer_than_context():
     cfg = tiny_cfg("tier1_micro", "model.context_len=32", "training.seq_len=32",
                    "patches.scales=4,16")
     model = build_model(cfg)
+    model(torch.zeros(1, 32, dtype=torch.long), mode="train")
     with pytest.raises(ValueError, match="context_len"):
-        model(torch.zeros(1, 33, dtype=torch.long))
+        model(torch.zeros(1, 33, dtype=torch.long), mode="train")
+    # inference (and online adaptation on coded bytes) may run longer: an SSM has no position
+    # limit, and the step form must agree with it there too
+    model.eval()
+    x = sample_bytes(2, 70)
+    torch.testing.assert_close(run_steps(model, x), model(x).logits, atol=ATOL, rtol=0)
