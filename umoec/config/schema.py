@@ -30,9 +30,9 @@ class ModelConfig:
         "DSsS", "Block kinds, one character each, repeated to n_blocks: S = SSM + MoE FFN, "
         "D = SSM + dense FFN; lower case = block that Mixture-of-Depths may skip.",
         widget="display")
-    context_len: int = spec(256, "Longest context (bytes) the model is trained to use; training "
-                            "sequences and patch scales must fit it.", unit="bytes", lo=8,
-                            hi=1 << 20)
+    context_len: int = spec(256, "Longest training sequence (bytes); training.seq_len and the "
+                            "patch scales must fit it. Inference and the step form have no limit.",
+                            unit="bytes", lo=8, hi=1 << 20)
 
 
 @dataclass
@@ -56,8 +56,9 @@ class MoDConfig:
     capacity: float = spec(0.5, "Fraction of bytes a routed block processes per sequence in "
                            "training (top-capacity routing).", unit="fraction", lo=0.05, hi=1.0,
                            widget="slider", step=0.05)
-    gate_kind: str = spec("scalar", "Router of a MoD block: scalar = one linear score per byte, "
-                          "thresholded causally at inference.", choices=("scalar",))
+    gate_kind: str = spec("scalar", "Router of a MoD block: scalar = one linear score per byte; "
+                          "at inference a byte is processed when its score is above 0 (causal), "
+                          "a rule trained with an auxiliary loss.", choices=("scalar",))
 
 
 @dataclass
@@ -66,8 +67,10 @@ class EarlyExitConfig:
                          "skip later blocks at inference when confident).")
     blocks: list[int] = spec([1], "Block indices (0-based) followed by an exit head, e.g. 4 or "
                              "4,7.", unit="block index", lo=0, hi=127)
-    exit_threshold: float = spec(0.9, "Confidence (p_top1 - p_top2) at which inference exits "
-                                 "early.", unit="probability", lo=0.0, hi=1.0, step=0.01)
+    exit_threshold: float = spec(0.9, "Confidence (p_top1 - p_top2) at or above which a byte "
+                                 "leaves at an exit head (later blocks keep their state); "
+                                 "evaluation simulates the same rule.", unit="probability",
+                                 lo=0.0, hi=1.0, step=0.01)
     exit_loss_weight: float = spec(0.3, "Weight of each exit head's cross-entropy in the loss.",
                                    lo=0.0, hi=10.0, step=0.05)
 
@@ -76,8 +79,8 @@ class EarlyExitConfig:
 class CascadeConfig:
     enabled: bool = spec(True, "Cheap order-1..3 byte-context predictor beside the model, mixed "
                          "with it by a small learned mixer.")
-    threshold: float = spec(0.95, "Cascade confidence above which its prediction is used alone "
-                            "(the big model is not consulted for that byte).",
+    threshold: float = spec(0.95, "Max probability of the cascade-alone distribution at or above "
+                            "which the cascade codes the byte alone (the big model does not run).",
                             unit="probability", lo=0.0, hi=1.0, step=0.01)
     d_hidden: int = spec(32, "Hidden width of the mixer that blends cascade and model "
                          "distributions.", unit="channels", lo=4, hi=4096)
@@ -102,8 +105,8 @@ class PatchesConfig:
                              unit="bytes", lo=1, hi=1 << 16)
     multi_token_predict: bool = spec(True, "Train extra heads that predict bytes t+2 .. "
                                      "t+primary (coding still uses the next-byte head).")
-    mtp_weight: float = spec(0.5, "Geometric decay across multi-token heads: the head k bytes "
-                             "further ahead is weighted mtp_weight**k inside the MTP term.",
+    mtp_weight: float = spec(0.5, "Geometric decay across multi-token heads: MTP = sum_k w^k CE_k "
+                             "/ sum_k w^k, head k predicting byte t+1+k.",
                              lo=0.0, hi=1.0, step=0.05)
 
 
@@ -113,7 +116,8 @@ class HeadConfig:
                           "compressed file's header stores, so the decoder knows it).",
                           unit="values", lo=0, hi=256)
     n_early_exit_heads: int = spec(1, "Number of early-exit heads; must equal the number of "
-                                   "early_exit.blocks.", unit="heads", lo=0, hi=64)
+                                   "early_exit.blocks (a consistency check: the heads are built "
+                                   "from that list).", unit="heads", lo=0, hi=64)
 
 
 @dataclass
@@ -185,8 +189,9 @@ class LoRAConfig:
                      hi=256)
     alpha: float = spec(8.0, "LoRA scale numerator: the update is (alpha / rank) * B A.",
                         lo=0.0, hi=1024.0)
-    target: str = spec("routed", "Weights that get adapters: routed = routed-expert FFNs, "
-                       "all = every linear layer.", choices=("routed", "all"))
+    target: str = spec("routed", "Weights that get adapters: routed = routed-expert FFNs, all = "
+                       "every matrix inside the blocks (mixer projections, FFN/expert matrices, "
+                       "cross-attention).", choices=("routed", "all"))
     trigger_bytes: int = spec(65536, "Bytes coded between two adaptation rounds.",
                               unit="bytes", lo=1, hi=1 << 40)
     adapt_steps: int = spec(1, "Gradient steps per adaptation round.", unit="steps", lo=1,
