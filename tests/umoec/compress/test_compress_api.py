@@ -96,3 +96,21 @@ def test_missing_checkpoint_is_explained(tmp_path, tiny_ckpt):
     with pytest.raises(CodecError, match="nope.pt does not exist"):
         compress_path(tmp_path / "x", tmp_path / "y", tmp_path / "nope.pt")
     assert not (tmp_path / "y").exists()
+
+
+def test_online_lora_adaptation_round_trips_when_it_triggers(tmp_path, tiny_ckpt):
+    """balanced + lora.trigger_bytes small enough that both sides adapt several times."""
+    from umoec import config as C
+    from umoec.train import checkpoint as ckpt
+    base = ckpt.checkpoint_config(ckpt.load(tiny_ckpt), "tiny")
+    cfg = C.build(C.apply_overrides(C.to_dict(base), ["lora.trigger_bytes=400",
+                                                        "lora.adapt_steps=2",
+                                                        "lora.adapt_lr=0.01"]), "test")
+    data = TEXT * 2
+    src, umc, out = tmp_path / "in.bin", tmp_path / "in.umc", tmp_path / "out.bin"
+    src.write_bytes(data)
+    adapted = compress_path(src, umc, tiny_ckpt, config=cfg, profile="balanced", threads=1)
+    decompress_path(umc, out, tiny_ckpt)
+    assert out.read_bytes() == data
+    plain = compress_path(src, tmp_path / "plain.umc", tiny_ckpt, profile="balanced", threads=1)
+    assert adapted.stats.packed_bytes != plain.stats.packed_bytes  # the adapters did change bits
