@@ -124,15 +124,6 @@ def _stat(path: Path) -> tuple[int, int]:
         return -1, -1
 
 
-def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if isinstance(data, dict):
-        for k, v in data.items():
-            out.update(_flatten(v, f"{prefix}{k}."))
-    else:
-        out[prefix[:-1]] = tuple(data) if isinstance(data, list) else data
-    return out
-
 
 def run_config(path: Path) -> tuple[dict[str, Any], Optional[int]]:
     """(flattened config.yaml, total parameters by umoec.sizing) of one of our runs; cached."""
@@ -148,7 +139,7 @@ def run_config(path: Path) -> tuple[dict[str, Any], Optional[int]]:
         cfg = None
     if cfg is not None:
         from umoec.sizing import total_params
-        flat = _flatten(C.to_dict(cfg))
+        flat = forge.flatten(C.to_dict(cfg))
         try:
             params = int(total_params(cfg))
         except Exception:  # sizing is informative; a bad config must not break the table

@@ -291,13 +291,14 @@ def is_forge_dir(path: Path, need_checkpoint: bool = True) -> bool:
         return False
 
 
-def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested dicts -> {"a.b.c": value}; lists become tuples (hashable, comparable)."""
     out: dict[str, Any] = {}
     if isinstance(data, dict):
         for k, v in data.items():
-            out.update(_flatten(v, f"{prefix}{k}."))
+            out.update(flatten(v, f"{prefix}{k}."))
     else:
-        out[prefix[:-1]] = data
+        out[prefix[:-1]] = tuple(data) if isinstance(data, list) else data
     return out
 
 
@@ -351,7 +352,7 @@ class ForgeRun:
             p = self.path / name
             try:
                 if p.is_file() and p.stat().st_size <= MAX_CONFIG_BYTES:
-                    return _flatten(json.loads(p.read_text(encoding="utf-8")))
+                    return flatten(json.loads(p.read_text(encoding="utf-8")))
             except (OSError, ValueError):
                 return {}
         return {}

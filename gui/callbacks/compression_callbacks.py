@@ -77,6 +77,22 @@ def pick_value(options: list[dict], current):
     return current if current in values else (values[0] if values else None)
 
 
+def register_checkpoint_dropdown(app, runs_dir: Path, dropdown: str, tab: str) -> None:
+    """Keep a tab's checkpoint dropdown in sync with the selected run (only while visible)."""
+    @app.callback(Output(dropdown, "options"), Output(dropdown, "value"),
+                  Input(ids.REFRESH, "n_intervals"), Input(ids.RUN_SELECT, "value"),
+                  Input(ids.TABS, "active_tab"), State(dropdown, "options"),
+                  State(dropdown, "value"))
+    def checkpoints(_n, name, active, options, current):
+        if active != tab:
+            raise PreventUpdate
+        new = checkpoint_options(resolve(runs_dir, name))
+        value = pick_value(new, current)
+        if new == options and value == current:
+            raise PreventUpdate
+        return new, value
+
+
 def progress_outputs(job: Optional[Job]) -> tuple:
     """(value, label, style) of a progress bar for a running job; hidden otherwise."""
     if job is None or not job.running:
@@ -320,19 +336,7 @@ def register(app) -> None:
     def upload(contents, picked, filename):
         return handle_upload(ctx.triggered_id, contents, picked, filename, sandbox, max_bytes)
 
-    @app.callback(Output(ids.COMPRESS_CHECKPOINT, "options"),
-                  Output(ids.COMPRESS_CHECKPOINT, "value"),
-                  Input(ids.REFRESH, "n_intervals"), Input(ids.RUN_SELECT, "value"),
-                  Input(ids.TABS, "active_tab"), State(ids.COMPRESS_CHECKPOINT, "options"),
-                  State(ids.COMPRESS_CHECKPOINT, "value"))
-    def checkpoints(_n, name, tab, options, current):
-        if tab != ids.TAB_COMPRESSION:
-            raise PreventUpdate
-        new = checkpoint_options(resolve(runs_dir, name))
-        value = pick_value(new, current)
-        if new == options and value == current:
-            raise PreventUpdate
-        return new, value
+    register_checkpoint_dropdown(app, runs_dir, ids.COMPRESS_CHECKPOINT, ids.TAB_COMPRESSION)
 
     @app.callback(Output(ids.COMPRESS_ACTION, "data"),
                   Input(ids.COMPRESS_BTN, "n_clicks"), Input(ids.COMPRESS_CANCEL_BTN, "n_clicks"),

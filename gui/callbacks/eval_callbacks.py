@@ -22,8 +22,8 @@ from umoec.run import RunDir
 from .. import db, ids, viz_utils
 from ..compress_jobs import ROOT, JobError, JobManager
 from ..runs import resolve
-from .compression_callbacks import (alert, checkpoint_options, manager_for, pick_value,
-                                    progress_outputs, status_area)
+from .compression_callbacks import (alert, manager_for, progress_outputs,
+                                    register_checkpoint_dropdown, status_area)
 
 READ_ERRORS = (FileNotFoundError, sqlite3.Error, OSError, ValueError)
 REFERENCES = viz_utils.REFERENCE_BPB       # gzip 2.7, zstd-22 1.95, CMIX 1.23 (enwik8)
@@ -160,18 +160,7 @@ def register(app) -> None:
     runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
     jobs = manager_for(app)
 
-    @app.callback(Output(ids.EVAL_CHECKPOINT, "options"), Output(ids.EVAL_CHECKPOINT, "value"),
-                  Input(ids.REFRESH, "n_intervals"), Input(ids.RUN_SELECT, "value"),
-                  Input(ids.TABS, "active_tab"), State(ids.EVAL_CHECKPOINT, "options"),
-                  State(ids.EVAL_CHECKPOINT, "value"))
-    def checkpoints(_n, name, tab, options, current):
-        if tab != ids.TAB_EVAL:
-            raise PreventUpdate
-        new = checkpoint_options(resolve(runs_dir, name))
-        value = pick_value(new, current)
-        if new == options and value == current:
-            raise PreventUpdate
-        return new, value
+    register_checkpoint_dropdown(app, runs_dir, ids.EVAL_CHECKPOINT, ids.TAB_EVAL)
 
     @app.callback(Output(ids.EVAL_ACTION, "data"),
                   Input(ids.EVAL_ENWIK8_BTN, "n_clicks"), Input(ids.EVAL_CANCEL_BTN, "n_clicks"),
