@@ -450,8 +450,14 @@ def compare_fig(runs: list[RunData], axis: str = "step", smoothing: float = 0.6,
     fig.update_xaxes(title_text=AXES[axis], row=2, col=1)
     fig.update_yaxes(title_text="bits per byte", row=1, col=1)
     fig.update_yaxes(title_text="bits per byte", row=2, col=1)
+    # The x axes' own uirevision follows the window: when the window changes (a zoom, or
+    # follow live / double-click dropping it) plotly must draw the figure's x range, not keep the
+    # range a user dragged under the old one; the legend's clicks (layout uirevision) survive.
+    x_rev = f"compare-x-{list(window) if window else 'all'}"
     if window:
-        fig.update_xaxes(range=list(window), autorange=False)
+        fig.update_xaxes(range=list(window), autorange=False, uirevision=x_rev)
+    else:
+        fig.update_xaxes(autorange=True, uirevision=x_rev)
     if log_y:
         fig.update_yaxes(type="log")
     return fig, notes

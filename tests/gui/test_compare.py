@@ -152,6 +152,11 @@ def test_compare_update_flow_zoom_and_follow(runs):
     assert held["window"] == [10.0, 1000.0]                    # follow off: hold today's extent
     back, _ = compare_zoom(ids.COMPARE_FOLLOW, None, True, zoomed["state"], held)
     assert back["window"] is None
+    # back to the whole runs: autorange said outright, under an x uirevision that differs from
+    # the zoomed one, so plotly cannot keep the range the user dragged
+    whole = compare_update(runs, ["base", "fast"], "step", 0.6, False, back, ids.COMPARE_ZOOM,
+                           zoomed["state"])["figure"].layout.xaxis
+    assert whole.autorange is True and whole.uirevision != zoomed["figure"].layout.xaxis.uirevision
     other = compare_update(runs, ["base"], "time", 0.6, False, zoom, ids.COMPARE_AXIS, state)
     assert other["figure"].layout.xaxis.autorange is not False  # a zoom of other runs is dropped
     assert "at least one more" in str(other["message"])
