@@ -127,22 +127,11 @@ def resolve_path(text: Optional[str], base: Optional[Path] = None) -> Path:
 
 
 def read_config_text(path: Path) -> str:
+    """The file's text, with the config loader's checks (regular file, size, UTF-8)."""
     try:
-        size = path.stat().st_size
-        if size > MAX_CONFIG_BYTES:
-            raise FormFileError(f"{path} is {size:,} bytes, larger than any config "
-                                f"({MAX_CONFIG_BYTES:,} max)")
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FormFileError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise FormFileError(f"{path} is a folder, not a YAML file") from None
-    except UnicodeDecodeError:
-        raise FormFileError(f"{path} is not UTF-8 text (is it a YAML config?)") from None
-    except PermissionError:
-        raise FormFileError(f"{path}: permission denied") from None
-    except OSError as exc:
-        raise FormFileError(f"{path} cannot be read ({exc.strerror or exc})") from None
+        return C.read_config_file(path)
+    except C.ConfigError as exc:
+        raise FormFileError(f"{path}: {exc.issues[0].message}") from None
 
 
 @dataclass

@@ -221,7 +221,23 @@ class Launcher:
         argv = build_command(runner, run.root, run.config_path, steps=cfg.training.steps,
                              gpus=cfg.hardware.gpus, resume=ck.path, rate=rate,
                              python=self.python)
-        return self._spawn(run.root, argv, runner, cfg.training.steps, "a")
+        launched = self._spawn(run.root, argv, runner, cfg.training.steps, "a")
+        # The old status.json (crashed/stopped) would show until the child writes its own, after
+        # its start-up (seconds): say now that it is running. _finalise corrects it if the child
+        # dies before taking over.
+        try:
+            started = psutil.Process(launched.pid).create_time()
+            current = run.read_status()
+            if current is not None and current.pid == launched.pid:
+                return launched  # the child already took over
+            run.write_status(RunStatus(state=RunState.RUNNING.value, pid=launched.pid,
+                                       step=ck.step, total_steps=cfg.training.steps,
+                                       kind="simulate" if runner == "simulate" else "train",
+                                       message=f"starting: resuming from {ck.path.name}",
+                                       proc_start=started))
+        except (psutil.Error, OSError, ValueError):
+            pass  # the child is already gone or the folder unwritable: _watch reports it
+        return launched
 
     def _check_runner(self, runner: str) -> None:
         if runner not in RUNNERS:

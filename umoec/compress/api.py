@@ -61,17 +61,21 @@ def compress_path(input_path: Path, output_path: Path, checkpoint: Path, *,
     data = _read(input_path, "input file")
     loaded = _load(checkpoint, prof, config)
     threads = threads or DEFAULT_THREADS
-    torch.set_num_threads(threads)
     g = globals_for(data, loaded.cfg)
-    predictor = NeuralPredictor(loaded, g, threads)
     full = C.to_dict(loaded.cfg)  # the rest of the config is the checkpoint's + the profile's
     meta = {"globals": encode_globals(g), "entropy": full["entropy"], "lora": full["lora"],
             "checkpoint": str(Path(checkpoint).resolve()), "checkpoint_step": loaded.step,
             "input_name": Path(input_path).name[:200]}
     settings = CodecSettings.from_config(loaded.cfg, streams=prof.streams, threads=threads,
                                          profile=prof.name, metadata=meta)
-    t0 = time.perf_counter()
-    blob = compress(data, predictor, settings, progress=progress)
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        predictor = NeuralPredictor(loaded, g, threads)
+        t0 = time.perf_counter()
+        blob = compress(data, predictor, settings, progress=progress)
+    finally:
+        torch.set_num_threads(previous_threads)
     atomic_write_bytes(output_path, blob)
     stats = CodecStats(len(data), len(blob), time.perf_counter() - t0)
     return Result(stats, prof.name, prof.streams, loaded.step)
@@ -86,8 +90,10 @@ def decompress_path(input_path: Path, output_path: Path, checkpoint: Optional[Pa
     try:
         prof = profiles.get(header.profile)
         settings = {"entropy": meta["entropy"], "lora": meta["lora"]}
+        if not all(isinstance(v, dict) for v in settings.values()):
+            raise TypeError("entropy/lora settings are not mappings")
         checkpoint = Path(checkpoint or meta["checkpoint"])
-    except (KeyError, TypeError) as exc:
+    except (KeyError, TypeError, ValueError) as exc:
         raise FormatError(f"{input_path} was not written by bin.compress (header metadata: "
                           f"{exc})") from None
     except Exception as exc:  # profiles.get raises UserError for unknown names
@@ -99,15 +105,19 @@ def decompress_path(input_path: Path, output_path: Path, checkpoint: Optional[Pa
     if config_hash(loaded.cfg) != header.config_hash:
         raise FingerprintMismatch(f"{input_path}: the checkpoint's config differs from the one the "
                                   "file was written with")
-    torch.set_num_threads(header.threads)
     try:
         g = decode_globals(meta["globals"], loaded.cfg.head.d_globals)
-    except (KeyError, ValueError) as exc:
+    except (KeyError, ValueError, TypeError, AttributeError) as exc:
         raise FormatError(f"{input_path}: bad global vector in the header ({exc})") from None
-    predictor = NeuralPredictor(loaded, g, header.threads)
-    t0 = time.perf_counter()
-    data = decompress(blob, predictor, progress=progress, threads=torch.get_num_threads(),
-                      torch_version=str(torch.__version__))
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(header.threads)  # the encoder's count: same numerics
+    try:
+        predictor = NeuralPredictor(loaded, g, header.threads)
+        t0 = time.perf_counter()
+        data = decompress(blob, predictor, progress=progress, threads=torch.get_num_threads(),
+                          torch_version=str(torch.__version__))
+    finally:
+        torch.set_num_threads(previous_threads)
     atomic_write_bytes(output_path, data)
     return Result(CodecStats(len(data), len(blob), time.perf_counter() - t0), prof.name,
                   header.streams, loaded.step)

@@ -61,6 +61,8 @@ def load_model(checkpoint: Path, profile: Profile,
                                  + "; ".join(diffs[:4]))
         settings = C.to_dict(settings)
     if settings is not None:
+        if not all(isinstance(settings.get(k), dict) for k in ("entropy", "lora")):
+            raise ModelLoadError("the entropy/lora settings are not mappings of keys to values")
         merged = C.to_dict(base)
         merged["entropy"] = settings["entropy"]
         merged["lora"] = {**settings["lora"], "enabled": base.lora.enabled}

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import stat
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -77,24 +78,40 @@ def _deep_copy(d: Any) -> Any:
     return {k: _deep_copy(v) for k, v in d.items()} if isinstance(d, dict) else d
 
 
-def load(path: str | os.PathLike, overrides: Iterable[str] = ()) -> Config:
-    """Load, override and validate a YAML config; ConfigError names the file and key."""
+def read_config_file(path: str | os.PathLike) -> str:
+    """The text of a config file: a regular file, at most MAX_CONFIG_BYTES, UTF-8.
+
+    Devices, pipes and folders are refused before reading (a size check alone would read
+    /dev/zero forever or block on a FIFO); the read itself is bounded too.
+    """
     path = Path(path)
     source = str(path)
     try:
-        if path.stat().st_size > MAX_CONFIG_BYTES:
-            raise ConfigError([Issue("", f"is {path.stat().st_size} bytes, larger than any "
-                                         f"config ({MAX_CONFIG_BYTES} max)")], source)
-        text = path.read_text(encoding="utf-8")
+        st = path.stat()
+        if stat.S_ISDIR(st.st_mode):
+            raise ConfigError([Issue("", "is a folder, not a YAML file")], source)
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError([Issue("", "is not a regular file (a device or pipe?)")], source)
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         raise ConfigError([Issue("", "no such file")], source) from None
-    except IsADirectoryError:
-        raise ConfigError([Issue("", "is a folder, not a YAML file")], source) from None
+    except PermissionError:
+        raise ConfigError([Issue("", "permission denied")], source) from None
+    except OSError as exc:
+        raise ConfigError([Issue("", f"cannot be read ({exc.strerror or exc})")], source) from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError([Issue("", f"is larger than any config ({MAX_CONFIG_BYTES:,} bytes "
+                                     "max)")], source)
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise ConfigError([Issue("", "is not UTF-8 text")], source) from None
-    except OSError as exc:
-        raise ConfigError([Issue("", f"cannot be read ({exc.strerror})")], source) from None
-    return loads(text, source, overrides)
+
+
+def load(path: str | os.PathLike, overrides: Iterable[str] = ()) -> Config:
+    """Load, override and validate a YAML config; ConfigError names the file and key."""
+    return loads(read_config_file(path), str(path), overrides)
 
 
 def loads(text: str, source: str = "<text>", overrides: Iterable[str] = ()) -> Config:

@@ -81,6 +81,18 @@ class RunDir:
                 out.append(Checkpoint(int(m.group(1)), Path(entry.path), st.st_size, st.st_mtime))
         return sorted(out, key=lambda c: c.step)
 
+    def remove_stale_temp_files(self) -> int:
+        """Delete temp files of interrupted atomic writes (call only when no writer runs)."""
+        n = 0
+        for folder in (self.root, self.checkpoints_dir):
+            for tmp in folder.glob(".*.tmp") if folder.is_dir() else ():
+                try:
+                    tmp.unlink()
+                    n += 1
+                except OSError:
+                    pass
+        return n
+
     def latest_checkpoint(self) -> Optional[Checkpoint]:
         cks = self.checkpoints()
         return cks[-1] if cks else None

@@ -68,6 +68,7 @@ class RunRecorder:
                                    f"{self.cfg.training.batch_size}x{self.cfg.training.seq_len} "
                                    f"bytes/step, tier={self.cfg.tier}")
         else:
+            self.run.remove_stale_temp_files()  # left by a process killed mid-write
             self.db.discard_after(resume_step)
             self.step = resume_step
             kind, text = "resume", f"resumed {self.run.name} from step {resume_step}"

@@ -28,11 +28,13 @@ class CheckpointError(RuntimeError):
 
 
 def save(path: Path, *, model_state: dict, optimizer_states: list[dict], step: int,
-         bytes_seen: int, elapsed_s: float, cfg: C.Config, world_size: int = 1) -> Path:
+         bytes_seen: int, elapsed_s: float, cfg: C.Config, world_size: int = 1,
+         pending_eval: int | None = None) -> Path:
+    """pending_eval: the step whose evaluation a stop request cut short (a resume redoes it)."""
     obj = {"format": FORMAT, "step": step, "bytes_seen": bytes_seen, "elapsed_s": elapsed_s,
            "config_yaml": C.dumps(cfg), "model": model_state, "optimizers": optimizer_states,
            "torch_rng": torch.get_rng_state(), "torch_version": str(torch.__version__),
-           "world_size": world_size}
+           "world_size": world_size, "pending_eval": pending_eval}
     return atomic_write(path, lambda fh: torch.save(obj, fh))
 
 

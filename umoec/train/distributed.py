@@ -49,6 +49,10 @@ class Dist:
         dist.all_reduce(t, op=dist.ReduceOp.MAX)
         return bool(t.item() > 0)
 
+    def all(self, flag: bool) -> bool:
+        """True only if every rank says so."""
+        return not self.any(not flag)
+
     def barrier(self) -> None:
         if self.ddp:
             dist.barrier()

@@ -78,6 +78,7 @@ class Trainer:
                                  f">= training.steps={cfg.training.steps}; raise training.steps "
                                  "to train further")
             start = {k: state[k] for k in start}
+            start["pending_eval"] = state.get("pending_eval")
         torch.manual_seed(cfg.data.seed)
         model = build_model(cfg).to(dist.device)
         optimizers = build_optimizers(model, cfg)
@@ -147,11 +148,16 @@ class Trainer:
         step, bytes_seen = start["step"], start["bytes_seen"]
         t0, elapsed0 = time.monotonic(), start["elapsed_s"]
         window_t, window_steps = time.monotonic(), 0
+        # An evaluation cut short by a stop request is owed: the resumed run does it first.
+        pending = start.get("pending_eval")
+        if pending is not None and pending == step:
+            val = self._evaluate(dist, data, amp, model, step, rec, stop)
+            pending = None if dist.all(val is not None or not dist.main) else step
         model.train()
         while step < t.steps:
             if dist.any(stop.signal is not None or self._budget_spent(step, t0)):
                 self._save(dist, model, optimizers, step, bytes_seen,
-                           elapsed0 + time.monotonic() - t0, rec)
+                           elapsed0 + time.monotonic() - t0, rec, pending_eval=pending)
                 return RunState.STOPPED, step
             step += 1
             lr = set_lr(optimizers, lr_multiplier(step - 1, t.steps, t.warmup_steps,
@@ -178,6 +184,8 @@ class Trainer:
             last = step == t.steps
             is_eval = step % lg.eval_every == 0 or last
             val_loss = self._evaluate(dist, data, amp, model, step, rec, stop) if is_eval else None
+            pending = step if is_eval and not dist.all(val_loss is not None or not dist.main) \
+                else None
             if step % lg.log_every == 0 or last or is_eval:  # same decision on every rank
                 now = time.monotonic()
                 rate = window_steps * bytes_per_step / max(1e-9, now - window_t)
@@ -253,12 +261,13 @@ class Trainer:
                 rec.db.insert_activation_stat(step, b, **activation_stats(h))
                 rec.db.insert_hidden_states(step, b, pca_points(h).tolist())
 
-    def _save(self, dist, model, optimizers, step, bytes_seen, elapsed, rec) -> None:
+    def _save(self, dist, model, optimizers, step, bytes_seen, elapsed, rec,
+              pending_eval: Optional[int] = None) -> None:
         if dist.main:
             path = self.run.checkpoint_path(step)
             ckpt.save(path, model_state=model.state_dict(),
                       optimizer_states=[o.state_dict() for o in optimizers], step=step,
                       bytes_seen=bytes_seen, elapsed_s=elapsed, cfg=self.cfg,
-                      world_size=dist.world)
+                      world_size=dist.world, pending_eval=pending_eval)
             rec.record_checkpoint(step, path)
         dist.barrier()

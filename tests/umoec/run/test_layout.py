@@ -64,3 +64,13 @@ def test_atomic_write_failure_leaves_old_file(tmp_path):
     except OSError:
         pass
     assert target.read_text() == "intact" and os.listdir(tmp_path) == ["f.txt"]
+
+
+def test_stale_temp_files_are_removed(tmp_path):
+    run = RunDir(tmp_path)
+    run.checkpoints_dir.mkdir()
+    (run.checkpoints_dir / ".step000004.pt.abc.tmp").write_bytes(b"half")
+    (run.root / ".status.json.x.tmp").write_text("{")
+    (run.checkpoints_dir / "step000004.pt").write_bytes(b"whole")
+    assert run.remove_stale_temp_files() == 2
+    assert [p.name for p in run.checkpoints_dir.iterdir()] == ["step000004.pt"]
