@@ -7,9 +7,9 @@ distributions as floats, once in batch (all symbols in one call) and once step b
 per call, as a decoder driven by a model must). The model does ~30,000 bytes/s, so a coder well
 above that is not the bottleneck.
 
-Part 2, the whole codec with the classical Order2Predictor on ~1 MB of Python standard-library
-source: bpb (whole .umc file), compress/decompress bytes/s, exact round trip; then gzip -9, xz -9e,
-zstd -19/-22 and brotli -11 on the same bytes.
+Part 2, the whole codec with the classical Order2Predictor (alone and with the match model) on
+~1 MB of Python standard-library source: bpb (whole .umc file), compress/decompress bytes/s,
+exact round trip; then gzip -9, xz -9e, zstd -19/-22 and brotli -11 on the same bytes.
 
 Environment: BENCH_CODEC_BYTES (default 1000000) sets the text sample size.
 """
@@ -24,6 +24,7 @@ import constriction
 import numpy as np
 
 from umoec.codec import CodecSettings, Order2Predictor, compress, decompress
+from umoec.codec.match import MatchMixer
 from umoec.codec import coders
 from umoec.codec.baselines import run_baselines
 from umoec.codec.probs import logits_to_freqs, symbol_intervals
@@ -116,15 +117,23 @@ def coder_table(symbols: int = 1 << 16) -> list[tuple[str, int, float, float, fl
 
 def codec_table(data: bytes, streams: int = 64) -> list[tuple[str, float, float, float]]:
     rows = []
-    for label, settings in (
-            (f"order-2 + rANS (B={streams}, n=16)", CodecSettings(streams=streams)),
-            (f"order-2 + rANS, sharpening (B={streams})", CodecSettings(streams=streams, sharpening=True)),
+    def order2():
+        return Order2Predictor()
+
+    def order2_match():
+        return MatchMixer(Order2Predictor())
+
+    for label, settings, make in (
+            (f"order-2 + rANS (B={streams}, n=16)", CodecSettings(streams=streams), order2),
+            (f"order-2 + match + rANS (B={streams})", CodecSettings(streams=streams), order2_match),
+            (f"order-2 + rANS, sharpening (B={streams})", CodecSettings(streams=streams, sharpening=True),
+             order2),
             (f"order-2 + tANS (B={streams}, n=12)", CodecSettings(streams=streams, coder="tans",
-                                                                  prob_precision=12))):
+                                                                  prob_precision=12), order2)):
         t0 = time.perf_counter()
-        blob = compress(data, Order2Predictor(), settings)
+        blob = compress(data, make(), settings)
         t1 = time.perf_counter()
-        back = decompress(blob, Order2Predictor())
+        back = decompress(blob, make())
         t2 = time.perf_counter()
         assert back == data, "round trip failed"
         rows.append((label, 8 * len(blob) / len(data), len(data) / (t1 - t0), len(data) / (t2 - t1)))

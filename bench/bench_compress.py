@@ -1,5 +1,6 @@
 """The product's headline: train tier1_micro for a fixed CPU budget, then compress held-out bytes
-of the default corpus with every profile, next to gzip -9, xz -9e, zstd -19/-22 and brotli -11.
+of the default corpus with every profile (and fast/balanced with the match model off, to show
+what it adds), next to gzip -9, xz -9e, zstd -19/-22 and brotli -11.
 
 Environment knobs: BENCH_TRAIN_SECONDS (default 600), BENCH_EVAL_BYTES (default 100000),
 BENCH_CHECKPOINT (skip training and use this checkpoint), BENCH_DATA (dataset folder; default:
@@ -15,10 +16,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from umoec import config as C
 from umoec.codec.baselines import run_baselines
 from umoec.compress.api import compress_path, decompress_path
 from umoec.compress.profiles import PROFILES
 from umoec.data import prepare
+from umoec.train.checkpoint import checkpoint_config, load
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,6 +35,12 @@ def _train(tmp: Path, data: Path, seconds: float) -> Path:
     subprocess.run(cmd, cwd=ROOT, check=True)
     ckpts = sorted((out / "checkpoints").glob("step*.pt"))
     return ckpts[-1]
+
+
+def _without_match(ckpt: Path) -> C.Config:
+    """The checkpoint's own config with the match model off (entropy.match_min_len=0)."""
+    base = checkpoint_config(load(ckpt), str(ckpt))
+    return C.build(C.apply_overrides(C.to_dict(base), ["entropy.match_min_len=0"]), "bench")
 
 
 def main() -> None:
@@ -49,19 +58,23 @@ def main() -> None:
         src.write_bytes(raw)
         print(f"checkpoint {ckpt.name}; held-out bytes: {len(raw):,} from {data}/val.bin "
               f"(training budget {seconds:g} s unless BENCH_CHECKPOINT)")
-        print(f"{'method':22s} {'bpb':>7s} {'compress B/s':>14s} {'decompress B/s':>15s} {'roundtrip':>9s}")
-        for name, prof in PROFILES.items():
-            umc, back = tmp / f"{name}.umc", tmp / f"{name}.out"
+        print(f"{'method':34s} {'bpb':>7s} {'compress B/s':>14s} {'decompress B/s':>15s} {'roundtrip':>9s}")
+        no_match = _without_match(ckpt)
+        runs = [(name, name, None) for name in PROFILES] + [("fast", "fast, match off", no_match),
+                                                           ("balanced", "balanced, match off", no_match)]
+        for name, label, cfg in runs:
+            umc, back = tmp / f"{label}.umc", tmp / f"{label}.out"
             t0 = time.perf_counter()
-            res = compress_path(src, umc, ckpt, profile=name)
+            res = compress_path(src, umc, ckpt, profile=name, config=cfg)
             t1 = time.perf_counter()
             decompress_path(umc, back, ckpt)
             t2 = time.perf_counter()
             ok = hashlib.sha256(back.read_bytes()).digest() == hashlib.sha256(raw).digest()
-            print(f"{'u-moec-tiny ' + name:22s} {res.stats.bpb:7.3f} {len(raw) / (t1 - t0):14,.0f} "
-                  f"{len(raw) / (t2 - t1):15,.0f} {'PASS' if ok else 'FAIL':>9s}  ({prof.streams} streams)")
+            print(f"{'u-moec-tiny ' + label:34s} {res.stats.bpb:7.3f} {len(raw) / (t1 - t0):14,.0f} "
+                  f"{len(raw) / (t2 - t1):15,.0f} {'PASS' if ok else 'FAIL':>9s}  "
+                  f"({PROFILES[name].streams} streams)")
         for b in run_baselines(raw):
-            print(f"{b.name:22s} {b.bpb:7.3f} {b.compress_bytes_per_s:14,.0f} "
+            print(f"{b.name:34s} {b.bpb:7.3f} {b.compress_bytes_per_s:14,.0f} "
                   f"{b.decompress_bytes_per_s:15,.0f} {'PASS':>9s}")
 
 

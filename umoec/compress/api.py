@@ -21,7 +21,7 @@ from ..codec.errors import CodecError, FingerprintMismatch, FormatError
 from ..run.atomic import atomic_write_bytes
 from ..train.checkpoint import CheckpointError
 from . import profiles
-from .neural import (ModelLoadError, NeuralPredictor, decode_globals, encode_globals, globals_for,
+from .neural import (ModelLoadError, build_predictor, decode_globals, encode_globals, globals_for,
                      load_model)
 
 Progress = Callable[[int, int], None]
@@ -71,7 +71,7 @@ def compress_path(input_path: Path, output_path: Path, checkpoint: Path, *,
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
-        predictor = NeuralPredictor(loaded, g, threads)
+        predictor = build_predictor(loaded, g, threads)
         t0 = time.perf_counter()
         blob = compress(data, predictor, settings, progress=progress)
     finally:
@@ -112,7 +112,7 @@ def decompress_path(input_path: Path, output_path: Path, checkpoint: Optional[Pa
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(header.threads)  # the encoder's count: same numerics
     try:
-        predictor = NeuralPredictor(loaded, g, header.threads)
+        predictor = build_predictor(loaded, g, header.threads)
         t0 = time.perf_counter()
         data = decompress(blob, predictor, progress=progress, threads=torch.get_num_threads(),
                           torch_version=str(torch.__version__))

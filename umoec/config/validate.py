@@ -220,6 +220,9 @@ def cross_check(cfg: Config) -> list[Issue]:
     if e.prob_precision > e.precision // 2:
         bad("entropy.prob_precision", f"entropy.prob_precision={e.prob_precision} must be <= "
             f"entropy.precision/2={e.precision // 2}")
+    if e.match_min_len == 1:
+        bad("entropy.match_min_len", "entropy.match_min_len=1 is not allowed: use 0 (off) or "
+            "2..32 bytes")
     return issues
 
 
