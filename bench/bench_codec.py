@@ -24,7 +24,7 @@ import constriction
 import numpy as np
 
 from umoec.codec import CodecSettings, Order2Predictor, compress, decompress
-from umoec.codec.match import MatchMixer
+from umoec.codec.match import MatchMixer, MatchSettings
 from umoec.codec import coders
 from umoec.codec.baselines import run_baselines
 from umoec.codec.probs import logits_to_freqs, symbol_intervals
@@ -121,7 +121,7 @@ def codec_table(data: bytes, streams: int = 64) -> list[tuple[str, float, float,
         return Order2Predictor()
 
     def order2_match():
-        return MatchMixer(Order2Predictor())
+        return MatchMixer(Order2Predictor(), MatchSettings.standard(5))
 
     for label, settings, make in (
             (f"order-2 + rANS (B={streams}, n=16)", CodecSettings(streams=streams), order2),
