@@ -178,7 +178,7 @@ def test_sizes_come_from_sizing_and_the_heuristic_is_20_bytes_per_parameter():
 def test_sweeps_and_curves():
     values = form.preset_values("tier1_micro")
     choice = G.knob_values(values)
-    sweep = G.sweep(values, "tier1_micro", choice, "model.d_model", G.ladder("model.d_model", 128))
+    sweep = G.sweep(values, "tier1_micro", choice, "model.d_model", G.ladder("model.d_model", 96))
     assert list(sweep.columns) == ["x", "total", "active", "flops", "memory"]
     assert sweep["total"].is_monotonic_increasing and sweep["flops"].is_monotonic_increasing
     routed = G.sweep(values, "tier1_micro", choice, "moe.n_routed", [2, 4, 8, 16])
@@ -186,13 +186,13 @@ def test_sweeps_and_curves():
     assert routed["flops"].max() / routed["flops"].min() < 1.01       # top_k fixed: same compute
     sweeps = {"model.d_model": sweep, "moe.n_routed": routed}
     point = G.sizes(form.check(values, "tier1_micro").config)
-    fig = V.growth_fig(sweeps, {"model.d_model": 128, "moe.n_routed": 8},
+    fig = V.growth_fig(sweeps, {"model.d_model": 96, "moe.n_routed": 8},
                        {"total": point.total, "active": point.active, "flops": point.flops,
                         "memory": point.memory}, log_x=G.LOG_X)
     lines = [t for t in fig.data if t.mode == "lines"]
     marks = [t for t in fig.data if t.mode == "markers"]
     assert len(lines) == 2 * 4 and len(marks) == 2 * 4
-    assert all(m.x[0] in (128, 8) for m in marks)
+    assert all(m.x[0] in (96, 8) for m in marks)
     assert fig.layout.xaxis.type == "log" and fig.layout.xaxis2.type != "log"
     assert len(fig.layout.shapes) == 2 * 3                  # dotted line at the chosen value
     assert "No legal" in V.growth_fig({}, {}, {}).layout.annotations[0].text
@@ -207,7 +207,7 @@ def test_growth_view_and_copy_reach_the_sidebar():
     assert not out["copy_disabled"]
     assert out["pending"] == {"model.d_model": 256, "moe.top_k": 8}
     assert "capped at n_routed" in str(out["readouts"]["moe.top_k"])
-    assert "config 128" in str(out["readouts"]["model.d_model"])
+    assert "config 96" in str(out["readouts"]["model.d_model"])
     payload, status = growth_callbacks.copy_payload(out["pending"])
     assert "d_model=256" in str(status)
     filled = config_callbacks.fill(ids.CONFIG_INJECT, "tier1_micro", [], {}, payload, None, None)

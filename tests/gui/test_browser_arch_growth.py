@@ -44,8 +44,8 @@ def test_diagram_follows_the_sidebar(page):
     assert page.evaluate(COUNT_SHAPES, "block-\\d+-mod") == 1
     assert page.evaluate(COUNT_SHAPES, "block-\\d+-exit") == 1
     assert page.locator("#arch-block-table tr.arch-block-row").count() == 4
-    assert "1,567,511" in page.inner_text("#arch-block-table")       # sizing.total_params
-    wait_text(page, "#arch-metric-cards", "1.57 M")
+    assert "1,098,763" in page.inner_text("#arch-block-table")       # sizing.total_params
+    wait_text(page, "#arch-metric-cards", "1.1 M")
     shot(page, "arch_tier1")
 
     page.select_option("#config-tier", "tier3_base")
@@ -69,25 +69,25 @@ def test_diagram_follows_the_sidebar(page):
 
 def test_growth_knobs_copy_into_the_sidebar(page):
     page.get_by_role("tab", name="Growth", exact=True).click()
-    wait_text(page, "#growth-d-model-value", "128")
+    wait_text(page, "#growth-d-model-value", "96")
     page.wait_for_selector("#growth-curves .main-svg", timeout=TIMEOUT_MS)
     assert page.is_disabled("#growth-copy-btn")                     # knobs equal the config
     for slider, presses in (("#growth-d-model", 2), ("#growth-n-blocks", 2)):
         page.locator(f"{slider} [role=slider]").focus()
         for _ in range(presses):
             page.keyboard.press("ArrowRight")
-    wait_text(page, "#growth-d-model-value", "256 (config 128)")
+    wait_text(page, "#growth-d-model-value", "192 (config 96)")
     wait_text(page, "#growth-n-blocks-value", "6 (config 4)")
     page.wait_for_function("!document.querySelector('#growth-copy-btn').disabled",
                            timeout=TIMEOUT_MS)
     shot(page, "growth_before_copy")
 
     page.click("#growth-copy-btn")
-    page.wait_for_function("document.querySelector('#config-model-d-model').value === '256'",
+    page.wait_for_function("document.querySelector('#config-model-d-model').value === '192'",
                            timeout=TIMEOUT_MS)
     assert page.input_value("#config-model-n-blocks") == "6"
     wait_text(page, "#config-file-status", "from Growth")
-    wait_text(page, "#growth-status", "Copied into the config editor: d_model=256, n_blocks=6")
+    wait_text(page, "#growth-status", "Copied into the config editor: d_model=192, n_blocks=6")
     page.wait_for_function("document.querySelector('#growth-copy-btn').disabled",
                            timeout=TIMEOUT_MS)                      # the form caught up
     assert "config" not in page.inner_text("#growth-d-model-value")

@@ -18,7 +18,7 @@ BLOCK_ALPHABET = "SDsd"
 
 @dataclass
 class ModelConfig:
-    d_model: int = spec(128, "Width of the residual stream (hidden size of every block).",
+    d_model: int = spec(96, "Width of the residual stream (hidden size of every block).",
                         unit="channels", lo=16, hi=8192, step=16)
     d_state: int = spec(16, "State size N of each selective-SSM channel (Mamba's d_state).",
                         unit="states", lo=1, hi=256)

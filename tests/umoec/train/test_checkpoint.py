@@ -22,7 +22,7 @@ def test_round_trip(tmp_path):
     assert ckpt.arch_differences(C.Config(), C.Config()) == []
     other = C.load_preset("tier1_micro", ["model.d_model=64", "training.steps=3000"])
     assert ckpt.arch_differences(other, C.Config()) == \
-        ["model.d_model: 128 (checkpoint) != 64 (config)"]
+        ["model.d_model: 96 (checkpoint) != 64 (config)"]
 
 
 def test_missing_truncated_and_foreign_files(tmp_path):
