@@ -21,6 +21,15 @@ def root() -> Path:
     return ROOT
 
 
+@pytest.fixture(scope="session")
+def small_data(tmp_path_factory) -> Path:
+    """A 400 kB byte dataset from the default corpus, prepared once for every test package."""
+    from umoec.data import prepare
+    out = tmp_path_factory.mktemp("data") / "small"
+    prepare(out, max_bytes=400_000)
+    return out
+
+
 def run_module(module: str, *args: str, timeout: float = 120, env=None,
                cwd: Path = ROOT) -> subprocess.CompletedProcess:
     """Run `python -m module args...` from the repository root, capturing output."""

@@ -32,19 +32,10 @@ def record(name: str, figures: dict) -> None:
 
 
 @pytest.fixture(scope="session")
-def rel_data(tmp_path_factory) -> Path:
-    """A 400 kB byte dataset from the default corpus (the trainer tests' size)."""
-    from umoec.data import prepare
-    out = tmp_path_factory.mktemp("rel-data") / "small"
-    prepare(out, max_bytes=400_000)
-    return out
-
-
-@pytest.fixture(scope="session")
-def tiny_run(tmp_path_factory, rel_data) -> Path:
+def tiny_run(tmp_path_factory, small_data) -> Path:
     """A trained 8-step tiny run (checkpoints at steps 4 and 8), alone in its runs folder."""
     out = tmp_path_factory.mktemp("rel-runs") / "tiny"
-    res = run_module("bin.train", *train_args(out, rel_data, 8, "logging.save_every=4"),
+    res = run_module("bin.train", *train_args(out, small_data, 8, "logging.save_every=4"),
                      timeout=600, env=ONE_THREAD)
     assert res.returncode == 0, res.stderr
     return out

@@ -31,12 +31,12 @@ def badge_text(view) -> str:
 
 
 @pytest.mark.slow
-def test_resumed_run_is_not_shown_crashed_while_it_starts(tmp_path, rel_data, monkeypatch):
+def test_resumed_run_is_not_shown_crashed_while_it_starts(tmp_path, small_data, monkeypatch):
     for key, value in ONE_THREAD.items():
         monkeypatch.setenv(key, value)
     runs = tmp_path / "runs"
     launcher = Launcher(runs, stop_timeout=60)
-    cfg = C.load_preset("tier1_micro", TINY + ["training.steps=100000", f"data.path={rel_data}",
+    cfg = C.load_preset("tier1_micro", TINY + ["training.steps=100000", f"data.path={small_data}",
                                                "logging.save_every=4"])
     first = launcher.start(cfg, "train", "victim")
     run = RunDir(first.run_dir)

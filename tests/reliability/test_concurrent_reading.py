@@ -32,10 +32,10 @@ def badge_text(view) -> str:
 
 @pytest.mark.slow
 def test_cockpit_reads_while_the_trainer_writes_then_a_restarted_cockpit_stops_it(tmp_path,
-                                                                                   rel_data):
+                                                                                   small_data):
     runs, logs = tmp_path / "runs", tmp_path / "logs"
     run = RunDir(runs / "busy")
-    proc = start_module("bin.train", train_args(run.root, rel_data, 10**6, *SETS), logs)
+    proc = start_module("bin.train", train_args(run.root, small_data, 10**6, *SETS), logs)
     wait_until(lambda: own_status(run, proc.pid) and run.db_path.exists(), 300, "the start", proc)
     polls, ticks, errors, shape, last = 0, 0, [], None, 0
     state, next_tick = None, 0.0

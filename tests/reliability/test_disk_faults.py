@@ -66,10 +66,10 @@ def after_the_fault(run: RunDir) -> dict:
 
 
 @pytest.mark.slow
-def test_file_size_limit_fails_the_next_checkpoint_cleanly(tmp_path, rel_data):
+def test_file_size_limit_fails_the_next_checkpoint_cleanly(tmp_path, small_data):
     """prlimit(RLIMIT_FSIZE) on the live trainer, 1 byte below a checkpoint: EFBIG mid-write."""
     run, logs = RunDir(tmp_path / "run"), tmp_path / "logs"
-    proc = start_module("bin.train", train_args(run.root, rel_data, STEPS, *SETS), logs)
+    proc = start_module("bin.train", train_args(run.root, small_data, STEPS, *SETS), logs)
     first = run.checkpoint_path(4)
     wait_until(first.exists, 300, "the first checkpoint", proc)
     limit = first.stat().st_size - 1
@@ -88,14 +88,14 @@ def test_file_size_limit_fails_the_next_checkpoint_cleanly(tmp_path, rel_data):
 
 @pytest.mark.slow
 @needs_namespaces
-def test_disk_full_mid_run(tmp_path, rel_data, tiny_run):
+def test_disk_full_mid_run(tmp_path, small_data, tiny_run):
     """A tmpfs with room for two checkpoints and a bit: the third write hits ENOSPC."""
     ckpt_size = (tiny_run / "checkpoints" / "step000004.pt").stat().st_size
     size_k = (2 * ckpt_size + 500_000) // 1024
     disk, copy, logs = tmp_path / "disk", tmp_path / "copy", tmp_path / "logs"
     disk.mkdir()
     args = ["--tmpfs", str(disk), f"{size_k}k", "--copy-out", str(disk), str(copy), "--",
-            PYTHON, "-m", "bin.train", *train_args(disk / "run", rel_data, STEPS, *SETS)]
+            PYTHON, "-m", "bin.train", *train_args(disk / "run", small_data, STEPS, *SETS)]
     proc = start_module("tests.reliability.nsrun", args, logs, prefix=ns_prefix())
     assert proc.wait(300) == 1, proc.stderr()
     line = one_clear_line(proc.stderr())
@@ -108,7 +108,7 @@ def test_disk_full_mid_run(tmp_path, rel_data, tiny_run):
 
 @pytest.mark.slow
 @needs_namespaces
-def test_checkpoint_folder_turns_read_only_mid_run(tmp_path, rel_data):
+def test_checkpoint_folder_turns_read_only_mid_run(tmp_path, small_data):
     """checkpoints/ is remounted read-only once step 4 is saved: the next save meets EROFS.
 
     (A folder holding open-for-write files, like metrics.db, cannot be remounted read-only
@@ -116,7 +116,7 @@ def test_checkpoint_folder_turns_read_only_mid_run(tmp_path, rel_data):
     run, logs = RunDir(tmp_path / "run"), tmp_path / "logs"
     run.checkpoints_dir.mkdir(parents=True)
     args = ["--ro-when", str(run.checkpoint_path(4)), str(run.checkpoints_dir), "--",
-            PYTHON, "-m", "bin.train", *train_args(run.root, rel_data, STEPS, *SETS)]
+            PYTHON, "-m", "bin.train", *train_args(run.root, small_data, STEPS, *SETS)]
     proc = start_module("tests.reliability.nsrun", args, logs, prefix=ns_prefix())
     assert proc.wait(300) == 1, proc.stderr()
     stderr = proc.stderr().replace(f"nsrun: {run.checkpoints_dir} is read-only now\n", "")

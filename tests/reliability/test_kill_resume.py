@@ -127,11 +127,11 @@ AIM = {"step": aim_step, "checkpoint": aim_checkpoint, "database": aim_database}
 
 
 @pytest.mark.slow
-def test_sigkill_at_random_moments_then_sigterm_then_resume_completes(tmp_path, rel_data):
+def test_sigkill_at_random_moments_then_sigterm_then_resume_completes(tmp_path, small_data):
     rng = random.Random(SEED)
     steps = 10 * KILLS + 20   # each cycle advances <= 10 steps: the run never ends early
     logs = tmp_path / "logs"
-    reference = start_module("bin.train", train_args(tmp_path / "ref", rel_data, steps, *SETS),
+    reference = start_module("bin.train", train_args(tmp_path / "ref", small_data, steps, *SETS),
                              logs)
     run = RunDir(tmp_path / "run")
     plan = [MODES[i % 3] for i in range(KILLS)]
@@ -141,7 +141,7 @@ def test_sigkill_at_random_moments_then_sigterm_then_resume_completes(tmp_path, 
     for i, mode in enumerate(plan):
         offset = csv_size(run)
         if newest is None:
-            proc = start_module("bin.train", train_args(run.root, rel_data, steps, *SETS), logs)
+            proc = start_module("bin.train", train_args(run.root, small_data, steps, *SETS), logs)
             wait_until(lambda: run.checkpoint_path(SAVE_EVERY).exists(), 300,
                        "the first checkpoint", proc)   # before it there is nothing to resume
         else:
@@ -214,11 +214,11 @@ def test_sigkill_at_random_moments_then_sigterm_then_resume_completes(tmp_path, 
 
 
 @pytest.mark.slow
-def test_sigterm_during_an_evaluation_keeps_that_evaluation(tmp_path, rel_data):
+def test_sigterm_during_an_evaluation_keeps_that_evaluation(tmp_path, small_data):
     """Stop while step 10 is being evaluated, resume to the end: val rows at 10 and 12."""
     run, logs = RunDir(tmp_path / "run"), tmp_path / "logs"
     sets = ("logging.log_every=1", "logging.eval_every=10", "logging.save_every=4")
-    proc = start_module("bin.train", train_args(run.root, rel_data, 12, *sets), logs)
+    proc = start_module("bin.train", train_args(run.root, small_data, 12, *sets), logs)
 
     def evaluating_step_10():  # activation_stats are written at the first validation batch
         try:

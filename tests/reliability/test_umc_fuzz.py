@@ -97,9 +97,9 @@ def checkpoint(tiny_run) -> Path:
 
 
 @pytest.fixture(scope="module")
-def samples(checkpoint, rel_data, tmp_path_factory) -> list[Sample]:
+def samples(checkpoint, small_data, tmp_path_factory) -> list[Sample]:
     torch.set_num_threads(1)
-    text = (rel_data / "val.bin").read_bytes()
+    text = (small_data / "val.bin").read_bytes()
     inputs = {"text2000": text[:2000], "text1500": text[5000:6500], "text1000": text[9000:10000],
               "binary1500": random.Random(7).randbytes(1500), "empty": b""}
     base = ckpt.checkpoint_config(ckpt.load(checkpoint), "tiny")

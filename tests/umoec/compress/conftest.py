@@ -11,11 +11,3 @@ def tiny_ckpt(tmp_path_factory, small_data):
     res = run_module("bin.train", "--out", str(out), *tiny_args(small_data, 24), timeout=600)
     assert res.returncode == 0, res.stderr
     return out / "checkpoints" / "step000024.pt"
-
-
-@pytest.fixture(scope="session")
-def small_data(tmp_path_factory):
-    from umoec.data import prepare
-    out = tmp_path_factory.mktemp("data") / "small"
-    prepare(out, max_bytes=400_000)
-    return out
