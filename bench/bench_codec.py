@@ -117,19 +117,16 @@ def coder_table(symbols: int = 1 << 16) -> list[tuple[str, int, float, float, fl
 
 def codec_table(data: bytes, streams: int = 64) -> list[tuple[str, float, float, float]]:
     rows = []
-    def order2():
-        return Order2Predictor()
-
     def order2_match():
         return MatchMixer(Order2Predictor(), MatchSettings.standard(5))
 
     for label, settings, make in (
-            (f"order-2 + rANS (B={streams}, n=16)", CodecSettings(streams=streams), order2),
+            (f"order-2 + rANS (B={streams}, n=16)", CodecSettings(streams=streams), Order2Predictor),
             (f"order-2 + match + rANS (B={streams})", CodecSettings(streams=streams), order2_match),
             (f"order-2 + rANS, sharpening (B={streams})", CodecSettings(streams=streams, sharpening=True),
-             order2),
+             Order2Predictor),
             (f"order-2 + tANS (B={streams}, n=12)", CodecSettings(streams=streams, coder="tans",
-                                                                  prob_precision=12), order2)):
+                                                                  prob_precision=12), Order2Predictor)):
         t0 = time.perf_counter()
         blob = compress(data, make(), settings)
         t1 = time.perf_counter()

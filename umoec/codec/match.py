@@ -2,9 +2,10 @@
 
 A small byte model with a short memory predicts source code and markup poorly where the text
 repeats something from far back (an identifier, an import block, a license header). xz wins there.
-The match model finds the most recent earlier occurrence of the last `min_len` bytes (a hash table
-over every stream's history, shared by all streams, like the order-2 model's counts), checks how
-long the match really is, and predicts the byte that followed it. How far to trust that
+The match model finds the most recent earlier occurrence of the last `min_len` bytes (with
+`long_len`, of a longer context first; hash tables over every stream's history, shared by all
+streams, like the order-2 model's counts), checks how long the match really is, and predicts
+the byte that followed it. How far to trust that
 prediction is learned while coding, from exact integer counts:
 
     cell  = (match-length bucket, bucket of the model's own probability p of the predicted byte)
