@@ -5,18 +5,14 @@ bits per byte, ratio, seconds, bytes/s. Exit 0 on success, 2 on bad input, 1 on 
 """
 from __future__ import annotations
 
-import os
-
-# Before torch loads: idle OpenMP threads sleep instead of spinning (coding is many small steps).
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-import argparse  # noqa: E402
+import argparse
 import sys
 from pathlib import Path
 
 from umoec import config as C
-from umoec.cli import add_common, run_main
+from umoec.cli import UserError, add_common, run_main
 from umoec.compress.profiles import PROFILES
+from umoec.compress.threads import prepare
 from umoec.progress import ProgressBar
 
 
@@ -29,20 +25,26 @@ def main(argv=None) -> int:
     p.add_argument("--config", type=Path, help="config whose entropy.* and lora.* settings to use "
                    "(its network must match the checkpoint's; default: the checkpoint's own)")
     p.add_argument("--profile", choices=sorted(PROFILES), default="turbo")
-    p.add_argument("--threads", type=int, help="torch threads, default 1 (recorded in the file; "
-                   "the decoder must use the same count)")
+    p.add_argument("--threads", type=int, help="torch threads (recorded in the file; the decoder "
+                   "runs the same count); default: the profile's count (turbo 2) when that many "
+                   "cores are idle, else 1")
     add_common(p)
     a = p.parse_args(argv)
+    if a.threads is not None and not 1 <= a.threads <= 256:
+        raise UserError(f"--threads must be in 1..256, got {a.threads}")
     cfg = C.load(a.config, a.overrides) if a.config else None
+    # before torch loads: the thread count and OpenMP's wait policy (umoec/compress/threads.py)
+    plan = prepare(a.threads or PROFILES[a.profile].threads, fixed=a.threads is not None)
     from umoec.compress.api import compress_path
     bar = ProgressBar("compress")
     try:
         res = compress_path(a.input, a.output, a.checkpoint, config=cfg, profile=a.profile,
-                            threads=a.threads, progress=bar)
+                            threads=plan.threads, progress=bar)
     finally:
         bar.close()
     print(f"compress: {a.input} -> {a.output}: {res.stats.summary()} (profile {res.profile}, "
-          f"{res.streams} streams, checkpoint step {res.checkpoint_step})")
+          f"{res.streams} streams, {res.threads} thread{'s' if res.threads > 1 else ''}, "
+          f"checkpoint step {res.checkpoint_step})")
     return 0
 
 

@@ -5,16 +5,12 @@ Without --checkpoint, the checkpoint path recorded at compression is used.
 """
 from __future__ import annotations
 
-import os
-
-# Before torch loads: idle OpenMP threads sleep instead of spinning (coding is many small steps).
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-import argparse  # noqa: E402
+import argparse
 import sys
 from pathlib import Path
 
 from umoec.cli import run_main
+from umoec.compress.threads import prepare_for_file
 from umoec.progress import ProgressBar
 
 
@@ -26,6 +22,7 @@ def main(argv=None) -> int:
     p.add_argument("--checkpoint", type=Path)
     p.add_argument("--debug", action="store_true")
     a = p.parse_args(argv)
+    prepare_for_file(a.input)  # before torch loads (umoec/compress/threads.py)
     from umoec.compress.api import decompress_path
     bar = ProgressBar("decompress")
     try:
@@ -33,7 +30,7 @@ def main(argv=None) -> int:
     finally:
         bar.close()
     print(f"decompress: {a.input} -> {a.output}: {res.stats.summary()} (sha256 verified, profile "
-          f"{res.profile})")
+          f"{res.profile}, {res.threads} thread{'s' if res.threads > 1 else ''})")
     return 0
 
 

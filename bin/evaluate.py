@@ -8,17 +8,13 @@ Exit 0 when the round trip passes, 1 when it fails, 2 on bad input.
 """
 from __future__ import annotations
 
-import os
-
-# Before torch loads: idle OpenMP threads sleep instead of spinning (coding is many small steps).
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-import argparse  # noqa: E402
+import argparse
 import sys
 from pathlib import Path
 
 from umoec.cli import EXIT_FAILURE, UserError, run_main
 from umoec.compress.profiles import PROFILES
+from umoec.compress.threads import prepare
 from umoec.progress import ProgressBar
 from umoec.run import RunDir
 from umoec.run.layout import list_runs
@@ -46,6 +42,7 @@ def main(argv=None) -> int:
     ckpt = a.checkpoint or (run.latest_checkpoint().path if run.latest_checkpoint() else None)
     if ckpt is None:
         raise UserError(f"{run.root} has no checkpoint yet; pass --checkpoint")
+    plan = prepare(PROFILES[a.profile].threads)  # before torch loads (compress/threads.py)
     from umoec.compress.evaluate import evaluate, find_data, render
     data, dataset, note = find_data(a.data, run, ROOT)
     bars = {}
@@ -53,7 +50,7 @@ def main(argv=None) -> int:
     def progress(stage, done, total):
         bars.setdefault(stage, ProgressBar(stage))(done, total)
     report = evaluate(run, Path(ckpt), data, dataset, profile=a.profile, max_bytes=a.max_bytes,
-                      progress=progress, note=note)
+                      progress=progress, note=note, threads=plan.threads)
     for bar in bars.values():
         bar.close()
     print(render(report))

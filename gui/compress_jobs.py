@@ -134,9 +134,9 @@ class JobRunner:
         self.cwd, self.grace = Path(cwd), grace
 
     def start(self, job: Job, on_finish: Callable[[Job], None]) -> Job:
-        # PASSIVE: idle OpenMP threads sleep instead of spinning. A job shares the CPU with the
-        # cockpit and often a training run; spinning threads then slow it down tens of times.
-        env = {"OMP_WAIT_POLICY": "PASSIVE", **os.environ, "PYTHONUNBUFFERED": "1"}
+        # The worker picks its thread count and OpenMP wait policy from the load it finds (one
+        # thread, sleeping, while a training run shares the cores: umoec/compress/threads.py).
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         try:
             job.proc = subprocess.Popen(job.argv, cwd=self.cwd, env=env, stdin=subprocess.DEVNULL,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -396,7 +396,8 @@ class JobManager:
                                       elapsed_s=secs)
         _update_sidecar(run, job.job_id, ended=job.ended, wall_s=job.elapsed,
                         input_sha256=r.get("input_sha256"), baselines=r.get("baselines", []),
-                        checkpoint_step=r.get("checkpoint_step"), streams=r.get("streams"))
+                        checkpoint_step=r.get("checkpoint_step"), streams=r.get("streams"),
+                        threads=r.get("threads"))
 
     # -- verify ------------------------------------------------------------------------------
     def start_verify(self, run: RunDir, job_id: Optional[int], row: Optional[dict]) -> Job:

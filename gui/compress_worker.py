@@ -78,12 +78,13 @@ def sha256_file(path: Path) -> str:
 
 # -- the three jobs ---------------------------------------------------------------------------
 def do_compress(a) -> dict:
+    plan = _prepare_threads(a.profile)
     from umoec.codec.baselines import run_baselines
     from umoec.compress.api import compress_path
     size = Path(a.input).stat().st_size if Path(a.input).is_file() else 0
     stage("compress", 0, size)  # loading the model counts as compressing
     t0 = time.perf_counter()
-    res = compress_path(a.input, a.output, a.checkpoint, profile=a.profile,
+    res = compress_path(a.input, a.output, a.checkpoint, profile=a.profile, threads=plan.threads,
                         progress=Reporter("compress"))
     wall = time.perf_counter() - t0
     data = Path(a.input).read_bytes()
@@ -96,11 +97,20 @@ def do_compress(a) -> dict:
                           "seconds": b.compress_s})
     return {"raw_bytes": res.stats.raw_bytes, "packed_bytes": res.stats.packed_bytes,
             "seconds": res.stats.seconds, "wall_s": wall, "profile": res.profile,
-            "streams": res.streams, "checkpoint_step": res.checkpoint_step,
+            "streams": res.streams, "threads": res.threads, "checkpoint_step": res.checkpoint_step,
             "input_sha256": hashlib.sha256(data).hexdigest(), "baselines": baselines}
 
 
+def _prepare_threads(profile: str):
+    """Thread count and OpenMP wait policy, before torch loads (umoec/compress/threads.py)."""
+    from umoec.compress.profiles import PROFILES
+    from umoec.compress.threads import prepare
+    return prepare(PROFILES[profile].threads if profile in PROFILES else 1)
+
+
 def do_verify(a) -> dict:
+    from umoec.compress.threads import prepare_for_file
+    prepare_for_file(a.umc)
     from umoec.compress.api import decompress_path
     from umoec.codec.errors import CodecError
     stage("decompress")
@@ -119,6 +129,7 @@ def do_verify(a) -> dict:
 
 
 def do_eval(a) -> dict:
+    plan = _prepare_threads(a.profile)
     from umoec.compress.evaluate import evaluate, find_data
     from umoec.run import RunDir
     root = Path(__file__).resolve().parents[1]
@@ -130,7 +141,7 @@ def do_eval(a) -> dict:
     stage("load")
     data, dataset, note = find_data(None, run, root)
     report = evaluate(run, a.checkpoint, data, dataset, profile=a.profile, max_bytes=a.max_bytes,
-                      progress=progress, note=note)
+                      progress=progress, note=note, threads=plan.threads)
     return {"dataset": report.dataset, "source": report.source, "step": report.step,
             "bpb": report.bpb, "roundtrip_ok": report.roundtrip_ok, "note": report.note,
             "original_bytes": report.original_bytes, "compressed_bytes": report.compressed_bytes}

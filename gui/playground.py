@@ -36,7 +36,7 @@ from umoec.compress.profiles import Profile
 from umoec.train.checkpoint import CheckpointError
 
 # The checkpoint's own early-exit and cascade settings, no online adaptation.
-PLAYGROUND = Profile("playground", 1, None, None, False,
+PLAYGROUND = Profile("playground", 1, None, None, False, 1,
                      "one stream, the checkpoint's inference settings, no LoRA adaptation")
 MAX_SAMPLE_BYTES = 4096
 MAX_PROMPT_BYTES = 4096

@@ -21,14 +21,12 @@ from ..codec.errors import CodecError, FingerprintMismatch, FormatError
 from ..run.atomic import atomic_write_bytes
 from ..train.checkpoint import CheckpointError
 from . import profiles
+from .allocator import keep_pages
+from .threads import plan
 from .neural import (ModelLoadError, build_predictor, decode_globals, encode_globals, globals_for,
                      load_model)
 
 Progress = Callable[[int, int], None]
-# One thread by default: the decoder must use the encoder's thread count, so 1 is decodable on
-# any machine, and small per-step matmuls gain little from more threads (measured: with 2 threads
-# on a busy machine, OpenMP spinning made coding up to 40x slower).
-DEFAULT_THREADS = 1
 
 
 @dataclass(frozen=True)
@@ -37,6 +35,7 @@ class Result:
     profile: str
     streams: int
     checkpoint_step: int
+    threads: int
 
 
 def _read(path: Path, what: str) -> bytes:
@@ -56,11 +55,15 @@ def _load(checkpoint: Path, profile, config: Optional[C.Config]):
 def compress_path(input_path: Path, output_path: Path, checkpoint: Path, *,
                   config: Optional[C.Config] = None, profile: str = "turbo",
                   threads: Optional[int] = None, progress: Optional[Progress] = None) -> Result:
-    """Compress a file into a .umc file (written atomically)."""
+    """Compress a file into a .umc file (written atomically).
+
+    threads: torch threads (recorded; the decoder runs the same count); default: the profile's
+    count when that many cores are idle, else 1 (threads.py)."""
     prof = profiles.get(profile)
     data = _read(input_path, "input file")
     loaded = _load(checkpoint, prof, config)
-    threads = threads or DEFAULT_THREADS
+    threads = threads or plan(prof.threads).threads
+    keep_pages()
     g = globals_for(data, loaded.cfg)
     full = C.to_dict(loaded.cfg)  # the rest of the config is the checkpoint's + the profile's
     meta = {"globals": encode_globals(g), "entropy": full["entropy"], "lora": full["lora"],
@@ -78,7 +81,7 @@ def compress_path(input_path: Path, output_path: Path, checkpoint: Path, *,
         torch.set_num_threads(previous_threads)
     atomic_write_bytes(output_path, blob)
     stats = CodecStats(len(data), len(blob), time.perf_counter() - t0)
-    return Result(stats, prof.name, prof.streams, loaded.step)
+    return Result(stats, prof.name, prof.streams, loaded.step, threads)
 
 
 def decompress_path(input_path: Path, output_path: Path, checkpoint: Optional[Path] = None, *,
@@ -109,6 +112,7 @@ def decompress_path(input_path: Path, output_path: Path, checkpoint: Optional[Pa
         g = decode_globals(meta["globals"], loaded.cfg.head.d_globals)
     except (KeyError, ValueError, TypeError, AttributeError) as exc:
         raise FormatError(f"{input_path}: bad global vector in the header ({exc})") from None
+    keep_pages()
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(header.threads)  # the encoder's count: same numerics
     try:
@@ -120,4 +124,4 @@ def decompress_path(input_path: Path, output_path: Path, checkpoint: Optional[Pa
         torch.set_num_threads(previous_threads)
     atomic_write_bytes(output_path, data)
     return Result(CodecStats(len(data), len(blob), time.perf_counter() - t0), prof.name,
-                  header.streams, loaded.step)
+                  header.streams, loaded.step, header.threads)

@@ -62,7 +62,7 @@ def find_data(data: Optional[Path], run: RunDir, root: Path) -> tuple[Path, str,
 
 def evaluate(run: RunDir, checkpoint: Path, data_path: Path, dataset: str, *, profile: str,
              max_bytes: int, progress: Optional[Callable[[str, int, int], None]] = None,
-             note: str = "") -> EvalReport:
+             note: str = "", threads: Optional[int] = None) -> EvalReport:
     raw = data_path.read_bytes()
     if max_bytes and len(raw) > max_bytes:
         raw = raw[:max_bytes]
@@ -72,7 +72,8 @@ def evaluate(run: RunDir, checkpoint: Path, data_path: Path, dataset: str, *, pr
         src, packed, back = Path(tmp) / "input.bin", Path(tmp) / "input.umc", Path(tmp) / "out.bin"
         src.write_bytes(raw)
         t0 = time.perf_counter()
-        res = compress_path(src, packed, checkpoint, profile=profile, progress=tick("compress"))
+        res = compress_path(src, packed, checkpoint, profile=profile, threads=threads,
+                            progress=tick("compress"))
         t1 = time.perf_counter()
         error = ""
         try:

@@ -3,7 +3,8 @@
 A profile sets the number of parallel streams (more streams = more bytes per model call, but each
 stream starts cold and sees less context) and the model's inference-time settings: early exits
 (skip later blocks when an exit head is confident), the cascade (use the cheap context model alone
-when it is confident) and online LoRA adaptation. The profile's name is stored in the .umc header;
+when it is confident), online LoRA adaptation and how many threads it may use (threads.py
+decides from the machine's load; the count is recorded). The profile's name is stored in the .umc header;
 the decoder applies the same settings. Measured numbers: docs/compress.md.
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ class Profile:
     exit_threshold: float | None     # None: keep the checkpoint's early_exit.exit_threshold
     cascade_threshold: float | None  # None: keep cascade.threshold
     adapt: bool                      # online LoRA adaptation (lora.* of the config)
+    threads: int                     # torch threads at most, when that many cores are idle
     description: str
 
     def overrides(self) -> list[str]:
@@ -31,11 +33,12 @@ class Profile:
 
 
 PROFILES = {
-    "turbo": Profile("turbo", 256, None, None, False,
-                     "256 streams, early exits and cascade shortcuts as trained: fastest"),
-    "fast": Profile("fast", 64, None, 1.0, False,
+    "turbo": Profile("turbo", 256, None, None, False, 2,
+                     "256 streams, early exits and cascade shortcuts as trained, two threads "
+                     "when two cores are idle: fastest"),
+    "fast": Profile("fast", 64, None, 1.0, False, 1,
                     "64 streams, early exits as trained, cascade never used alone"),
-    "balanced": Profile("balanced", 16, 1.0, 1.0, True,
+    "balanced": Profile("balanced", 16, 1.0, 1.0, True, 1,
                         "16 streams, every byte through the whole model, online LoRA adaptation: "
                         "best bpb, slowest"),
 }

@@ -64,10 +64,11 @@ class Block(nn.Module):
         gate = mod[:, 3 * which + 2]
         return y * (gate.unsqueeze(1) if y.dim() == 3 else gate)
 
-    def _ffn(self, u: torch.Tensor, valid: torch.Tensor | None = None, counts: bool = True):
+    def _ffn(self, u: torch.Tensor, valid: torch.Tensor | None = None, counts: bool = True,
+             batched: bool = False):
         """u (N, C) tokens -> (y (N, C), MoE slot counts over valid (N,) tokens, or None)."""
         if self.kind == "S":
-            return self.ffn(u, valid, counts)
+            return self.ffn(u, valid, counts, batched)
         return self.ffn(u), None
 
     # -- parallel form ---------------------------------------------------------------------------
@@ -83,11 +84,13 @@ class Block(nn.Module):
         return delta + self._gate(y.view_as(u), mod, 1), counts
 
     # -- recurrent form --------------------------------------------------------------------------
-    def step(self, x: torch.Tensor, conv: torch.Tensor, ssm: torch.Tensor, mod=None, kv=None):
-        """x (B, C) -> (delta (B, C), new conv state); ssm (B, N, H, P) updated in place."""
-        mixed, conv = self.mixer.step(self._norm(x, mod, 0), conv, ssm)
+    def step(self, x: torch.Tensor, conv: torch.Tensor, ssm: torch.Tensor, mod=None, kv=None,
+             rows: torch.Tensor | None = None):
+        """x (B, C) -> (delta (B, C), new conv state); ssm (B, N, H, P) updated in place.
+        rows (R,): x, mod and kv hold only these streams of the states (see SSMMixer.step)."""
+        mixed, conv = self.mixer.step(self._norm(x, mod, 0), conv, ssm, rows)
         delta = self._gate(mixed, mod, 0)
         if self.xattn is not None:
             delta = delta + self.xattn((x + delta).unsqueeze(1), *kv).squeeze(1)
-        y, _ = self._ffn(self._norm(x + delta, mod, 1), counts=False)
+        y, _ = self._ffn(self._norm(x + delta, mod, 1), counts=False, batched=True)
         return delta + self._gate(y, mod, 1), conv

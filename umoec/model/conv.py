@@ -8,6 +8,8 @@ Glossary
 so w[:, K-1] multiplies the current input. PyTorch's grouped conv1d wants channels first and its
 CPU backward for depthwise kernels is slow; K shifted multiply-adds on (B, T, ch) in each
 direction are ~3x faster here (measured in docs/model.md) and need no transposes.
+Each tap's weights are read as a row of w^T made contiguous (`taps`): the column w[:, k] is
+strided, and a strided broadcast operand sends addcmul to a slow path (3-7x slower, measured).
 """
 from __future__ import annotations
 
@@ -19,11 +21,12 @@ class CausalConv(torch.autograd.Function):
     def forward(ctx, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         """x (B, T, ch), w (ch, K), b (ch,) -> y (B, T, ch)."""
         T, K = x.shape[1], w.shape[1]
-        y = torch.addcmul(b, x, w[:, K - 1])
+        wt = taps(w)
+        y = torch.addcmul(b, x, wt[K - 1])
         for k in range(K - 1):
             s = K - 1 - k                      # how far back tap k looks
             if s < T:
-                y[:, s:].addcmul_(x[:, :T - s], w[:, k])
+                y[:, s:].addcmul_(x[:, :T - s], wt[k])
         ctx.save_for_backward(x, w)
         return y
 
@@ -32,15 +35,21 @@ class CausalConv(torch.autograd.Function):
         x, w = ctx.saved_tensors
         T, K = x.shape[1], w.shape[1]
         gy = gy.contiguous()
-        gx = gy * w[:, K - 1]
+        wt = taps(w)
+        gx = gy * wt[K - 1]
         gw = torch.zeros_like(w)
         gw[:, K - 1] = (gy * x).sum((0, 1))
         for k in range(K - 1):
             s = K - 1 - k
             if s < T:
-                gx[:, :T - s].addcmul_(gy[:, s:], w[:, k])
+                gx[:, :T - s].addcmul_(gy[:, s:], wt[k])
                 gw[:, k] = (gy[:, s:] * x[:, :T - s]).sum((0, 1))
         return gx, gw, gy.sum((0, 1))
+
+
+def taps(w: torch.Tensor) -> torch.Tensor:
+    """w (ch, K) -> (K, ch) contiguous: row k holds tap k's weights for every channel."""
+    return w.t().contiguous()
 
 
 def causal_conv(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

@@ -244,11 +244,8 @@ class UMoEModel(nn.Module):
         def sub(v):
             return None if v is None else v.index_select(0, idx)
 
-        ssm = sub(state.ssm[i])
-        delta, conv = blk.step(sub(h), sub(state.conv[i]), ssm, sub(mod),
-                               None if kv is None else (sub(kv[0]), sub(kv[1])))
-        state.ssm[i].index_copy_(0, idx, ssm)
-        state.conv[i].index_copy_(0, idx, conv)
+        delta, _ = blk.step(sub(h), state.conv[i], state.ssm[i], sub(mod),
+                            None if kv is None else (sub(kv[0]), sub(kv[1])), rows=idx)
         hs = sub(h) + (delta if gate is None else sub(gate).unsqueeze(-1) * delta)
         return h.index_copy(0, idx, hs)
 

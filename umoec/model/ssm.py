@@ -24,9 +24,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ..sizing import SSD_CHUNK, Dims
-from .conv import causal_conv
+from .conv import causal_conv, taps
 from .layers import Linear, LoraSeeds
-from .scan import ssd_chunked, ssd_step
+from .scan import ssd_chunked, ssd_step, ssd_step_rows
 
 
 class SSMMixer(nn.Module):
@@ -76,19 +76,31 @@ class SSMMixer(nn.Module):
         ssm = like.new_zeros(batch, d.d_state, d.n_heads, d.head_dim)    # (B, N, H, P)
         return conv, ssm
 
-    def step(self, u: torch.Tensor, conv: torch.Tensor, ssm: torch.Tensor):
+    def step(self, u: torch.Tensor, conv: torch.Tensor, ssm: torch.Tensor,
+             rows: torch.Tensor | None = None):
         """Recurrent form: u (B, C) -> (out (B, C), new conv state (B, K-1, ch)); ssm (B, N, H, P)
-        is updated in place."""
+        is updated in place.
+
+        rows (R,): step only these streams of the state; u is then (R, C), conv and ssm hold all
+        streams and both are updated in place (the other streams keep theirs exactly).
+        """
         d = self.d
         z, xbc, dt = self._split(self.in_proj(u).to(self.A_log.dtype))   # (B, E/ch/H)
-        K = d.d_conv
-        y = torch.addcmul(self.conv_bias, xbc, self.conv_weight[:, K - 1])  # same order as
-        for k in range(K - 1):                                               # CausalConv
-            y.addcmul_(conv[:, k], self.conv_weight[:, k])
-        conv = torch.cat([conv[:, 1:], xbc.unsqueeze(1)], dim=1)         # (B, K-1, ch)
+        window = conv if rows is None else conv.index_select(0, rows)    # (B, K-1, ch)
+        K, wt = d.d_conv, taps(self.conv_weight)
+        y = torch.addcmul(self.conv_bias, xbc, wt[K - 1])       # same order as CausalConv
+        for k in range(K - 1):
+            y.addcmul_(window[:, k], wt[k])
+        new = torch.cat([window[:, 1:], xbc.unsqueeze(1)], dim=1)        # (B, K-1, ch)
+        if rows is not None:
+            new = conv.index_copy_(0, rows, new)
         xbc = F.silu(y)
         x, Bm, Cm = xbc.split([d.d_inner, d.d_state, d.d_state], dim=-1)
         x = x.reshape(-1, d.n_heads, d.head_dim)                         # (B, H, P)
         dt = F.softplus(dt + self.dt_bias)                               # (B, H)
-        y = ssd_step(ssm, x, dt, -torch.exp(self.A_log), Bm, Cm, self.D)  # (B, H, P)
-        return self._finish(y, z), conv
+        A = -torch.exp(self.A_log)
+        if rows is None:
+            y = ssd_step(ssm, x, dt, A, Bm, Cm, self.D)                  # (B, H, P)
+        else:
+            y = ssd_step_rows(ssm, rows, x, dt, A, Bm, Cm, self.D)
+        return self._finish(y, z), new

@@ -108,6 +108,20 @@ def test_balancing_bias_steers_routing():
     assert before[0] < 0.5
 
 
+@pytest.mark.parametrize("n_tokens", [1, 7, 64])
+def test_batched_experts_equal_the_expert_loop(n_tokens):
+    moe = tiny_model("tier1_micro").blocks[1].ffn
+    u = torch.randn(n_tokens, moe.router.in_features, generator=torch.Generator().manual_seed(4))
+    with torch.no_grad():
+        moe.bias[0] = 10.0                     # expert 0 takes every token: uneven loads
+        loop, _ = moe(u, counts=False)
+        batched, _ = moe(u, counts=False, batched=True)
+        torch.testing.assert_close(batched, loop, atol=1e-5, rtol=1e-5)
+        moe.experts[0].w1.weight.mul_(2.0)   # the stacked weights follow a weight change
+        torch.testing.assert_close(moe(u, counts=False, batched=True)[0], moe(u, counts=False)[0],
+                                   atol=1e-5, rtol=1e-5)
+
+
 def test_lora_switch_and_reset():
     model = tiny_model("tier1_micro", "lora.enabled=true")
     model.eval()

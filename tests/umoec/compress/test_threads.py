@@ -1,0 +1,75 @@
+"""Thread count and OpenMP wait policy for coding (umoec/compress/threads.py)."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from umoec.compress import threads as T
+
+
+def test_profile_count_when_the_cores_are_idle():
+    p = T.plan(2, busy=0.1, cpus=2, env={})
+    assert (p.threads, p.passive) == (2, False)
+
+
+def test_one_sleeping_thread_when_another_process_uses_a_core():
+    p = T.plan(2, busy=1.0, cpus=2, env={})
+    assert (p.threads, p.passive) == (1, True)
+    assert "busy" in p.reason
+
+
+def test_never_more_threads_than_cpus():
+    assert T.plan(8, busy=0.0, cpus=2, env={}).threads == 2
+    assert T.plan(2, busy=0.0, cpus=1, env={}).threads == 1
+
+
+def test_user_environment_is_respected():
+    assert T.plan(2, busy=0.0, cpus=2, env={"OMP_NUM_THREADS": "1"}).threads == 1
+    assert T.plan(2, busy=0.0, cpus=4, env={"OMP_NUM_THREADS": "junk"}).threads == 2
+    p = T.plan(2, busy=0.0, cpus=2, env={"OMP_WAIT_POLICY": "passive"})
+    assert (p.threads, p.passive) == (1, True)  # two sleeping threads measured slower than one
+
+
+def test_a_fixed_count_is_kept_and_only_the_wait_policy_chosen():
+    idle = T.plan(2, fixed=True, busy=0.0, cpus=2, env={"OMP_NUM_THREADS": "1"})
+    assert (idle.threads, idle.passive) == (2, False)
+    crowded = T.plan(2, fixed=True, busy=1.2, cpus=2, env={})
+    assert (crowded.threads, crowded.passive) == (2, True)
+    forced = T.plan(2, fixed=True, busy=1.2, cpus=2, env={"OMP_WAIT_POLICY": "ACTIVE"})
+    assert forced.passive is False
+    assert T.plan(1, fixed=True, busy=0.0, cpus=2, env={}).threads == 1
+
+
+def test_busy_cores_is_a_real_measurement():
+    assert 0.0 <= T.busy_cores(0.05) <= (os.cpu_count() or 1) + 0.01
+
+
+def test_prepare_sets_passive_only_when_planned(monkeypatch):
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(T, "busy_cores", lambda sample_s=T.SAMPLE_S: 0.0)
+    monkeypatch.setattr(T, "available_cpus", lambda: 2)
+    assert T.prepare(2).threads == 2 and "OMP_WAIT_POLICY" not in os.environ
+    assert T.prepare(1).threads == 1 and os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+
+
+def test_prepare_for_file_reads_the_recorded_count(tmp_path, monkeypatch):
+    from umoec.codec import CodecSettings, Order2Predictor, compress
+    monkeypatch.setattr(T, "busy_cores", lambda sample_s=T.SAMPLE_S: 0.0)
+    monkeypatch.setattr(T, "available_cpus", lambda: 2)
+    umc = tmp_path / "a.umc"
+    umc.write_bytes(compress(b"hello " * 50, Order2Predictor(), CodecSettings(threads=2)))
+    assert T.prepare_for_file(umc).threads == 2
+    assert T.prepare_for_file(tmp_path / "missing.umc") is None
+    (tmp_path / "junk.umc").write_bytes(b"not a umc file")
+    assert T.prepare_for_file(tmp_path / "junk.umc") is None
+
+
+@pytest.mark.parametrize("module", ["bin.compress", "bin.decompress", "bin.evaluate",
+                                    "gui.compress_worker"])
+def test_entry_points_choose_before_torch_loads(module):
+    """OpenMP reads its wait policy when torch loads: the entry points must not import it first."""
+    code = f"import sys, {module}; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "False", out.stderr
