@@ -179,7 +179,7 @@ class MatchModel:
             return logits
         src = st.src[rows]
         pred = st.hist[src >> 32, src & 0xFFFFFFFF].astype(np.int64)
-        w = EXP_TABLE[logit_distances(logits[rows])]                   # (R, 256), max 2**30
+        w = np.take(EXP_TABLE, logit_distances(logits[rows]))          # (R, 256), max 2**30
         total = w.sum(axis=1)
         r = np.arange(len(rows))
         we = w[r, pred]

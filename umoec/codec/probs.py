@@ -68,8 +68,8 @@ def logit_distances(logits) -> np.ndarray:
     no finite logit raise ProbabilityError naming the row.
     """
     x = _as_float32_rows(logits)
-    bad = np.isnan(x) | np.isposinf(x)
-    if bad.any():
+    bad = None if np.isfinite(x).all() else np.isnan(x) | np.isposinf(x)  # the common case: fast
+    if bad is not None and bad.any():
         row, col = map(int, np.argwhere(bad)[0])
         raise ProbabilityError(f"predictor produced a non-finite logit ({x[row, col]}) at stream "
                                f"{row}, byte {col}: NaN and +inf cannot be coded")
@@ -93,7 +93,7 @@ def distances_to_freqs(dq: np.ndarray, prob_precision: int, alpha_q: int = ALPHA
     if alpha_q != ALPHA_ONE:
         dq = (dq * alpha_q + ALPHA_ONE // 2) >> 4
         dq = np.minimum(dq, DIST_MAX)
-    w = EXP_TABLE[dq]                                        # (B, 256), max entry 2**30
+    w = np.take(EXP_TABLE, dq)                               # (B, 256), max entry 2**30
     total = 1 << prob_precision
     spread = total - N_SYMBOLS
     freqs = (w * spread) // w.sum(axis=1, keepdims=True) + 1

@@ -21,7 +21,7 @@ from ..codec.errors import CodecError, FingerprintMismatch, FormatError
 from ..run.atomic import atomic_write_bytes
 from ..train.checkpoint import CheckpointError
 from . import profiles
-from .allocator import keep_pages
+from .runtime import keep_pages, paused_gc
 from .threads import plan
 from .neural import (ModelLoadError, build_predictor, decode_globals, encode_globals, globals_for,
                      load_model)
@@ -76,7 +76,8 @@ def compress_path(input_path: Path, output_path: Path, checkpoint: Path, *,
     try:
         predictor = build_predictor(loaded, g, threads)
         t0 = time.perf_counter()
-        blob = compress(data, predictor, settings, progress=progress)
+        with paused_gc():
+            blob = compress(data, predictor, settings, progress=progress)
     finally:
         torch.set_num_threads(previous_threads)
     atomic_write_bytes(output_path, blob)
@@ -118,8 +119,9 @@ def decompress_path(input_path: Path, output_path: Path, checkpoint: Optional[Pa
     try:
         predictor = build_predictor(loaded, g, header.threads)
         t0 = time.perf_counter()
-        data = decompress(blob, predictor, progress=progress, threads=torch.get_num_threads(),
-                          torch_version=str(torch.__version__))
+        with paused_gc():
+            data = decompress(blob, predictor, progress=progress, threads=torch.get_num_threads(),
+                              torch_version=str(torch.__version__))
     finally:
         torch.set_num_threads(previous_threads)
     atomic_write_bytes(output_path, data)

@@ -112,12 +112,9 @@ class Cascade(nn.Module):
         o = self.out(F.silu(self.hidden(self.features(pred, run, cnt, has, dtype)))).to(dtype)
         hasf = has.to(dtype)
         beta, gamma = o[..., :K] * hasf, o[..., K:] * hasf
-        alone = o.new_zeros(*pred.shape[:-1], VOCAB)
-        boost = o.new_zeros(*pred.shape[:-1], VOCAB)
-        for k in range(K):
-            idx = pred[..., k:k + 1]
-            alone = alone.scatter_add(-1, idx, beta[..., k:k + 1])
-            boost = boost.scatter_add(-1, idx, gamma[..., k:k + 1])
+        zeros = o.new_zeros(*pred.shape[:-1], VOCAB)
+        alone = zeros.scatter_add(-1, pred, beta)        # orders added in turn where they agree
+        boost = zeros.scatter_add(-1, pred, gamma)
         conf = torch.softmax(alone.detach(), dim=-1).amax(-1)
         return alone, boost, conf
 
