@@ -77,7 +77,8 @@ def main() -> None:
             ok = hashlib.sha256(back.read_bytes()).digest() == hashlib.sha256(raw).digest()
             print(f"{'u-moec-tiny ' + label:34s} {res.stats.bpb:7.3f} {len(raw) / (t1 - t0):14,.0f} "
                   f"{len(raw) / (t2 - t1):15,.0f} {'PASS' if ok else 'FAIL':>9s}  "
-                  f"({PROFILES[name].streams} streams)")
+                  f"({PROFILES[name].streams} streams, {res.threads} thread"
+                  f"{'s' if res.threads > 1 else ''})")
         for b in run_baselines(raw):
             print(f"{b.name:34s} {b.bpb:7.3f} {b.compress_bytes_per_s:14,.0f} "
                   f"{b.decompress_bytes_per_s:15,.0f} {'PASS':>9s}")

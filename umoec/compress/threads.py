@@ -22,7 +22,7 @@ import os
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
-SAMPLE_S = 0.1          # how long the CPU load is sampled before choosing
+SAMPLE_S = 0.05         # how long the CPU load is sampled before choosing (10 ms ticks)
 IDLE_MARGIN = 0.5       # a core counts as free when others use less than half of it
 
 

@@ -81,14 +81,19 @@ class MoE(nn.Module):
         return y.view(u.shape[0], self.top_k, -1).sum(1)                 # (N, C)
 
     def _stacked(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """Expert weights as (X, C, F) and (X, F, C), rebuilt only when a weight has changed."""
-        mats = [m for e in self.experts for m in (e.w1.weight, e.w2.weight)]
-        key = tuple((m.data_ptr(), m._version) for m in mats)
-        if getattr(self, "_stack_key", None) != key:
+        """Expert weights as (X, C, F) and (X, F, C), rebuilt only when a weight has changed
+        (in place: its version counter moves; or replaced: another tensor object)."""
+        first = self.experts[0].w1.weight
+        mats = self.__dict__.get("_stack_mats")
+        if mats is None or mats[0] is not first:
+            mats = [m for e in self.experts for m in (e.w1.weight, e.w2.weight)]
+            self.__dict__["_stack_mats"] = mats
+        key = tuple(m._version for m in mats)
+        if self.__dict__.get("_stack_key") != key:
             w1 = torch.stack([e.w1.weight.detach().t() for e in self.experts]).contiguous()
             w2 = torch.stack([e.w2.weight.detach().t() for e in self.experts]).contiguous()
-            self._stack, self._stack_key = (w1, w2), key
-        return self._stack
+            self.__dict__["_stack"], self.__dict__["_stack_key"] = (w1, w2), key
+        return self.__dict__["_stack"]
 
     def _routed_batched(self, u: torch.Tensor, chosen: torch.Tensor,
                         gate: torch.Tensor) -> torch.Tensor:

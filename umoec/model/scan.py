@@ -95,25 +95,17 @@ def ssd_step(state: torch.Tensor, x: torch.Tensor, dt: torch.Tensor, A: torch.Te
     return torch.bmm(Cm.unsqueeze(1), flat).view(Bsz, H, P) + D.unsqueeze(-1) * x
 
 
-def ssd_step_rows(state: torch.Tensor, rows: torch.Tensor, x: torch.Tensor, dt: torch.Tensor,
-                  A: torch.Tensor, Bm: torch.Tensor, Cm: torch.Tensor,
-                  D: torch.Tensor) -> torch.Tensor:
-    """`ssd_step` for only the streams `rows` (R,) of the state (B, N, H, P); x (R, H, P), dt (R, H),
-    Bm/Cm (R, N) -> y (R, H, P).
+def spread_rows(v: torch.Tensor, rows: torch.Tensor, full: int) -> torch.Tensor:
+    """v (R, ...) of the streams `rows` -> (full, ...) with zeros for every other stream.
 
-    The other streams step with dt = 0: their decay exp(0 * A) is exactly 1 and their input
-    dt * x exactly 0, so their state is left bit for bit. Stepping every row this way costs
-    three passes over the state; gathering the rows out and scattering them back (the obvious
-    alternative) costs two extra passes over what it moves, which is more as soon as more than
-    ~40% of the streams step, and the codec's blocks usually step nearly all of them.
+    How the step form steps only some streams of an SSM state: spread dt (and the inputs) this
+    way and run `ssd_step` on all of them. The other streams get dt = 0: their decay exp(0 * A)
+    is exactly 1 and their input dt * x exactly 0, so their state is left bit for bit. That
+    costs three passes over the state; gathering the rows out and scattering them back (the
+    obvious alternative) costs two extra passes over what it moves, which is more as soon as
+    more than ~40% of the streams step, and the codec's blocks usually step nearly all of them.
     """
-    full = state.shape[0]
-
-    def spread(v):
-        return v.new_zeros(full, *v.shape[1:]).index_copy_(0, rows, v)
-
-    y = ssd_step(state, spread(x), spread(dt), A, spread(Bm), spread(Cm), D)
-    return y.index_select(0, rows)
+    return v.new_zeros(full, *v.shape[1:]).index_copy_(0, rows, v)
 
 
 def ssd_reference(x: torch.Tensor, dt: torch.Tensor, A: torch.Tensor, Bm: torch.Tensor,

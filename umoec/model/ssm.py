@@ -26,7 +26,7 @@ import torch.nn.functional as F
 from ..sizing import SSD_CHUNK, Dims
 from .conv import causal_conv, taps
 from .layers import Linear, LoraSeeds
-from .scan import ssd_chunked, ssd_step, ssd_step_rows
+from .scan import spread_rows, ssd_chunked, ssd_step
 
 
 class SSMMixer(nn.Module):
@@ -95,12 +95,12 @@ class SSMMixer(nn.Module):
         if rows is not None:
             new = conv.index_copy_(0, rows, new)
         xbc = F.silu(y)
+        dt = F.softplus(dt + self.dt_bias)                               # (B, H)
+        if rows is not None:  # every stream steps the SSM, the others with dt = 0 (unchanged)
+            xbc, dt = spread_rows(xbc, rows, ssm.shape[0]), spread_rows(dt, rows, ssm.shape[0])
         x, Bm, Cm = xbc.split([d.d_inner, d.d_state, d.d_state], dim=-1)
         x = x.reshape(-1, d.n_heads, d.head_dim)                         # (B, H, P)
-        dt = F.softplus(dt + self.dt_bias)                               # (B, H)
-        A = -torch.exp(self.A_log)
-        if rows is None:
-            y = ssd_step(ssm, x, dt, A, Bm, Cm, self.D)                  # (B, H, P)
-        else:
-            y = ssd_step_rows(ssm, rows, x, dt, A, Bm, Cm, self.D)
+        y = ssd_step(ssm, x, dt, -torch.exp(self.A_log), Bm, Cm, self.D)  # (B, H, P)
+        if rows is not None:
+            y = y.index_select(0, rows)
         return self._finish(y, z), new

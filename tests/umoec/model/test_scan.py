@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 
 from umoec.model.conv import causal_conv
-from umoec.model.scan import ssd_chunked, ssd_reference, ssd_step, ssd_step_rows
+from umoec.model.scan import spread_rows, ssd_chunked, ssd_reference, ssd_step
 
 
 def scan_inputs(B=2, T=37, H=3, P=4, N=5, dtype=torch.float32, seed=0):
@@ -59,7 +59,7 @@ def test_causal_conv_shorter_than_kernel():
     assert torch.autograd.gradcheck(causal_conv, (x, w, b))
 
 
-def test_step_rows_moves_only_the_chosen_streams():
+def test_spread_rows_step_moves_only_the_chosen_streams():
     x, dt, A, Bm, Cm, D = scan_inputs(B=5, T=1, N=6)
     state = torch.randn(5, 6, 3, 4, generator=torch.Generator().manual_seed(2))
     state[0, 0, 0, 0] = -0.0
@@ -67,7 +67,9 @@ def test_step_rows_moves_only_the_chosen_streams():
     sub = state[rows].clone()
     want = ssd_step(sub, x[rows, 0], dt[rows, 0], A, Bm[rows, 0], Cm[rows, 0], D)
     before = state.clone()
-    got = ssd_step_rows(state, rows, x[rows, 0], dt[rows, 0], A, Bm[rows, 0], Cm[rows, 0], D)
+    args = [spread_rows(v[rows, 0], rows, 5) for v in (x, dt)] + [A] + [
+        spread_rows(v[rows, 0], rows, 5) for v in (Bm, Cm)] + [D]
+    got = ssd_step(state, *args).index_select(0, rows)
     torch.testing.assert_close(got, want, atol=1e-6, rtol=1e-6)
     torch.testing.assert_close(state[rows], sub, atol=1e-6, rtol=1e-6)
     for r in (0, 2):   # dt = 0: decay exactly 1, input exactly 0
