@@ -4,7 +4,10 @@ what it adds), next to gzip -9, xz -9e, zstd -19/-22 and brotli -11.
 
 Environment knobs: BENCH_TRAIN_SECONDS (default 600), BENCH_EVAL_BYTES (default 100000),
 BENCH_CHECKPOINT (skip training and use this checkpoint), BENCH_DATA (dataset folder; default:
-built from the standard library into a temp folder). Prints one table; numbers, not pass/fail.
+built from the standard library into a temp folder), BENCH_COOLDOWN (seconds of rest between
+training and measuring, default 120: on the reference VM the cores run slower for a minute or
+two after ten minutes of full load; turbo measured 26-28k B/s right after the training and
+30-31k a minute later). Prints one table; numbers, not pass/fail.
 """
 from __future__ import annotations
 
@@ -51,8 +54,13 @@ def main() -> None:
         data = Path(os.environ["BENCH_DATA"]) if os.environ.get("BENCH_DATA") else tmp / "data"
         if not (data / "val.bin").exists():
             prepare(data)
-        ckpt = Path(os.environ["BENCH_CHECKPOINT"]) if os.environ.get("BENCH_CHECKPOINT") else \
-            _train(tmp, data, seconds)
+        if os.environ.get("BENCH_CHECKPOINT"):
+            ckpt = Path(os.environ["BENCH_CHECKPOINT"])
+        else:
+            ckpt = _train(tmp, data, seconds)
+            rest = float(os.environ.get("BENCH_COOLDOWN", "120"))
+            print(f"resting {rest:g} s after training before measuring (BENCH_COOLDOWN)", flush=True)
+            time.sleep(rest)
         raw = (data / "val.bin").read_bytes()[:n_eval]
         src = tmp / "heldout.bin"
         src.write_bytes(raw)
