@@ -105,18 +105,26 @@ def test_ddp_two_cpu_processes_match_one_process(tmp_path, small_data):
     env = {"OMP_NUM_THREADS": "1"}
     single = train(tmp_path / "one", small_data, 2, "--set", "training.batch_size=4", env=env)
     assert single.returncode == 0, single.stderr
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
-           "--master_port", str(29500 + os.getpid() % 1000), "-m", "bin.train",
-           "--out", str(tmp_path / "two"), *tiny_args(small_data, 2, "training.batch_size=2")]
-    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600,
-                         env={**os.environ, **env})
-    assert res.returncode == 0, res.stderr[-3000:]
+    two = None
+    for attempt in range(2):
+        two = tmp_path / f"two-{attempt}"
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
+               "--master_port", str(29500 + (os.getpid() + 500 * attempt) % 1000), "-m",
+               "bin.train", "--out", str(two), *tiny_args(small_data, 2, "training.batch_size=2")]
+        res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600,
+                             env={**os.environ, **env})
+        # A rank aborting inside torch/gloo's C++ ("terminate called without an active
+        # exception", SIGABRT) was seen in ~1 of 13 launches on the 2-core CI machine, with no
+        # Python error; one relaunch, and any other failure or a second abort fails the test.
+        if res.returncode == 0 or "terminate called" not in res.stderr:
+            break
+    assert res.returncode == 0, res.stderr[:2000] + "\n...\n" + res.stderr[-2000:]
     with q.open_db(tmp_path / "one" / "metrics.db") as a, \
-            q.open_db(tmp_path / "two" / "metrics.db") as b:
+            q.open_db(two / "metrics.db") as b:
         la, lb = q.train_metrics(a), q.train_metrics(b)
         assert lb["bytes_seen"].tolist() == la["bytes_seen"].tolist()
         assert abs(la["loss"].iloc[0] - lb["loss"].iloc[0]) < 1e-4
-    assert "2 process(es)" in (tmp_path / "two" / "training.log").read_text()
+    assert "2 process(es)" in (two / "training.log").read_text()
 
 
 @pytest.mark.slow
