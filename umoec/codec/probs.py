@@ -68,11 +68,12 @@ def logit_distances(logits) -> np.ndarray:
     no finite logit raise ProbabilityError naming the row.
     """
     x = _as_float32_rows(logits)
-    bad = None if np.isfinite(x).all() else np.isnan(x) | np.isposinf(x)  # the common case: fast
-    if bad is not None and bad.any():
-        row, col = map(int, np.argwhere(bad)[0])
-        raise ProbabilityError(f"predictor produced a non-finite logit ({x[row, col]}) at stream "
-                               f"{row}, byte {col}: NaN and +inf cannot be coded")
+    if not np.isfinite(x).all():             # one cheap pass in the common, all-finite case
+        bad = np.isnan(x) | np.isposinf(x)
+        if bad.any():
+            row, col = map(int, np.argwhere(bad)[0])
+            raise ProbabilityError(f"predictor produced a non-finite logit ({x[row, col]}) at "
+                                   f"stream {row}, byte {col}: NaN and +inf cannot be coded")
     mx = x.max(axis=1)
     if len(mx) and np.isneginf(mx).any():
         row = int(np.argmax(np.isneginf(mx)))

@@ -95,9 +95,10 @@ def prepare_for_file(umc_path) -> Optional[ThreadPlan]:
     """`prepare` for decoding: the thread count recorded in a .umc file's header is binding.
     None when the header cannot be read (decoding then reports why)."""
     from ..codec import CodecError, read_header
+    from ..codec.container import MAX_HEADER
     try:
         with open(umc_path, "rb") as fh:
-            head = fh.read(1 << 20)
+            head = fh.read(MAX_HEADER)
         return prepare(read_header(head).threads, fixed=True)
     except (OSError, CodecError):
         return None

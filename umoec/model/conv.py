@@ -54,3 +54,14 @@ def taps(w: torch.Tensor) -> torch.Tensor:
 
 def causal_conv(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return CausalConv.apply(x, w, b)
+
+
+def conv_step(window: torch.Tensor, x: torch.Tensor, w: torch.Tensor,
+              b: torch.Tensor) -> torch.Tensor:
+    """One position of `causal_conv`: window (B, K-1, ch) the previous inputs, x (B, ch) the
+    current one -> y (B, ch), adding the taps in CausalConv.forward's order."""
+    K, wt = w.shape[1], taps(w)
+    y = torch.addcmul(b, x, wt[K - 1])
+    for k in range(K - 1):
+        y.addcmul_(window[:, k], wt[k])
+    return y

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import torch
 import torch.nn as nn
-
 import torch.nn.functional as F
 
 from ..sizing import Dims

@@ -24,7 +24,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ..sizing import SSD_CHUNK, Dims
-from .conv import causal_conv, taps
+from .conv import causal_conv, conv_step
 from .layers import Linear, LoraSeeds
 from .scan import spread_rows, ssd_chunked, ssd_step
 
@@ -87,10 +87,7 @@ class SSMMixer(nn.Module):
         d = self.d
         z, xbc, dt = self._split(self.in_proj(u).to(self.A_log.dtype))   # (B, E/ch/H)
         window = conv if rows is None else conv.index_select(0, rows)    # (B, K-1, ch)
-        K, wt = d.d_conv, taps(self.conv_weight)
-        y = torch.addcmul(self.conv_bias, xbc, wt[K - 1])       # same order as CausalConv
-        for k in range(K - 1):
-            y.addcmul_(window[:, k], wt[k])
+        y = conv_step(window, xbc, self.conv_weight, self.conv_bias)
         new = torch.cat([window[:, 1:], xbc.unsqueeze(1)], dim=1)        # (B, K-1, ch)
         if rows is not None:
             new = conv.index_copy_(0, rows, new)
