@@ -2,12 +2,12 @@
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt setup.py umoec/engine/_kernels.c | cksum | cut -d' ' -f1)
 RUNS ?= runs
 HOST ?= 127.0.0.1
 PORT ?= 8050
 
-.PHONY: demo test test-fast bench docs presets venv clean-venv
+.PHONY: demo test test-fast bench docs presets venv clean-venv default-model
 
 $(STAMP):
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -37,6 +37,14 @@ docs: $(STAMP)
 
 presets: $(STAMP)
 	$(BIN)/python -m bin.config format configs/*.yaml
+
+# Rebuild the shipped default model (docs/models.md): the general corpus of this machine's own files,
+# configs/default_model.yaml (about 25-60 minutes on 2 CPU cores), then export it into the package.
+default-model: $(STAMP)
+	$(BIN)/python -m bin.prepare_data --corpus general --max-bytes 24000000 --val-fraction 0.02 --out data/general
+	$(BIN)/python -m bin.train --config configs/default_model.yaml --out $(RUNS)/default-model
+	$(BIN)/umc model export $(RUNS)/default-model -o umoec/models/default.umm -f --name general-v1 \
+		--description "u-moec-tiny's default model: tier1_micro trained on the general corpus"
 
 clean-venv:
 	rm -rf $(VENV)

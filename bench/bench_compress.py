@@ -1,17 +1,18 @@
-"""The product's headline: train tier1_micro for a fixed CPU budget, then compress held-out bytes
-of the default corpus with every profile (and fast/balanced with the match model off, to show
-what it adds), next to gzip -9, xz -9e, zstd -19/-22 and brotli -11.
+"""The compressor's headline, float path and exact engine side by side: train tier1_micro for a
+fixed CPU budget (or take a checkpoint), then compress held-out bytes of the default corpus with
+every profile twice, once with the model's float step form in torch (the engine of format 1,
+which only decodes on the machine and thread count that wrote it) and once with the exact
+integer engine (format 2: decodes anywhere), next to gzip -9, xz -9e, zstd -19/-22, brotli -11.
 
 Environment knobs: BENCH_TRAIN_SECONDS (default 600), BENCH_EVAL_BYTES (default 100000),
 BENCH_CHECKPOINT (skip training and use this checkpoint), BENCH_DATA (dataset folder; default:
 built from the standard library into a temp folder), BENCH_COOLDOWN (seconds of rest between
-training and measuring, default 120: on the reference VM the cores run slower for a minute or
-two after ten minutes of full load; turbo measured 26-28k B/s right after the training and
-30-31k a minute later). Prints one table; numbers, not pass/fail.
+training and measuring, default 120: the reference VM's cores run slower for a minute or two
+after ten minutes of full load). Prints one table; numbers, not pass/fail. Run it with nothing
+else on the machine: both paths are timed in the same process, one after the other.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -19,12 +20,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from umoec import config as C
+from umoec.codec import CodecSettings, compress, decompress
 from umoec.codec.baselines import run_baselines
-from umoec.compress.api import compress_path, decompress_path
+from umoec.compress.api import compress_bytes, decompress_bytes, export_for
 from umoec.compress.profiles import PROFILES
 from umoec.data import prepare
-from umoec.train.checkpoint import checkpoint_config, load
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,14 +36,38 @@ def _train(tmp: Path, data: Path, seconds: float) -> Path:
            "--set", "training.steps=1000000", "--set", "logging.eval_every=1000000",
            "--set", "logging.save_every=1000000"]
     subprocess.run(cmd, cwd=ROOT, check=True)
-    ckpts = sorted((out / "checkpoints").glob("step*.pt"))
-    return ckpts[-1]
+    return sorted((out / "checkpoints").glob("step*.pt"))[-1]
 
 
-def _without_match(ckpt: Path) -> C.Config:
-    """The checkpoint's own config with the match model off (entropy.match_min_len=0)."""
-    base = checkpoint_config(load(ckpt), str(ckpt))
-    return C.build(C.apply_overrides(C.to_dict(base), ["entropy.match_min_len=0"]), "bench")
+def float_path(ckpt: Path, raw: bytes, profile: str) -> tuple[int, float, float, bool]:
+    """The former coding path: the torch model's fp32 step form, one thread (LoRA adaptation in
+    balanced, as it was). -> (bytes, compress s, decompress s, round trip ok)."""
+    import torch
+
+    from umoec.compress.neural import build_predictor, globals_for, load_model
+    prof = PROFILES[profile]
+    torch.set_num_threads(1)
+    loaded = load_model(ckpt, prof)
+    g = globals_for(raw, loaded.cfg)
+    lora = loaded.cfg.lora
+    settings = CodecSettings.from_config(loaded.cfg, streams=prof.streams_for(len(raw)),
+                                         profile=profile,
+                                         adapt_every=lora.trigger_bytes if lora.enabled else 0)
+    t0 = time.perf_counter()
+    blob = compress(raw, build_predictor(loaded, g, 1), settings)
+    t1 = time.perf_counter()
+    back = decompress(blob, build_predictor(load_model(ckpt, prof), g, 1))
+    t2 = time.perf_counter()
+    return len(blob), t1 - t0, t2 - t1, back == raw
+
+
+def exact_path(model, raw: bytes, profile: str) -> tuple[int, float, float, bool]:
+    t0 = time.perf_counter()
+    blob = compress_bytes(raw, model, profile=profile)
+    t1 = time.perf_counter()
+    back = decompress_bytes(blob, model)
+    t2 = time.perf_counter()
+    return len(blob), t1 - t0, t2 - t1, back == raw
 
 
 def main() -> None:
@@ -62,34 +86,22 @@ def main() -> None:
             print(f"resting {rest:g} s after training before measuring (BENCH_COOLDOWN)", flush=True)
             time.sleep(rest)
         raw = (data / "val.bin").read_bytes()[:n_eval]
-        src = tmp / "heldout.bin"
-        src.write_bytes(raw)
-        print(f"checkpoint {ckpt.name}; held-out bytes: {len(raw):,} from {data}/val.bin "
-              f"(training budget {seconds:g} s unless BENCH_CHECKPOINT)")
-        print(f"{'method':34s} {'bpb':>7s} {'compress B/s':>14s} {'decompress B/s':>15s} {'roundtrip':>9s}")
-        no_match = _without_match(ckpt)
-        # one small untimed round trip first: the first call pays one-time imports (~1 s)
-        warm = tmp / "warm.bin"
-        warm.write_bytes(raw[:2000])
-        compress_path(warm, tmp / "warm.umc", ckpt, profile="turbo")
-        decompress_path(tmp / "warm.umc", tmp / "warm.out", ckpt)
-        runs = [(name, name, None) for name in PROFILES] + [("fast", "fast, match off", no_match),
-                                                           ("balanced", "balanced, match off", no_match)]
-        for name, label, cfg in runs:
-            umc, back = tmp / f"{label}.umc", tmp / f"{label}.out"
-            t0 = time.perf_counter()
-            res = compress_path(src, umc, ckpt, profile=name, config=cfg)
-            t1 = time.perf_counter()
-            decompress_path(umc, back, ckpt)
-            t2 = time.perf_counter()
-            ok = hashlib.sha256(back.read_bytes()).digest() == hashlib.sha256(raw).digest()
-            print(f"{'u-moec-tiny ' + label:34s} {res.stats.bpb:7.3f} {len(raw) / (t1 - t0):14,.0f} "
-                  f"{len(raw) / (t2 - t1):15,.0f} {'PASS' if ok else 'FAIL':>9s}  "
-                  f"({PROFILES[name].streams} streams, {res.threads} thread"
-                  f"{'s' if res.threads > 1 else ''})")
+        model = export_for(ckpt)
+        print(f"checkpoint {ckpt.name} (coding model {model.label()}); held-out bytes: "
+              f"{len(raw):,} from {data}/val.bin")
+        print(f"{'method':36s} {'bpb':>7s} {'compress B/s':>13s} {'decompress B/s':>15s} "
+              f"{'round trip':>10s}")
+        exact_path(model, raw[:2000], "turbo")          # untimed warm-up: imports and tables
+        float_path(ckpt, raw[:2000], "turbo")
+        for name in PROFILES:
+            for label, run in (("float (format 1)", lambda n=name: float_path(ckpt, raw, n)),
+                               ("exact (format 2)", lambda n=name: exact_path(model, raw, n))):
+                size, tc, td, ok = run()
+                print(f"{name + ', ' + label:36s} {8 * size / len(raw):7.3f} {len(raw) / tc:13,.0f} "
+                      f"{len(raw) / td:15,.0f} {'PASS' if ok else 'FAIL':>10s}", flush=True)
         for b in run_baselines(raw):
-            print(f"{b.name:34s} {b.bpb:7.3f} {b.compress_bytes_per_s:14,.0f} "
-                  f"{b.decompress_bytes_per_s:15,.0f} {'PASS':>9s}")
+            print(f"{b.name:36s} {b.bpb:7.3f} {b.compress_bytes_per_s:13,.0f} "
+                  f"{b.decompress_bytes_per_s:15,.0f} {'PASS':>10s}")
 
 
 if __name__ == "__main__":

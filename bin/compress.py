@@ -1,7 +1,10 @@
-"""python -m bin.compress INPUT OUTPUT.umc --config CFG --checkpoint CKPT --profile turbo|fast|balanced
+"""python -m bin.compress INPUT OUTPUT.umc [--model NAME|HASH|FILE.umm | --checkpoint CKPT]
+                         [--config CFG] [--profile turbo|fast|balanced] [--threads N]
 
-Compresses a file with a trained checkpoint. Prints one summary line: raw and compressed size,
-bits per byte, ratio, seconds, bytes/s. Exit 0 on success, 2 on bad input, 1 on failure.
+Compresses a file with a coding model: the shipped default model unless --model names another
+(umc model list), or --checkpoint exports a training checkpoint to one first (kept in the run's
+models/ folder, where decoding finds it). Prints one summary line: raw and compressed size, bits
+per byte, ratio, seconds, bytes/s. Exit 0 on success, 2 on bad input, 1 on failure.
 """
 from __future__ import annotations
 
@@ -21,30 +24,30 @@ def main(argv=None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("input", type=Path)
     p.add_argument("output", type=Path)
-    p.add_argument("--checkpoint", type=Path, required=True)
-    p.add_argument("--config", type=Path, help="config whose entropy.* and lora.* settings to use "
-                   "(its network must match the checkpoint's; default: the checkpoint's own)")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--model", help="model name, hash or .umm file (default: the shipped model)")
+    src.add_argument("--checkpoint", type=Path, help="a training checkpoint, exported to a "
+                     "coding model first")
+    p.add_argument("--config", type=Path, help="config whose entropy.* settings to use "
+                   "(default: the model's own)")
     p.add_argument("--profile", choices=sorted(PROFILES), default="turbo")
-    p.add_argument("--threads", type=int, help="torch threads (recorded in the file; the decoder "
-                   "runs the same count); default: the profile's count (turbo 2) when that many "
-                   "cores are idle, else 1")
+    p.add_argument("--threads", type=int, help="BLAS threads (results never depend on it); "
+                   "default: the profile's count when that many cores are idle, else 1")
     add_common(p)
     a = p.parse_args(argv)
     if a.threads is not None and not 1 <= a.threads <= 256:
         raise UserError(f"--threads must be in 1..256, got {a.threads}")
     cfg = C.load(a.config, a.overrides) if a.config else None
-    # before torch loads: the thread count and OpenMP's wait policy (umoec/compress/threads.py)
-    plan = prepare(a.threads or PROFILES[a.profile].threads, fixed=a.threads is not None)
+    prepare(a.threads or PROFILES[a.profile].threads, fixed=a.threads is not None)  # before numpy
     from umoec.compress.api import compress_path
     bar = ProgressBar("compress")
     try:
-        res = compress_path(a.input, a.output, a.checkpoint, config=cfg, profile=a.profile,
-                            threads=plan.threads, progress=bar)
+        res = compress_path(a.input, a.output, a.model, checkpoint=a.checkpoint, config=cfg,
+                            profile=a.profile, progress=bar)
     finally:
         bar.close()
     print(f"compress: {a.input} -> {a.output}: {res.stats.summary()} (profile {res.profile}, "
-          f"{res.streams} streams, {res.threads} thread{'s' if res.threads > 1 else ''}, "
-          f"checkpoint step {res.checkpoint_step})")
+          f"{res.streams} streams, model {res.model})")
     return 0
 
 

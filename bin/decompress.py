@@ -1,7 +1,8 @@
-"""python -m bin.decompress INPUT.umc OUTPUT [--checkpoint CKPT]
+"""python -m bin.decompress INPUT.umc OUTPUT [--model NAME|HASH|FILE.umm | --checkpoint CKPT]
 
 Decodes a .umc file and verifies the sha256 of the original; on any failure nothing is written.
-Without --checkpoint, the checkpoint path recorded at compression is used.
+The model is found by the hash the file records, along the model search path (umc model list);
+--model or --checkpoint give it directly (it must be the same model).
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import sys
 from pathlib import Path
 
 from umoec.cli import run_main
-from umoec.compress.threads import prepare_for_file
+from umoec.compress.threads import prepare
 from umoec.progress import ProgressBar
 
 
@@ -19,18 +20,21 @@ def main(argv=None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("input", type=Path)
     p.add_argument("output", type=Path)
-    p.add_argument("--checkpoint", type=Path)
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--model", help="model name, hash or .umm file")
+    src.add_argument("--checkpoint", type=Path, help="the training checkpoint the model came from")
+    p.add_argument("--threads", type=int, help="BLAS threads (results never depend on it)")
     p.add_argument("--debug", action="store_true")
     a = p.parse_args(argv)
-    prepare_for_file(a.input)  # before torch loads (umoec/compress/threads.py)
+    prepare(a.threads or 1, fixed=a.threads is not None)  # before numpy loads
     from umoec.compress.api import decompress_path
     bar = ProgressBar("decompress")
     try:
-        res = decompress_path(a.input, a.output, a.checkpoint, progress=bar)
+        res = decompress_path(a.input, a.output, a.model, checkpoint=a.checkpoint, progress=bar)
     finally:
         bar.close()
     print(f"decompress: {a.input} -> {a.output}: {res.stats.summary()} (sha256 verified, profile "
-          f"{res.profile}, {res.threads} thread{'s' if res.threads > 1 else ''})")
+          f"{res.profile}, model {res.model})")
     return 0
 
 

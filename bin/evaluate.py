@@ -42,7 +42,7 @@ def main(argv=None) -> int:
     ckpt = a.checkpoint or (run.latest_checkpoint().path if run.latest_checkpoint() else None)
     if ckpt is None:
         raise UserError(f"{run.root} has no checkpoint yet; pass --checkpoint")
-    plan = prepare(PROFILES[a.profile].threads)  # before torch loads (compress/threads.py)
+    prepare(PROFILES[a.profile].threads)  # before numpy loads (compress/threads.py)
     from umoec.compress.evaluate import evaluate, find_data, render
     data, dataset, note = find_data(a.data, run, ROOT)
     bars = {}
@@ -50,7 +50,7 @@ def main(argv=None) -> int:
     def progress(stage, done, total):
         bars.setdefault(stage, ProgressBar(stage))(done, total)
     report = evaluate(run, Path(ckpt), data, dataset, profile=a.profile, max_bytes=a.max_bytes,
-                      progress=progress, note=note, threads=plan.threads)
+                      progress=progress, note=note)
     for bar in bars.values():
         bar.close()
     print(render(report))

@@ -21,6 +21,9 @@ def main(argv=None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--source", action="append", type=Path, default=[], metavar="PATH",
                    help="file or folder (repeatable); default: the Python standard library")
+    p.add_argument("--corpus", choices=["general"], help="a built-in corpus instead of --source: "
+                   "general = stdlib + man pages + /usr/share/doc + licenses, 1 file in 8 held "
+                   "out (the default model's corpus, umoec/data/general.py)")
     p.add_argument("--out", type=Path, required=True, help="dataset folder to write")
     p.add_argument("--val-fraction", type=float, default=0.05)
     p.add_argument("--seed", type=int, default=1234, help="seed of the train/val file split")
@@ -30,9 +33,12 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     if a.max_bytes < 1024:
         raise UserError(f"--max-bytes={a.max_bytes} must be >= 1024")
+    if a.corpus and a.source:
+        raise UserError("give either --source or --corpus, not both")
     try:
         rec = prepare(a.out, a.source or None, a.val_fraction, a.seed, a.max_bytes,
-                      log=lambda line: print(f"prepare_data: {line}", flush=True))
+                      log=lambda line: print(f"prepare_data: {line}", flush=True),
+                      corpus=a.corpus or "")
     except DataError as exc:
         raise UserError(str(exc)) from None
     s = rec["splits"]

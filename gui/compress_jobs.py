@@ -1,20 +1,29 @@
-"""Background jobs of the Compression and Evaluation tabs: compress, verify, evaluate.
+"""Background jobs of the Compression, Evaluation and Training tabs: compress, verify, evaluate,
+export a checkpoint to a coding model.
 
 Each job is a worker process (`python -m gui.compress_worker ...`, an argument list in its own
 session) that reports progress as JSON lines. The job's state lives here, in the cockpit process,
-keyed by run and slot ("compress" for compress + verify, "eval"), and compression jobs also in the
-run's metrics.db (`compression_jobs`, spec columns) and a sidecar `RUNDIR/compressed/job-N.json`
-(sha256 of the input, the baselines on the same file, the last verification, the owner). So a page
-reload shows the job again, and nothing in the page is needed to finish it.
+keyed by run and slot ("compress" for compress + verify, "eval", "export"), and compression jobs
+also in the run's metrics.db (`compression_jobs`, spec columns; `checkpoint` holds the checkpoint
+or the .umm file the job was asked to use) and a sidecar `RUNDIR/compressed/job-N.json` (the model
+asked for and the model used, sha256 of the input, the baselines on the same file, the last
+verification, the owner). So a page reload shows the job again, and nothing in the page is needed
+to finish it.
+
+Models: a job codes with a coding model from the store (gui/models.py; the shipped default unless
+the user chooses another) or with a checkpoint of the run, exported to RUN/models/stepN.umm first.
+Workers get the cockpit's runs folder as the store's ($UMOEC_RUNS_DIR), so a verification finds the
+model a .umc file names by its hash.
 
 Lifecycle of a compression_jobs row (its `status` text):
     running -> done | failed: <reason> | cancelled: <reason>
 A job ends exactly once, by the watcher thread that reaps its worker: success (a result line and
 exit 0), the user's Cancel (SIGTERM, SIGKILL after a grace period), the timeout (same), the
-worker's own error line (missing file, simulated checkpoint, damaged .umc...) or a crash (exit code
-or signal and the last line it printed). Checks that fail before a worker starts (missing file,
-folder, unreadable, no checkpoint) leave a `failed: ...` row too. Rows left `running` by a cockpit
-that died are marked `failed: ...` by `reconcile()` when the next cockpit starts.
+worker's own error line (missing file, simulated checkpoint, damaged model, damaged .umc...) or a
+crash (exit code or signal and the last line it printed). Checks that fail before a worker starts
+(missing file, folder, unreadable, no checkpoint, a model no longer there) leave a `failed: ...`
+row too. Rows left `running` by a cockpit that died are marked `failed: ...` by `reconcile()` when
+the next cockpit starts.
 """
 from __future__ import annotations
 
@@ -40,6 +49,7 @@ from umoec.run import RunDir
 from umoec.run.atomic import atomic_write_text
 from umoec.run.layout import list_runs
 
+from . import models
 from .db import open_db
 from .process import describe_exit
 from .uploads import safe_upload_name
@@ -49,9 +59,11 @@ DEFAULT_JOB_TIMEOUT_S = 6 * 3600.0
 CANCEL_GRACE_S = 5.0
 COMPRESSED_DIR = "compressed"
 PROFILES = ("turbo", "fast", "balanced")
-SLOTS = ("compress", "eval")
+SLOTS = ("compress", "eval", "export")
+SLOT_OF = {"compress": "compress", "verify": "compress", "eval": "eval", "export": "export"}
 STAMP_RE = re.compile(r"^\d{8}-\d{6}-(\d+-)?")  # the prefix uploads get
-STAGE_LABELS = {"starting": "starting the worker", "load": "loading the checkpoint",
+STAGE_LABELS = {"starting": "starting the worker", "load": "loading the model",
+                "export": "exporting the checkpoint to a coding model",
                 "compress": "compressing", "baselines": "running gzip / zstd / xz / brotli",
                 "decompress": "decompressing", "starting-eval": "starting"}
 
@@ -79,6 +91,7 @@ class Job:
     argv: list[str]
     timeout: float = DEFAULT_JOB_TIMEOUT_S
     label: str = ""                    # what the status line names (file, checkpoint...)
+    env: dict = field(default_factory=dict)  # added to the cockpit's environment
     job_id: Optional[int] = None       # the compression_jobs row (compress and verify)
     started: float = field(default_factory=time.time)
     stage: str = "starting"
@@ -136,7 +149,7 @@ class JobRunner:
     def start(self, job: Job, on_finish: Callable[[Job], None]) -> Job:
         # The worker picks its thread count and OpenMP wait policy from the load it finds (one
         # thread, sleeping, while a training run shares the cores: umoec/compress/threads.py).
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, **job.env, "PYTHONUNBUFFERED": "1"}
         try:
             job.proc = subprocess.Popen(job.argv, cwd=self.cwd, env=env, stdin=subprocess.DEVNULL,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -270,6 +283,14 @@ def _process_identity(pid: int) -> Optional[float]:
         return None
 
 
+def choose(model: Optional[str], checkpoint: Optional[str]) -> str:
+    """The model a request means (compress_path's rule): a model given is that model; none, with a
+    checkpoint, is the checkpoint (models.CHECKPOINT_CHOICE); neither is the shipped default."""
+    if model:
+        return model
+    return models.CHECKPOINT_CHOICE if checkpoint is not None else "default"
+
+
 def resolve_input(text: Optional[str]) -> Path:
     """A typed path as an absolute path (~ expanded, relative to the cockpit's folder)."""
     path = Path(os.path.expanduser((text or "").strip()))
@@ -303,6 +324,8 @@ class JobManager:
                  timeout: float = DEFAULT_JOB_TIMEOUT_S, runner: Optional[JobRunner] = None):
         self.runs_dir, self.python, self.timeout = Path(runs_dir), python, float(timeout)
         self.runner = runner or JobRunner()
+        # the cockpit's runs folder is the model store's, for the workers too (gui/models.py)
+        self.worker_env = {"UMOEC_RUNS_DIR": str(self.runs_dir.resolve())}
         self._lock = threading.Lock()
         self._jobs: dict[tuple[str, str], Job] = {}
         self._verify: dict[tuple[str, int], Job] = {}
@@ -325,41 +348,44 @@ class JobManager:
 
     # -- compress ----------------------------------------------------------------------------
     def start_compress(self, run: RunDir, input_text: Optional[str], profile: Optional[str],
-                       checkpoint: Optional[str]) -> Job:
+                       checkpoint: Optional[str] = None, *, model: Optional[str] = None) -> Job:
         """Check the request, record a compression_jobs row and start the worker.
 
-        JobError (nothing recorded) for a request without a file or with an unknown profile,
-        or when the run's database cannot be written; every other problem is a recorded
-        `failed: ...` job, returned finished.
+        What codes, as in umoec.compress.api.compress_path: `model`, a model's full hash (the
+        model dropdown's value) or "default"; models.CHECKPOINT_CHOICE, or no model with a
+        `checkpoint` (a file name in the run's checkpoints folder): that checkpoint, exported
+        first; neither: the shipped default model. JobError (nothing recorded) for a request
+        without a file or with an unknown profile, or when the run's database cannot be written;
+        every other problem is a recorded `failed: ...` job, returned finished.
         """
         if not (input_text or "").strip():
             raise JobError("type the path of a file to compress, or upload one")
         if profile not in PROFILES:
             raise JobError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+        model = choose(model, checkpoint)
         self._refuse_if_busy(run.name, "compress")
         src = resolve_input(input_text)
-        ck = next((c for c in run.checkpoints() if c.path.name == checkpoint), None)
         problem = check_input(src)
-        if not problem and ck is None:
-            problem = (f"run {run.name} has no checkpoint yet: train it until it saves one "
-                       "(logging.save_every)" if not run.checkpoints() else
-                       f"choose a checkpoint of run {run.name} (checkpoint {checkpoint!r} is not "
-                       "in its checkpoints folder)")
-        ck_path = str(ck.path) if ck else (checkpoint or "")
+        use, request, why = self._model_request(run, model, checkpoint)
+        problem = problem or why
         output = self._claim_output(run, src)
         try:
             with TrainingDB(run.db_path) as db:
-                job_id = db.start_compression_job(str(src), str(output), profile, ck_path)
+                job_id = db.start_compression_job(str(src), str(output), profile, use)
                 if problem:
                     db.finish_compression_job(job_id, f"failed: {problem}"[:500], elapsed_s=0.0)
         except Exception as exc:  # sqlite3.Error, OSError: the run folder is not writable
             raise JobError(f"cannot record the job in {run.db_path}: {exc}") from None
+        flag = "--checkpoint" if model == models.CHECKPOINT_CHOICE else "--model"
         argv = [self.python, "-m", "gui.compress_worker", "compress", "--input", str(src),
-                "--output", str(output), "--checkpoint", ck_path, "--profile", profile]
+                "--output", str(output), flag, use, "--profile", profile]
         job = Job("compress", run.name, argv, self.timeout, label=src.name, job_id=job_id)
         if problem:
+            _update_sidecar(run, job_id, job_id=job_id, input_path=str(src),
+                            output_path=str(output), model_request=request)
             return self._finished_early(job, problem)
         _update_sidecar(run, job_id, job_id=job_id, input_path=str(src), output_path=str(output),
+                        model_request=request,
                         owner={"pid": self.pid, "create_time": self.create_time,
                                "token": self.token}, started=job.started)
         try:
@@ -368,6 +394,29 @@ class JobManager:
             with TrainingDB(run.db_path) as db:
                 db.finish_compression_job(job_id, f"failed: could not start: {exc}"[:500])
             raise JobError(f"could not start the job: {exc}") from None
+
+    def _model_request(self, run: RunDir, model: str,
+                       checkpoint: Optional[str]) -> tuple[str, str, str]:
+        """(what the worker gets: a checkpoint or .umm path, how tables name it, why it cannot
+        be used or '')."""
+        if model == models.CHECKPOINT_CHOICE:
+            ck = next((c for c in run.checkpoints() if c.path.name == checkpoint), None)
+            if ck is not None:
+                return str(ck.path), f"checkpoint {ck.path.name} (exported on use)", ""
+            why = (f"run {run.name} has no checkpoint yet: train it until it saves one "
+                   "(logging.save_every), or choose a model" if not run.checkpoints() else
+                   f"choose a checkpoint of run {run.name} (checkpoint {checkpoint!r} is not "
+                   "in its checkpoints folder)")
+            return checkpoint or "", f"checkpoint {checkpoint or '?'}", why
+        if model == "default":
+            entry, why = models.default_entry()
+        else:
+            entry = models.find_entry(self.runs_dir, model)
+            why = "" if entry else (f"model {model[:12]} is no longer on the model search path "
+                                    "(deleted or moved?); choose another model")
+        if entry is None:
+            return model, f"model {model[:12]}", why
+        return str(entry.path), models.model_label(entry.name, entry.hash), ""
 
     def _claim_output(self, run: RunDir, src: Path) -> Path:
         folder = run.root / COMPRESSED_DIR
@@ -396,12 +445,15 @@ class JobManager:
                                       elapsed_s=secs)
         _update_sidecar(run, job.job_id, ended=job.ended, wall_s=job.elapsed,
                         input_sha256=r.get("input_sha256"), baselines=r.get("baselines", []),
-                        checkpoint_step=r.get("checkpoint_step"), streams=r.get("streams"),
-                        threads=r.get("threads"))
+                        model=r.get("model"), model_hash=r.get("model_hash"),
+                        streams=r.get("streams"))
 
     # -- verify ------------------------------------------------------------------------------
     def start_verify(self, run: RunDir, job_id: Optional[int], row: Optional[dict]) -> Job:
-        """Decompress job `job_id`'s output and compare sha256 (row: its compression_jobs row)."""
+        """Decompress job `job_id`'s output and compare sha256 (row: its compression_jobs row).
+
+        The worker decodes with the model the .umc file names, found by its hash on the model
+        search path; never with what the page has selected now."""
         if not job_id or not row:
             raise JobError("choose a finished compression job to verify")
         if status_kind(row.get("status")) != "done":
@@ -411,8 +463,6 @@ class JobManager:
         side = read_sidecar(run, job_id)
         argv = [self.python, "-m", "gui.compress_worker", "verify", "--umc", str(umc),
                 "--expect-sha256", str(side.get("input_sha256") or "")]
-        if row.get("checkpoint"):  # else the decoder uses the path recorded in the .umc header
-            argv += ["--checkpoint", str(row["checkpoint"])]
         job = Job("verify", run.name, argv, self.timeout, label=umc.name, job_id=job_id)
         with self._lock:
             self._verify[(run.name, job_id)] = job
@@ -426,7 +476,11 @@ class JobManager:
         _update_sidecar(run, job.job_id, verify=verify_outcome(job))
 
     # -- evaluate ----------------------------------------------------------------------------
-    def start_eval(self, run: RunDir, checkpoint: Optional[str], max_bytes, profile: str) -> Job:
+    def start_eval(self, run: RunDir, checkpoint: Optional[str], max_bytes, profile: str, *,
+                   model: Optional[str] = None) -> Job:
+        """Evaluate on enwik8 or the run's data: the run's checkpoint `checkpoint`
+        (umoec.compress.evaluate.evaluate) when `model` is models.CHECKPOINT_CHOICE or none,
+        else the model (a full hash or "default")."""
         if profile not in PROFILES:
             raise JobError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
         try:
@@ -435,15 +489,38 @@ class JobManager:
             raise JobError("max bytes must be a whole number (0 = the whole file)") from None
         if max_bytes < 0:
             raise JobError("max bytes must be >= 0 (0 = the whole file)")
+        model = choose(model, checkpoint or "")
         self._refuse_if_busy(run.name, "eval")
+        if model == models.CHECKPOINT_CHOICE:
+            ck = next((c for c in run.checkpoints() if c.path.name == checkpoint), None)
+            if ck is None:
+                raise JobError(f"run {run.name} has no checkpoint yet" if not run.checkpoints()
+                               else "choose a checkpoint to evaluate")
+            what, label = ["--checkpoint", str(ck.path)], ck.path.name
+        else:
+            use, label, why = self._model_request(run, model, None)
+            if why:
+                raise JobError(why)
+            what = ["--model", use]
+        argv = [self.python, "-m", "gui.compress_worker", "eval", "--run", str(run.root), *what,
+                "--max-bytes", str(max_bytes), "--profile", profile]
+        job = Job("eval", run.name, argv, self.timeout, label=label)
+        return self._start(job, run, "eval", lambda j, r: None)
+
+    # -- export ------------------------------------------------------------------------------
+    def start_export(self, run: RunDir, checkpoint: Optional[str]) -> Job:
+        """Export checkpoint `checkpoint` (a file name in the run's checkpoints folder) to the
+        coding model RUN/models/stepNNNNNN.umm, in a worker (it imports torch)."""
         ck = next((c for c in run.checkpoints() if c.path.name == checkpoint), None)
         if ck is None:
-            raise JobError(f"run {run.name} has no checkpoint yet" if not run.checkpoints()
-                           else "choose a checkpoint to evaluate")
-        argv = [self.python, "-m", "gui.compress_worker", "eval", "--run", str(run.root),
-                "--checkpoint", str(ck.path), "--max-bytes", str(max_bytes), "--profile", profile]
-        job = Job("eval", run.name, argv, self.timeout, label=ck.path.name)
-        return self._start(job, run, "eval", lambda j, r: None)
+            raise JobError(f"checkpoint {checkpoint!r} is not in run {run.name}'s checkpoints "
+                           "folder")
+        self._refuse_if_busy(run.name, "export")
+        out = run.model_path(ck.step)
+        argv = [self.python, "-m", "gui.compress_worker", "export", "--checkpoint", str(ck.path),
+                "--output", str(out)]
+        job = Job("export", run.name, argv, self.timeout, label=ck.path.name)
+        return self._start(job, run, "export", lambda j, r: None)
 
     # -- common ------------------------------------------------------------------------------
     def _refuse_if_busy(self, run_name: str, slot: str) -> None:
@@ -456,11 +533,12 @@ class JobManager:
         job.state, job.message, job.ended = "failed", reason, time.time()
         job.finished.set()
         with self._lock:
-            self._jobs[(job.run_name, "compress" if job.kind != "eval" else "eval")] = job
+            self._jobs[(job.run_name, SLOT_OF[job.kind])] = job
         return job
 
     def _start(self, job: Job, run: RunDir, slot: str,
                finish: Callable[[Job, RunDir], None]) -> Job:
+        job.env = {**self.worker_env, **job.env}
         with self._lock:
             self._jobs[(run.name, slot)] = job
         try:

@@ -1,8 +1,16 @@
-"""The cockpit's background worker: one compression, verification or evaluation per process.
+"""The cockpit's background worker: one compression, verification, evaluation or model export per
+process.
 
-    python -m gui.compress_worker compress --input F --output F.umc --checkpoint C --profile P
-    python -m gui.compress_worker verify --umc F.umc --checkpoint C [--expect-sha256 HEX]
-    python -m gui.compress_worker eval --run RUNDIR --checkpoint C --max-bytes N --profile P
+    python -m gui.compress_worker compress --input F --output F.umc [--model M | --checkpoint C]
+                                           --profile P
+    python -m gui.compress_worker verify --umc F.umc [--expect-sha256 HEX]
+    python -m gui.compress_worker eval --run RUNDIR [--model M | --checkpoint C] --max-bytes N
+                                       --profile P
+    python -m gui.compress_worker export --checkpoint C --output RUNDIR/models/stepNNNNNN.umm
+
+M is a coding model (name, hash or .umm path; none: the shipped default model); C a training
+checkpoint, exported to RUN/models/stepNNNNNN.umm first. Verification decodes with the model the
+.umc file names (found by its hash on the model search path, umoec/engine/store.py).
 
 It calls the same API as bin.compress / bin.decompress / bin.evaluate (umoec.compress.api and
 umoec.compress.evaluate) and reports on stdout as JSON lines, one object each:
@@ -30,6 +38,9 @@ from pathlib import Path
 # The comparison rows of the Compression tab (names as in umoec.codec.baselines.BASELINES).
 COMPARE_WITH = ("gzip -9", "zstd -22", "xz -9e", "brotli -11")
 EXIT_CANCELLED = 143
+# An evaluation of a model that is not one of the run's own names the model in its dataset label
+# (eval_key); gui/callbacks/eval_callbacks.py splits labels at this tag.
+MODEL_TAG = " · model "
 
 
 class Cancelled(BaseException):
@@ -76,16 +87,24 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-# -- the three jobs ---------------------------------------------------------------------------
+# -- the jobs ---------------------------------------------------------------------------------
+def model_args(a) -> dict:
+    """compress_path's model arguments: a model (name, hash or .umm path; none = the shipped
+    default) or a training checkpoint to export first (RUN/models/stepNNNNNN.umm)."""
+    if getattr(a, "checkpoint", None):
+        return {"checkpoint": a.checkpoint}
+    return {"model": a.model or None}
+
+
 def do_compress(a) -> dict:
-    plan = _prepare_threads(a.profile)
+    _prepare_threads(a.profile)
     from umoec.codec.baselines import run_baselines
     from umoec.compress.api import compress_path
     size = Path(a.input).stat().st_size if Path(a.input).is_file() else 0
-    stage("compress", 0, size)  # loading the model counts as compressing
+    stage("load" if a.checkpoint else "compress", 0, 0 if a.checkpoint else size)
     t0 = time.perf_counter()
-    res = compress_path(a.input, a.output, a.checkpoint, profile=a.profile, threads=plan.threads,
-                        progress=Reporter("compress"))
+    res = compress_path(a.input, a.output, profile=a.profile, progress=Reporter("compress"),
+                        **model_args(a))
     wall = time.perf_counter() - t0
     data = Path(a.input).read_bytes()
     baselines = []
@@ -97,39 +116,40 @@ def do_compress(a) -> dict:
                           "seconds": b.compress_s})
     return {"raw_bytes": res.stats.raw_bytes, "packed_bytes": res.stats.packed_bytes,
             "seconds": res.stats.seconds, "wall_s": wall, "profile": res.profile,
-            "streams": res.streams, "threads": res.threads, "checkpoint_step": res.checkpoint_step,
+            "streams": res.streams, "model": res.model, "model_hash": res.model_hash,
             "input_sha256": hashlib.sha256(data).hexdigest(), "baselines": baselines}
 
 
-def _prepare_threads(profile: str):
-    """Thread count and OpenMP wait policy, before torch loads (umoec/compress/threads.py)."""
+def _prepare_threads(profile: str, wanted: int = 0):
+    """BLAS / OpenMP thread count, before numpy loads (umoec/compress/threads.py)."""
     from umoec.compress.profiles import PROFILES
     from umoec.compress.threads import prepare
-    return prepare(PROFILES[profile].threads if profile in PROFILES else 1)
+    return prepare(wanted or (PROFILES[profile].threads if profile in PROFILES else 1))
 
 
 def do_verify(a) -> dict:
-    from umoec.compress.threads import prepare_for_file
-    prepare_for_file(a.umc)
-    from umoec.compress.api import decompress_path
+    """Decode with the model the file names (found by its hash on the search path)."""
+    _prepare_threads("", 2)
     from umoec.codec.errors import CodecError
+    from umoec.compress.api import decompress_path
     stage("decompress")
     with tempfile.TemporaryDirectory(prefix="umoec-verify-") as tmp:
         out = Path(tmp) / "decoded.bin"
         try:
-            res = decompress_path(a.umc, out, a.checkpoint, progress=Reporter("decompress"))
+            res = decompress_path(a.umc, out, progress=Reporter("decompress"))
         except CodecError as exc:  # the decoder refused: that is the verification's answer
             return {"ok": False, "reason": str(exc)}
         got = sha256_file(out)
     if a.expect_sha256 and got != a.expect_sha256:
         return {"ok": False, "reason": f"sha256 of the decoded bytes {got[:16]}... differs from the "
-                f"original's {a.expect_sha256[:16]}...", "sha256": got}
-    return {"ok": True, "reason": f"sha256 equal ({got[:16]}...), {res.stats.raw_bytes:,} bytes",
-            "sha256": got, "seconds": res.stats.seconds}
+                f"original's {a.expect_sha256[:16]}...", "sha256": got, "model": res.model}
+    return {"ok": True, "reason": f"sha256 equal ({got[:16]}...), {res.stats.raw_bytes:,} bytes, "
+            f"decoded with model {res.model}", "sha256": got, "seconds": res.stats.seconds,
+            "model": res.model, "model_hash": res.model_hash}
 
 
 def do_eval(a) -> dict:
-    plan = _prepare_threads(a.profile)
+    _prepare_threads(a.profile)
     from umoec.compress.evaluate import evaluate, find_data
     from umoec.run import RunDir
     root = Path(__file__).resolve().parents[1]
@@ -140,11 +160,93 @@ def do_eval(a) -> dict:
         reporters.setdefault(name, Reporter(name))(done, total)
     stage("load")
     data, dataset, note = find_data(None, run, root)
-    report = evaluate(run, a.checkpoint, data, dataset, profile=a.profile, max_bytes=a.max_bytes,
-                      progress=progress, note=note, threads=plan.threads)
+    if a.checkpoint:
+        report = evaluate(run, a.checkpoint, data, dataset, profile=a.profile,
+                          max_bytes=a.max_bytes, progress=progress, note=note)
+        model = ""
+    else:
+        report, model = evaluate_model(run, a.model, data, dataset, profile=a.profile,
+                                       max_bytes=a.max_bytes, progress=progress, note=note)
     return {"dataset": report.dataset, "source": report.source, "step": report.step,
             "bpb": report.bpb, "roundtrip_ok": report.roundtrip_ok, "note": report.note,
+            "roundtrip_error": report.roundtrip_error, "model": model,
             "original_bytes": report.original_bytes, "compressed_bytes": report.compressed_bytes}
+
+
+def eval_key(run, model, dataset: str) -> tuple[int, str]:
+    """(step, dataset) under which an evaluation of `model` is recorded in eval_results.
+
+    A model exported from this run's checkpoint N is that checkpoint: (N, dataset), the row
+    umoec.compress.evaluate.evaluate writes for it. Any other model (the shipped default, another
+    run's) keeps its own training step and names itself in the dataset, so its rows never replace
+    the run's own: (step, "small-val[:2000] · model general-v1 (186335b9d17d)")."""
+    step = int((model.info.get("source") or {}).get("step", 0) or 0)
+    own = model.path is not None and Path(model.path).resolve().parent == run.models_dir.resolve()
+    return (step, dataset) if own else (step, f"{dataset}{MODEL_TAG}{model.label()}")
+
+
+def evaluate_model(run, spec: str, data_path: Path, dataset: str, *, profile: str, max_bytes: int,
+                   progress, note: str = ""):
+    """umoec.compress.evaluate.evaluate for a coding model instead of a checkpoint (that function
+    exports a checkpoint first): compress, decode (the model is checked against the hash the file
+    names), sha256, the baselines on the same bytes, recorded the same way (key: eval_key)."""
+    from umoec.codec.baselines import run_baselines
+    from umoec.codec.errors import CodecError
+    from umoec.compress.api import compress_path, decompress_path, open_model
+    from umoec.compress.evaluate import EvalReport
+    from umoec.metrics import TrainingDB
+    raw = data_path.read_bytes()
+    if max_bytes and len(raw) > max_bytes:
+        raw = raw[:max_bytes]
+        dataset = f"{dataset}[:{max_bytes}]"
+    model = open_model(spec or None)
+    step, dataset = eval_key(run, model, dataset)
+
+    def tick(name: str):
+        return lambda done, total: progress(name, done, total)
+
+    with tempfile.TemporaryDirectory(prefix="umoec-eval-") as tmp:
+        src, packed, back = Path(tmp) / "input.bin", Path(tmp) / "input.umc", Path(tmp) / "out.bin"
+        src.write_bytes(raw)
+        t0 = time.perf_counter()
+        compress_path(src, packed, model, profile=profile, progress=tick("compress"))
+        t1 = time.perf_counter()
+        try:
+            decompress_path(packed, back, model, progress=tick("decompress"))
+            ok = hashlib.sha256(back.read_bytes()).digest() == hashlib.sha256(raw).digest()
+            error = "" if ok else "decoded bytes differ from the original"
+        except CodecError as exc:
+            ok, error = False, str(exc)
+        t2 = time.perf_counter()
+        size = packed.stat().st_size
+    stage("baselines")
+    report = EvalReport(dataset, str(data_path), step, len(raw), size,
+                        8.0 * size / max(1, len(raw)), ok, t1 - t0, t2 - t1,
+                        run_baselines(raw), note, error)
+    with TrainingDB(run.db_path) as db:
+        db.insert_eval_result(step, dataset, bpb=report.bpb, compressed_bytes=size,
+                              original_bytes=len(raw), roundtrip_ok=ok)
+        for b in report.baselines:
+            db.insert_eval_baseline(step, dataset, b.name, compressed_bytes=b.packed_bytes,
+                                    original_bytes=b.raw_bytes, seconds=b.compress_s)
+        db.insert_event("eval", f"{dataset}: {report.bpb:.4f} bpb, roundtrip "
+                        f"{'ok' if ok else 'FAILED'}", step=step)
+    return report, model.label()
+
+
+def do_export(a) -> dict:
+    """Training checkpoint -> coding model file (imports torch, hence a worker)."""
+    _prepare_threads("", 1)
+    stage("export")
+    from umoec.engine import modelfile as mf
+    from umoec.engine.export import export_checkpoint
+    if not Path(a.checkpoint).is_file():
+        raise mf.ModelFileError(f"checkpoint {a.checkpoint} does not exist")
+    m = export_checkpoint(a.checkpoint)
+    mf.write(m, a.output)
+    return {"name": m.name, "model_hash": m.hash, "model": m.label(), "path": str(a.output),
+            "bytes": Path(a.output).stat().st_size,
+            "step": int((m.info.get("source") or {}).get("step", 0) or 0)}
 
 
 def parse(argv) -> argparse.Namespace:
@@ -154,20 +256,39 @@ def parse(argv) -> argparse.Namespace:
     c = sub.add_parser("compress")
     c.add_argument("--input", type=Path, required=True)
     c.add_argument("--output", type=Path, required=True)
-    c.add_argument("--checkpoint", type=Path, required=True)
+    cm = c.add_mutually_exclusive_group()
+    cm.add_argument("--model", help="model name, hash or .umm path (default: the shipped model)")
+    cm.add_argument("--checkpoint", type=Path, help="a training checkpoint, exported first")
     c.add_argument("--profile", default="turbo")
     c.add_argument("--baselines", default=",".join(COMPARE_WITH),
                    help="comma-separated classical compressors to run on the same file")
     v = sub.add_parser("verify")
     v.add_argument("--umc", type=Path, required=True)
-    v.add_argument("--checkpoint", type=Path)
     v.add_argument("--expect-sha256", default="")
     e = sub.add_parser("eval")
     e.add_argument("--run", type=Path, required=True)
-    e.add_argument("--checkpoint", type=Path, required=True)
+    em = e.add_mutually_exclusive_group()
+    em.add_argument("--model", help="model name, hash or .umm path (default: the shipped model)")
+    em.add_argument("--checkpoint", type=Path, help="a training checkpoint of the run")
     e.add_argument("--max-bytes", type=int, default=100_000)
     e.add_argument("--profile", default="turbo")
+    x = sub.add_parser("export")
+    x.add_argument("--checkpoint", type=Path, required=True)
+    x.add_argument("--output", type=Path, required=True, help="RUN/models/stepNNNNNN.umm")
     return p.parse_args(argv)
+
+
+def user_message(exc: Exception) -> tuple[str, int]:
+    """(message, exit code) of an unexpected exception; a model file's own refusal (damaged, not
+    a model, not found, ambiguous) is shown as is, like a UserError."""
+    from umoec.cli import EXIT_FAILURE, EXIT_USAGE
+    if "umoec.engine.modelfile" in sys.modules:  # loaded by the job, never just for this check
+        from umoec.engine.modelfile import ModelFileError
+        if isinstance(exc, ModelFileError):
+            return str(exc), EXIT_USAGE
+    if isinstance(exc, LookupError) and type(exc).__module__.startswith("umoec."):
+        return str(exc), EXIT_USAGE  # umoec.engine.store.ModelNotFound / AmbiguousModel
+    return f"{type(exc).__name__}: {exc}", EXIT_FAILURE
 
 
 def _on_sigterm(_sig, _frame):
@@ -180,7 +301,8 @@ def main(argv=None) -> int:
     from umoec.cli import EXIT_FAILURE, UserError
     from umoec.config import ConfigError
     try:
-        result = {"compress": do_compress, "verify": do_verify, "eval": do_eval}[a.job](a)
+        result = {"compress": do_compress, "verify": do_verify, "eval": do_eval,
+                  "export": do_export}[a.job](a)
         emit({"event": "result", **result})
         return 0
     except (Cancelled, KeyboardInterrupt):
@@ -193,7 +315,7 @@ def main(argv=None) -> int:
     except MemoryError:
         msg, code = "out of memory (try a smaller file, or more RAM)", EXIT_FAILURE
     except Exception as exc:  # the last line of defence: a message, never a bare traceback
-        msg, code = f"{type(exc).__name__}: {exc}", EXIT_FAILURE
+        msg, code = user_message(exc)
         if os.environ.get("UMOEC_DEBUG") == "1":
             import traceback
             traceback.print_exc()

@@ -1,6 +1,8 @@
 """Figure builders: pure functions from DataFrames to Plotly figures (no I/O, no Dash)."""
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -869,20 +871,21 @@ def compression_comparison_fig(methods: pd.DataFrame, title: str = "") -> go.Fig
 
 
 def eval_bpb_history_fig(evals: pd.DataFrame, baselines: pd.DataFrame | None = None,
-                         simulated: bool = False) -> go.Figure:
+                         simulated: bool = False, real: Collection[str] = ()) -> go.Figure:
     """Evaluation bpb over checkpoints, one line per dataset, with the reference lines.
 
     `evals`: eval_results columns (step, dataset, bpb, roundtrip_ok); failed round trips are
     marked with a red x. `baselines`: eval_baselines columns; the measured classical compressors
     of the newest evaluated dataset are drawn as dotted lines (same bytes). The dashed lines are
-    the published enwik8 figures (gzip 2.7, zstd-22 1.95, CMIX 1.23).
+    the published enwik8 figures (gzip 2.7, zstd-22 1.95, CMIX 1.23). `simulated` marks the
+    lines "(simulated)", except the datasets in `real` (a coding model evaluated on a simulated run).
     """
     if evals.empty:
         return empty_fig("No evaluation yet: press Run enwik8 Eval", height=360)
     fig = go.Figure()
     d = evals.sort_values("step")
     for i, (dataset, g) in enumerate(d.groupby("dataset", sort=False)):
-        name = f"{dataset} (simulated)" if simulated else str(dataset)
+        name = f"{dataset} (simulated)" if simulated and dataset not in real else str(dataset)
         fig.add_trace(go.Scatter(x=g["step"], y=g["bpb"], mode="lines+markers", name=name,
                                  line={"color": qualitative.Plotly[i % 10], "width": 2},
                                  hovertemplate="step %{x:,}<br>%{y:.4f} bpb<extra>"

@@ -30,6 +30,23 @@ def small_data(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture(scope="session")
+def tiny_ckpt(tmp_path_factory, small_data) -> Path:
+    """A tiny trained checkpoint (every component on, LoRA-capable), trained once per session."""
+    from tests.umoec.train.conftest import tiny_args
+    out = tmp_path_factory.mktemp("runs") / "tiny"
+    res = run_module("bin.train", "--out", str(out), *tiny_args(small_data, 24), timeout=600)
+    assert res.returncode == 0, res.stderr
+    return out / "checkpoints" / "step000024.pt"
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tiny_ckpt):
+    """The coding model of `tiny_ckpt` (umoec.engine.modelfile.ModelFile)."""
+    from umoec.engine.export import export_checkpoint
+    return export_checkpoint(tiny_ckpt, name="tiny")
+
+
 def run_module(module: str, *args: str, timeout: float = 120, env=None,
                cwd: Path = ROOT) -> subprocess.CompletedProcess:
     """Run `python -m module args...` from the repository root, capturing output."""

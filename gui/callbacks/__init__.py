@@ -17,6 +17,7 @@ from .generate_callbacks import register as reg_generate
 from .notify_callbacks import register as reg_notify
 from .compression_callbacks import register as reg_compression
 from .eval_callbacks import register as reg_eval
+from .model_export_callbacks import register as reg_model_export
 
 
 def register_all_callbacks(app) -> None:
@@ -27,5 +28,5 @@ def register_all_callbacks(app) -> None:
         reg(app)
     for reg in (reg_datasets, reg_generate, reg_notify):  # issue 9, part B
         reg(app)
-    for reg in (reg_compression, reg_eval):  # issue 8
+    for reg in (reg_compression, reg_eval, reg_model_export):  # issue 8; coding models
         reg(app)

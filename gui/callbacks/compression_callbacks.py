@@ -1,5 +1,7 @@
-"""Compression tab: upload, start / cancel a compression job, its progress, the jobs table with the
-classical compressors on the same file, and the round-trip verification.
+"""Compression tab: upload, choose a coding model (the store's, the shipped default preselected, or
+a checkpoint of the run), start / cancel a compression job, its progress, the jobs table with the
+classical compressors on the same file, and the round-trip verification (with the model the .umc
+file names).
 
 The jobs run in worker processes owned by gui/compress_jobs.JobManager; these callbacks only
 start them and render what the manager and the run's metrics.db say (so a reload shows the same).
@@ -16,7 +18,7 @@ import pandas as pd
 from dash import Input, Output, State, ctx, html, no_update
 from dash.exceptions import PreventUpdate
 
-from .. import db, ids, viz_utils
+from .. import db, ids, models, viz_utils
 from ..compress_jobs import (DEFAULT_JOB_TIMEOUT_S, Job, JobError, JobManager, read_sidecar,
                              status_kind, status_reason)
 from ..runs import resolve
@@ -93,6 +95,66 @@ def register_checkpoint_dropdown(app, runs_dir: Path, dropdown: str, tab: str) -
         return new, value
 
 
+def model_dropdown_view(runs_dir: Path, run: Optional[RunDir], current, options, note,
+                        prefer=None) -> tuple:
+    """(options, value, note) of a model dropdown: every model of the store (the shipped default
+    first), then "a checkpoint of the selected run". The value stays what the user chose while it
+    is still offered; else `prefer` when offered, else the default model."""
+    try:
+        new, default, errors = models.model_options(runs_dir, run)
+    except OSError as exc:  # an unreadable store folder: say so, keep what the page has
+        return no_update, no_update, f"Cannot list the models: {exc}"
+    enabled = [o["value"] for o in new if not o.get("disabled")]
+    if current in enabled:
+        value = current
+    elif prefer in enabled:
+        value = prefer
+    else:
+        value = default if default in enabled else (enabled[0] if enabled else None)
+    text = models.problems_note(errors)
+    if default is None:
+        text = " ".join(t for t in (f"No default model: {models.default_entry()[1]}", text) if t)
+    return (no_update if new == options else new, value, no_update if text == note else text)
+
+
+def register_model_dropdown(app, runs_dir: Path, dropdown: str, note: str, checkpoint: str,
+                            tab: str, prefer_checkpoint: bool = False) -> None:
+    """Keep a tab's model dropdown in sync with the store and the selected run (while visible);
+    the checkpoint dropdown is enabled only while "a checkpoint of the run" is chosen.
+
+    prefer_checkpoint: when the run changes, choose its checkpoint if it has real ones (the
+    Evaluation tab); otherwise the shipped default model stays preselected (Compression tab)."""
+    @app.callback(Output(dropdown, "options"), Output(dropdown, "value"), Output(note, "children"),
+                  Input(ids.REFRESH, "n_intervals"), Input(ids.RUN_SELECT, "value"),
+                  Input(ids.TABS, "active_tab"), State(dropdown, "options"),
+                  State(dropdown, "value"), State(note, "children"))
+    def model_list(_n, name, active, options, current, text):
+        if active != tab:
+            raise PreventUpdate
+        run = resolve(runs_dir, name)
+        prefer = None
+        if prefer_checkpoint and run is not None and (current is None
+                                                      or ctx.triggered_id == ids.RUN_SELECT):
+            prefer = models.CHECKPOINT_CHOICE if has_real_checkpoints(run) else None
+            current = None if ctx.triggered_id == ids.RUN_SELECT else current
+        out = model_dropdown_view(runs_dir, run, current, options, text, prefer)
+        if out[0] is no_update and out[1] == current and out[2] is no_update:
+            raise PreventUpdate
+        return out
+
+    @app.callback(Output(checkpoint, "disabled"), Input(dropdown, "value"))
+    def checkpoint_enabled(value):
+        return value != models.CHECKPOINT_CHOICE
+
+
+def has_real_checkpoints(run: RunDir) -> bool:
+    try:
+        status = run.read_status()
+    except ValueError:
+        status = None
+    return bool(run.checkpoints()) and not (status is not None and status.kind == "simulate")
+
+
 def progress_outputs(job: Optional[Job]) -> tuple:
     """(value, label, style) of a progress bar for a running job; hidden otherwise."""
     if job is None or not job.running:
@@ -107,7 +169,8 @@ def job_message(job: Job) -> tuple[str, str]:
     """(text, colour) describing a job, running or finished."""
     name = {"compress": f"Job #{job.job_id} (compress {job.label})",
             "verify": f"Verification of job #{job.job_id} ({job.label})",
-            "eval": f"Evaluation of {job.label}"}.get(job.kind, job.kind)
+            "eval": f"Evaluation of {job.label}",
+            "export": f"Export of {job.label}"}.get(job.kind, job.kind)
     if job.running:
         pct = f" ({100 * job.fraction:.0f}%)" if job.fraction is not None else ""
         return f"{name}: {job.progress_text()}{pct}, {job.elapsed:.0f} s", "info"
@@ -117,15 +180,21 @@ def job_message(job: Job) -> tuple[str, str]:
             raw, packed = r.get("raw_bytes", 0), r.get("packed_bytes", 0)
             bpb = 8.0 * packed / raw if raw else 0.0
             return (f"{name} done: {raw:,} -> {packed:,} bytes, {bpb:.3f} bpb in "
-                    f"{r.get('seconds', 0):.2f} s (profile {r.get('profile')}, checkpoint step "
-                    f"{r.get('checkpoint_step')})", "success")
+                    f"{r.get('seconds', 0):.2f} s (profile {r.get('profile')}, model "
+                    f"{r.get('model')})", "success")
         if job.kind == "verify":
             ok = bool(r.get("ok"))
             return (f"{name}: {'PASS' if ok else 'FAIL'}: {r.get('reason', '')}",
                     "success" if ok else "danger")
+        if job.kind == "export":
+            return (f"{name} done: model {r.get('model')} written to {r.get('path')} "
+                    f"({format_bytes(r.get('bytes') or 0)}); the Compression and Evaluation tabs "
+                    "list it now", "success")
         rt = "PASS" if r.get("roundtrip_ok") else "FAIL"
         text = (f"{name} done: {r.get('dataset')}, {r.get('bpb', 0):.4f} bpb, roundtrip {rt} "
                 f"({r.get('original_bytes', 0):,} bytes of {r.get('source')})")
+        if r.get("roundtrip_error"):
+            text += f": {r['roundtrip_error']}"
         if r.get("note"):
             text += f". {r['note']}"
         return text, "success" if r.get("roundtrip_ok") else "danger"
@@ -170,8 +239,26 @@ def job_cells(row: dict) -> list:
             f"{format_bytes(speed)}/s" if speed else ""]
 
 
-HEADER = ["#", "File", "Profile", "Raw Size", "Compressed Size", "Ratio", "bpb", "Time", "speed",
-          "Status"]
+HEADER = ["#", "File", "Profile", "Model", "Raw Size", "Compressed Size", "Ratio", "bpb", "Time",
+          "speed", "Status"]
+
+
+def model_cell(row: dict, side: dict) -> str:
+    """The model a job coded with ('name (hash12)'), else the one it asked for, else what its
+    `checkpoint` column names (simulated rows, jobs of older cockpits)."""
+    if side.get("model"):
+        return str(side["model"])
+    if side.get("model_request"):
+        return str(side["model_request"])
+    ck = str(row.get("checkpoint") or "")
+    if not ck:
+        return ""
+    return f"checkpoint {Path(ck).name}" if ck.endswith(".pt") else Path(ck).name
+
+
+def model_cells(run: RunDir, jobs: pd.DataFrame) -> dict[int, str]:
+    return {int(r["job_id"]): model_cell(r, read_sidecar(run, int(r["job_id"])))
+            for r in jobs.to_dict("records")}
 
 
 def baseline_cells(b: dict) -> list:
@@ -182,12 +269,13 @@ def baseline_cells(b: dict) -> list:
 
 
 def jobs_table(jobs: pd.DataFrame, selected: Optional[int], baselines: list[dict],
-               simulated_run: bool = False) -> list:
-    """thead + tbody of compression-results-table; the selected job's baselines under its row."""
+               simulated_run: bool = False, model_names: Optional[dict] = None) -> list:
+    """thead + tbody of compression-results-table; the selected job's baselines under its row.
+    model_names: job_id -> the Model cell (model_cells)."""
     head = html.Thead(html.Tr([html.Th(h) for h in HEADER]))
     if jobs.empty:
         return [head, html.Tbody(html.Tr(html.Td(
-            "No compression jobs in this run yet: choose a file and a checkpoint, then Compress.",
+            "No compression jobs in this run yet: choose a file and a model, then Compress.",
             colSpan=len(HEADER), className="text-muted")))]
     body = []
     for row in jobs.to_dict("records"):
@@ -195,7 +283,9 @@ def jobs_table(jobs: pd.DataFrame, selected: Optional[int], baselines: list[dict
         name = Path(str(row.get("input_path") or "")).name
         file_cell = html.Td([name, " ", dbc.Badge("simulated", color="info")] if simulated
                             else name, title=str(row.get("input_path") or ""))
-        cells = [html.Td(int(row["job_id"])), file_cell, html.Td(row.get("profile") or "")]
+        model = (model_names or {}).get(int(row["job_id"]), "")
+        cells = [html.Td(int(row["job_id"])), file_cell, html.Td(row.get("profile") or ""),
+                 html.Td(model, className="small", title=str(row.get("checkpoint") or ""))]
         cells += [html.Td(c, className="text-nowrap") for c in job_cells(row)]
         cells.append(html.Td(status_badge(row.get("status")), style={"maxWidth": "360px"}))
         sel = selected is not None and int(row["job_id"]) == int(selected)
@@ -204,7 +294,7 @@ def jobs_table(jobs: pd.DataFrame, selected: Optional[int], baselines: list[dict
             for b in baselines:
                 body.append(html.Tr([html.Td(""), html.Td(f"  {b['name']} (same file)",
                                                           className="ps-4 fst-italic"),
-                                     html.Td("")]
+                                     html.Td(""), html.Td("")]
                                     + [html.Td(c, className="text-nowrap")
                                        for c in baseline_cells(b)]
                                     + [html.Td("baseline", className="text-muted")],
@@ -289,14 +379,15 @@ def upload_hint(sandbox: Path, max_bytes: int) -> str:
 
 # -- callbacks --------------------------------------------------------------------------------
 def do_action(jobs: JobManager, runs_dir: Path, trigger, path, profile, checkpoint, run_name,
-              job_id) -> dict:
+              job_id, model=None) -> dict:
     """Start / cancel / verify; returns the action store {text, colour, ts} (empty text: ok)."""
     now = time.time()
     if trigger == ids.COMPRESS_CANCEL_BTN:
         return {"text": jobs.cancel(run_name, "compress"), "colour": "secondary", "ts": now}
     run = resolve(runs_dir, run_name)
     if run is None:
-        return {"text": "Choose a run in the top bar first: its checkpoints do the compressing.",
+        return {"text": "Choose a run in the top bar first: its folder keeps the compressed "
+                        "files and the job history.",
                 "colour": "warning", "ts": now}
     try:
         if trigger == ids.COMPRESS_VERIFY_BTN:
@@ -308,7 +399,7 @@ def do_action(jobs: JobManager, runs_dir: Path, trigger, path, profile, checkpoi
                 row = match.iloc[0].to_dict() if not match.empty else None
             jobs.start_verify(run, job_id, row)
         else:
-            jobs.start_compress(run, path, profile, checkpoint)
+            jobs.start_compress(run, path, profile, checkpoint, model=model)
     except JobError as exc:
         return {"text": str(exc), "colour": "warning", "ts": now}
     except READ_ERRORS as exc:
@@ -337,15 +428,21 @@ def register(app) -> None:
         return handle_upload(ctx.triggered_id, contents, picked, filename, sandbox, max_bytes)
 
     register_checkpoint_dropdown(app, runs_dir, ids.COMPRESS_CHECKPOINT, ids.TAB_COMPRESSION)
+    register_model_dropdown(app, runs_dir, ids.COMPRESS_MODEL, ids.COMPRESS_MODEL_NOTE,
+                            ids.COMPRESS_CHECKPOINT, ids.TAB_COMPRESSION)
 
     @app.callback(Output(ids.COMPRESS_ACTION, "data"),
                   Input(ids.COMPRESS_BTN, "n_clicks"), Input(ids.COMPRESS_CANCEL_BTN, "n_clicks"),
                   Input(ids.COMPRESS_VERIFY_BTN, "n_clicks"),
                   State(ids.COMPRESS_FILE_PATH, "value"), State(ids.COMPRESS_PROFILE, "value"),
-                  State(ids.COMPRESS_CHECKPOINT, "value"), State(ids.RUN_SELECT, "value"),
-                  State(ids.COMPRESS_JOB_SELECT, "value"), prevent_initial_call=True)
-    def act(_c, _x, _v, path, profile, checkpoint, name, job_id):
-        return do_action(jobs, runs_dir, ctx.triggered_id, path, profile, checkpoint, name, job_id)
+                  State(ids.COMPRESS_MODEL, "value"), State(ids.COMPRESS_CHECKPOINT, "value"),
+                  State(ids.RUN_SELECT, "value"), State(ids.COMPRESS_JOB_SELECT, "value"),
+                  prevent_initial_call=True)
+    def act(_c, _x, _v, path, profile, model, checkpoint, name, job_id):
+        # an empty model dropdown (nothing listed yet) means the shipped default, never the
+        # checkpoint dropdown's value
+        return do_action(jobs, runs_dir, ctx.triggered_id, path, profile, checkpoint, name,
+                         job_id, model=model or "default")
 
     @app.callback(Output(ids.COMPRESS_STATUS, "children"),
                   Output(ids.COMPRESS_PROGRESS, "value"), Output(ids.COMPRESS_PROGRESS, "label"),
@@ -374,7 +471,8 @@ def refresh_view(jobs: JobManager, runs_dir: Path, name, action, selected, seen)
     status = status_area(job, action)
     progress = progress_outputs(job)
     if run is None:
-        msg = "No run selected: choose one in the top bar (its checkpoints do the compressing)."
+        msg = ("No run selected: choose one in the top bar (its folder keeps the compressed "
+               "files and the job history).")
         return ((status or alert(msg, "secondary")), *progress, True, True, True,
                 jobs_table(pd.DataFrame(), None, []), [], None,
                 viz_utils.compression_comparison_fig(pd.DataFrame()), "", None)
@@ -413,5 +511,5 @@ def refresh_view(jobs: JobManager, runs_dir: Path, name, action, selected, seen)
     title = f"job #{selected}: {Path(str(row['input_path'])).name}" if row else ""
     fig = viz_utils.compression_comparison_fig(comparison_frame(row, baselines), title)
     return (status, *progress, busy, not busy, verify_disabled,
-            jobs_table(table, selected, baselines, simulated_run), options, selected, fig,
-            verify_view(vjob, side), version)
+            jobs_table(table, selected, baselines, simulated_run, model_cells(run, table)),
+            options, selected, fig, verify_view(vjob, side), version)

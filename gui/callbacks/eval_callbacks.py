@@ -1,6 +1,12 @@
-"""Evaluation tab: run the evaluation (gui.compress_worker eval, the function scripts/eval_enwik8.sh
-runs) as a background job, and show eval_results / eval_baselines of the selected run: the
-results table against the reference compressors, the newest roundtrip status and the bpb history.
+"""Evaluation tab: run the evaluation (gui.compress_worker eval: for a checkpoint of the run the
+function scripts/eval_enwik8.sh runs, for a coding model the same steps with that model) as a
+background job, and show eval_results / eval_baselines of the selected run: the results table
+against the reference compressors, the newest roundtrip status and the bpb history.
+
+An evaluation of a model that is not one of the run's own (the shipped default, another run's)
+is recorded under the model's training step with the model named in the dataset label
+("small-val[:2000] · model general-v1 (186335b9d17d)", gui.compress_worker.eval_key), so it never
+replaces a row of the run's own checkpoints and draws its own line in the history.
 """
 from __future__ import annotations
 
@@ -19,11 +25,13 @@ from umoec import config as C
 from umoec import sizing
 from umoec.run import RunDir
 
-from .. import db, ids, viz_utils
+from .. import db, ids, models, viz_utils
 from ..compress_jobs import ROOT, JobError, JobManager
+from ..compress_worker import MODEL_TAG
 from ..runs import resolve
 from .compression_callbacks import (alert, manager_for, progress_outputs,
-                                    register_checkpoint_dropdown, status_area)
+                                    register_checkpoint_dropdown, register_model_dropdown,
+                                    status_area)
 
 READ_ERRORS = (FileNotFoundError, sqlite3.Error, OSError, ValueError)
 REFERENCES = viz_utils.REFERENCE_BPB       # gzip 2.7, zstd-22 1.95, CMIX 1.23 (enwik8)
@@ -59,13 +67,34 @@ def data_source_note(run: RunDir, root: Path = ROOT) -> str:
             f"({val / 'val.bin'}) exists: the evaluation will fail until one does.")
 
 
+def _params(n: int) -> str:
+    return f"{n / 1e6:.2f} M" if n >= 1e5 else f"{n / 1e3:.1f} k"
+
+
 def model_size(run: RunDir) -> str:
     """Parameters of the run's model (umoec.sizing on its config.yaml)."""
     try:
         n = sizing.total_params(C.load(run.config_path))
     except Exception:  # a config this version cannot read: say so in the cell
         return "?"
-    return f"{n / 1e6:.2f} M" if n >= 1e5 else f"{n / 1e3:.1f} k"
+    return _params(n)
+
+
+def tagged_model(dataset: str) -> tuple[str, str]:
+    """('small-val[:2000]', 'general-v1 (186335b9d17d)') for a row of a model that is not the
+    run's own; (dataset, '') otherwise."""
+    data, _, label = str(dataset).partition(MODEL_TAG)
+    return data, label
+
+
+def model_sizes(runs_dir: Path) -> dict[str, str]:
+    """'name (hash12)' -> parameter count of every model on the search path (header info)."""
+    try:
+        found = models.model_entries(runs_dir)
+    except OSError:
+        return {}
+    return {models.model_label(e.name, e.hash): _params(int(e.info["params"]))
+            for e in found if isinstance(e.info.get("params"), int)}
 
 
 def _vs(bpb: float, ref: float):
@@ -80,8 +109,9 @@ def measured_methods(baselines: pd.DataFrame) -> list[str]:
 
 
 def eval_table(evals: pd.DataFrame, baselines: pd.DataFrame, size: str,
-               simulated: bool = False) -> list:
-    """thead + tbody of eval-results-table, newest evaluation first."""
+               simulated: bool = False, sizes: Optional[dict] = None) -> list:
+    """thead + tbody of eval-results-table, newest evaluation first. size: the run's model size;
+    sizes: 'name (hash12)' -> size of the other models' rows (model_sizes)."""
     methods = measured_methods(baselines)
     head = html.Thead([
         html.Tr([html.Th(h, rowSpan=2) for h in HEADER]
@@ -91,7 +121,8 @@ def eval_table(evals: pd.DataFrame, baselines: pd.DataFrame, size: str,
     ])
     if evals.empty:
         return [head, html.Tbody(html.Tr(html.Td(
-            "No evaluation of this run yet: choose a checkpoint and press Run enwik8 Eval.",
+            "No evaluation of this run yet: choose a model (or a checkpoint of the run) and "
+            "press Run enwik8 Eval.",
             colSpan=len(HEADER) + len(methods), className="text-muted")))]
     measured = {}
     for r in baselines.to_dict("records"):
@@ -101,10 +132,13 @@ def eval_table(evals: pd.DataFrame, baselines: pd.DataFrame, size: str,
     order = evals.sort_values(["ts", "step"], ascending=False)
     for r in order.to_dict("records"):
         bpb, ok = float(r["bpb"]), bool(r["roundtrip_ok"])
-        dataset = [str(r["dataset"]), " ", dbc.Badge("simulated", color="info")] if simulated \
+        other = tagged_model(r["dataset"])[1]
+        made_up = simulated and not other  # a model's evaluation is real even in a simulated run
+        dataset = [str(r["dataset"]), " ", dbc.Badge("simulated", color="info")] if made_up \
             else str(r["dataset"])
+        row_size = (sizes or {}).get(other, "?") if other else size
         cells = [html.Td(f"{int(r['step']):,}"), html.Td(dataset), html.Td(f"{bpb:.4f}"),
-                 html.Td(size), _vs(bpb, REFERENCES["gzip"]), _vs(bpb, REFERENCES["zstd-22"]),
+                 html.Td(row_size), _vs(bpb, REFERENCES["gzip"]), _vs(bpb, REFERENCES["zstd-22"]),
                  _vs(bpb, REFERENCES["CMIX"]), html.Td(f"{bpb - REFERENCES['CMIX']:+.3f}"),
                  html.Td(dbc.Badge("PASS" if ok else "FAIL", color="success" if ok else "danger"))]
         for m in methods:
@@ -112,11 +146,15 @@ def eval_table(evals: pd.DataFrame, baselines: pd.DataFrame, size: str,
             cells.append(html.Td("" if v is None else f"{v:.3f}"))
         rows.append(html.Tr(cells))
     notes = []
+    if any(tagged_model(d)[1] for d in evals["dataset"]):
+        notes.append("Rows naming a model (· model NAME (HASH)) evaluated that coding model, not a "
+                     "checkpoint of this run; Step is the step it was trained to.")
     if any(not str(d).startswith("enwik8") for d in evals["dataset"]):
         notes.append("The reference columns are published enwik8 figures; rows on other data "
                      "compare best with the measured columns (same bytes).")
     if simulated:
-        notes.append("This run is simulated (bin.simulate_training): its evaluations are made "
+        notes.append("This run is simulated (bin.simulate_training): its own evaluations (rows "
+                     "marked simulated) are made "
                      "up, no bytes were compressed.")
     for n in notes:
         rows.append(html.Tr(html.Td(n, colSpan=len(HEADER) + len(methods),
@@ -132,14 +170,15 @@ def roundtrip_badge(evals: pd.DataFrame, simulated: bool = False):
     ok = bool(r["roundtrip_ok"])
     text = "PASS" if ok else "FAIL"
     return html.Span([
-        html.Span(text + (" (simulated)" if simulated else ""),
+        html.Span(text + (" (simulated)" if simulated and not tagged_model(r["dataset"])[1]
+                          else ""),
                   className="fw-bold " + ("text-success" if ok else "text-danger")),
         html.Span(f" step {int(r['step']):,}, {r['dataset']}", className="small text-muted"),
     ])
 
 
 def do_eval_action(jobs: JobManager, runs_dir: Path, trigger, run_name, checkpoint, max_bytes,
-                   profile) -> dict:
+                   profile, model=None) -> dict:
     now = time.time()
     if trigger == ids.EVAL_CANCEL_BTN:
         return {"text": jobs.cancel(run_name, "eval"), "colour": "secondary", "ts": now}
@@ -150,7 +189,7 @@ def do_eval_action(jobs: JobManager, runs_dir: Path, trigger, run_name, checkpoi
         return {"text": "Max bytes must be a whole number >= 0 (0 = the whole file).",
                 "colour": "warning", "ts": now}
     try:
-        jobs.start_eval(run, checkpoint, max_bytes, profile)
+        jobs.start_eval(run, checkpoint, max_bytes, profile, model=model)
     except JobError as exc:
         return {"text": str(exc), "colour": "warning", "ts": now}
     return {"text": "", "ts": now}
@@ -161,15 +200,17 @@ def register(app) -> None:
     jobs = manager_for(app)
 
     register_checkpoint_dropdown(app, runs_dir, ids.EVAL_CHECKPOINT, ids.TAB_EVAL)
+    register_model_dropdown(app, runs_dir, ids.EVAL_MODEL, ids.EVAL_MODEL_NOTE,
+                            ids.EVAL_CHECKPOINT, ids.TAB_EVAL, prefer_checkpoint=True)
 
     @app.callback(Output(ids.EVAL_ACTION, "data"),
                   Input(ids.EVAL_ENWIK8_BTN, "n_clicks"), Input(ids.EVAL_CANCEL_BTN, "n_clicks"),
-                  State(ids.RUN_SELECT, "value"), State(ids.EVAL_CHECKPOINT, "value"),
-                  State(ids.EVAL_MAX_BYTES, "value"), State(ids.EVAL_PROFILE, "value"),
-                  prevent_initial_call=True)
-    def act(_e, _c, name, checkpoint, max_bytes, profile):
+                  State(ids.RUN_SELECT, "value"), State(ids.EVAL_MODEL, "value"),
+                  State(ids.EVAL_CHECKPOINT, "value"), State(ids.EVAL_MAX_BYTES, "value"),
+                  State(ids.EVAL_PROFILE, "value"), prevent_initial_call=True)
+    def act(_e, _c, name, model, checkpoint, max_bytes, profile):
         return do_eval_action(jobs, runs_dir, ctx.triggered_id, name, checkpoint, max_bytes,
-                              profile)
+                              profile, model=model or "default")
 
     @app.callback(Output(ids.EVAL_STATUS, "children"),
                   Output(ids.EVAL_PROGRESS, "value"), Output(ids.EVAL_PROGRESS, "label"),
@@ -219,7 +260,10 @@ def eval_view(jobs: JobManager, runs_dir: Path, name, action, seen: Optional[str
         return (status, *progress, busy, not busy, no_update, no_update, no_update, no_update,
                 no_update)
     simulated = is_simulated(run)
+    sizes = model_sizes(runs_dir) if any(tagged_model(d)[1] for d in evals["dataset"]) else {}
     return (status, *progress, busy, not busy, data_source_note(run),
-            eval_table(evals, baselines, model_size(run), simulated),
+            eval_table(evals, baselines, model_size(run), simulated, sizes),
             roundtrip_badge(evals, simulated),
-            viz_utils.eval_bpb_history_fig(evals, baselines, simulated), version)
+            viz_utils.eval_bpb_history_fig(
+                evals, baselines, simulated,
+                real=[d for d in evals["dataset"] if tagged_model(d)[1]]), version)

@@ -1,4 +1,5 @@
-"""Training tab (spec WS2): KPIs, ETA, live charts, head losses, checkpoints, resume list, log.
+"""Training tab (spec WS2): KPIs, ETA, live charts, head losses, checkpoints (each with its coding
+model, or an Export model button: gui/callbacks/model_export_callbacks.py), resume list, log.
 
 The charts are drawn once (EMA on every row, each trace downsampled to about
 series.MAX_POINTS points) and then only extended: every tick reads the rows newer than the
@@ -22,7 +23,7 @@ from dash.exceptions import PreventUpdate
 
 from umoec.run import RunState
 
-from .. import db, ids, viz_utils
+from .. import db, ids, models, viz_utils
 from ..derived import fmt_bytes
 from ..panels.training_panel import kpi_card
 from ..runs import resolve, summarise
@@ -93,16 +94,53 @@ def heads_table(heads) -> object:
                      size="sm", striped=True, class_name="mb-0")
 
 
-def checkpoint_list(cks) -> object:
+def export_button(c, text: str) -> dbc.Button:
+    return dbc.Button(text, id={"type": ids.CHECKPOINT_EXPORT_BTN, "index": c.path.name},
+                      size="sm", color="secondary", outline=True, class_name="py-0 px-2",
+                      title=f"write the coding model models/step{c.step:06d}.umm of this run "
+                            "(a background job)")
+
+
+def export_cell(c, exported: Optional[dict], simulated: bool = False) -> object:
+    """The coding model of checkpoint `c` (RUN/models/stepNNNNNN.umm) or an Export model button."""
+    if simulated:
+        return html.Span("simulated, no weights", className="text-muted small")
+    if not exported:
+        return export_button(c, "Export model")
+    if exported.get("error"):
+        return html.Div([html.Div(exported["error"], className="text-danger small"),
+                         export_button(c, "Export again")])
+    if exported.get("stale"):
+        return html.Div([html.Span(f"{exported['label']} (older than the checkpoint) ",
+                                   className="small text-muted"), export_button(c, "Export again")])
+    return html.Span(exported["label"], className="small font-monospace text-success",
+                     title="coding model exported from this checkpoint: listed in the "
+                           "Compression and Evaluation tabs")
+
+
+def checkpoint_models(run, cks) -> dict[str, dict]:
+    """file name -> models.exported_model of each checkpoint (RUN/models/stepNNNNNN.umm)."""
+    if run is None:
+        return {}
+    return {c.path.name: models.exported_model(run, c.step, c.mtime) for c in cks}
+
+
+def checkpoint_list(cks, exported: Optional[dict] = None, simulated: bool = False) -> object:
+    """Table of the run's checkpoints, newest first; with `exported` (checkpoint_models) a model
+    column: the exported coding model or an Export model button."""
     if not cks:
         return html.Div("No checkpoints yet.", className="text-muted")
+    with_models = exported is not None
     rows = [html.Tr([html.Td(f"{c.step:,}"), html.Td(_fmt_bytes(c.size)),
                      html.Td(time.strftime("%H:%M:%S", time.localtime(c.mtime))),
-                     html.Td(c.path.name, className="font-monospace small")])
+                     html.Td(c.path.name, className="font-monospace small")]
+                    + ([html.Td(export_cell(c, exported.get(c.path.name), simulated))]
+                       if with_models else []))
             for c in reversed(cks)]
-    return html.Div(dbc.Table([html.Thead(html.Tr([html.Th("step"), html.Th("size"),
-                                                   html.Th("time"), html.Th("file")])),
-                               html.Tbody(rows)], size="sm", class_name="mb-0"),
+    head = [html.Th("step"), html.Th("size"), html.Th("time"), html.Th("file")]
+    head += [html.Th("coding model")] if with_models else []
+    return html.Div(dbc.Table([html.Thead(html.Tr(head)), html.Tbody(rows)], size="sm",
+                              class_name="mb-0 align-middle"),
                     style={"maxHeight": "260px", "overflowY": "auto"})
 
 
@@ -110,6 +148,13 @@ def checkpoint_options(cks) -> list[dict]:
     return [{"label": f"step {c.step:,} ({_fmt_bytes(c.size)}, "
                       f"{time.strftime('%H:%M:%S', time.localtime(c.mtime))})",
              "value": c.path.name} for c in reversed(cks)]
+
+
+def _mtime(path: Path) -> Optional[float]:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
 
 
 def _error(text: str, colour: str = "danger") -> dbc.Alert:
@@ -221,13 +266,14 @@ def training_update(runs_dir: Path, name: Optional[str], smoothing: float = 0.6,
     same_run = state if state and state.get("run") == name else None
     cks = run.checkpoints()
     ck_names = [c.path.name for c in cks]
-    ck_sig = [[c.step, c.size, c.mtime] for c in cks]
+    ck_sig = [[c.step, c.size, c.mtime, _mtime(run.model_path(c.step))] for c in cks]
     if same_run and same_run.get("ck_sig") == ck_sig and (checkpoint in ck_names or not cks):
         out = dict(checkpoints=no_update, ck_options=no_update, ck_value=no_update)
     else:
         ck_value = checkpoint if checkpoint in ck_names else (ck_names[-1] if ck_names else None)
-        out = dict(checkpoints=checkpoint_list(cks), ck_options=checkpoint_options(cks),
-                   ck_value=ck_value)
+        out = dict(checkpoints=checkpoint_list(cks, checkpoint_models(run, cks),
+                                               summary.kind == "simulate"),
+                   ck_options=checkpoint_options(cks), ck_value=ck_value)
     log, log_sig = _read_log(run, same_run)
     out["log"] = log
     try:

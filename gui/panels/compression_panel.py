@@ -1,6 +1,7 @@
-"""Compression tab (spec WS6, issue 8): compress a file (path or upload) with a checkpoint of the
-selected run as a background job, compare with gzip / zstd -22 / xz / brotli on the same file,
-and verify the round trip (sha256). Filled by gui/callbacks/compression_callbacks.py."""
+"""Compression tab (spec WS6, issue 8): compress a file (path or upload) with a coding model (the
+shipped default preselected, any model of the store, or a checkpoint of the selected run) as a
+background job, compare with gzip / zstd -22 / xz / brotli on the same file, and verify the round
+trip (sha256). Filled by gui/callbacks/compression_callbacks.py."""
 from __future__ import annotations
 
 import dash_bootstrap_components as dbc
@@ -25,6 +26,28 @@ def labelled(label: str, control, width: int = 12, note: str = "") -> dbc.Col:
                    + ([html.Div(note, className="form-text")] if note else []), md=width)
 
 
+def model_controls(model_id: str, note_id: str, checkpoint_id: str, what: str) -> list:
+    """The model dropdown (filled by compression_callbacks.register_model_dropdown) and the run's
+    checkpoint dropdown it enables."""
+    return [
+        dbc.Row([
+            labelled("Coding model", dcc.Dropdown(
+                id=model_id, options=[], clearable=False,
+                placeholder="no model found"), 12,
+                f"The shipped default {what} right away, without training; models exported from "
+                "runs (Training tab, Export model) and your model store are listed too."),
+        ], class_name="g-2 mt-1"),
+        html.Div(id=note_id, className="form-text text-warning"),
+        dbc.Row([
+            labelled("Checkpoint of the selected run", dcc.Dropdown(
+                id=checkpoint_id, options=[], clearable=False, disabled=True,
+                placeholder="no checkpoints"), 6,
+                "used when the model is 'a checkpoint of run ...'; exported to "
+                "RUN/models/stepNNNNNN.umm first"),
+        ], class_name="g-2 mt-1"),
+    ]
+
+
 def progress_bar(component_id: str) -> dbc.Progress:
     return dbc.Progress(id=component_id, value=0, striped=True, animated=True,
                         style={"display": "none", "height": "20px"}, class_name="my-2")
@@ -46,13 +69,12 @@ def layout() -> html.Div:
         ], class_name="g-2"),
         html.Div(id=ids.COMPRESS_UPLOAD_HINT, className="form-text mb-1"),
         html.Div(id=ids.COMPRESS_UPLOAD_STATUS),
+        *model_controls(ids.COMPRESS_MODEL, ids.COMPRESS_MODEL_NOTE, ids.COMPRESS_CHECKPOINT,
+                        "compresses"),
         dbc.Row([
             labelled("Profile", dcc.Dropdown(id=ids.COMPRESS_PROFILE, options=profile_options(),
                                              value="turbo", clearable=False, persistence=True,
-                                             persistence_type="local"), 6),
-            labelled("Checkpoint of the selected run", dcc.Dropdown(
-                id=ids.COMPRESS_CHECKPOINT, options=[], clearable=False,
-                placeholder="no checkpoints"), 6),
+                                             persistence_type="local"), 12),
         ], class_name="g-2 mt-1"),
         html.Div([
             dbc.Button("Compress", id=ids.COMPRESS_BTN, color="primary", size="sm",
@@ -77,8 +99,9 @@ def layout() -> html.Div:
                       figure=empty_fig("Loading ...", height=260)),
         ])]), lg=8),
         dbc.Col(dbc.Card([dbc.CardHeader("Round trip"), dbc.CardBody([
-            html.P("Decompress the chosen job's .umc file and compare the sha256 of the result "
-                   "with the original's.", className="small text-muted"),
+            html.P("Decompress the chosen job's .umc file with the model it names (found by "
+                   "its hash) and compare the sha256 of the result with the original's.",
+                   className="small text-muted"),
             dbc.Button("Verify Roundtrip", id=ids.COMPRESS_VERIFY_BTN, color="success",
                        size="sm", outline=True, disabled=True),
             html.Div(id=ids.COMPRESS_VERIFY_RESULT, className="mt-3"),

@@ -1,7 +1,7 @@
-"""Evaluation tab (spec WS6, issue 8): evaluate a checkpoint as a compressor (enwik8 when the user
-has it, the run's validation split otherwise) as a background job, with roundtrip verification,
-the classical baselines on the same bytes, and the bpb history. Filled by
-gui/callbacks/eval_callbacks.py."""
+"""Evaluation tab (spec WS6, issue 8): evaluate a coding model (the shipped default, any model of
+the store) or a checkpoint of the selected run as a compressor (enwik8 when the user has it, the
+run's validation split otherwise) as a background job, with roundtrip verification, the classical
+baselines on the same bytes, and the bpb history. Filled by gui/callbacks/eval_callbacks.py."""
 from __future__ import annotations
 
 import dash_bootstrap_components as dbc
@@ -9,24 +9,24 @@ from dash import dcc, html
 
 from .. import ids
 from ..viz_utils import empty_fig
-from .compression_panel import labelled, profile_options, progress_bar
+from .compression_panel import labelled, model_controls, profile_options, progress_bar
 
 DEFAULT_MAX_BYTES = 100_000
 
 
 def layout() -> html.Div:
-    form = dbc.Card([dbc.CardHeader("Evaluate a checkpoint as a compressor"), dbc.CardBody([
+    form = dbc.Card([dbc.CardHeader("Evaluate a model or a checkpoint as a compressor"),
+                     dbc.CardBody([
+        *model_controls(ids.EVAL_MODEL, ids.EVAL_MODEL_NOTE, ids.EVAL_CHECKPOINT,
+                        "is evaluated"),
         dbc.Row([
-            labelled("Checkpoint of the selected run", dcc.Dropdown(
-                id=ids.EVAL_CHECKPOINT, options=[], clearable=False,
-                placeholder="no checkpoints"), 5),
             labelled("Max bytes", dbc.Input(
                 id=ids.EVAL_MAX_BYTES, type="number", min=0, step=1, value=DEFAULT_MAX_BYTES,
-                size="sm", persistence=True, persistence_type="local"), 3,
+                size="sm", persistence=True, persistence_type="local"), 6,
                 "first N bytes; 0 = all (enwik8 whole takes hours on a CPU)"),
             labelled("Profile", dcc.Dropdown(id=ids.EVAL_PROFILE, options=profile_options(),
-                                             value="turbo", clearable=False), 4),
-        ], class_name="g-2"),
+                                             value="turbo", clearable=False), 6),
+        ], class_name="g-2 mt-1"),
         html.Div(id=ids.EVAL_DATA_NOTE, className="small text-muted mt-2"),
         html.Div([
             dbc.Button("Run enwik8 Eval", id=ids.EVAL_ENWIK8_BTN, color="primary", size="sm",

@@ -1,5 +1,5 @@
 """Training tab (spec WS2): KPIs, ETA, loss and lr charts (EMA, log y), head losses, checkpoints
-with resume, log tail."""
+with resume and Export model, log tail."""
 from __future__ import annotations
 
 import dash_bootstrap_components as dbc
@@ -48,6 +48,7 @@ def layout() -> html.Div:
         dcc.Store(id=ids.TRAINING_CHART_STATE, storage_type="memory"),
         dcc.Store(id=ids.TRAINING_ZOOM, storage_type="memory"),
         dcc.Store(id=ids.TRAINING_ZOOM_SEEN, storage_type="memory"),
+        dcc.Store(id=ids.CHECKPOINT_EXPORT_ACTION, storage_type="memory"),
         html.Div(id=ids.TRAINING_ERROR),
         dbc.Row(id=ids.TRAINING_KPIS, class_name="g-2"),
         html.Div(id=ids.TRAINING_ETA, className="text-muted mb-2"),
@@ -65,7 +66,9 @@ def layout() -> html.Div:
                               dbc.CardBody(dcc.Graph(id=ids.TRAINING_LR))]), lg=8),
             dbc.Col(dbc.Card([dbc.CardHeader("Checkpoints"),
                               dbc.CardBody([resume_controls(),
-                                            html.Div(id=ids.CHECKPOINT_LIST)])]), lg=4),
+                                            html.Div(id=ids.CHECKPOINT_LIST),
+                                            html.Div(id=ids.CHECKPOINT_EXPORT_STATUS,
+                                                     className="mt-2")])]), lg=4),
         ], class_name="g-3 mb-3"),
         dbc.Card([dbc.CardHeader("training.log (last 100 lines)"),
                   dbc.CardBody(html.Pre(id=ids.LOG_TAIL, style=LOG_STYLE, className="mb-0"))]),

@@ -1,6 +1,7 @@
-"""Compression / Evaluation tabs without a browser or a model: the upload sandbox, the job runner
-(success, error, crash, timeout, cancel), the job manager's compression_jobs rows, the restart
-reconciliation and the figure functions. Workers here are tiny fake scripts (no torch)."""
+"""Compression / Evaluation tabs without a browser or a model run: the upload sandbox, the job
+runner (success, error, crash, timeout, cancel), the job manager's compression_jobs rows, the
+restart reconciliation, the model dropdowns (the model store, read from headers only), the
+checkpoint list's export column and the figure functions. Workers here are tiny fake scripts."""
 from __future__ import annotations
 
 import base64
@@ -14,15 +15,18 @@ import time
 import pandas as pd
 import pytest
 
-from gui import viz_utils
+from gui import models, viz_utils
 from gui.compress_jobs import (Job, JobError, JobManager, JobRunner, read_sidecar, sidecar_path,
                                status_kind, status_reason)
+from gui.models import CHECKPOINT_CHOICE
 from gui.uploads import (UploadError, decode_contents, decoded_size, ensure_sandbox,
                          safe_upload_name, store_upload)
 from umoec import config as C
 from umoec.metrics import TrainingDB
 from umoec.run import RunDir
 from umoec.run.atomic import atomic_write_text
+from umoec.engine import modelfile as mf
+from umoec.engine import store
 
 PY = sys.executable
 
@@ -219,30 +223,33 @@ def rows(run: RunDir) -> list[dict]:
 def test_refusals_before_a_worker_leave_failed_rows(run, tmp_path):
     jobs = JobManager(run.root.parent, python="/nonexistent/python")
     with pytest.raises(JobError, match="type the path of a file"):
-        jobs.start_compress(run, "  ", "turbo", "step000004.pt")
+        jobs.start_compress(run, "  ", "turbo")
     with pytest.raises(JobError, match="unknown profile"):
-        jobs.start_compress(run, "/etc/hostname", "ultra", "step000004.pt")
+        jobs.start_compress(run, "/etc/hostname", "ultra")
     assert rows(run) == []
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     src = tmp_path / "in.txt"
     src.write_text("hello")
-    cases = [(str(tmp_path / "missing.bin"), "step000004.pt", "does not exist"),
-             (str(tmp_path), "step000004.pt", "is a folder, not a file"),
-             (str(fifo), "step000004.pt", "not a regular file"),
-             (str(src), None, "choose a checkpoint of run r1"),
-             (str(src), "step999999.pt", "is not in its checkpoints folder")]
-    for path, ck, reason in cases:
-        job = jobs.start_compress(run, path, "turbo", ck)
+    gone = "ab" * 32
+    cases = [(str(tmp_path / "missing.bin"), "default", None, "does not exist"),
+             (str(tmp_path), CHECKPOINT_CHOICE, "step000004.pt", "is a folder, not a file"),
+             (str(fifo), "default", None, "not a regular file"),
+             (str(src), CHECKPOINT_CHOICE, None, "choose a checkpoint of run r1"),
+             (str(src), CHECKPOINT_CHOICE, "step999999.pt", "is not in its checkpoints folder"),
+             (str(src), gone, None, "model abababababab is no longer on the model search path")]
+    for path, model, ck, reason in cases:
+        job = jobs.start_compress(run, path, "turbo", ck, model=model)
         assert job.state == "failed" and reason in job.message and not job.running
     got = rows(run)
     assert [status_kind(r["status"]) for r in got] == ["failed"] * len(cases)
-    for r, (_, _, reason) in zip(reversed(got), cases, strict=True):
+    for r, (_, _, _, reason) in zip(reversed(got), cases, strict=True):
         assert reason in status_reason(r["status"])
+    assert read_sidecar(run, got[0]["job_id"])["model_request"] == "model abababababab"
     for c in run.checkpoints():
         c.path.unlink()
-    job = jobs.start_compress(run, str(src), "turbo", "step000004.pt")
-    assert "has no checkpoint yet" in job.message
+    job = jobs.start_compress(run, str(src), "turbo", "step000004.pt", model=CHECKPOINT_CHOICE)
+    assert "has no checkpoint yet" in job.message and "or choose a model" in job.message
 
 
 def test_unreadable_file_is_a_failed_row(run, tmp_path, monkeypatch):
@@ -255,7 +262,7 @@ def test_unreadable_file_is_a_failed_row(run, tmp_path, monkeypatch):
         def refuse(*_a, **_k):
             raise PermissionError(13, "Permission denied")
         monkeypatch.setattr(compress_jobs, "open", refuse, raising=False)
-    job = JobManager(run.root.parent).start_compress(run, str(src), "turbo", "step000004.pt")
+    job = JobManager(run.root.parent).start_compress(run, str(src), "turbo")
     assert job.state == "failed"
     assert job.message == f"cannot read input file {src}: Permission denied"
     assert rows(run)[0]["status"] == f"failed: cannot read input file {src}: Permission denied"
@@ -273,10 +280,12 @@ def test_every_end_is_recorded_never_running(run, tmp_path, fake_python, monkeyp
     src = tmp_path / "in.txt"
     src.write_text("hello")
     jobs = JobManager(run.root.parent, python=fake_python, timeout=1.5 if how == "timeout" else 60)
-    job = jobs.start_compress(run, str(src), "turbo", "step000004.pt")
+    job = jobs.start_compress(run, str(src), "turbo", "step000004.pt")  # no model: checkpoint
     assert job.running and rows(run)[0]["status"] == "running"
+    assert job.argv[job.argv.index("--checkpoint") + 1] == str(run.checkpoints()[0].path)
+    assert job.env["UMOEC_RUNS_DIR"] == str(run.root.parent.resolve())  # the store's runs folder
     with pytest.raises(JobError, match="already running"):
-        jobs.start_compress(run, str(src), "turbo", "step000004.pt")
+        jobs.start_compress(run, str(src), "turbo")
     if how == "cancel":
         wait_running(job)
         assert "cancelling the compress job" in jobs.cancel("r1", "compress")
@@ -338,9 +347,138 @@ def test_eval_requests_are_checked(run):
     with pytest.raises(JobError, match=">= 0"):
         jobs.start_eval(run, "step000004.pt", -1, "turbo")
     with pytest.raises(JobError, match="choose a checkpoint"):
-        jobs.start_eval(run, "nope.pt", 100, "turbo")
+        jobs.start_eval(run, "nope.pt", 100, "turbo", model=CHECKPOINT_CHOICE)
+    with pytest.raises(JobError, match="choose a checkpoint"):
+        jobs.start_eval(run, None, 100, "turbo")  # neither a model nor a checkpoint
+    with pytest.raises(JobError, match="no longer on the model search path"):
+        jobs.start_eval(run, None, 100, "turbo", model="cd" * 32)
     job = jobs.start_eval(run, "step000004.pt", 100, "turbo")
     assert job.state == "failed" and "cannot start the worker" in job.message
+    assert job.argv[job.argv.index("--checkpoint") + 1].endswith("step000004.pt")
+    job = jobs.start_eval(run, "step000004.pt", 100, "turbo", model="default")
+    assert job.argv[job.argv.index("--model") + 1] == str(store.DEFAULT_FILE)
+    assert job.label == models.model_label(*default_name_hash())
+
+
+def test_export_requests_are_checked(run):
+    jobs = JobManager(run.root.parent, python="/nonexistent/python")
+    with pytest.raises(JobError, match="is not in run r1's checkpoints folder"):
+        jobs.start_export(run, "step000999.pt")
+    job = jobs.start_export(run, "step000004.pt")
+    assert job.state == "failed" and "cannot start the worker" in job.message
+    assert job.argv[-4:] == ["--checkpoint", str(run.checkpoint_path(4)),
+                             "--output", str(run.model_path(4))]
+    assert jobs.latest("r1", "export") is job and jobs.latest("r1", "compress") is None
+
+
+# -- the model store in the dropdowns ---------------------------------------------------------
+def default_name_hash() -> tuple[str, str]:
+    d = mf.describe(store.DEFAULT_FILE)
+    return d["name"], d["hash"]
+
+
+def other_model(path, name: str, damage: bool = False, delta: int = 1):
+    """A model that differs from the shipped default in one weight by `delta` (another hash),
+    written to `path`; damage=True flips a weight byte after writing (the header still reads
+    fine)."""
+    base = mf.read(store.DEFAULT_FILE)
+    tensors = dict(base.tensors)
+    key = sorted(tensors)[0]
+    t = tensors[key].copy()
+    t.flat[0] = t.flat[0] + delta
+    tensors[key] = t
+    m = mf.make(name, base.config, tensors, {"params": 1234})
+    mf.write(m, path)
+    if damage:
+        blob = bytearray(path.read_bytes())
+        blob[-1] ^= 0x01
+        path.write_bytes(bytes(blob))
+    return m
+
+
+def test_model_options_list_the_store_default_first_and_preselected(run, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))  # an empty user store
+    monkeypatch.delenv("UMOEC_MODEL_PATH", raising=False)
+    name, digest = default_name_hash()
+    options, default, errors = models.model_options(run.root.parent, run)
+    assert default == digest and errors == []
+    assert options[0] == {"label": f"{name} · {digest[:12]} · shipped · default", "value": digest}
+    assert options[-1]["value"] == CHECKPOINT_CHOICE and "a checkpoint of run r1" in \
+        options[-1]["label"] and not options[-1].get("disabled")
+    # a model exported into the run, a copy of the default in the user store (listed once) and a
+    # file that is no model at all (not listed, said in the note)
+    run.models_dir.mkdir()
+    mine = other_model(run.model_path(4), "r1-step4")
+    user = store.user_dir({"XDG_DATA_HOME": str(tmp_path / "xdg")})
+    user.mkdir(parents=True)
+    (user / "copy.umm").write_bytes(store.DEFAULT_FILE.read_bytes())
+    (run.models_dir / "junk.umm").write_bytes(b"not a model at all")
+    options, default, errors = models.model_options(run.root.parent, run)
+    labels = [o["label"] for o in options]
+    assert labels == [f"{name} · {digest[:12]} · shipped · default",
+                      f"r1-step4 · {mine.hash[:12]} · run r1",
+                      options[-1]["label"]]
+    assert len(errors) == 1 and "junk.umm" in errors[0] and "not a u-moec-tiny model" in errors[0]
+    assert models.problems_note(errors).startswith("Not listed: model file ")
+    assert models.find_entry(run.root.parent, mine.hash).path == run.model_path(4)
+    assert models.find_entry(run.root.parent, "00" * 32) is None
+    no_checkpoints = RunDir(tmp_path / "runs" / "empty")
+    assert models.checkpoint_option(no_checkpoints)["disabled"] is True
+
+
+def test_model_dropdown_keeps_the_choice_and_falls_back_to_the_default(run):
+    from dash import no_update
+    from gui.callbacks.compression_callbacks import model_dropdown_view
+    runs = run.root.parent
+    options, value, note = model_dropdown_view(runs, run, None, None, None)
+    _, digest = default_name_hash()
+    assert value == digest and note == ""
+    same = model_dropdown_view(runs, run, CHECKPOINT_CHOICE, options, "")
+    assert same == (no_update, CHECKPOINT_CHOICE, no_update)
+    assert model_dropdown_view(runs, run, "gone", options, "")[1] == digest
+    assert model_dropdown_view(runs, run, None, options, "", prefer=CHECKPOINT_CHOICE)[1] == \
+        CHECKPOINT_CHOICE
+    for c in run.checkpoints():  # "a checkpoint of the run" is offered but disabled now
+        c.path.unlink()
+    assert model_dropdown_view(runs, run, CHECKPOINT_CHOICE, options, "")[1] == digest
+
+
+def test_checkpoint_list_shows_the_exported_model_or_an_export_button(run):
+    from gui.callbacks.training_callbacks import checkpoint_list, checkpoint_models
+    (run.checkpoints_dir / "step000008.pt").write_bytes(b"newer")
+    run.models_dir.mkdir()
+    m = other_model(run.model_path(8), "r1-step8")
+    os.utime(run.model_path(8), (time.time() + 5, time.time() + 5))
+    cks = run.checkpoints()
+    exported = checkpoint_models(run, cks)
+    assert exported["step000004.pt"] == {}
+    assert exported["step000008.pt"]["label"] == f"r1-step8 ({m.hash[:12]})"
+    html = str(checkpoint_list(cks, exported))
+    assert "coding model" in html and f"r1-step8 ({m.hash[:12]})" in html
+    assert "Export model" in html and "'index': 'step000004.pt'" in html
+    assert "'index': 'step000008.pt'" not in html  # exported: no button
+    os.utime(run.model_path(8), (1.0, 1.0))  # older than its checkpoint: export again
+    assert "Export again" in str(checkpoint_list(cks, checkpoint_models(run, cks)))
+    run.model_path(8).write_bytes(b"broken")
+    html = str(checkpoint_list(cks, checkpoint_models(run, cks)))
+    assert "Export again" in html and "not a u-moec-tiny model file" in html
+    sim = str(checkpoint_list(cks, checkpoint_models(run, cks), simulated=True))
+    assert "simulated, no weights" in sim and "Export" not in sim
+    assert "coding model" not in str(checkpoint_list(cks))  # a Forge run: no export column
+
+
+def test_jobs_table_names_the_model():
+    from gui.callbacks.compression_callbacks import jobs_table, model_cell
+    row = {"job_id": 3, "input_path": "/x/a.txt", "profile": "turbo", "status": "done",
+           "checkpoint": "/r/checkpoints/step000004.pt", "raw_bytes": 100,
+           "compressed_bytes": 50, "elapsed_s": 1.0}
+    assert model_cell(row, {"model": "m (0123456789ab)"}) == "m (0123456789ab)"
+    assert model_cell(row, {"model_request": "checkpoint step000004.pt (exported on use)"}) == \
+        "checkpoint step000004.pt (exported on use)"
+    assert model_cell(row, {}) == "checkpoint step000004.pt"
+    table = str(jobs_table(pd.DataFrame([row]), 3, [], False, {3: "m (0123456789ab)"}))
+    assert "Th('Model')" in table and "m (0123456789ab)" in table
+    assert "Checkpoint" not in table and "threads" not in table
 
 
 # -- figures ---------------------------------------------------------------------------------
@@ -378,3 +516,78 @@ def test_eval_bpb_history_fig_has_reference_lines_and_failures():
     assert "CMIX 1.23 (enwik8)" in notes and "gzip 2.7 (enwik8)" in notes
     sim = viz_utils.eval_bpb_history_fig(evals.iloc[:1], None, simulated=True)
     assert sim.data[0].name == "val (simulated)"
+
+
+# -- the new callbacks, called the way the browser calls them -----------------------------------
+def test_model_dropdowns_and_export_button_through_dash(run):
+    from gui import ids
+    from tests.gui.analysis_support import dash_client
+    name, digest = default_name_hash()
+    with dash_client(run.root.parent) as client:
+        base = {f"{ids.REFRESH}.n_intervals": 1, f"{ids.RUN_SELECT}.value": "r1"}
+        status, resp = client.call(f"{ids.COMPRESS_MODEL}.options",
+                                   {**base, f"{ids.TABS}.active_tab": ids.TAB_COMPRESSION},
+                                   [f"{ids.REFRESH}.n_intervals"])
+        got = resp[ids.COMPRESS_MODEL]
+        assert got["value"] == digest and got["options"][0]["label"].endswith("· default")
+        assert got["options"][-1]["value"] == CHECKPOINT_CHOICE
+        # the Evaluation tab starts on the run's own checkpoint (it has one, not simulated)
+        _, resp = client.call(f"{ids.EVAL_MODEL}.options",
+                              {**base, f"{ids.TABS}.active_tab": ids.TAB_EVAL},
+                              [f"{ids.REFRESH}.n_intervals"])
+        assert resp[ids.EVAL_MODEL]["value"] == CHECKPOINT_CHOICE
+        for model, disabled in ((digest, True), (CHECKPOINT_CHOICE, False)):
+            _, resp = client.call(f"{ids.COMPRESS_CHECKPOINT}.disabled",
+                                  {f"{ids.COMPRESS_MODEL}.value": model},
+                                  [f"{ids.COMPRESS_MODEL}.value"])
+            assert resp[ids.COMPRESS_CHECKPOINT]["disabled"] is disabled
+
+        client.app.server.config["UMOEC_JOBS"].python = "/nonexistent/python"
+        key = client.key(f"{ids.CHECKPOINT_EXPORT_ACTION}.data")
+        button = {"type": ids.CHECKPOINT_EXPORT_BTN, "index": "step000004.pt"}
+
+        def press(clicks):
+            body = {"output": key, "outputs": {"id": ids.CHECKPOINT_EXPORT_ACTION,
+                                               "property": "data"},
+                    "inputs": [[{"id": button, "property": "n_clicks", "value": clicks}]],
+                    "state": [{"id": ids.RUN_SELECT, "property": "value", "value": "r1"}],
+                    "changedPropIds": [json.dumps(button, sort_keys=True,
+                                                  separators=(",", ":")) + ".n_clicks"]}
+            return client.http.post("/_dash-update-component", json=body)
+        assert press(None).status_code == 204  # a re-rendered button, not a press
+        resp = press(1)
+        assert resp.status_code == 200
+        action = json.loads(resp.data)["response"][ids.CHECKPOINT_EXPORT_ACTION]["data"]
+        assert action["text"] == ""  # started (and failed at once: no such python)
+        _, resp = client.call(f"{ids.CHECKPOINT_EXPORT_STATUS}.children",
+                              {**base, f"{ids.TABS}.active_tab": ids.TAB_TRAINING,
+                               f"{ids.CHECKPOINT_EXPORT_ACTION}.data": action},
+                              [f"{ids.CHECKPOINT_EXPORT_ACTION}.data"])
+        text = str(resp[ids.CHECKPOINT_EXPORT_STATUS]["children"])
+        assert "Export of step000004.pt failed: cannot start the worker" in text
+
+
+def test_buttons_pass_the_chosen_model_through_dash(run, tmp_path):
+    from gui import ids
+    from tests.gui.analysis_support import dash_client
+    _, digest = default_name_hash()
+    with dash_client(run.root.parent) as client:
+        jobs = client.app.server.config["UMOEC_JOBS"]
+        jobs.python = "/nonexistent/python"
+        _, resp = client.call(f"{ids.COMPRESS_ACTION}.data", {
+            f"{ids.COMPRESS_BTN}.n_clicks": 1, f"{ids.COMPRESS_FILE_PATH}.value":
+            str(tmp_path / "missing.bin"), f"{ids.COMPRESS_PROFILE}.value": "turbo",
+            f"{ids.COMPRESS_MODEL}.value": digest, f"{ids.COMPRESS_CHECKPOINT}.value": None,
+            f"{ids.RUN_SELECT}.value": "r1"}, [f"{ids.COMPRESS_BTN}.n_clicks"])
+        assert resp[ids.COMPRESS_ACTION]["data"]["text"] == ""
+        row = rows(run)[0]
+        assert row["checkpoint"] == str(store.DEFAULT_FILE) and "does not exist" in row["status"]
+        _, resp = client.call(f"{ids.EVAL_ACTION}.data", {
+            f"{ids.EVAL_ENWIK8_BTN}.n_clicks": 1, f"{ids.RUN_SELECT}.value": "r1",
+            f"{ids.EVAL_MODEL}.value": digest, f"{ids.EVAL_CHECKPOINT}.value": "step000004.pt",
+            f"{ids.EVAL_MAX_BYTES}.value": 100, f"{ids.EVAL_PROFILE}.value": "turbo"},
+            [f"{ids.EVAL_ENWIK8_BTN}.n_clicks"])
+        assert resp[ids.EVAL_ACTION]["data"]["text"] == ""
+        job = jobs.latest("r1", "eval")
+        assert job.argv[job.argv.index("--model") + 1] == str(store.DEFAULT_FILE)
+        assert "cannot start the worker" in job.message

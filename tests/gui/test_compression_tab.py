@@ -1,24 +1,30 @@
-"""Compression and Evaluation tabs with a real (tiny) checkpoint: the worker end to end, simulated
-runs, and the tabs in a browser (upload, compress, baselines, verify PASS, tampered FAIL, upload
-names, size limit, missing file, reload during a job, cancel, evaluation).
+"""Compression and Evaluation tabs with real models: the worker end to end with the shipped
+default model (a simulated run, no training: the `make demo` story), damaged and missing models,
+exporting a real (tiny) checkpoint to a model that the dropdowns then list, evaluating a model, and
+the tabs in a browser (upload, compress, baselines, verify PASS, tampered FAIL, upload names, size
+limit, missing file, reload during a job, cancel, Export model, evaluation).
 
 One trained run and one cockpit process for the whole module."""
 from __future__ import annotations
 
 import base64
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
-from gui import db, ids
+from gui import db, ids, models
 from gui.callbacks.compression_callbacks import refresh_view
 from gui.callbacks.eval_callbacks import eval_view
+from gui.callbacks.training_callbacks import checkpoint_list, checkpoint_models
 from gui.compress_jobs import JobManager, read_sidecar
+from gui.models import CHECKPOINT_CHOICE
 from tests.conftest import ROOT, run_module
 from tests.gui.analysis_support import browser_page, open_tab, shot, wait_for_traces, wait_until
 from tests.gui.browser_util import wait_text
 from tests.gui.test_app_server import start_app
+from tests.gui.test_compression_jobs import default_name_hash, other_model
 from tests.umoec.train.conftest import tiny_args
 from umoec.run import RunDir
 
@@ -80,13 +86,137 @@ def test_simulated_checkpoint_is_refused_with_the_loaders_message(sim_run, tmp_p
     src = tmp_path / "in.txt"
     src.write_text("some text to compress\n" * 20)
     jobs = JobManager(runs)
-    job = jobs.start_compress(run, str(src), "turbo", run.checkpoints()[-1].path.name)
+    job = jobs.start_compress(run, str(src), "turbo", run.checkpoints()[-1].path.name,
+                              model=CHECKPOINT_CHOICE)
     assert job.finished.wait(120)
     assert job.state == "failed"
     assert "is a simulated checkpoint (no weights); train a real run with bin.train" in job.message
     with db.open_db(run.db_path) as conn:
         newest = db.compression_jobs(conn).iloc[0].to_dict()
     assert newest["status"].startswith("failed: ") and "simulated checkpoint" in newest["status"]
+
+
+def finished(job, seconds: float = 180):
+    assert job.finished.wait(seconds), f"the {job.kind} job never ended"
+    return job
+
+
+def newest_row(run: RunDir) -> dict:
+    with db.open_db(run.db_path) as conn:
+        return db.compression_jobs(conn).iloc[0].to_dict()
+
+
+def test_demo_run_compresses_with_the_default_model_and_verifies(sim_run, tmp_path, monkeypatch):
+    """The key story: a fresh simulated run (no trained checkpoint), the model the tab preselects
+    (the shipped default), Compress, then Verify Roundtrip with the model the file names."""
+    for key, value in ONE_THREAD.items():
+        monkeypatch.setenv(key, value)
+    runs = tmp_path / "runs"
+    shutil.copytree(sim_run, runs / sim_run.name)
+    run = RunDir(runs / sim_run.name)
+    name, digest = default_name_hash()
+    options, preselected, _ = models.model_options(runs, run)
+    assert preselected == digest and options[0]["value"] == digest
+    src = tmp_path / "notes.txt"
+    src.write_bytes((ROOT / "README.md").read_bytes()[:2500])
+    jobs = JobManager(runs)
+    job = finished(jobs.start_compress(run, str(src), "turbo", model=preselected))
+    assert job.state == "done", job.message
+    assert job.result["model"] == f"{name} ({digest[:12]})" and job.result["model_hash"] == digest
+    row = newest_row(run)
+    assert row["status"] == "done" and row["raw_bytes"] == 2500
+    side = read_sidecar(run, int(row["job_id"]))
+    assert side["model"] == f"{name} ({digest[:12]})" and "threads" not in side
+    verify = finished(jobs.start_verify(run, int(row["job_id"]), row))
+    assert verify.result["ok"] is True, verify.result
+    assert f"decoded with model {name} ({digest[:12]})" in verify.result["reason"]
+    out = refresh_view(jobs, runs, run.name, None, None, None)
+    assert "PASS" in str(out[11]) and f"{name} ({digest[:12]})" in str(out[7])
+    assert f"model {name} ({digest[:12]})" in str(out[0])  # the status line names the model
+
+
+def test_damaged_and_missing_models_are_clear_messages(sim_run, tmp_path, monkeypatch):
+    for key, value in ONE_THREAD.items():
+        monkeypatch.setenv(key, value)
+    runs = tmp_path / "runs"
+    shutil.copytree(sim_run, runs / sim_run.name)
+    run = RunDir(runs / sim_run.name)
+    run.models_dir.mkdir()
+    damaged = other_model(run.models_dir / "damaged.umm", "broken", damage=True)
+    good = other_model(run.models_dir / "good.umm", "good", delta=2)
+    values = [o["value"] for o in models.model_options(runs, run)[0]]
+    assert damaged.hash in values  # its header reads fine: only using it finds the damage
+    src = tmp_path / "in.txt"
+    src.write_text("a few words to compress\n" * 40)
+    jobs = JobManager(runs)
+    job = finished(jobs.start_compress(run, str(src), "turbo", model=damaged.hash))
+    assert job.state == "failed"
+    assert f"model file {run.models_dir / 'damaged.umm'}: damaged: its content gives hash" in \
+        job.message and "Error:" not in job.message and "Traceback" not in job.message
+    status = str(refresh_view(jobs, runs, run.name, None, None, None)[0])
+    assert "damaged: its content gives hash" in status and "color='danger'" in status
+    job = finished(jobs.start_compress(run, str(src), "turbo", model=good.hash))
+    assert job.state == "done", job.message
+    row = newest_row(run)
+    (run.models_dir / "good.umm").unlink()  # the model the file names is gone
+    verify = finished(jobs.start_verify(run, int(row["job_id"]), row))
+    assert verify.result["ok"] is False
+    assert f"this file needs model good (hash {good.hash[:16]}), which is not on the search " \
+           "path" in verify.result["reason"]
+    assert "FAIL" in str(refresh_view(jobs, runs, run.name, None, None, None)[11])
+    job = jobs.start_compress(run, str(src), "turbo", model=good.hash)  # chosen, then gone
+    assert job.state == "failed" and "is no longer on the model search path" in job.message
+
+
+def test_export_writes_a_model_that_the_lists_offer(tiny_run, tmp_path, monkeypatch):
+    """Export model on a real checkpoint (worker, torch), then the model in both dropdowns, in the
+    checkpoint list, and a compression with it that verifies."""
+    for key, value in ONE_THREAD.items():
+        monkeypatch.setenv(key, value)
+    runs = tiny_run.root.parent
+    jobs = JobManager(runs)
+    before = [o["label"] for o in models.model_options(runs, tiny_run)[0]]
+    assert not any("tiny-step4" in label for label in before)
+    job = finished(jobs.start_export(tiny_run, "step000004.pt"), 300)
+    assert job.state == "done", job.message
+    path = tiny_run.model_path(4)
+    assert job.result["path"] == str(path) and path.is_file()
+    label = f"tiny-step4 · {job.result['model_hash'][:12]} · run tiny"
+    options, default, _ = models.model_options(runs, tiny_run)
+    assert label in [o["label"] for o in options] and options[0]["value"] == default
+    cks = tiny_run.checkpoints()
+    listed = str(checkpoint_list(cks, checkpoint_models(tiny_run, cks)))
+    assert job.result["model"] in listed  # 'tiny-step4 (hash12)' instead of the button
+    src = tmp_path / "in.txt"
+    src.write_bytes(sample_text(1500))
+    done = finished(jobs.start_compress(tiny_run, str(src), "fast",
+                                             model=job.result["model_hash"]))
+    assert done.state == "done" and done.result["model"] == job.result["model"], done.message
+    row = newest_row(tiny_run)
+    assert row["checkpoint"] == str(path)
+    verify = finished(jobs.start_verify(tiny_run, int(row["job_id"]), row))
+    assert verify.result["ok"] is True, verify.result
+
+
+def test_eval_of_the_default_model_is_recorded_under_its_name(tiny_run, monkeypatch):
+    for key, value in ONE_THREAD.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("ENWIK8", raising=False)
+    if (ROOT / "data" / "enwik8").is_file():
+        pytest.skip("data/enwik8 exists: this test reads the run's validation split")
+    runs = tiny_run.root.parent
+    jobs = JobManager(runs)
+    name, digest = default_name_hash()
+    job = finished(jobs.start_eval(tiny_run, None, 1000, "turbo", model=digest), 300)
+    assert job.state == "done", job.message
+    tag = f"small-val[:1000] · model {name} ({digest[:12]})"
+    assert job.result["dataset"] == tag and job.result["roundtrip_ok"] is True
+    with db.open_db(tiny_run.db_path) as conn:
+        evals = db.eval_results(conn)
+    assert tag in evals["dataset"].tolist()
+    ev = eval_view(jobs, runs, tiny_run.name, None, None)
+    table = str(ev[7])
+    assert tag in table and "1.10 M" in table and "evaluated that coding model" in table
 
 
 def test_simulated_rows_display_as_such(sim_run):
@@ -119,11 +249,16 @@ def jobs_of(run: RunDir) -> list[dict]:
         return db.compression_jobs(conn).to_dict("records")
 
 
-def decoder_message(umc: Path, checkpoint: str) -> str:
+def sample_text(n: int) -> bytes:
+    return (ROOT / "README.md").read_bytes()[:n]
+
+
+def decoder_message(umc: Path) -> str:
+    """What the decoder says about `umc`, with the model the file names."""
     from umoec.codec.errors import CodecError
     from umoec.compress.api import decompress_path
     try:
-        decompress_path(umc, umc.with_suffix(".out"), Path(checkpoint))
+        decompress_path(umc, umc.with_suffix(".out"))
     except CodecError as exc:
         return str(exc)
     raise AssertionError("the tampered file decoded")
@@ -139,13 +274,16 @@ def test_upload_compress_verify_then_tampered_fails(browser, cockpit_url, tiny_r
         wait_text(page, f"#{ids.COMPRESS_UPLOAD_STATUS}", "stored as")
         stored = Path(page.input_value(f"#{ids.COMPRESS_FILE_PATH}"))
         assert stored.parent == sandbox.resolve() and stored.read_bytes() == sample(data_dir, 3000)
-        wait_until(lambda: "step 8" in page.inner_text(f"#{ids.COMPRESS_CHECKPOINT}"),
-                   what="the checkpoint list")
+        name, digest = default_name_hash()
+        chosen = wait_text(page, f"#{ids.COMPRESS_MODEL}", f"{name} · {digest[:12]} · shipped")
+        assert "default" in chosen  # preselected: no training needed
+        assert page.is_disabled(f"#{ids.COMPRESS_CHECKPOINT}")  # used only for checkpoints
         page.click(f"#{ids.COMPRESS_BTN}")
         wait_text(page, f"#{ids.COMPRESS_STATUS}", "done", timeout_ms=180_000)
         table = wait_text(page, f"#{ids.COMPRESS_RESULTS_TABLE}", "brotli -11 (same file)")
         for text in ("sample.txt", "turbo", "3.00 kB", "done", "gzip -9 (same file)",
-                     "zstd -22 (same file)", "xz -9e (same file)"):
+                     "zstd -22 (same file)", "xz -9e (same file)", f"{name} ({digest[:12]})",
+                     "Model"):
             assert text in table
         names = [t["name"] for t in wait_for_traces(page, ids.COMPRESS_COMPARISON)]
         assert names  # one bar trace: ours and the four baselines
@@ -165,7 +303,7 @@ def test_upload_compress_verify_then_tampered_fails(browser, cockpit_url, tiny_r
         umc.write_bytes(bytes(blob))
         page.click(f"#{ids.COMPRESS_VERIFY_BTN}")
         result = wait_text(page, f"#{ids.COMPRESS_VERIFY_RESULT}", "FAIL", timeout_ms=120_000)
-        reason = decoder_message(umc, row["checkpoint"])
+        reason = decoder_message(umc)
         assert reason in result
         assert page.eval_on_selector(f"#{ids.COMPRESS_VERIFY_RESULT} .fw-bold",
                                      "e => getComputedStyle(e).color") == "rgb(220, 53, 69)"
@@ -239,6 +377,30 @@ def test_missing_file_then_a_job_survives_reload_and_is_cancelled(browser, cockp
 
 
 @pytest.mark.browser
+def test_export_button_then_the_model_is_offered(browser, cockpit_url, tiny_run):
+    with browser_page(browser, cockpit_url) as page:
+        open_tab(page, "Training")
+        button = f"#{ids.CHECKPOINT_LIST} button:has-text('Export model')"
+        wait_until(lambda: page.locator(button).count() >= 1, what="an Export model button")
+        assert not tiny_run.model_path(8).exists()
+        page.locator(f"#{ids.CHECKPOINT_LIST} tr:has-text('step000008.pt') button").click()
+        status = wait_text(page, f"#{ids.CHECKPOINT_EXPORT_STATUS}", "done", timeout_ms=180_000)
+        assert f"written to {tiny_run.model_path(8)}" in status
+        label = wait_text(page, f"#{ids.CHECKPOINT_LIST}", "tiny-step8 (")
+        assert tiny_run.model_path(8).is_file() and "tiny-step8 (" in label
+        shot(page, "training_export_model")
+        open_tab(page, "Compression")
+        wait_text(page, f"#{ids.COMPRESS_MODEL}", "· default")
+        page.click(f"#{ids.COMPRESS_MODEL}")
+        option = page.get_by_role("option", name=re.compile(r"^tiny-step8 · [0-9a-f]{12} · run tiny$"))
+        wait_until(lambda: option.count() == 1, what="the exported model in the model dropdown")
+        option.click()  # and it can be chosen
+        wait_text(page, f"#{ids.COMPRESS_MODEL}", "tiny-step8 · ")
+        assert page.is_disabled(f"#{ids.COMPRESS_CHECKPOINT}")
+        assert page.console_errors == []
+
+
+@pytest.mark.browser
 def test_eval_fills_results_roundtrip_and_history(browser, cockpit_url, tiny_run, data_dir):
     if (ROOT / "data" / "enwik8").is_file():
         pytest.skip("data/enwik8 exists: this test checks the fallback to the validation split")
@@ -248,6 +410,8 @@ def test_eval_fills_results_roundtrip_and_history(browser, cockpit_url, tiny_run
         assert str(data_dir / "val.bin") in note
         wait_until(lambda: "step 8" in page.inner_text(f"#{ids.EVAL_CHECKPOINT}"),
                    what="the checkpoint list")
+        # a run with real checkpoints: its newest checkpoint is what the tab evaluates first
+        wait_text(page, f"#{ids.EVAL_MODEL}", "a checkpoint of run tiny")
         page.fill(f"#{ids.EVAL_MAX_BYTES}", "2000")
         page.press(f"#{ids.EVAL_MAX_BYTES}", "Tab")
         page.click(f"#{ids.EVAL_ENWIK8_BTN}")
@@ -263,5 +427,6 @@ def test_eval_fills_results_roundtrip_and_history(browser, cockpit_url, tiny_run
         shot(page, "evaluation_results")
         with db.open_db(tiny_run.db_path) as conn:
             evals = db.eval_results(conn)
-        assert evals["roundtrip_ok"].tolist() == [1] and evals["step"].tolist() == [8]
+        own = evals[~evals["dataset"].str.contains(" · model ")]  # not the default model's
+        assert own["roundtrip_ok"].tolist() == [1] and own["step"].tolist() == [8]
         assert page.console_errors == []

@@ -1,12 +1,12 @@
 """Fuzzing real neural .umc files: every case ends in the right bytes or a clear CodecError,
 within a time bound, with bounded memory, and leaves no output behind when it fails.
 
-The files are made by `compress_path` with a tiny trained checkpoint, in six shapes: turbo, fast
-with small blocks and probability sharpening, balanced with online LoRA adaptation, tANS, 64-bit
-rANS at prob_precision 24, and an empty input. Every case goes through `decompress_path` (the API
-of bin.decompress and the cockpit's verify worker): header, metadata, checkpoint, fingerprint,
-model, coder, sha256, atomic write. Only loading the checkpoint is memoised (a deep copy of the
-model per case), so the fuzz measures the decoder rather than torch.load.
+The files are made by `compress_path` with the coding model of a tiny trained checkpoint, in six
+shapes: turbo, fast with small blocks and probability sharpening, balanced with online
+adaptation, tANS, 64-bit rANS at prob_precision 24, and an empty input. Every case goes through
+`decompress_path` (the API of bin.decompress and the cockpit's verify worker): header, metadata,
+model lookup by hash (the model is on UMOEC_MODEL_PATH), fingerprint, engine, coder, sha256,
+atomic write.
 
 Case families (CI / UMOEC_RELIABILITY_FULL=1):
   mutations   byte edits, insertions, deletions, truncation, appended junk        80 / 3000
@@ -20,20 +20,18 @@ synthetic files with a toy predictor; this suite adds the real model and the rea
 from __future__ import annotations
 
 import copy
-import json
 import os
 import random
 import resource
 import subprocess
 import time
 import tracemalloc
-from collections import Counter, OrderedDict
+from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import psutil
 import pytest
-import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -45,8 +43,7 @@ from umoec import config as C
 from umoec.codec import CodecError
 from umoec.codec.container import pack_header, parse_header
 from umoec.compress import api
-from umoec.compress.neural import LoadedModel
-from umoec.train import checkpoint as ckpt
+from umoec.engine import modelfile as mf
 
 CASES = {"mutations": full_or_ci(3000, 80), "payloads": full_or_ci(400, 15),
          "header": full_or_ci(1000, 40), "metadata": full_or_ci(1200, 60),
@@ -82,8 +79,7 @@ SHAPES = [  # name, profile, input, settings
     ("turbo", "turbo", "text2000", []),
     ("fast-sharpened", "fast", "text2000", ["entropy.block_size=512",
                                             "entropy.probability_sharpening=true"]),
-    ("balanced-lora", "balanced", "text1500", ["entropy.block_size=1024", "lora.trigger_bytes=400",
-                                               "lora.adapt_lr=0.01"]),
+    ("balanced-adapt", "balanced", "text1500", ["entropy.block_size=1024"]),
     ("tans", "fast", "binary1500", ["entropy.coder=tans", "entropy.prob_precision=12",
                                     "entropy.block_size=512"]),
     ("rans64", "turbo", "text1000", ["entropy.precision=64", "entropy.prob_precision=24"]),
@@ -97,41 +93,37 @@ def checkpoint(tiny_run) -> Path:
 
 
 @pytest.fixture(scope="module")
-def samples(checkpoint, small_data, tmp_path_factory) -> list[Sample]:
-    torch.set_num_threads(1)
+def model_dir(checkpoint, tmp_path_factory) -> Path:
+    """The checkpoint's coding model, alone in a folder on the model search path."""
+    folder = tmp_path_factory.mktemp("models")
+    mf.write(api.export_for(checkpoint), folder / "tiny.umm")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def samples(model_dir, small_data, tmp_path_factory) -> list[Sample]:
     text = (small_data / "val.bin").read_bytes()
     inputs = {"text2000": text[:2000], "text1500": text[5000:6500], "text1000": text[9000:10000],
               "binary1500": random.Random(7).randbytes(1500), "empty": b""}
-    base = ckpt.checkpoint_config(ckpt.load(checkpoint), "tiny")
+    model = mf.read(model_dir / "tiny.umm")
+    base = model.build_config()
     folder = tmp_path_factory.mktemp("umc")
     out = []
     for name, profile, which, sets in SHAPES:
         cfg = C.build(C.apply_overrides(C.to_dict(base), sets), name) if sets else None
         src, umc = folder / f"{name}.in", folder / f"{name}.umc"
         src.write_bytes(inputs[which])
-        api.compress_path(src, umc, checkpoint, config=cfg, profile=profile, threads=1)
+        api.compress_path(src, umc, model, config=cfg, profile=profile)
         out.append(Sample(name, inputs[which], umc.read_bytes()))
     return out
 
 
 @pytest.fixture(scope="module")
-def cached_loads():
-    """Memoise the checkpoint load (a fresh deep copy of the model for every case; the eight
-    most recent settings are kept, so fuzzed settings do not pile up models)."""
-    real, cache = api._load, OrderedDict()
-
-    def load(checkpoint, profile, settings):
-        key = (str(checkpoint), profile.name, json.dumps(settings, sort_keys=True, default=repr))
-        if key not in cache:
-            cache[key] = real(checkpoint, profile, settings)  # errors are not cached
-            if len(cache) > 8:
-                cache.popitem(last=False)
-        cache.move_to_end(key)
-        hit = cache[key]
-        return LoadedModel(copy.deepcopy(hit.model), hit.cfg, hit.step, hit.checkpoint)
-
+def cached_loads(model_dir):
+    """Decoding finds the model by hash on the search path: only that folder, no runs folder."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(api, "_load", load)
+        mp.setenv("UMOEC_MODEL_PATH", str(model_dir))
+        mp.setenv("UMOEC_RUNS_DIR", str(model_dir / "no-runs"))
         yield
 
 
@@ -146,7 +138,6 @@ def decode_case(family: str, blob: bytes, originals: set, workdir: Path) -> str:
     src, out = workdir / "case.umc", workdir / "out.bin"
     src.write_bytes(blob)
     out.unlink(missing_ok=True)
-    threads = torch.get_num_threads()
     tracemalloc.start()
     t0 = time.perf_counter()
     try:
@@ -164,7 +155,6 @@ def decode_case(family: str, blob: bytes, originals: set, workdir: Path) -> str:
         elapsed = time.perf_counter() - t0
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
-        torch.set_num_threads(threads)  # a hostile header may have changed it (see report)
     leftovers = sorted(p.name for p in workdir.iterdir() if p.name not in ("case.umc", "out.bin"))
     assert leftovers == [], f"temp files left: {leftovers}"
     assert elapsed < TIME_BOUND_S, f"{elapsed:.1f} s for one case"
@@ -324,7 +314,7 @@ def test_seeded_mutation_loop(samples, cached_loads, workdir):
 
 # -- through the command line ------------------------------------------------------------------
 @pytest.mark.slow
-def test_bin_decompress_refuses_mutated_files_with_one_line(samples, tmp_path, checkpoint):
+def test_bin_decompress_refuses_mutated_files_with_one_line(samples, tmp_path, model_dir):
     rng = random.Random(77)
     for i in range(CLI_CASES):
         umc, out = tmp_path / f"bad{i}.umc", tmp_path / f"out{i}.bin"
@@ -335,7 +325,8 @@ def test_bin_decompress_refuses_mutated_files_with_one_line(samples, tmp_path, c
         umc.write_bytes(bytes(b))
         res = subprocess.run([PYTHON, "-m", "bin.decompress", str(umc), str(out)], cwd=ROOT,
                              capture_output=True, text=True, timeout=300,
-                             env={**os.environ, **ONE_THREAD})
+                             env={**os.environ, **ONE_THREAD,
+                                  "UMOEC_MODEL_PATH": str(model_dir)})
         lines = res.stderr.strip().splitlines()
         assert res.returncode == 2 and len(lines) == 1 and "CRC" in lines[0], res.stderr
         assert not out.exists() and "Traceback" not in res.stderr
@@ -343,8 +334,9 @@ def test_bin_decompress_refuses_mutated_files_with_one_line(samples, tmp_path, c
 
 # -- metadata of the wrong type (these escaped as TypeError/AttributeError until fixed) ----------
 @pytest.mark.parametrize("key,value", [
-    ("lora", "x"), ("lora", [1, 2]), ("lora", None), ("globals", 5), ("globals", None),
-    ("entropy", "x"), ("checkpoint", 5), ("globals", "@@"),
+    ("globals", 5), ("globals", None), ("globals", "@@"), ("globals", "AAAA"),
+    ("match_min_len", "x"), ("match_min_len", None), ("match_min_len", 10 ** 9),
+    ("adapt_rate", [1, 2]), ("adapt_rate", -3),
 ])
 def test_metadata_of_the_wrong_type_is_a_codec_error(samples, cached_loads, workdir, key, value):
     """A header with a valid CRC but a wrong-typed metadata value: refused as a CodecError."""

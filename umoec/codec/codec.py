@@ -21,23 +21,14 @@ import numpy as np
 from . import coders
 from .container import (MAX_BLOCK_SIZE, MAX_STREAMS, MIN_BLOCK_SIZE, Header, fingerprint_digest,
                         pack_block, pack_header, parse_blocks, parse_header)
-from .errors import CodecError, FingerprintMismatch, FormatError, IntegrityError
+from ..engine import ENGINE_VERSION
+from .errors import CodecError, DecodeMismatch, FingerprintMismatch, FormatError, IntegrityError
 from .predictor import BOS
 from .probs import ALPHA_ONE, SHARPEN_GRID, distances_to_freqs, ideal_bits, logit_distances, symbol_intervals
 
 Progress = Callable[[int, int], None]   # (bytes done, bytes total)
 PROGRESS_EVERY = 16                     # steps between progress calls inside a block
 DECODE_CHUNK = 4096                     # steps per piece of decoder output
-
-
-def installed_torch_version() -> str:
-    """The installed torch's version without importing torch ("" if none)."""
-    import importlib.metadata
-
-    try:
-        return importlib.metadata.version("torch")
-    except importlib.metadata.PackageNotFoundError:
-        return ""
 
 
 def config_hash(config: Any) -> bytes:
@@ -57,22 +48,23 @@ class CodecSettings:
     prob_precision: int = 16           # entropy.prob_precision
     block_size: int = 65536            # entropy.block_size
     sharpening: bool = False           # entropy.probability_sharpening
-    adapt_every: int = 0               # lora.trigger_bytes when lora.enabled, else 0
-    threads: int = 1                   # recorded; the caller sets torch threads
-    torch_version: str = field(default_factory=installed_torch_version)
+    adapt_every: int = 0               # bytes between adaptation rounds (0 = off)
+    engine: int = ENGINE_VERSION       # coding-engine version the predictor runs
     profile: str = ""
-    config_hash: bytes = bytes(32)
+    model_hash: bytes = bytes(32)      # the coding model's identity (zeros: no model)
+    model_name: str = ""
     metadata: dict = field(default_factory=dict)
 
     @classmethod
-    def from_config(cls, config, *, streams: int, threads: int = 1, profile: str = "",
+    def from_config(cls, config, *, streams: int, profile: str = "", adapt_every: int = 0,
+                    model_hash: bytes = bytes(32), model_name: str = "",
                     metadata: Optional[dict] = None) -> "CodecSettings":
-        """Settings from a umoec Config: its entropy.* and lora.* sections and its hash."""
-        e, lora = config.entropy, config.lora
+        """Settings from a umoec Config's entropy.* section."""
+        e = config.entropy
         return cls(streams=streams, coder=e.coder, precision=e.precision, prob_precision=e.prob_precision,
                    block_size=e.block_size, sharpening=e.probability_sharpening,
-                   adapt_every=lora.trigger_bytes if lora.enabled else 0, threads=threads,
-                   profile=profile, config_hash=config_hash(config), metadata=dict(metadata or {}))
+                   adapt_every=adapt_every, profile=profile, model_hash=bytes(model_hash),
+                   model_name=model_name, metadata=dict(metadata or {}))
 
     def check(self) -> None:
         coders.check(self.coder, self.precision, self.prob_precision)
@@ -120,9 +112,9 @@ def compress(data: bytes, predictor, settings: CodecSettings = CodecSettings(), 
     settings.check()
     data = bytes(data)
     header = Header(settings.coder, settings.precision, settings.prob_precision, settings.sharpening,
-                    settings.threads, settings.streams, settings.block_size, settings.adapt_every,
-                    len(data), hashlib.sha256(data).digest(), bytes(settings.config_hash),
-                    fingerprint_digest(predictor.fingerprint()), settings.torch_version,
+                    settings.engine, settings.streams, settings.block_size, settings.adapt_every,
+                    len(data), hashlib.sha256(data).digest(), bytes(settings.model_hash),
+                    fingerprint_digest(predictor.fingerprint()), settings.model_name,
                     settings.profile, dict(settings.metadata))
     out = [pack_header(header)]
     lay = header.layout
@@ -171,33 +163,34 @@ def read_header(blob: bytes) -> Header:
     return parse_header(blob)[0]
 
 
-def _check_predictor(header: Header, predictor, threads: Optional[int], torch_version: Optional[str]):
+def _model_label(header: Header) -> str:
+    return f"model {header.model_name or '?'} ({header.model_hash.hex()[:12]}), engine v{header.engine}"
+
+
+def _check_predictor(header: Header, predictor):
+    if header.engine > ENGINE_VERSION:
+        raise FingerprintMismatch(f"this .umc file needs coding engine v{header.engine}; this build "
+                                  f"has v{ENGINE_VERSION}: upgrade u-moec-tiny to decode it")
     got = fingerprint_digest(predictor.fingerprint())
     if got != header.fingerprint:
-        hint = ""
-        if torch_version is not None and torch_version != header.torch_version:
-            hint = f"; it was written with torch {header.torch_version or '?'}, this is torch {torch_version}"
         raise FingerprintMismatch(
-            f"this .umc file was written with a different model or numerics (fingerprint "
-            f"{header.fingerprint.hex()[:16]}, the given checkpoint has {got.hex()[:16]}){hint}; "
-            "decode it with the checkpoint, config and torch version it was made with")
-    if torch_version is not None and torch_version != header.torch_version:
-        raise FingerprintMismatch(f"this .umc file was written with torch {header.torch_version or '?'}, "
-                                  f"this is torch {torch_version}: decoding would not be bit-exact")
-    if threads is not None and threads != header.threads:
-        raise FingerprintMismatch(f"this .umc file was written with {header.threads} threads, the "
-                                  f"decoder runs {threads}: set the same thread count to decode it")
+            f"this .umc file was written with {_model_label(header)} and settings whose fingerprint "
+            f"is {header.fingerprint.hex()[:16]}; the given predictor has {got.hex()[:16]}: decode it "
+            "with the model it names")
 
 
-def decompress(blob: bytes, predictor, *, progress: Optional[Progress] = None,
-               threads: Optional[int] = None, torch_version: Optional[str] = None) -> bytes:
-    """Decode .umc bytes with `predictor`; refuse (CodecError subclasses) anything not exact.
+def _not_damage(header: Header, what: str) -> DecodeMismatch:
+    return DecodeMismatch(
+        f"decoding failed ({what}) although every checksum of the file is intact: the decoder's "
+        f"probabilities differ from the encoder's ({_model_label(header)}). The file is not "
+        "damaged; this is a bug of u-moec-tiny, please report it with the file")
 
-    threads / torch_version: the decoder's own, when given they must match the header.
-    """
+
+def decompress(blob: bytes, predictor, *, progress: Optional[Progress] = None) -> bytes:
+    """Decode .umc bytes with `predictor`; refuse (CodecError subclasses) anything not exact."""
     blob = bytes(blob)
     header, offset = parse_header(blob)
-    _check_predictor(header, predictor, threads, torch_version)
+    _check_predictor(header, predictor)
     blocks = parse_blocks(blob, offset, header)
     lay = header.layout
     total = header.original_size
@@ -226,14 +219,17 @@ def decompress(blob: bytes, predictor, *, progress: Optional[Progress] = None,
                 if s % PROGRESS_EVERY == PROGRESS_EVERY - 1:
                     _tick(progress, done, total)
             dec.finish()
-        except FormatError as exc:
-            raise FormatError(f"corrupted .umc file: block {index} of {len(blocks)}: {exc}") from None
+        except FormatError as exc:  # every block passed its CRC32: the bytes are as written
+            raise _not_damage(header, f"block {index} of {len(blocks)}: {exc}") from None
         _tick(progress, done, total)
-    return _verified(lay.from_matrix(np.concatenate(chunks).T), header)
+    data = lay.from_matrix(np.concatenate(chunks).T)
+    if len(data) != header.original_size or hashlib.sha256(data).digest() != header.sha256:
+        raise _not_damage(header, "the decoded bytes do not match the original's sha256")
+    return data
 
 
 def _verified(data: bytes, header: Header) -> bytes:
     if len(data) != header.original_size or hashlib.sha256(data).digest() != header.sha256:
         raise IntegrityError("decoded data does not match the sha256 of the original recorded in the "
-                             ".umc file: the file is corrupted or was written by an incompatible build")
+                             ".umc file: the file is corrupted")
     return data

@@ -4,21 +4,21 @@ Byte layout (docs/codec.md has the same table):
 
     off  size  field
       0     8  magic b"\\x89UMC\\r\\n\\x1a\\n"
-      8     2  u16 format version (1)
+      8     2  u16 format version (2; version 1 was the float engine's, not portable)
      10     4  u32 header length in bytes, from offset 0 to the end of the header CRC
      14     1  u8  coder: 0 = rans, 1 = tans
      15     1  u8  precision (coder state bits: 32 or 64)
      16     1  u8  prob_precision (log2 of the frequency total)
      17     1  u8  flags: bit 0 = probability sharpening; other bits must be 0
-     18     2  u16 threads the encoder ran with
+     18     2  u16 coding-engine version (umoec.engine.ENGINE_VERSION)
      20     4  u32 streams B
      24     4  u32 block_size
      28     8  u64 adapt_every (bytes between online-adaptation rounds; 0 = off)
      36     8  u64 original size in bytes
      44    32  sha256 of the original
-     76    32  config hash (sha256 of the canonical config JSON; zeros if none)
+     76    32  model hash: the coding model's content hash (its identity; zeros if none)
     108    32  predictor fingerprint: sha256 of predictor.fingerprint()
-    140   1+t  u8 length t (<= 64), torch version, ASCII
+    140   1+t  u8 length t (<= 64), model name, ASCII (for messages)
      ..   1+p  u8 length p (<= 64), profile name, ASCII
      ..   4+m  u32 length m (<= 65536), metadata: a JSON object, UTF-8
      ..     4  u32 CRC32 of every header byte before it
@@ -47,7 +47,7 @@ from .layout import Layout
 from .probs import ALPHA_ONE
 
 MAGIC = b"\x89UMC\r\n\x1a\n"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 CODER_IDS = {"rans": 0, "tans": 1}
 CODER_NAMES = {v: k for k, v in CODER_IDS.items()}
 FLAG_SHARPENING = 1
@@ -60,7 +60,7 @@ RECORD_SIZE = _RECORD.size
 MAX_STR = 64
 MAX_METADATA = 65536
 MAX_STREAMS = 1 << 16
-MAX_THREADS = 4096
+MAX_ENGINE = 4096
 MAX_BLOCK_SIZE = 1 << 30
 MIN_BLOCK_SIZE = 256
 MAX_ORIGINAL = 1 << 48
@@ -75,15 +75,15 @@ class Header:
     precision: int
     prob_precision: int
     sharpening: bool
-    threads: int
+    engine: int
     streams: int
     block_size: int
     adapt_every: int
     original_size: int
     sha256: bytes
-    config_hash: bytes
+    model_hash: bytes
     fingerprint: bytes
-    torch_version: str = ""
+    model_name: str = ""
     profile: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
 
@@ -123,8 +123,8 @@ def validate(h: Header) -> None:
         coders.check(h.coder, h.precision, h.prob_precision)
     except CodecError as exc:
         bad(str(exc))
-    if not 1 <= h.threads <= MAX_THREADS:
-        bad(f"threads={h.threads} outside 1..{MAX_THREADS}")
+    if not 1 <= h.engine <= MAX_ENGINE:
+        bad(f"engine version {h.engine} outside 1..{MAX_ENGINE}")
     if not 1 <= h.streams <= MAX_STREAMS:
         bad(f"streams={h.streams} outside 1..{MAX_STREAMS}")
     if not MIN_BLOCK_SIZE <= h.block_size <= MAX_BLOCK_SIZE:
@@ -133,7 +133,7 @@ def validate(h: Header) -> None:
         bad(f"adapt_every={h.adapt_every} outside 0..{MAX_ADAPT_EVERY}")
     if not 0 <= h.original_size <= MAX_ORIGINAL:
         bad(f"original size {h.original_size} outside 0..{MAX_ORIGINAL}")
-    for name in ("sha256", "config_hash", "fingerprint"):
+    for name in ("sha256", "model_hash", "fingerprint"):
         if len(getattr(h, name)) != 32:
             bad(f"{name} must be 32 bytes")
     if not isinstance(h.metadata, dict):
@@ -149,12 +149,12 @@ def pack_header(h: Header) -> bytes:
     if len(meta) > MAX_METADATA:
         raise FormatError(f"metadata is {len(meta)} bytes as JSON; at most {MAX_METADATA} fit in a "
                           ".umc header")
-    torch_v, profile = _ascii(h.torch_version, "torch version"), _ascii(h.profile, "profile name")
-    length = _FIXED.size + 1 + len(torch_v) + 1 + len(profile) + 4 + len(meta) + 4
+    name, profile = _ascii(h.model_name, "model name"), _ascii(h.profile, "profile name")
+    length = _FIXED.size + 1 + len(name) + 1 + len(profile) + 4 + len(meta) + 4
     body = _FIXED.pack(MAGIC, FORMAT_VERSION, length, CODER_IDS[h.coder], h.precision, h.prob_precision,
-                       FLAG_SHARPENING if h.sharpening else 0, h.threads, h.streams, h.block_size,
-                       h.adapt_every, h.original_size, h.sha256, h.config_hash, h.fingerprint)
-    body += bytes([len(torch_v)]) + torch_v + bytes([len(profile)]) + profile
+                       FLAG_SHARPENING if h.sharpening else 0, h.engine, h.streams, h.block_size,
+                       h.adapt_every, h.original_size, h.sha256, h.model_hash, h.fingerprint)
+    body += bytes([len(name)]) + name + bytes([len(profile)]) + profile
     body += struct.pack("<I", len(meta)) + meta
     return body + struct.pack("<I", zlib.crc32(body))
 
@@ -168,9 +168,13 @@ def parse_header(buf: bytes) -> tuple[Header, int]:
     magic, version, length = _PREFIX.unpack_from(buf)
     if magic != MAGIC:
         raise FormatError(f"not a .umc file: wrong magic {bytes(magic)!r} (expected {MAGIC!r})")
+    if version == 1:
+        raise FormatError("this .umc file is format 1, written by the float engine of an early "
+                          "build (before exact coding), which only that build on that machine can "
+                          "decode; this build reads format 2")
     if version != FORMAT_VERSION:
         raise FormatError(f"unsupported .umc format version {version} (this build reads version "
-                          f"{FORMAT_VERSION})")
+                          f"{FORMAT_VERSION}; a newer u-moec-tiny wrote it)")
     if not MIN_HEADER <= length <= MAX_HEADER:
         raise FormatError(f".umc header declares an impossible length of {length} bytes")
     if length > len(buf):
@@ -179,11 +183,11 @@ def parse_header(buf: bytes) -> tuple[Header, int]:
     (crc,) = struct.unpack_from("<I", buf, length - 4)
     if zlib.crc32(buf[:length - 4]) != crc:
         raise FormatError(".umc header is corrupted (CRC32 mismatch)")
-    (_, _, _, coder_id, precision, prob_precision, flags, threads, streams, block_size, adapt_every,
-     size, sha, config_hash, fp) = _FIXED.unpack_from(buf)
+    (_, _, _, coder_id, precision, prob_precision, flags, engine, streams, block_size, adapt_every,
+     size, sha, model_hash, fp) = _FIXED.unpack_from(buf)
     pos = _FIXED.size
     strings = []
-    for what in ("torch version", "profile name"):
+    for what in ("model name", "profile name"):
         n = buf[pos]
         if n > MAX_STR or pos + 1 + n > length - 4:
             raise FormatError(f".umc header: {what} length {n} does not fit the header")
@@ -204,7 +208,7 @@ def parse_header(buf: bytes) -> tuple[Header, int]:
     if flags & ~FLAG_SHARPENING:
         raise FormatError(f".umc header: unknown flags 0x{flags:02x}")
     header = Header(CODER_NAMES[coder_id], precision, prob_precision, bool(flags & FLAG_SHARPENING),
-                    threads, streams, block_size, adapt_every, size, bytes(sha), bytes(config_hash),
+                    engine, streams, block_size, adapt_every, size, bytes(sha), bytes(model_hash),
                     bytes(fp), strings[0], strings[1], metadata)
     validate(header)
     return header, length

@@ -24,6 +24,14 @@ class FingerprintMismatch(CodecError):
     """The file was written with a different predictor (weights, config or numerics)."""
 
 
+class DecodeMismatch(CodecError):
+    """Decoding went wrong although the file's checksums are intact: not damage but a bug (the
+    decoder's probabilities differ from the encoder's). Exit code 1."""
+
+    def __init__(self, message: str):
+        super().__init__(message, EXIT_FAILURE)
+
+
 class IntegrityError(CodecError):
     """Decoding finished but the result is not the original (sha256 or size differ)."""
 

@@ -59,10 +59,9 @@ def compress_file(in_path: str | os.PathLike, out_path: str | os.PathLike, predi
 
 
 def decompress_file(in_path: str | os.PathLike, out_path: str | os.PathLike, predictor, *,
-                    progress: Optional[Progress] = None, threads: Optional[int] = None,
-                    torch_version: Optional[str] = None) -> CodecStats:
+                    progress: Optional[Progress] = None) -> CodecStats:
     blob = _read(in_path, ".umc file")
     t0 = time.perf_counter()
-    data = decompress(blob, predictor, progress=progress, threads=threads, torch_version=torch_version)
+    data = decompress(blob, predictor, progress=progress)
     atomic_write_bytes(out_path, data)
     return CodecStats(len(data), len(blob), time.perf_counter() - t0)

@@ -1,32 +1,36 @@
-"""Compress and decompress files with a trained checkpoint (the API the CLIs, the cockpit and the
-evaluation call; no subprocess needed).
+"""Compress and decompress with a coding model (the API the CLIs, the cockpit and the evaluation
+call; no subprocess, no torch unless a training checkpoint has to be exported first).
 
-The .umc header records everything the decoder needs besides the weights: the profile, the
-effective config (network + entropy + adaptation settings), the input's global vector, the
-checkpoint's path and step, the thread count and the torch version.
+A .umc file names its model by content hash (and name, for messages), the engine version and the
+profile; its metadata holds the input's global vector and the match-model setting. Decoding finds
+the model by that hash along the model search path (umoec/engine/store.py), so files decode on
+any machine, with any thread count, wherever the model file is.
 """
 from __future__ import annotations
 
+import base64
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Optional, Union
 
-import torch
+import numpy as np
 
 from .. import config as C
 from ..codec import CodecSettings, CodecStats, compress, decompress, read_header
-from ..codec.codec import config_hash
-from ..codec.errors import CodecError, FingerprintMismatch, FormatError
+from ..codec.errors import CodecError, FormatError
+from ..codec.match import MatchMixer, MatchSettings
+from ..data import document_features
+from ..engine import modelfile as mf
+from ..engine import store
+from ..engine.adapt import RATE_MAX
+from ..engine.predictor import ExactPredictor
 from ..run.atomic import atomic_write_bytes
-from ..train.checkpoint import CheckpointError
 from . import profiles
 from .runtime import keep_pages, paused_gc
-from .threads import plan
-from .neural import (ModelLoadError, build_predictor, decode_globals, encode_globals, globals_for,
-                     load_model)
 
 Progress = Callable[[int, int], None]
+ModelSpec = Union[None, str, Path, mf.ModelFile]
 
 
 @dataclass(frozen=True)
@@ -34,8 +38,12 @@ class Result:
     stats: CodecStats
     profile: str
     streams: int
-    checkpoint_step: int
-    threads: int
+    model: str               # name (hash prefix)
+    model_hash: str
+
+
+class ModelError(CodecError):
+    """The model cannot be found or used; exit code 2, the message names it and where."""
 
 
 def _read(path: Path, what: str) -> bytes:
@@ -45,85 +53,160 @@ def _read(path: Path, what: str) -> bytes:
         raise CodecError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
 
 
-def _load(checkpoint: Path, profile, config: Optional[C.Config]):
+def export_for(checkpoint: Path) -> mf.ModelFile:
+    """The coding model of a training checkpoint, written next to its run (RUN/models/stepN.umm,
+    on the model search path) and reused while it is newer than the checkpoint."""
+    from ..engine.export import export_checkpoint
+    checkpoint = Path(checkpoint)
+    if not checkpoint.is_file():
+        raise ModelError(f"checkpoint {checkpoint} does not exist")
+    target = None
+    if checkpoint.parent.name == "checkpoints" and checkpoint.stem.startswith("step"):
+        target = checkpoint.parent.parent / "models" / (checkpoint.stem + mf.SUFFIX)
+        try:
+            if target.stat().st_mtime >= checkpoint.stat().st_mtime:
+                return mf.read(target)
+        except (OSError, mf.ModelFileError):
+            pass
     try:
-        return load_model(Path(checkpoint), profile, config)
-    except (CheckpointError, ModelLoadError) as exc:
-        raise CodecError(str(exc)) from None
+        m = export_checkpoint(checkpoint)
+    except mf.ModelFileError as exc:
+        raise ModelError(str(exc)) from None
+    if target is not None:
+        try:
+            target.parent.mkdir(exist_ok=True)
+            mf.write(m, target)
+        except OSError:
+            pass  # a read-only run folder: the model is still usable for this call
+    return m
 
 
-def compress_path(input_path: Path, output_path: Path, checkpoint: Path, *,
-                  config: Optional[C.Config] = None, profile: str = "turbo",
-                  threads: Optional[int] = None, progress: Optional[Progress] = None) -> Result:
-    """Compress a file into a .umc file (written atomically).
+def open_model(model: ModelSpec = None, checkpoint: Optional[Path] = None) -> mf.ModelFile:
+    """A ModelFile from what the user gave: a ModelFile, a name/hash/path, a checkpoint to export,
+    or nothing (the shipped default model)."""
+    if isinstance(model, mf.ModelFile):
+        return model
+    if checkpoint is not None:
+        return export_for(Path(checkpoint))
+    try:
+        return store.load(store.resolve(None if model is None else str(model)))
+    except (LookupError, mf.ModelFileError) as exc:
+        raise ModelError(str(exc)) from None
 
-    threads: torch threads (recorded; the decoder runs the same count); default: the profile's
-    count when that many cores are idle, else 1 (threads.py)."""
+
+def _entropy(model: mf.ModelFile, config: Optional[C.Config]) -> C.Config:
+    """The model's config, with entropy.* from `config` when given (bin.compress --config)."""
+    cfg = model.build_config()
+    if config is None:
+        return cfg
+    merged = C.to_dict(cfg)
+    merged["entropy"] = C.to_dict(config)["entropy"]
+    return C.build(merged, "compression settings")
+
+
+def _predictor(model: mf.ModelFile, prof: profiles.Profile, g: np.ndarray, match_min_len: int,
+               adapt_rate: int):
+    p = ExactPredictor(model, g, exit_threshold=prof.exit_threshold,
+                       cascade_threshold=prof.cascade_threshold, adapt_rate=adapt_rate)
+    return MatchMixer(p, MatchSettings.standard(match_min_len)) if match_min_len else p
+
+
+def _encode_globals(g: np.ndarray) -> str:
+    return base64.b64encode(np.asarray(g, dtype="<f4").tobytes()).decode("ascii")
+
+
+def _decode_globals(text, n: int) -> np.ndarray:
+    raw = base64.b64decode(str(text).encode("ascii"), validate=True)
+    if len(raw) != 4 * n:
+        raise ValueError(f"header holds {len(raw) // 4} global values, the model needs {n}")
+    return np.frombuffer(raw, dtype="<f4").astype(np.float32)
+
+
+def compress_bytes(data: bytes, model: mf.ModelFile, *, profile: str = "turbo",
+                   config: Optional[C.Config] = None, input_name: str = "",
+                   progress: Optional[Progress] = None) -> bytes:
+    prof = profiles.get(profile)
+    cfg = _entropy(model, config)
+    g = document_features(data, cfg.head.d_globals)
+    m = cfg.entropy.match_min_len
+    meta = {"globals": _encode_globals(g), "match_min_len": m, "adapt_rate": prof.adapt_rate,
+            "input_name": input_name[:200]}
+    settings = CodecSettings.from_config(cfg, streams=prof.streams_for(len(data)), profile=prof.name,
+                                         model_hash=bytes.fromhex(model.hash),
+                                         model_name=model.name[:64], metadata=meta)
+    keep_pages()
+    with paused_gc():
+        return compress(data, _predictor(model, prof, g, m, prof.adapt_rate), settings,
+                        progress=progress)
+
+
+def compress_path(input_path: Path, output_path: Path, model: ModelSpec = None, *,
+                  checkpoint: Optional[Path] = None, config: Optional[C.Config] = None,
+                  profile: str = "turbo", progress: Optional[Progress] = None) -> Result:
+    """Compress a file into a .umc file (written atomically)."""
     prof = profiles.get(profile)
     data = _read(input_path, "input file")
-    loaded = _load(checkpoint, prof, config)
-    threads = threads or plan(prof.threads).threads
-    keep_pages()
-    g = globals_for(data, loaded.cfg)
-    full = C.to_dict(loaded.cfg)  # the rest of the config is the checkpoint's + the profile's
-    meta = {"globals": encode_globals(g), "entropy": full["entropy"], "lora": full["lora"],
-            "checkpoint": str(Path(checkpoint).resolve()), "checkpoint_step": loaded.step,
-            "input_name": Path(input_path).name[:200]}
-    settings = CodecSettings.from_config(loaded.cfg, streams=prof.streams, threads=threads,
-                                         profile=prof.name, metadata=meta)
-    previous_threads = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        predictor = build_predictor(loaded, g, threads)
-        t0 = time.perf_counter()
-        with paused_gc():
-            blob = compress(data, predictor, settings, progress=progress)
-    finally:
-        torch.set_num_threads(previous_threads)
+    m = open_model(model, checkpoint)
+    t0 = time.perf_counter()
+    blob = compress_bytes(data, m, profile=prof.name, config=config,
+                          input_name=Path(input_path).name, progress=progress)
+    seconds = time.perf_counter() - t0
     atomic_write_bytes(output_path, blob)
-    stats = CodecStats(len(data), len(blob), time.perf_counter() - t0)
-    return Result(stats, prof.name, prof.streams, loaded.step, threads)
+    return Result(CodecStats(len(data), len(blob), seconds), prof.name,
+                  prof.streams_for(len(data)), m.label(), m.hash)
 
 
-def decompress_path(input_path: Path, output_path: Path, checkpoint: Optional[Path] = None, *,
-                    progress: Optional[Progress] = None) -> Result:
-    """Decode a .umc file; verifies sha256; writes the output atomically or not at all."""
-    blob = _read(input_path, ".umc file")
+def model_for_file(header, model: ModelSpec = None,
+                   checkpoint: Optional[Path] = None) -> mf.ModelFile:
+    """The model a .umc header names: the one given (it must have that hash), or found by hash."""
+    want = header.model_hash.hex()
+    if model is None and checkpoint is None:
+        try:
+            return store.load(store.find_hash(want, header.model_name))
+        except (LookupError, mf.ModelFileError) as exc:
+            raise ModelError(str(exc)) from None
+    m = open_model(model, checkpoint)
+    if m.hash != want:
+        raise ModelError(f"this file was written with model {header.model_name or '?'} "
+                         f"({want[:12]}); the given model is {m.label()}")
+    return m
+
+
+def decompress_bytes(blob: bytes, model: ModelSpec = None, *, checkpoint: Optional[Path] = None,
+                     progress: Optional[Progress] = None, source: str = "input") -> bytes:
     header = read_header(blob)
     meta = header.metadata
     try:
         prof = profiles.get(header.profile)
-        settings = {"entropy": meta["entropy"], "lora": meta["lora"]}
-        if not all(isinstance(v, dict) for v in settings.values()):
-            raise TypeError("entropy/lora settings are not mappings")
-        checkpoint = Path(checkpoint or meta["checkpoint"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise FormatError(f"{input_path} was not written by bin.compress (header metadata: "
-                          f"{exc})") from None
     except Exception as exc:  # profiles.get raises UserError for unknown names
-        raise FormatError(f"{input_path}: {exc}") from None
-    if not checkpoint.is_file():
-        raise CodecError(f"{input_path} was compressed with checkpoint {checkpoint} (step "
-                         f"{meta.get('checkpoint_step')}), which is not here; pass --checkpoint")
-    loaded = _load(checkpoint, prof, settings)
-    if config_hash(loaded.cfg) != header.config_hash:
-        raise FingerprintMismatch(f"{input_path}: the checkpoint's config differs from the one the "
-                                  "file was written with")
+        raise FormatError(f"{source}: {exc}") from None
+    m = model_for_file(header, model, checkpoint)
     try:
-        g = decode_globals(meta["globals"], loaded.cfg.head.d_globals)
-    except (KeyError, ValueError, TypeError, AttributeError) as exc:
-        raise FormatError(f"{input_path}: bad global vector in the header ({exc})") from None
+        cfg = m.build_config()
+        g = _decode_globals(meta["globals"], cfg.head.d_globals)
+        match_min_len, adapt_rate = int(meta["match_min_len"]), int(meta["adapt_rate"])
+        if not 0 <= match_min_len <= 255:
+            raise ValueError(f"match_min_len {match_min_len} out of range")
+        if not 0 <= adapt_rate <= RATE_MAX:
+            raise ValueError(f"adapt_rate {adapt_rate} out of range")
+    except (KeyError, ValueError, TypeError) as exc:
+        raise FormatError(f"{source}: bad header metadata ({exc})") from None
     keep_pages()
-    previous_threads = torch.get_num_threads()
-    torch.set_num_threads(header.threads)  # the encoder's count: same numerics
-    try:
-        predictor = build_predictor(loaded, g, header.threads)
-        t0 = time.perf_counter()
-        with paused_gc():
-            data = decompress(blob, predictor, progress=progress, threads=torch.get_num_threads(),
-                              torch_version=str(torch.__version__))
-    finally:
-        torch.set_num_threads(previous_threads)
+    with paused_gc():
+        return decompress(blob, _predictor(m, prof, g, match_min_len, adapt_rate),
+                          progress=progress)
+
+
+def decompress_path(input_path: Path, output_path: Path, model: ModelSpec = None, *,
+                    checkpoint: Optional[Path] = None,
+                    progress: Optional[Progress] = None) -> Result:
+    """Decode a .umc file; verifies sha256; writes the output atomically or not at all."""
+    blob = _read(input_path, ".umc file")
+    t0 = time.perf_counter()
+    data = decompress_bytes(blob, model, checkpoint=checkpoint, progress=progress,
+                            source=str(input_path))
+    seconds = time.perf_counter() - t0
     atomic_write_bytes(output_path, data)
-    return Result(CodecStats(len(data), len(blob), time.perf_counter() - t0), prof.name,
-                  header.streams, loaded.step, header.threads)
+    header = read_header(blob)
+    return Result(CodecStats(len(data), len(blob), seconds), header.profile, header.streams,
+                  f"{header.model_name} ({header.model_hash.hex()[:12]})", header.model_hash.hex())

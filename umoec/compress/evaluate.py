@@ -19,7 +19,7 @@ from ..codec.errors import CodecError
 from ..config import load as load_config
 from ..metrics import TrainingDB
 from ..run import RunDir
-from .api import compress_path, decompress_path
+from .api import compress_path, decompress_path, export_for
 
 ENWIK8_HINT = ("enwik8 not found (looked at --data, $ENWIK8 and data/enwik8); get it from "
                "https://mattmahoney.net/dc/enwik8.zip, unzip it to data/enwik8 or pass --data. ")
@@ -62,7 +62,7 @@ def find_data(data: Optional[Path], run: RunDir, root: Path) -> tuple[Path, str,
 
 def evaluate(run: RunDir, checkpoint: Path, data_path: Path, dataset: str, *, profile: str,
              max_bytes: int, progress: Optional[Callable[[str, int, int], None]] = None,
-             note: str = "", threads: Optional[int] = None) -> EvalReport:
+             note: str = "") -> EvalReport:
     raw = data_path.read_bytes()
     if max_bytes and len(raw) > max_bytes:
         raw = raw[:max_bytes]
@@ -71,20 +71,21 @@ def evaluate(run: RunDir, checkpoint: Path, data_path: Path, dataset: str, *, pr
     with tempfile.TemporaryDirectory(prefix="umoec-eval-") as tmp:
         src, packed, back = Path(tmp) / "input.bin", Path(tmp) / "input.umc", Path(tmp) / "out.bin"
         src.write_bytes(raw)
+        model = export_for(checkpoint)
+        step = int(model.info.get("source", {}).get("step", 0))
         t0 = time.perf_counter()
-        res = compress_path(src, packed, checkpoint, profile=profile, threads=threads,
-                            progress=tick("compress"))
+        compress_path(src, packed, model, profile=profile, progress=tick("compress"))
         t1 = time.perf_counter()
         error = ""
         try:
-            decompress_path(packed, back, checkpoint, progress=tick("decompress"))
+            decompress_path(packed, back, model, progress=tick("decompress"))
             ok = hashlib.sha256(back.read_bytes()).digest() == hashlib.sha256(raw).digest()
             error = "" if ok else "decoded bytes differ from the original"
         except CodecError as exc:
             ok, error = False, str(exc)
         t2 = time.perf_counter()
         size = packed.stat().st_size
-    report = EvalReport(dataset, str(data_path), res.checkpoint_step, len(raw), size,
+    report = EvalReport(dataset, str(data_path), step, len(raw), size,
                         8.0 * size / max(1, len(raw)), ok, t1 - t0, t2 - t1,
                         run_baselines(raw), note, error)
     with TrainingDB(run.db_path) as db:

@@ -1,15 +1,20 @@
 """Compression profiles: named trade-offs between speed and bits per byte.
 
 A profile sets the number of parallel streams (more streams = more bytes per model call, but each
-stream starts cold and sees less context) and the model's inference-time settings: early exits
-(skip later blocks when an exit head is confident), the cascade (use the cheap context model alone
-when it is confident), online LoRA adaptation and how many threads it may use (threads.py
-decides from the machine's load; the count is recorded). The profile's name is stored in the .umc header;
-the decoder applies the same settings. Measured numbers: docs/compress.md.
+stream starts cold and sees less context; small inputs get fewer) and the model's inference-time
+settings: early exits (skip later blocks when an exit head is confident), the cascade (use the
+cheap context model alone when it is confident), online adaptation and how many threads it may
+use (threads.py decides from the machine's load; results never depend on it). The profile's name
+and the stream count are stored in the .umc header; the decoder applies the same settings.
+Measured numbers: docs/compress.md.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+
+ADAPT_RATE = 32    # measured: held-out Python, 16 streams: no adaptation 2.112 bpb, 8: 1.877,
+                   # 32: 1.732, 64: 1.743, 128: 1.866 (docs/compress.md)
 
 
 @dataclass(frozen=True)
@@ -18,9 +23,15 @@ class Profile:
     streams: int
     exit_threshold: float | None     # None: keep the checkpoint's early_exit.exit_threshold
     cascade_threshold: float | None  # None: keep cascade.threshold
-    adapt: bool                      # online LoRA adaptation (lora.* of the config)
-    threads: int                     # torch threads at most, when that many cores are idle
+    adapt_rate: int                  # online adaptation step while coding, 0 = off (engine/adapt.py)
+    threads: int                     # BLAS threads at most, when that many cores are idle
     description: str
+    min_stream_bytes: int = 256      # fewer streams on small inputs: each holds at least this
+
+    def streams_for(self, size: int) -> int:
+        """Streams for an input of `size` bytes: a stream starts with no context, so a small
+        file in many streams would be coded mostly cold."""
+        return max(1, min(self.streams, size // self.min_stream_bytes))
 
     def overrides(self) -> list[str]:
         out = []
@@ -28,19 +39,20 @@ class Profile:
             out.append(f"early_exit.exit_threshold={self.exit_threshold}")
         if self.cascade_threshold is not None:
             out.append(f"cascade.threshold={self.cascade_threshold}")
-        out.append(f"lora.enabled={'true' if self.adapt else 'false'}")
+        out.append(f"lora.enabled={'true' if self.adapt_rate else 'false'}")
         return out
 
 
 PROFILES = {
-    "turbo": Profile("turbo", 256, None, None, False, 2,
-                     "256 streams, early exits and cascade shortcuts as trained, two threads "
-                     "when two cores are idle: fastest"),
-    "fast": Profile("fast", 64, None, 1.0, False, 1,
-                    "64 streams, early exits as trained, cascade never used alone"),
-    "balanced": Profile("balanced", 16, 1.0, 1.0, True, 1,
-                        "16 streams, every byte through the whole model, online LoRA adaptation: "
-                        "best bpb, slowest"),
+    "turbo": Profile("turbo", 256, None, None, 0, 1,
+                     "up to 256 streams (256 bytes each at least), early exits and cascade "
+                     "shortcuts as trained: fastest", 256),
+    "fast": Profile("fast", 64, None, 1.0, 0, 1,
+                    "up to 64 streams (1 KiB each at least), early exits as trained, cascade "
+                    "never used alone", 1024),
+    "balanced": Profile("balanced", 16, 1.0, 1.0, ADAPT_RATE, 1,
+                        "up to 16 streams (4 KiB each at least), every byte through the whole "
+                        "model, online adaptation: best bpb, slowest", 4096),
 }
 
 

@@ -1,20 +1,13 @@
-"""How many torch threads coding runs, and whether OpenMP's idle threads spin or sleep.
+"""How many threads coding may use, chosen from the machine's load before numpy/torch load.
 
-The decoder must run the encoder's thread count (it is in the .umc header), and the best count
-depends on the machine's load at that moment. Measured on the reference 2-core machine (turbo,
-256 streams, tier1_micro, 100 KB; docs/compress.md):
-
-    bytes/s                      idle machine    the other core busy
-    1 thread                         25,000           25,000
-    2 threads, spinning (default)    31,000            9,000
-    2 threads, PASSIVE               15,000           20,000
-
-So several threads pay only when that many cores are idle and OpenMP may spin; otherwise one
-thread (and PASSIVE, so a library thread pool never spins against a training run). `plan` makes
-that choice from a short CPU-load sample; `prepare` also sets OMP_WAIT_POLICY, which OpenMP reads
-once, when torch is imported: the CLIs and the cockpit's worker call it before importing torch.
-A user's OMP_WAIT_POLICY or OMP_NUM_THREADS is respected, and an explicit thread count (--threads,
-or a file's recorded count) is never changed, only its wait policy chosen.
+The exact engine's results never depend on the thread count (umoec/engine/fixed.py), so this is
+only about speed: the BLAS behind numpy's matrix products (OpenBLAS) runs `threads` threads.
+Several threads pay only when that many cores are idle; a spinning thread pool next to a busy
+core collapses (measured with torch's OpenMP pool: 31,000 B/s idle, 9,000 with the other core
+busy). `plan` chooses from a short CPU-load sample; `prepare` sets OPENBLAS_NUM_THREADS,
+OMP_NUM_THREADS and OMP_WAIT_POLICY, which the libraries read once, when loaded: the CLIs and the
+cockpit's worker call it before importing numpy. A user's own settings are respected, and an
+explicit count (-T/--threads) is used as given.
 """
 from __future__ import annotations
 
@@ -82,23 +75,18 @@ def plan(wanted: int, *, fixed: bool = False, busy: Optional[float] = None,
     return ThreadPlan(threads, passive, why)
 
 
+THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
 def prepare(wanted: int, *, fixed: bool = False) -> ThreadPlan:
-    """`plan`, and OMP_WAIT_POLICY=PASSIVE when the plan wants it and the user set no policy.
-    Effective only before torch is imported."""
+    """`plan`, then the thread count (and OMP_WAIT_POLICY=PASSIVE when the plan wants it) for the
+    BLAS and OpenMP pools, unless the user set them. Effective only before numpy is imported."""
     p = plan(wanted, fixed=fixed)
+    for var in THREAD_VARS:
+        if fixed:
+            os.environ[var] = str(p.threads)
+        else:
+            os.environ.setdefault(var, str(p.threads))
     if p.passive:
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     return p
-
-
-def prepare_for_file(umc_path) -> Optional[ThreadPlan]:
-    """`prepare` for decoding: the thread count recorded in a .umc file's header is binding.
-    None when the header cannot be read (decoding then reports why)."""
-    from ..codec import CodecError, read_header
-    from ..codec.container import MAX_HEADER
-    try:
-        with open(umc_path, "rb") as fh:
-            head = fh.read(MAX_HEADER)
-        return prepare(read_header(head).threads, fixed=True)
-    except (OSError, CodecError):
-        return None

@@ -12,6 +12,7 @@ Python standard library's own sources and docs (pydoc topics), present on every 
 """
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -40,7 +41,16 @@ class DataError(ValueError):
 @dataclass(frozen=True)
 class Document:
     path: Path
-    size: int
+    size: int                 # bytes the document holds (uncompressed, for a gzip file)
+    gunzip: bool = False      # read through gzip (manual pages, Debian changelogs)
+    cap: int = 0              # read at most this many bytes (0: all)
+
+    def read(self) -> bytes:
+        if self.gunzip:
+            with gzip.open(self.path, "rb") as fh:
+                return fh.read(self.cap or -1)
+        with open(self.path, "rb") as fh:
+            return fh.read(self.cap or -1)
 
 
 def default_sources() -> list[Path]:
@@ -97,10 +107,13 @@ def _write_split(out: Path, name: str, parts: list[bytes]) -> dict:
 
 def prepare(out: Path, sources: Optional[list[Path]] = None, val_fraction: float = 0.05,
             seed: int = 1234, max_bytes: int = DEFAULT_MAX_BYTES,
-            log: Callable[[str], None] = lambda line: None) -> dict:
-    """Build the dataset folder `out`; returns the dataset.json record. `log` gets progress lines."""
+            log: Callable[[str], None] = lambda line: None, corpus: str = "") -> dict:
+    """Build the dataset folder `out`; returns the dataset.json record. `log` gets progress lines.
+    corpus="general": the default model's corpus (general.py) instead of `sources`."""
     if not 0.0 < val_fraction < 0.5:
         raise DataError(f"--val-fraction={val_fraction} must be between 0 and 0.5")
+    if corpus:
+        return _prepare_general(out, val_fraction, seed, max_bytes, log, corpus)
     default = not sources
     sources = [Path(s) for s in sources] if sources else default_sources()
     docs = collect(sources, default)
@@ -149,7 +162,7 @@ def _prepare_files(out: Path, docs: list[Document], val_fraction: float, seed: i
         for n, i in enumerate(ids, 1):
             if n % 200 == 0:
                 log(f"read {n:,}/{len(ids):,} {split} files")
-            data = docs[i].path.read_bytes()
+            data = docs[i].read()
             parts[split].append(data)
             files.append({"path": str(docs[i].path), "bytes": len(data), "sha256": _sha256(data),
                           "split": split})
@@ -157,6 +170,22 @@ def _prepare_files(out: Path, docs: list[Document], val_fraction: float, seed: i
             "skipped_files": len(docs) - len(chosen),
             "splits": {s: _write_split(out, s, parts[s]) for s in ("train", "val")},
             "files": files}
+
+
+def _prepare_general(out: Path, val_fraction: float, seed: int, max_bytes: int,
+                     log: Callable[[str], None], corpus: str) -> dict:
+    from .general import HOLD_OUT, collect_general, sources
+    if corpus != "general":
+        raise DataError(f"unknown corpus {corpus!r} (known: general)")
+    # max_bytes caps the total; the sources keep their shares of it
+    docs, summary = collect_general(seed, max_bytes / sum(s.budget for s in sources()), log)
+    out.mkdir(parents=True, exist_ok=True)
+    record = _prepare_files(out, docs, val_fraction, seed, sum(d.size for d in docs), log)
+    record.update(created=time.strftime("%Y-%m-%d %H:%M:%S"), name=out.name, sources=summary,
+                  kind=f"general (stdlib, man pages, /usr/share/doc, licenses; 1 file in "
+                       f"{HOLD_OUT} held out)")
+    atomic_write_text(out / "dataset.json", json.dumps(record, indent=1) + "\n")
+    return record
 
 
 def _prepare_enwik8(out: Path, doc: Document) -> dict:

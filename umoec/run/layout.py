@@ -63,6 +63,14 @@ class RunDir:
     def checkpoint_path(self, step: int) -> Path:
         return self.checkpoints_dir / f"step{step:06d}.pt"
 
+    @property
+    def models_dir(self) -> Path:
+        """Coding models exported from this run's checkpoints (on the model search path)."""
+        return self.root / "models"
+
+    def model_path(self, step: int) -> Path:
+        return self.models_dir / f"step{step:06d}.umm"
+
     def exists(self) -> bool:
         """A run folder is one that holds a config or a status file."""
         return self.config_path.exists() or self.status_path.exists()

@@ -7,11 +7,12 @@ import pytest
 from tests.umoec.codec.helpers import (TEXT, AdaptingPredictor, CyclePredictor, SourcePredictor,
                                        pseudo_random_bytes, sample_source)
 from umoec import config as C
-from umoec.codec import (CodecError, CodecSettings, CoderUnavailable, FingerprintMismatch, FormatError,
-                         IntegrityError, Order2Predictor, compress, decompress, read_header)
+from umoec.codec import (CodecError, CodecSettings, CoderUnavailable, DecodeMismatch,
+                         FingerprintMismatch, Order2Predictor, compress, decompress, read_header)
 from umoec.codec.container import parse_blocks, parse_header
+from umoec.engine import ENGINE_VERSION
 
-SMALL = dict(block_size=256, torch_version="2.13.0")
+SMALL = dict(block_size=256, model_name="cycle")
 
 
 def roundtrip(data, predictor_factory, **kw):
@@ -73,8 +74,8 @@ def test_sharpening_picks_alpha_by_measured_cost(scale, expected):
     header, offset = parse_header(blob)
     alphas = {b.alpha_q for b in parse_blocks(blob, offset, header)}
     assert alphas == {expected}
-    plain = compress(data, SourcePredictor(scale), CodecSettings(streams=2, block_size=4096, **{
-        "torch_version": "2.13.0"}))
+    plain = compress(data, SourcePredictor(scale), CodecSettings(streams=2, block_size=4096,
+                                                                 model_name="cycle"))
     assert len(blob) <= len(plain) if expected == 16 else len(blob) < 0.98 * len(plain)
 
 
@@ -91,15 +92,15 @@ def test_adaptation_runs_at_identical_points_with_identical_bytes():
     assert blob != compress(data, CyclePredictor(), CodecSettings(streams=3, **SMALL))
 
 
-def test_wrong_predictor_threads_or_torch_are_refused():
-    blob = compress(TEXT, CyclePredictor(), CodecSettings(streams=2, threads=2, **SMALL))
-    with pytest.raises(FingerprintMismatch, match="different model"):
+def test_wrong_predictor_or_newer_engine_are_refused():
+    blob = compress(TEXT, CyclePredictor(), CodecSettings(streams=2, **SMALL))
+    with pytest.raises(FingerprintMismatch, match="model cycle .* decode it with the model it names"):
         decompress(blob, CyclePredictor(salt=1))
-    with pytest.raises(FingerprintMismatch, match="2 threads"):
-        decompress(blob, CyclePredictor(), threads=1)
-    with pytest.raises(FingerprintMismatch, match="torch 2.13.0"):
-        decompress(blob, CyclePredictor(), torch_version="9.9")
-    assert decompress(blob, CyclePredictor(), threads=2, torch_version="2.13.0") == TEXT
+    newer = compress(TEXT, CyclePredictor(), CodecSettings(streams=2, engine=ENGINE_VERSION + 1,
+                                                           **SMALL))
+    with pytest.raises(FingerprintMismatch, match=f"engine v{ENGINE_VERSION + 1}.*upgrade"):
+        decompress(newer, CyclePredictor())
+    assert decompress(blob, CyclePredictor()) == TEXT
 
 
 class Impostor(CyclePredictor):
@@ -112,8 +113,9 @@ class Impostor(CyclePredictor):
 @pytest.mark.parametrize("coder,n", [("rans", 16), ("tans", 12)])
 def test_a_lying_predictor_never_yields_wrong_bytes(coder, n):
     blob = compress(TEXT, CyclePredictor(), CodecSettings(streams=3, coder=coder, prob_precision=n, **SMALL))
-    with pytest.raises((FormatError, IntegrityError)):
+    with pytest.raises(DecodeMismatch, match="not damaged; this is a bug") as info:
         decompress(blob, Impostor(salt=7))
+    assert info.value.exit_code == 1
 
 
 def test_tans_above_12_bits_is_refused_before_any_work():
@@ -143,31 +145,29 @@ def test_progress_callback_can_cancel():
         compress(pseudo_random_bytes(2000), CyclePredictor(), CodecSettings(**SMALL), progress=cancel)
 
 
-def test_settings_from_config_and_config_hash():
+def test_settings_from_config_and_the_model_in_the_header():
     cfg = C.load_preset("tier1_micro")
-    s = CodecSettings.from_config(cfg, streams=8, threads=2, profile="fast", metadata={"ckpt": "x.pt"})
+    s = CodecSettings.from_config(cfg, streams=8, profile="fast", adapt_every=4096,
+                                  model_hash=bytes(range(32)), model_name="m-1",
+                                  metadata={"ckpt": "x.pt"})
     assert (s.coder, s.precision, s.prob_precision, s.block_size) == (
         cfg.entropy.coder, cfg.entropy.precision, cfg.entropy.prob_precision, cfg.entropy.block_size)
-    assert s.adapt_every == (cfg.lora.trigger_bytes if cfg.lora.enabled else 0)
-    lora = C.load_preset("tier1_micro", ["lora.enabled=true", "lora.trigger_bytes=4096"])
-    assert CodecSettings.from_config(lora, streams=1).adapt_every == 4096
-    assert CodecSettings.from_config(lora, streams=1).config_hash != s.config_hash
-    assert CodecSettings.from_config(cfg, streams=1).config_hash == s.config_hash
     blob = compress(TEXT, CyclePredictor(), s)
     h = read_header(blob)
-    assert (h.profile, h.threads, h.streams, h.metadata, h.config_hash) == (
-        "fast", 2, 8, {"ckpt": "x.pt"}, s.config_hash)
+    assert (h.profile, h.engine, h.streams, h.metadata, h.model_hash, h.model_name,
+            h.adapt_every) == ("fast", ENGINE_VERSION, 8, {"ckpt": "x.pt"}, bytes(range(32)),
+                               "m-1", 4096)
 
 
 def test_golden_umc_file():
-    settings = CodecSettings(streams=4, block_size=1024, torch_version="2.13.0", profile="golden",
+    settings = CodecSettings(streams=4, block_size=1024, model_name="order2", profile="golden",
                              metadata={"what": "golden"})
     blob = compress(TEXT, Order2Predictor(), settings)
     assert decompress(blob, Order2Predictor()) == TEXT
     assert (len(blob), hashlib.sha256(blob).hexdigest()[:16]) == PIN_GOLDEN
 
 
-PIN_GOLDEN = (567, "bd9c2951da348b1e")   # changes only with a deliberate format change
+PIN_GOLDEN = (567, "fa0dc9cc375499b7")   # changes only with a deliberate format change
 
 
 class NaNPredictor(CyclePredictor):

@@ -13,11 +13,11 @@ from umoec.codec.container import (MAGIC, RECORD_SIZE, Header, pack_block, pack_
                                    parse_header)
 
 DATA = TEXT[:700]
-SETTINGS = CodecSettings(streams=2, block_size=256, torch_version="2.13.0", profile="p",
+SETTINGS = CodecSettings(streams=2, block_size=256, model_name="tiny", profile="p",
                          metadata={"ckpt": "step000100.pt"})
 BLOB = compress(DATA, CyclePredictor(), SETTINGS)
 TANS_BLOB = compress(DATA, CyclePredictor(), CodecSettings(streams=3, block_size=256, coder="tans",
-                                                           prob_precision=11, torch_version="x"))
+                                                           prob_precision=11, model_name="x"))
 HEADER, OFFSET = parse_header(BLOB)
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -56,8 +56,10 @@ def test_header_roundtrip_and_layout():
 def test_wrong_magic_version_and_header_length():
     with pytest.raises(FormatError, match="wrong magic"):
         decode(b"PK\x03\x04" + BLOB[4:])
-    with pytest.raises(FormatError, match="format version 2"):
-        decode(BLOB[:8] + struct.pack("<H", 2) + BLOB[10:])
+    with pytest.raises(FormatError, match="format version 3"):
+        decode(BLOB[:8] + struct.pack("<H", 3) + BLOB[10:])
+    with pytest.raises(FormatError, match="format 1, written by the float engine"):
+        decode(BLOB[:8] + struct.pack("<H", 1) + BLOB[10:])
     with pytest.raises(FormatError, match="impossible length"):
         decode(BLOB[:10] + struct.pack("<I", 1 << 31) + BLOB[14:])
     with pytest.raises(FormatError, match="not a .umc file"):

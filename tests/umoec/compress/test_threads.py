@@ -54,22 +54,23 @@ def test_prepare_sets_passive_only_when_planned(monkeypatch):
     assert T.prepare(1).threads == 1 and os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
 
 
-def test_prepare_for_file_reads_the_recorded_count(tmp_path, monkeypatch):
-    from umoec.codec import CodecSettings, Order2Predictor, compress
+def test_prepare_sets_the_blas_pool_unless_the_user_did(monkeypatch):
+    for var in (*T.THREAD_VARS, "OMP_WAIT_POLICY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("MKL_NUM_THREADS", "3")
     monkeypatch.setattr(T, "busy_cores", lambda sample_s=T.SAMPLE_S: 0.0)
     monkeypatch.setattr(T, "available_cpus", lambda: 2)
-    umc = tmp_path / "a.umc"
-    umc.write_bytes(compress(b"hello " * 50, Order2Predictor(), CodecSettings(threads=2)))
-    assert T.prepare_for_file(umc).threads == 2
-    assert T.prepare_for_file(tmp_path / "missing.umc") is None
-    (tmp_path / "junk.umc").write_bytes(b"not a umc file")
-    assert T.prepare_for_file(tmp_path / "junk.umc") is None
+    T.prepare(2)
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "2" and os.environ["MKL_NUM_THREADS"] == "3"
+    T.prepare(1, fixed=True)                  # an explicit -T wins over everything
+    assert all(os.environ[v] == "1" for v in T.THREAD_VARS)
 
 
 @pytest.mark.parametrize("module", ["bin.compress", "bin.decompress", "bin.evaluate",
                                     "gui.compress_worker"])
-def test_entry_points_choose_before_torch_loads(module):
-    """OpenMP reads its wait policy when torch loads: the entry points must not import it first."""
-    code = f"import sys, {module}; print('torch' in sys.modules)"
+def test_entry_points_choose_before_numpy_loads(module):
+    """OpenBLAS and OpenMP read their thread settings when numpy (or torch) loads: the entry points
+    must not import either before choosing."""
+    code = f"import sys, {module}; print('numpy' in sys.modules, 'torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert out.stdout.strip() == "False", out.stderr
+    assert out.stdout.strip() == "False False", out.stderr

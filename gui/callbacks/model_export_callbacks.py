@@ -1,0 +1,59 @@
+"""Training tab, checkpoint list: "Export model" turns a checkpoint into the coding model
+RUN/models/stepNNNNNN.umm in a background worker (`gui.compress_worker export`: it imports torch,
+which the cockpit process never does). The list itself (training_callbacks.checkpoint_list) shows
+the exported model once the file is there, and the model dropdowns of the Compression and
+Evaluation tabs list it from then on.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from dash import ALL, Input, Output, State, ctx
+from dash.exceptions import PreventUpdate
+
+from .. import ids
+from ..compress_jobs import JobError, JobManager
+from ..runs import resolve
+from .compression_callbacks import manager_for, status_area
+
+
+def do_export(jobs: JobManager, runs_dir: Path, run_name, checkpoint) -> dict:
+    """Start an export job; returns the action store {text, colour, ts} (empty text: started)."""
+    now = time.time()
+    run = resolve(runs_dir, run_name)
+    if run is None:
+        return {"text": "Choose a run in the top bar first.", "colour": "warning", "ts": now}
+    try:
+        jobs.start_export(run, checkpoint)
+    except JobError as exc:
+        return {"text": str(exc), "colour": "warning", "ts": now}
+    return {"text": "", "ts": now}
+
+
+def export_status(jobs: JobManager, run_name, action) -> object:
+    """checkpoint-export-status: the last refusal, the running export or its outcome."""
+    return status_area(jobs.latest(run_name, "export"), action)
+
+
+def register(app) -> None:
+    runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
+    jobs = manager_for(app)
+
+    @app.callback(Output(ids.CHECKPOINT_EXPORT_ACTION, "data"),
+                  Input({"type": ids.CHECKPOINT_EXPORT_BTN, "index": ALL}, "n_clicks"),
+                  State(ids.RUN_SELECT, "value"), prevent_initial_call=True)
+    def export(clicks, name):
+        # a re-rendered list adds buttons with n_clicks None: only a real press counts
+        if not isinstance(ctx.triggered_id, dict) or not any(clicks or []) or \
+                not ctx.triggered or not ctx.triggered[0].get("value"):
+            raise PreventUpdate
+        return do_export(jobs, runs_dir, name, ctx.triggered_id["index"])
+
+    @app.callback(Output(ids.CHECKPOINT_EXPORT_STATUS, "children"),
+                  Input(ids.REFRESH, "n_intervals"), Input(ids.RUN_SELECT, "value"),
+                  Input(ids.TABS, "active_tab"), Input(ids.CHECKPOINT_EXPORT_ACTION, "data"))
+    def status(_n, name, tab, action):
+        if tab not in (None, ids.TAB_TRAINING):
+            raise PreventUpdate
+        return export_status(jobs, name, action)

@@ -1,0 +1,41 @@
+"""How the golden files were made (run once; never rerun unless the format changes on purpose).
+
+    python tests/umoec/engine/golden/make_golden.py CHECKPOINT
+
+CHECKPOINT: a tiny tier1-family checkpoint (tests/umoec/train/conftest.py TINY, 80 steps on the
+400 kB default corpus). Writes tiny.umm (its coding model), three inputs (Python text, binary,
+empty) and their .umc files for every profile. test_golden.py then requires that every later
+version decodes these files and writes them again byte for byte.
+"""
+import sys
+from pathlib import Path
+
+from umoec.compress.api import compress_bytes
+from umoec.compress.profiles import PROFILES
+from umoec.engine import modelfile as mf
+from umoec.engine.export import export_checkpoint
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[3]
+
+
+def inputs() -> dict[str, bytes]:
+    text = (ROOT / "umoec" / "codec" / "rans.py").read_bytes()[:3000]
+    binary = bytes((i * i * 7 + 3) % 256 for i in range(1200)) + bytes(300) + b"\xff" * 100
+    return {"source.txt": text, "binary.bin": binary, "empty": b""}
+
+
+def main(checkpoint: str) -> None:
+    model = export_checkpoint(Path(checkpoint), name="golden-tiny",
+                              description="golden-file model of the test suite")
+    model.info["created"] = "2026-12-01"
+    mf.write(model, HERE / "tiny.umm")
+    for name, data in inputs().items():
+        (HERE / name).write_bytes(data)
+        for profile in PROFILES:
+            (HERE / f"{name}.{profile}.umc").write_bytes(compress_bytes(data, model,
+                                                                        profile=profile))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,40 @@
+"""Golden files: .umc files written by format 2 / engine v1 with a committed model must decode
+with every later version, and this version must write them again byte for byte (made once by
+golden/make_golden.py; a deliberate format change adds new golden files, it never edits these)."""
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from umoec.codec import read_header
+from umoec.compress.api import compress_bytes, decompress_bytes
+from umoec.engine import modelfile as mf
+
+GOLDEN = Path(__file__).with_name("golden")
+FILES = sorted(p.name for p in GOLDEN.glob("*.umc"))
+MODEL_HASH = "97c9a95b0e53012da94a4d254735901011b2a54ba13e494597ae2a9bcedfe7fc"
+
+
+@pytest.fixture(scope="module")
+def model():
+    return mf.read(GOLDEN / "tiny.umm")
+
+
+def test_the_golden_model_is_the_one_pinned(model):
+    assert model.hash == MODEL_HASH and model.name == "golden-tiny"
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_golden_files_decode_and_are_written_again_identically(model, name):
+    blob = (GOLDEN / name).read_bytes()
+    original = (GOLDEN / name.rsplit(".", 2)[0]).read_bytes()
+    header = read_header(blob)
+    assert (header.engine, header.model_hash.hex(), header.model_name) == (1, MODEL_HASH,
+                                                                           "golden-tiny")
+    assert decompress_bytes(blob, model) == original
+    assert compress_bytes(original, model, profile=header.profile) == blob
+
+
+def test_nine_golden_files_are_pinned():
+    digest = hashlib.sha256(b"".join((GOLDEN / n).read_bytes() for n in FILES)).hexdigest()
+    assert (len(FILES), digest[:16]) == (9, "025159a414aaba52")

@@ -1,0 +1,158 @@
+"""The compiled loops (_kernels.c) equal their numpy references integer for integer."""
+import os
+
+import numpy as np
+import pytest
+
+from umoec.engine import fixed as fx
+from umoec.engine import kernels as K
+from umoec.engine.model import ExactModel
+
+C = K._c
+if C is None:
+    if os.environ.get("CI") and os.environ.get("UMOEC_ENGINE_KERNELS") != "numpy":
+        pytest.fail("the compiled engine kernels were not built (pip install needs a C compiler)",
+                    pytrace=False)
+    pytest.skip("compiled kernels not built here", allow_module_level=True)
+
+
+@pytest.fixture
+def numpy_only(monkeypatch):
+    """Run the references: kernels' dispatch falls back to numpy while _c is None."""
+    def ref(fn, *args, **kw):
+        monkeypatch.setattr(K, "_c", None)
+        try:
+            return fn(*args, **kw)
+        finally:
+            monkeypatch.setattr(K, "_c", C)
+    return ref
+
+
+def extreme_rows(rng, R, Cn, scale):
+    x = rng.integers(-scale, scale, (R, Cn))
+    x[0] = 0
+    x[1] = (1 << 26)                       # beyond the residual clamp
+    x[2, ::2] = -(1 << 30)
+    x[3] = rng.integers(-3, 4, Cn)
+    return x.astype(np.int64)
+
+
+@pytest.mark.parametrize("scale", [3, 4096, 1 << 22])
+def test_quant_rows(numpy_only, scale):
+    x = extreme_rows(np.random.default_rng(scale), 40, 96, scale)
+    a8, aa = K.quant_rows(x)
+    b8, ba = numpy_only(K.quant_rows, x)
+    assert (a8 == b8).all() and (aa == ba).all()
+
+
+@pytest.mark.parametrize("act", [False, True])
+@pytest.mark.parametrize("bias", [False, True])
+def test_requant(numpy_only, act, bias):
+    rng = np.random.default_rng(int(act) * 2 + int(bias))
+    acc = rng.integers(-(1 << 23), 1 << 23, (33, 70)).astype(np.float32)
+    acc[0, :5] = [0, 0.0, 1 << 23, -(1 << 23), 16129]
+    amax = rng.integers(1, 1 << 24, (33, 1)).astype(np.int64)
+    m = rng.uniform(1e-7, 2e-3, 70)
+    m[3] = 300.0                                                   # saturating products
+    b = rng.integers(-(1 << 20), 1 << 20, 70).astype(np.int64) if bias else None
+    assert (K.requant(acc, amax, m, b, act) == numpy_only(K.requant, acc, amax, m, b, act)).all()
+
+
+@pytest.mark.parametrize("kind", ["rms", "rms_weight", "adaln"])
+def test_norm_quant(numpy_only, kind):
+    rng = np.random.default_rng(len(kind))
+    x = extreme_rows(rng, 40, 96, 1 << 18)
+    w = rng.integers(-8000, 8000, 96).astype(np.int64)
+    mod = (rng.integers(-(1 << 20), 1 << 20, 96).astype(np.int64),
+           rng.integers(-(1 << 14), 1 << 14, 96).astype(np.int64))
+    kw = {"rms": {}, "rms_weight": {"weight": w}, "adaln": {"mod": mod}}[kind]
+    a8, aa = K.norm_quant(x, **kw)
+    b8, ba = numpy_only(K.norm_quant, x, **kw)
+    assert (a8 == b8).all() and (aa == ba).all()
+
+
+def test_mixer_core_and_its_state(numpy_only, tiny_model):
+    """Random in_proj products (some extreme) through every block of a real model, twice in a
+    row (the state carries), on a subset of the streams."""
+    em = ExactModel(tiny_model.tensors, tiny_model.build_config())
+    rng = np.random.default_rng(5)
+    for blk in em.blocks:
+        d = blk.d
+        st_c, st_n = em.init_state(12), em.init_state(12)
+        rows = np.array([0, 3, 4, 7, 11])
+        for _ in range(3):
+            acc = rng.integers(-(1 << 22), 1 << 22, (len(rows), d.in_proj_out)).astype(np.float32)
+            acc[0] = 1 << 23
+            amax = rng.integers(1, 1 << 22, (len(rows), 1)).astype(np.int64)
+            i = blk.index
+            yc = K.mixer_core(acc, amax, blk, st_c.conv[i], st_c.ssm[i], rows)
+            yn = numpy_only(K.mixer_core, acc, amax, blk, st_n.conv[i], st_n.ssm[i], rows)
+            assert (yc == yn).all()
+            assert (st_c.conv[i] == st_n.conv[i]).all() and (st_c.ssm[i] == st_n.ssm[i]).all()
+        assert (st_c.ssm[blk.index][[1, 2]] == 0).all()       # streams not stepped keep theirs
+
+
+def test_whole_steps_agree(numpy_only, tiny_model):
+    em = ExactModel(tiny_model.tensors, tiny_model.build_config())
+    data = np.frombuffer(b"def f(x):\n    return x + 1\n" * 8, np.uint8).reshape(4, -1)
+    g = np.linspace(-1, 1, em.d.d_globals).astype(np.float32)
+    sc, sn = em.init_state(4, g), em.init_state(4, g)
+    for t in range(data.shape[1]):
+        lc, sc = em.step(data[:, t], sc)
+        ln, sn = numpy_only(em.step, data[:, t], sn)
+        assert (lc == ln).all()
+
+
+def test_fixed_to_int_matches_the_compiled_rounding():
+    x = np.array([[0.5, 1.5, 2.5, -2.5, 3e38, -3e38, 2 ** 40 + 1.0, -(2 ** 30) - 0.5]])
+    acc = x.astype(np.float32)  # requant's compiled path rounds acc * amax * m like to_int
+    amax = np.ones((1, 1), np.int64)
+    m = np.ones(x.shape[1])
+    out = np.empty_like(acc, dtype=np.int64)
+    C.requant(acc, amax, m, None, out, 1, x.shape[1], 0, None, 1)
+    ref = fx.clamp(fx.to_int(acc.astype(np.float64)), fx.RESID_BITS)
+    assert (out == ref).all()
+
+
+def test_batched_requant_uses_each_groups_scales(numpy_only):
+    rng = np.random.default_rng(9)
+    acc = rng.integers(-(1 << 20), 1 << 20, (3, 5, 7)).astype(np.float32)
+    amax = rng.integers(1, 1 << 20, (3, 5, 1)).astype(np.int64)
+    m = rng.uniform(1e-6, 1e-3, (3, 7))
+    got = K.requant(acc, amax, m, None, True)
+    assert (got == numpy_only(K.requant, acc, amax, m, None, True)).all()
+    assert (got[1] == K.requant(acc[1], amax[1], m[1], None, True)).all()
+
+
+def test_moe_routing_packing_and_combining(numpy_only):
+    rng = np.random.default_rng(11)
+    R, X, k, C = 50, 8, 2, 16
+    s = rng.integers(0, 1 << 24, (R, X)).astype(np.int64)
+    bias = rng.integers(-(1 << 20), 1 << 20, X).astype(np.int64)
+    s[0] = (1 << 22) - bias                                      # all keys tied: lower index first
+    s[1] = 0                                                     # all-zero scores
+    got, ref = K.moe_route(s, bias, k), numpy_only(K.moe_route, s, bias, k)
+    assert all((a == b).all() for a, b in zip(got, ref, strict=True))
+    chosen, gate, rank, counts = got
+    assert chosen[0].tolist() == [0, 1]
+    x8 = rng.integers(-127, 128, (R, C)).astype(np.float32)
+    amax = rng.integers(1, 1 << 20, (R, 1)).astype(np.int64)
+    cap = int(counts.max())
+    packed = K.moe_pack(x8, amax, chosen, rank, X, cap)
+    assert all((a == b).all() for a, b in zip(packed, numpy_only(K.moe_pack, x8, amax, chosen,
+                                                                   rank, X, cap), strict=True))
+    ye = rng.integers(-(1 << 24), 1 << 24, (X, cap, C)).astype(np.int64)
+    assert (K.moe_combine(ye, chosen, rank, gate) ==
+            numpy_only(K.moe_combine, ye, chosen, rank, gate)).all()
+
+
+@pytest.mark.parametrize("second", [False, True])
+def test_top_margin(numpy_only, second):
+    rng = np.random.default_rng(int(second))
+    logits = rng.integers(-(20 << 12), 20 << 12, (64, 256)).astype(np.int64)
+    logits[0] = 0                                                # uniform
+    logits[1, 3] = 60 << 12                                      # one certain byte
+    logits[2, 3] = logits[2, 9] = 60 << 12                       # two tied
+    for thr in (1, 30000, 58982, 65535):
+        assert (K.top_margin(logits, thr, second) ==
+                numpy_only(K.top_margin, logits, thr, second)).all()

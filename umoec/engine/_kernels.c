@@ -1,0 +1,697 @@
+/* The exact engine's hot loops in C: the same integer arithmetic as the numpy reference in
+ * umoec/engine/fixed.py and kernels.py, in one pass over memory.
+ *
+ * Every function here must give bit-identical results to its reference (tests compare them on
+ * random and extreme inputs). Rules that keep that true on every compiler and CPU:
+ *   - integers are int64_t; `>>` on a negative value is the arithmetic shift (floor), which C
+ *     leaves to the implementation and every compiler we build with defines so (checked below);
+ *   - floor division through floordiv(); rounding to an integer through toi() (ties to even, as
+ *     numpy's rint, with no libm call), saturating at +-2**62 like fixed.to_int;
+ *   - a double expression is one correctly rounded IEEE operation on exact operands, or a chain
+ *     of multiplications/divisions written in the reference's order; nothing a compiler could
+ *     contract into an FMA (built with -ffp-contract=off, never -ffast-math).
+ * Arrays are passed as C-contiguous buffers; the Python wrappers (kernels.py) check shapes.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <string.h>
+
+/* The loops are compiled for AVX-512, AVX2 and the x86-64 baseline, chosen when the module
+ * loads (x86-64 Linux with GCC; elsewhere once, for the build's target). Integer results and
+ * the single IEEE operations used do not depend on the instruction set. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define CLONES
+#endif
+
+/* formats (fixed.py) */
+#define ACT 12
+#define GATE 24
+#define STATE 22
+#define DECAY 24
+#define U_FRAC 20
+#define A_FRAC 16
+#define RESID_BITS 24
+#define MATMUL_BITS 20
+#define STATE_BITS 31
+#define TABLE_LO (-16)
+#define TABLE_HI 16
+#define TABLE_STEP_BITS 6
+#define DT_MAX (((int64_t)64) << GATE)
+#define EXP_T1 18
+
+#if (-1 >> 1) != -1
+#error "signed right shifts must be arithmetic (two's complement, as GCC, Clang and MSVC do)"
+#endif
+/* round(v / 2**k), halves up: (v + 2**(k-1)) >> k with an arithmetic shift (floor) */
+static inline int64_t rshift(int64_t v, int k) { return (v + (((int64_t)1) << (k - 1))) >> k; }
+/* rint (ties to even) without libm, then into int64 saturating at +-2**62 (as fixed.to_int):
+ * for |x| < 2**52, x + 2**52 has unit spacing, so the IEEE addition rounds x to an integer
+ * exactly as rint does; larger values are integers already. */
+static inline int64_t toi(double x) {
+    const double big = 4503599627370496.0;           /* 2**52 */
+    const double lim = 4611686018427387904.0;        /* 2**62 */
+    double ax = fabs(x);
+    double r = ax < big ? (ax + big) - big : ax;     /* rint(|x|), ties to even (symmetric) */
+    r = r > lim ? lim : r;
+    return (int64_t)copysign(r, x);                  /* branch-free: loops over it vectorise */
+}
+static inline int64_t clampb(int64_t v, int bits) {
+    int64_t lim = (((int64_t)1) << bits) - 1;
+    return v > lim ? lim : (v < -lim ? -lim : v);
+}
+static inline int64_t floordiv(int64_t a, int64_t b) { /* b > 0 */
+    int64_t q = a / b;
+    return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+static inline int64_t interp(const int64_t *t, int64_t x) {
+    const int64_t span = ((int64_t)(TABLE_HI - TABLE_LO)) << ACT;
+    const int shift = ACT - TABLE_STEP_BITS;
+    int64_t u = x - (((int64_t)TABLE_LO) << ACT);
+    if (u < 0) u = 0;
+    if (u > span - 1) u = span - 1;
+    int64_t i = u >> shift, f = u & ((((int64_t)1) << shift) - 1);
+    int64_t a = t[i];
+    return a + rshift((t[i + 1] - a) * f, shift);
+}
+static inline int64_t silu1(const int64_t *sig, int64_t x) {
+    x = clampb(x, RESID_BITS);
+    return rshift(x * interp(sig, x), GATE);
+}
+static inline int64_t softplus1(const int64_t *sp, int64_t x) {
+    if (x >= (((int64_t)TABLE_HI) << ACT)) return clampb(x, RESID_BITS) << (GATE - ACT);
+    return interp(sp, x);
+}
+static inline int64_t exp_neg1(const int64_t *t1, const int64_t *t2, const int64_t *t3, int64_t x) {
+    if (x < 0) x = 0;
+    int64_t i = x >> 20;
+    if (i >= EXP_T1) return 0;
+    int64_t e = rshift(t1[i] * t2[(x >> 10) & 1023], 30);
+    e = rshift(e * t3[x & 1023], 30);
+    return rshift(e, 30 - DECAY);
+}
+
+/* silu of n values in place: a plain loop over an array, so compilers can vectorise the table
+ * lookups (gathers on AVX2 / AVX-512) */
+CLONES static void silu_rows(const int64_t *restrict sig, int64_t *restrict x, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++) x[i] = silu1(sig, x[i]);
+}
+
+/* -- buffer plumbing ------------------------------------------------------------------------- */
+typedef struct { Py_buffer b; int held; } Buf;
+
+static int get(PyObject *o, Buf *buf, Py_ssize_t itemsize, Py_ssize_t count, int writable,
+               int optional, const char *what) {
+    buf->held = 0;
+    if (o == Py_None) {
+        if (optional) return 1;
+        PyErr_Format(PyExc_TypeError, "%s: array required", what);
+        return 0;
+    }
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(o, &buf->b, flags) < 0) return 0;
+    buf->held = 1;
+    if (buf->b.itemsize != itemsize || buf->b.len != itemsize * count) {
+        PyErr_Format(PyExc_ValueError, "%s: expected %zd items of %zd bytes, got %zd bytes", what,
+                     count, itemsize, buf->b.len);
+        return 0;
+    }
+    return 1;
+}
+static void release(Buf *bufs, int n) {
+    for (int i = 0; i < n; i++)
+        if (bufs[i].held) PyBuffer_Release(&bufs[i].b);
+}
+#define I64(B_) ((int64_t *)(B_).b.buf)
+#define F64(B_) ((double *)(B_).b.buf)
+#define F32(B_) ((float *)(B_).b.buf)
+#define OPT(B_) ((B_).held ? (B_).b.buf : NULL)
+
+/* -- elementwise ----------------------------------------------------------------------------- */
+/* unary(x, out, kind, table): kind 0 silu, 1 sigmoid, 2 softplus */
+static PyObject *py_unary(PyObject *self, PyObject *args) {
+    PyObject *ox, *oo, *ot;
+    Py_ssize_t p_n;
+    int kind;
+    if (!PyArg_ParseTuple(args, "OOnOi", &ox, &oo, &p_n, &ot, &kind)) return NULL;
+    /* locals whose address was never taken: the compiler can count and vectorise loops */
+    const Py_ssize_t n = p_n;
+    Buf b[3];
+    memset(b, 0, sizeof b);
+    if (!get(ox, &b[0], 8, n, 0, 0, "x") || !get(oo, &b[1], 8, n, 1, 0, "out") ||
+        !get(ot, &b[2], 8, ((TABLE_HI - TABLE_LO) << TABLE_STEP_BITS) + 1, 0, 0, "table")) {
+        release(b, 3);
+        return NULL;
+    }
+    const int64_t *x = I64(b[0]), *t = I64(b[2]);
+    int64_t *o = I64(b[1]);
+    for (Py_ssize_t i = 0; i < n; i++)
+        o[i] = kind == 0 ? silu1(t, x[i]) : kind == 1 ? interp(t, x[i]) : softplus1(t, x[i]);
+    release(b, 3);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_exp_neg(PyObject *self, PyObject *args) {
+    PyObject *ox, *oo, *o1, *o2, *o3;
+    Py_ssize_t p_n;
+    if (!PyArg_ParseTuple(args, "OOnOOO", &ox, &oo, &p_n, &o1, &o2, &o3)) return NULL;
+    /* locals whose address was never taken: the compiler can count and vectorise loops */
+    const Py_ssize_t n = p_n;
+    Buf b[5];
+    memset(b, 0, sizeof b);
+    if (!get(ox, &b[0], 8, n, 0, 0, "x") || !get(oo, &b[1], 8, n, 1, 0, "out") ||
+        !get(o1, &b[2], 8, EXP_T1, 0, 0, "t1") || !get(o2, &b[3], 8, 1024, 0, 0, "t2") ||
+        !get(o3, &b[4], 8, 1024, 0, 0, "t3")) {
+        release(b, 5);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        I64(b[1])[i] = exp_neg1(I64(b[2]), I64(b[3]), I64(b[4]), I64(b[0])[i]);
+    release(b, 5);
+    Py_RETURN_NONE;
+}
+
+/* -- rows into int8 --------------------------------------------------------------------------- */
+static inline void quant_row(const int64_t *x, Py_ssize_t C, float *x8, int64_t *amax) {
+    int64_t a = 1;
+    for (Py_ssize_t c = 0; c < C; c++) {
+        int64_t v = clampb(x[c], RESID_BITS);
+        int64_t m = v < 0 ? -v : v;
+        if (m > a) a = m;
+    }
+    const double k = 127.0 / (double)a;          /* one division per row, as fixed.quant_rows */
+    for (Py_ssize_t c = 0; c < C; c++) x8[c] = (float)toi((double)clampb(x[c], RESID_BITS) * k);
+    *amax = a;
+}
+
+/* quant_rows(x (R, C) int64, x8 (R, C) float32, amax (R,) int64, R, C) */
+CLONES static PyObject *py_quant_rows(PyObject *self, PyObject *args) {
+    PyObject *ox, *o8, *oa;
+    Py_ssize_t p_R, p_C;
+    if (!PyArg_ParseTuple(args, "OOOnn", &ox, &o8, &oa, &p_R, &p_C)) return NULL;
+    /* locals whose address was never taken: the compiler can count and vectorise loops */
+    const Py_ssize_t R = p_R, C = p_C;
+    Buf b[3];
+    memset(b, 0, sizeof b);
+    if (!get(ox, &b[0], 8, R * C, 0, 0, "x") || !get(o8, &b[1], 4, R * C, 1, 0, "x8") ||
+        !get(oa, &b[2], 8, R, 1, 0, "amax")) {
+        release(b, 3);
+        return NULL;
+    }
+    for (Py_ssize_t r = 0; r < R; r++)
+        quant_row(I64(b[0]) + r * C, C, F32(b[1]) + r * C, I64(b[2]) + r);
+    release(b, 3);
+    Py_RETURN_NONE;
+}
+
+/* requant(acc (R, N) float32, amax (R,), m (G, N) float64, b (N,) int64 or None,
+ *         out (R, N) int64, R, N, act, sig, group): out = clamp(rint((acc * amax) * m)) + b, then
+ * silu when act == 1; row r uses row r / group of m (group = R: one m for every row; the
+ * experts of a mixture run as G groups of `group` rows) */
+CLONES static PyObject *py_requant(PyObject *self, PyObject *args) {
+    PyObject *oc, *oa, *om, *ob, *oo, *os;
+    Py_ssize_t p_R, p_N, p_group;
+    int act;
+    if (!PyArg_ParseTuple(args, "OOOOOnniOn", &oc, &oa, &om, &ob, &oo, &p_R, &p_N, &act, &os, &p_group))
+        return NULL;
+    /* locals whose address was never taken: the compiler can count and vectorise loops */
+    const Py_ssize_t R = p_R, N = p_N, group = p_group;
+    if (group < 1 || R % group != 0) {
+        PyErr_SetString(PyExc_ValueError, "requant: R must be a multiple of group");
+        return NULL;
+    }
+    Buf b[6];
+    memset(b, 0, sizeof b);
+    if (!get(oc, &b[0], 4, R * N, 0, 0, "acc") || !get(oa, &b[1], 8, R, 0, 0, "amax") ||
+        !get(om, &b[2], 8, (R / group) * N, 0, 0, "m") || !get(ob, &b[3], 8, N, 0, 1, "b") ||
+        !get(oo, &b[4], 8, R * N, 1, 0, "out") ||
+        !get(os, &b[5], 8, ((TABLE_HI - TABLE_LO) << TABLE_STEP_BITS) + 1, 0, 1, "sig")) {
+        release(b, 6);
+        return NULL;
+    }
+    const float *acc = F32(b[0]);
+    const int64_t *amax = I64(b[1]), *bias = OPT(b[3]), *sig = OPT(b[5]);
+    const double *m = F64(b[2]);
+    int64_t *out = I64(b[4]);
+    if (act == 1 && sig == NULL) {
+        release(b, 6);
+        PyErr_SetString(PyExc_ValueError, "silu needs the sigmoid table");
+        return NULL;
+    }
+    for (Py_ssize_t r = 0; r < R; r++) {
+        const double a = (double)amax[r];
+        const double *mr = m + (r / group) * N;
+        const float *ar = acc + r * N;
+        int64_t *o = out + r * N;
+        for (Py_ssize_t j = 0; j < N; j++) o[j] = clampb(toi(((double)ar[j] * a) * mr[j]), RESID_BITS);
+        if (bias)
+            for (Py_ssize_t j = 0; j < N; j++) o[j] += bias[j];
+        if (act == 1) silu_rows(sig, o, N);
+    }
+    release(b, 6);
+    Py_RETURN_NONE;
+}
+
+/* -- norms ------------------------------------------------------------------------------------ */
+/* norm_quant(x (R, C), w (C,) or None, shift (C,) or None, scale (C,) or None, eps2, layer,
+ *            x8 (R, C) float32, amax (R,), tmp (C,) int64 scratch, R, C)
+ * layer = 0: RMSNorm (weight w or none); 1: LayerNorm without affine, then the AdaLN affine
+ * (x * (4096 + scale) >> 12) + shift (scale, shift within RESID_BITS). Then the row into
+ * int8 (quant_row). */
+CLONES static PyObject *py_norm_quant(PyObject *self, PyObject *args) {
+    PyObject *ox, *ow, *osh, *osc, *o8, *oa, *ot;
+    double eps2;
+    int layer;
+    Py_ssize_t p_R, p_C;
+    if (!PyArg_ParseTuple(args, "OOOOdiOOOnn", &ox, &ow, &osh, &osc, &eps2, &layer, &o8, &oa, &ot,
+                          &p_R, &p_C))
+        return NULL;
+    /* locals whose address was never taken: the compiler can count and vectorise loops */
+    const Py_ssize_t R = p_R, C = p_C;
+    Buf b[7];
+    memset(b, 0, sizeof b);
+    if (!get(ox, &b[0], 8, R * C, 0, 0, "x") || !get(ow, &b[1], 8, C, 0, 1, "w") ||
+        !get(osh, &b[2], 8, C, 0, 1, "shift") || !get(osc, &b[3], 8, C, 0, 1, "scale") ||
+        !get(o8, &b[4], 4, R * C, 1, 0, "x8") || !get(oa, &b[5], 8, R, 1, 0, "amax") ||
+        !get(ot, &b[6], 8, C, 1, 0, "tmp")) {
+        release(b, 7);
+        return NULL;
+    }
+    const int64_t *w = OPT(b[1]), *shift = OPT(b[2]), *scale = OPT(b[3]);
+    int64_t *tmp = I64(b[6]);
+    for (Py_ssize_t r = 0; r < R; r++) {
+        const int64_t *x = I64(b[0]) + r * C;
+        int64_t mean = 0;
+        if (layer) {
+            int64_t total = 0;
+            for (Py_ssize_t c = 0; c < C; c++) total += clampb(x[c], RESID_BITS);
+            mean = floordiv(2 * total + C, 2 * C);
+        }
+        int64_t ss = 0;
+        for (Py_ssize_t c = 0; c < C; c++) {
+            int64_t v = clampb(clampb(x[c], RESID_BITS) - mean, RESID_BITS);
+            tmp[c] = v;
+            ss += v * v;
+        }
+        double rr = sqrt((double)ss / (double)C + eps2);
+        const double k = (w && !layer ? 1.0 : 4096.0) / rr;   /* one division per row */
+        if (w && !layer) {
+            for (Py_ssize_t c = 0; c < C; c++) tmp[c] = toi((double)(tmp[c] * w[c]) * k);
+        } else {
+            for (Py_ssize_t c = 0; c < C; c++) tmp[c] = toi((double)tmp[c] * k);
+        }
+        if (layer && scale)
+            for (Py_ssize_t c = 0; c < C; c++)
+                tmp[c] = rshift(tmp[c] * ((((int64_t)1) << ACT) + scale[c]), ACT);
+        if (layer && shift)
+            for (Py_ssize_t c = 0; c < C; c++) tmp[c] += shift[c];
+        quant_row(tmp, C, F32(b[4]) + r * C, I64(b[5]) + r);
+    }
+    release(b, 7);
+    Py_RETURN_NONE;
+}
+
+/* -- the SSM mixer between its two projections ------------------------------------------------- */
+/* The state update of one stream: for every state n and channel e,
+ *     h = clamp(round(decay_e h / 2**24) + round(u_e B_n / 2**8)),  yacc_e += C_n h
+ * The hot loop of the engine, written so compilers vectorise it; on x86-64 Linux it is compiled
+ * for AVX-512, AVX2 and the baseline, chosen at load time (integer results are the same). */
+CLONES static void ssm_update(int32_t *restrict st, const int32_t *restrict dvec,
+                              const int32_t *restrict u, const int64_t *restrict Bm,
+                              const int64_t *restrict Cm, int64_t *restrict yacc, Py_ssize_t N,
+                              Py_ssize_t E) {
+    /* every operand fits int32 (decay <= 2**24, |state|, |u| < 2**31, |B|, |C| < 2**20), so
+     * each product is a 32 x 32 -> 64 bit multiply */
+    const int64_t lim = (((int64_t)1) << STATE_BITS) - 1;
+    for (Py_ssize_t e = 0; e < E; e++) yacc[e] = 0;
+    for (Py_ssize_t n = 0; n < N; n++) {
+        const int32_t bn = (int32_t)clampb(Bm[n], MATMUL_BITS), cn = (int32_t)clampb(Cm[n], MATMUL_BITS);
+        int32_t *restrict sn = st + n * E;
+        for (Py_ssize_t e = 0; e < E; e++) {
+            int64_t hv = (((int64_t)dvec[e] * sn[e] + (((int64_t)1) << (DECAY - 1))) >> DECAY) +
+                         (((int64_t)u[e] * bn + (((int64_t)1) << (U_FRAC + ACT - STATE - 1))) >>
+                          (U_FRAC + ACT - STATE));
+            hv = hv > lim ? lim : hv;
+            hv = hv < -lim ? -lim : hv;
+            sn[e] = (int32_t)hv;
+            yacc[e] += (int64_t)cn * (int32_t)hv;
+        }
+    }
+}
+
+/* mixer_core(acc (R, O) float32 in_proj products, amax (R,), m (O,) float64,
+ *            rows (R,) int64, conv (Bt, K-1, ch) int32 [in/out], taps (K, ch) int64,
+ *            conv_s (ch,) float64, conv_b (ch,), dt_bias (H,), A (H,), D (H,),
+ *            ssm (Bt, N, H, P) int32 [in/out], sig, softplus, t1, t2, t3 tables,
+ *            out (R, E) int64, scratch (T (O + ch + 3 E + H)) int64,
+ *            R, Bt, E, N, H, P, K, T threads)
+ * O = 2E + 2N + H; ch = E + 2N. Computes, per row, the reference's mixer_step up to (and not
+ * including) the gated RMSNorm: out = y * silu(z) >> 12. */
+typedef struct {
+    const float *acc;
+    const int64_t *amax, *rows, *taps, *conv_b, *dt_bias, *A, *D, *sig, *sp, *t1, *t2, *t3;
+    const double *m, *conv_s;
+    int32_t *conv, *ssm;
+    int64_t *out;
+    Py_ssize_t E, N, H, P, K, ch, O;
+} MixCtx;
+
+/* rows [r0, r1) of mixer_core, with its own scratch (O + ch + 3 E + H int64) */
+CLONES static void mixer_rows(const MixCtx *cx, Py_ssize_t r0, Py_ssize_t r1, int64_t *scratch) {
+    const Py_ssize_t E = cx->E, N = cx->N, H = cx->H, P = cx->P, K = cx->K, ch = cx->ch, O = cx->O;
+    const float *acc = cx->acc;
+    const int64_t *amax = cx->amax, *rows = cx->rows, *taps = cx->taps, *conv_b = cx->conv_b;
+    const int64_t *dt_bias = cx->dt_bias, *A = cx->A, *D = cx->D, *sig = cx->sig, *sp = cx->sp;
+    const int64_t *t1 = cx->t1, *t2 = cx->t2, *t3 = cx->t3;
+    const double *m = cx->m, *conv_s = cx->conv_s;
+    int32_t *conv = cx->conv, *ssm = cx->ssm;
+    int64_t *out = cx->out;
+    int64_t *v = scratch;                /* O: the in_proj output z | xBC | dt */
+    int64_t *xs = v + O;                 /* ch: silu(conv(xBC)) */
+    int64_t *yacc = xs + ch;             /* E: sum_n C h */
+    int64_t *dec = yacc + E;             /* H: decay per head */
+    int32_t *u = (int32_t *)(dec + H);   /* E: dt x in Q20 */
+    int32_t *dvec = u + E;               /* E: the decay of each channel's head */
+    int64_t dt[64];
+    for (Py_ssize_t r = r0; r < r1; r++) {
+        const int64_t s = rows[r];
+        double a = (double)amax[r];
+        for (Py_ssize_t j = 0; j < O; j++)
+            v[j] = clampb(toi(((double)acc[r * O + j] * a) * m[j]), RESID_BITS);
+        int64_t *xbc = v + E;
+        for (Py_ssize_t c = 0; c < ch; c++) xbc[c] = clampb(xbc[c], MATMUL_BITS);
+        /* causal depthwise conv over the window (K-1 earlier inputs) and the new input */
+        int32_t *win = conv + s * (K - 1) * ch;
+        const int64_t *tlast = taps + (K - 1) * ch;
+        for (Py_ssize_t c = 0; c < ch; c++) xs[c] = xbc[c] * tlast[c];
+        for (Py_ssize_t k = 0; k < K - 1; k++) {
+            const int32_t *wk = win + k * ch;
+            const int64_t *tk = taps + k * ch;
+            for (Py_ssize_t c = 0; c < ch; c++) xs[c] += (int64_t)wk[c] * tk[c];
+        }
+        for (Py_ssize_t c = 0; c < ch; c++) xs[c] = toi((double)xs[c] * conv_s[c]) + conv_b[c];
+        silu_rows(sig, xs, ch);
+        if (K > 1) {
+            memmove(win, win + ch, (size_t)((K - 2) * ch) * sizeof(int32_t));
+            for (Py_ssize_t c = 0; c < ch; c++) win[(K - 2) * ch + c] = (int32_t)xbc[c];
+        }
+        const int64_t *dtr = v + E + ch;
+        for (Py_ssize_t h = 0; h < H; h++) {
+            int64_t d = softplus1(sp, dtr[h] + dt_bias[h]);
+            d = d < 0 ? 0 : (d > DT_MAX ? DT_MAX : d);
+            dt[h] = d;
+            dec[h] = exp_neg1(t1, t2, t3, rshift(d * A[h], GATE + A_FRAC - 20));
+        }
+        const int64_t *x = xs, *Bm = xs + E, *Cm = xs + E + N;
+        for (Py_ssize_t h = 0; h < H; h++)
+            for (Py_ssize_t p = 0; p < P; p++)
+                u[h * P + p] = (int32_t)clampb(
+                    rshift(dt[h] * clampb(x[h * P + p], MATMUL_BITS), GATE + ACT - U_FRAC), 31);
+        for (Py_ssize_t h = 0; h < H; h++)
+            for (Py_ssize_t p = 0; p < P; p++) dvec[h * P + p] = (int32_t)dec[h];
+        ssm_update(ssm + s * N * E, dvec, u, Bm, Cm, yacc, N, E);
+        int64_t *z = v;                       /* z is not needed after this: silu in place */
+        silu_rows(sig, z, E);
+        int64_t *o_r = out + r * E;
+        for (Py_ssize_t h = 0; h < H; h++)
+            for (Py_ssize_t p = 0; p < P; p++) {
+                Py_ssize_t e = h * P + p;
+                int64_t y = rshift(yacc[e], STATE) + rshift(D[h] * clampb(x[e], MATMUL_BITS), ACT);
+                o_r[e] = rshift(y * z[e], ACT);
+            }
+    }
+}
+
+typedef struct { const MixCtx *c; Py_ssize_t r0, r1; int64_t *scratch; } MixJob;
+
+static void *mixer_job(void *arg) {
+    MixJob *j = (MixJob *)arg;
+    mixer_rows(j->c, j->r0, j->r1, j->scratch);
+    return NULL;
+}
+
+#define MAX_THREADS 16
+
+static PyObject *py_mixer_core(PyObject *self, PyObject *args) {
+    PyObject *o[19];
+    Py_ssize_t p_R, p_Bt, p_E, p_N, p_H, p_P, p_K, p_T;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOOOOOnnnnnnnn", &o[0], &o[1], &o[2], &o[3], &o[4],
+                          &o[5], &o[6], &o[7], &o[8], &o[9], &o[10], &o[11], &o[12], &o[13],
+                          &o[14], &o[15], &o[16], &o[17], &o[18], &p_R, &p_Bt, &p_E, &p_N, &p_H,
+                          &p_P, &p_K, &p_T))
+        return NULL;
+    /* locals whose address was never taken: the compiler can count and vectorise loops */
+    const Py_ssize_t R = p_R, Bt = p_Bt, E = p_E, N = p_N, H = p_H, P = p_P, K = p_K;
+    Py_ssize_t T = p_T < 1 ? 1 : (p_T > MAX_THREADS ? MAX_THREADS : p_T);
+    const Py_ssize_t ch = E + 2 * N, O = 2 * E + 2 * N + H;
+    const Py_ssize_t tab = ((TABLE_HI - TABLE_LO) << TABLE_STEP_BITS) + 1;
+    Buf b[19];
+    memset(b, 0, sizeof b);
+    int ok = get(o[0], &b[0], 4, R * O, 0, 0, "acc") && get(o[1], &b[1], 8, R, 0, 0, "amax") &&
+             get(o[2], &b[2], 8, O, 0, 0, "m") && get(o[3], &b[3], 8, R, 0, 0, "rows") &&
+             get(o[4], &b[4], 4, Bt * (K - 1) * ch, 1, 0, "conv") &&
+             get(o[5], &b[5], 8, K * ch, 0, 0, "taps") && get(o[6], &b[6], 8, ch, 0, 0, "conv_s") &&
+             get(o[7], &b[7], 8, ch, 0, 0, "conv_b") && get(o[8], &b[8], 8, H, 0, 0, "dt_bias") &&
+             get(o[9], &b[9], 8, H, 0, 0, "A") && get(o[10], &b[10], 8, H, 0, 0, "D") &&
+             get(o[11], &b[11], 4, Bt * N * H * P, 1, 0, "ssm") &&
+             get(o[12], &b[12], 8, tab, 0, 0, "sig") && get(o[13], &b[13], 8, tab, 0, 0, "softplus") &&
+             get(o[14], &b[14], 8, EXP_T1, 0, 0, "t1") && get(o[15], &b[15], 8, 1024, 0, 0, "t2") &&
+             get(o[16], &b[16], 8, 1024, 0, 0, "t3") && get(o[17], &b[17], 8, R * E, 1, 0, "out") &&
+             get(o[18], &b[18], 8, T * (O + ch + 3 * E + H), 1, 0, "scratch");
+    if (!ok) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "mixer_core: bad arguments");
+        release(b, 19);
+        return NULL;
+    }
+    if (E != H * P) {
+        release(b, 19);
+        PyErr_SetString(PyExc_ValueError, "mixer_core: E must equal H * P");
+        return NULL;
+    }
+    if (H > 64) {
+        release(b, 19);
+        PyErr_SetString(PyExc_ValueError, "mixer_core: at most 64 heads");
+        return NULL;
+    }
+    const int64_t *rows = I64(b[3]);
+    for (Py_ssize_t r = 0; r < R; r++) {
+        if (rows[r] < 0 || rows[r] >= Bt || (r > 0 && rows[r] <= rows[r - 1])) {
+            release(b, 19);
+            PyErr_SetString(PyExc_IndexError, "mixer_core: rows must be increasing and in range");
+            return NULL;
+        }
+    }
+    MixCtx cx = {F32(b[0]), I64(b[1]), rows, I64(b[5]), I64(b[7]), I64(b[8]), I64(b[9]),
+                I64(b[10]), I64(b[12]), I64(b[13]), I64(b[14]), I64(b[15]), I64(b[16]),
+                F64(b[2]), F64(b[6]), (int32_t *)b[4].b.buf, (int32_t *)b[11].b.buf, I64(b[17]),
+                E, N, H, P, K, ch, O};
+    /* rows are independent (each stream's state is its own): threads split them in slices and
+     * the result cannot depend on how many there are */
+    if (R < 16 * T) T = R / 16 > 1 ? R / 16 : 1;
+    const Py_ssize_t per = O + ch + 3 * E + H;
+    int64_t *scratch = I64(b[18]);
+    Py_BEGIN_ALLOW_THREADS
+    pthread_t tid[MAX_THREADS];
+    MixJob jobs[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    for (Py_ssize_t t = 0; t < T; t++) {
+        jobs[t] = (MixJob){&cx, R * t / T, R * (t + 1) / T, scratch + t * per};
+        if (t > 0) started[t] = pthread_create(&tid[t], NULL, mixer_job, &jobs[t]) == 0;
+    }
+    mixer_job(&jobs[0]);
+    for (Py_ssize_t t = 1; t < T; t++) {
+        if (started[t]) pthread_join(tid[t], NULL);
+        else mixer_job(&jobs[t]);        /* no thread could be made: do it here */
+    }
+    Py_END_ALLOW_THREADS
+    release(b, 19);
+    Py_RETURN_NONE;
+}
+
+/* -- mixture of experts: routing, packing, combining ------------------------------------------ */
+/* moe_route(s (R, X) int64 sigmoid scores, bias (X,), chosen (R, k) out, gate (R, k) out,
+ *           rank (R, k) out, counts (X,) out, R, X, k): per row the k largest s + bias (ties: the
+ * lower index first, as a stable sort), gates s / sum(s chosen) in Q15 (floor), and each slot's
+ * place among the slots of its expert, slots taken row by row */
+static PyObject *py_moe_route(PyObject *self, PyObject *args) {
+    PyObject *os_, *ob, *oc, *og, *orank, *ocnt;
+    Py_ssize_t p_R, p_X, p_k;
+    if (!PyArg_ParseTuple(args, "OOOOOOnnn", &os_, &ob, &oc, &og, &orank, &ocnt, &p_R, &p_X, &p_k))
+        return NULL;
+    const Py_ssize_t R = p_R, X = p_X, k = p_k;
+    if (k < 1 || k > X || X > 4096) {
+        PyErr_SetString(PyExc_ValueError, "moe_route: need 1 <= k <= X <= 4096");
+        return NULL;
+    }
+    Buf b[6];
+    memset(b, 0, sizeof b);
+    if (!get(os_, &b[0], 8, R * X, 0, 0, "s") || !get(ob, &b[1], 8, X, 0, 0, "bias") ||
+        !get(oc, &b[2], 8, R * k, 1, 0, "chosen") || !get(og, &b[3], 8, R * k, 1, 0, "gate") ||
+        !get(orank, &b[4], 8, R * k, 1, 0, "rank") || !get(ocnt, &b[5], 8, X, 1, 0, "counts")) {
+        release(b, 6);
+        return NULL;
+    }
+    const int64_t *sc = I64(b[0]), *bias = I64(b[1]);
+    int64_t *chosen = I64(b[2]), *gate = I64(b[3]), *rank = I64(b[4]), *counts = I64(b[5]);
+    unsigned char taken[4096];
+    for (Py_ssize_t e = 0; e < X; e++) counts[e] = 0;
+    for (Py_ssize_t r = 0; r < R; r++) {
+        const int64_t *sr = sc + r * X;
+        memset(taken, 0, (size_t)X);
+        int64_t total = 0;
+        for (Py_ssize_t j = 0; j < k; j++) {
+            Py_ssize_t best = -1;
+            int64_t bk = 0;
+            for (Py_ssize_t e = 0; e < X; e++) {
+                int64_t key = sr[e] + bias[e];
+                if (!taken[e] && (best < 0 || key > bk)) { best = e; bk = key; }
+            }
+            taken[best] = 1;
+            chosen[r * k + j] = best;
+            total += sr[best];
+        }
+        if (total < 1) total = 1;
+        for (Py_ssize_t j = 0; j < k; j++) {
+            int64_t e = chosen[r * k + j];
+            gate[r * k + j] = (sr[e] << 15) / total;        /* both >= 0: floor */
+            rank[r * k + j] = counts[e]++;
+        }
+    }
+    release(b, 6);
+    Py_RETURN_NONE;
+}
+
+/* moe_pack(x8 (R, C) float32, amax (R,), chosen (R, k), rank (R, k), xin (X, cap, C) float32,
+ *          ain (X, cap) int64, R, C, k, X, cap): slot (r, j) goes to row rank of its expert */
+static PyObject *py_moe_pack(PyObject *self, PyObject *args) {
+    PyObject *o8, *oa, *oc, *orank, *oxin, *oain;
+    Py_ssize_t p_R, p_C, p_k, p_X, p_cap;
+    if (!PyArg_ParseTuple(args, "OOOOOOnnnnn", &o8, &oa, &oc, &orank, &oxin, &oain, &p_R, &p_C,
+                          &p_k, &p_X, &p_cap))
+        return NULL;
+    const Py_ssize_t R = p_R, C = p_C, k = p_k, X = p_X, cap = p_cap;
+    Buf b[6];
+    memset(b, 0, sizeof b);
+    if (!get(o8, &b[0], 4, R * C, 0, 0, "x8") || !get(oa, &b[1], 8, R, 0, 0, "amax") ||
+        !get(oc, &b[2], 8, R * k, 0, 0, "chosen") || !get(orank, &b[3], 8, R * k, 0, 0, "rank") ||
+        !get(oxin, &b[4], 4, X * cap * C, 1, 0, "xin") || !get(oain, &b[5], 8, X * cap, 1, 0, "ain")) {
+        release(b, 6);
+        return NULL;
+    }
+    const float *x8 = F32(b[0]);
+    const int64_t *amax = I64(b[1]), *chosen = I64(b[2]), *rank = I64(b[3]);
+    float *xin = F32(b[4]);
+    int64_t *ain = I64(b[5]);
+    for (Py_ssize_t i = 0; i < R * k; i++) {
+        int64_t e = chosen[i], q = rank[i];
+        if (e < 0 || e >= X || q < 0 || q >= cap) {
+            release(b, 6);
+            PyErr_SetString(PyExc_IndexError, "moe_pack: slot out of range");
+            return NULL;
+        }
+        memcpy(xin + (e * cap + q) * C, x8 + (i / k) * C, (size_t)C * sizeof(float));
+        ain[e * cap + q] = amax[i / k];
+    }
+    release(b, 6);
+    Py_RETURN_NONE;
+}
+
+/* moe_combine(ye (X, cap, C) int64, chosen (R, k), rank (R, k), gate (R, k), y (R, C) out,
+ *             R, C, k, X, cap): y[r] = sum_j round(ye[chosen, rank] * gate / 2**15) */
+static PyObject *py_moe_combine(PyObject *self, PyObject *args) {
+    PyObject *oy, *oc, *orank, *og, *oo;
+    Py_ssize_t p_R, p_C, p_k, p_X, p_cap;
+    if (!PyArg_ParseTuple(args, "OOOOOnnnnn", &oy, &oc, &orank, &og, &oo, &p_R, &p_C, &p_k, &p_X,
+                          &p_cap))
+        return NULL;
+    const Py_ssize_t R = p_R, C = p_C, k = p_k, X = p_X, cap = p_cap;
+    Buf b[5];
+    memset(b, 0, sizeof b);
+    if (!get(oy, &b[0], 8, X * cap * C, 0, 0, "ye") || !get(oc, &b[1], 8, R * k, 0, 0, "chosen") ||
+        !get(orank, &b[2], 8, R * k, 0, 0, "rank") || !get(og, &b[3], 8, R * k, 0, 0, "gate") ||
+        !get(oo, &b[4], 8, R * C, 1, 0, "y")) {
+        release(b, 5);
+        return NULL;
+    }
+    const int64_t *ye = I64(b[0]), *chosen = I64(b[1]), *rank = I64(b[2]), *gate = I64(b[3]);
+    int64_t *y = I64(b[4]);
+    for (Py_ssize_t r = 0; r < R; r++) {
+        int64_t *yr = y + r * C;
+        for (Py_ssize_t c = 0; c < C; c++) yr[c] = 0;
+        for (Py_ssize_t j = 0; j < k; j++) {
+            int64_t e = chosen[r * k + j], q = rank[r * k + j], g = gate[r * k + j];
+            if (e < 0 || e >= X || q < 0 || q >= cap) {
+                release(b, 5);
+                PyErr_SetString(PyExc_IndexError, "moe_combine: slot out of range");
+                return NULL;
+            }
+            const int64_t *src = ye + (e * cap + q) * C;
+            for (Py_ssize_t c = 0; c < C; c++) yr[c] += rshift(src[c] * g, 15);
+        }
+    }
+    release(b, 5);
+    Py_RETURN_NONE;
+}
+
+/* -- softmax confidence ------------------------------------------------------------------------- */
+/* top_margin(logits (R, V) int64 ACT, exp_table (T,), flags (R,) uint8 out, thr, second, R, V, T):
+ * w = EXP_TABLE[min(round((max - l) / 16), T - 1)], total = sum w; flag when
+ * (2**30 - [second] w2) * 2**16 >= thr * total, w2 the second largest w (model.top_margin_at_least) */
+CLONES static PyObject *py_top_margin(PyObject *self, PyObject *args) {
+    PyObject *ol, *oe, *of;
+    long long thr;
+    int second;
+    Py_ssize_t p_R, p_V, p_T;
+    if (!PyArg_ParseTuple(args, "OOOLinnn", &ol, &oe, &of, &thr, &second, &p_R, &p_V, &p_T))
+        return NULL;
+    const Py_ssize_t R = p_R, V = p_V, T = p_T;
+    Buf b[3];
+    memset(b, 0, sizeof b);
+    if (!get(ol, &b[0], 8, R * V, 0, 0, "logits") || !get(oe, &b[1], 8, T, 0, 0, "exp") ||
+        !get(of, &b[2], 1, R, 1, 0, "flags")) {
+        release(b, 3);
+        return NULL;
+    }
+    const int64_t *lg = I64(b[0]), *et = I64(b[1]);
+    unsigned char *flags = (unsigned char *)b[2].b.buf;
+    for (Py_ssize_t r = 0; r < R; r++) {
+        const int64_t *l = lg + r * V;
+        int64_t mx = l[0];
+        for (Py_ssize_t v = 1; v < V; v++) mx = l[v] > mx ? l[v] : mx;
+        int64_t total = 0, w1 = -1, w2 = -1;
+        for (Py_ssize_t v = 0; v < V; v++) {
+            int64_t d = rshift(mx - l[v], ACT - 8);
+            d = d < T - 1 ? d : T - 1;
+            int64_t w = et[d];
+            total += w;
+            if (w > w1) { w2 = w1; w1 = w; } else if (w > w2) { w2 = w; }
+        }
+        int64_t top = (((int64_t)1) << 30) - (second ? w2 : 0);
+        flags[r] = (top << 16) >= (int64_t)thr * total;
+    }
+    release(b, 3);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"unary", py_unary, METH_VARARGS, "silu / sigmoid / softplus of int64 values"},
+    {"exp_neg", py_exp_neg, METH_VARARGS, "exp(-x) of Q20 values in Q24"},
+    {"quant_rows", py_quant_rows, METH_VARARGS, "rows into int8 values and their scales"},
+    {"requant", py_requant, METH_VARARGS, "int8 products back into ACT format"},
+    {"norm_quant", py_norm_quant, METH_VARARGS, "RMSNorm / AdaLN LayerNorm, then into int8"},
+    {"mixer_core", py_mixer_core, METH_VARARGS, "the SSM mixer between its projections"},
+    {"moe_route", py_moe_route, METH_VARARGS, "top-k experts, gates and slot ranks"},
+    {"moe_pack", py_moe_pack, METH_VARARGS, "rows into the experts' padded batch"},
+    {"moe_combine", py_moe_combine, METH_VARARGS, "gated sum of the chosen experts' outputs"},
+    {"top_margin", py_top_margin, METH_VARARGS, "softmax confidence against a threshold"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_kernels",
+                                    "Compiled loops of the exact coding engine.", -1, methods};
+
+PyMODINIT_FUNC PyInit__kernels(void) { return PyModule_Create(&module); }

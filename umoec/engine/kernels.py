@@ -1,0 +1,241 @@
+"""The engine's hot loops, each as a plain numpy reference and, when built, its compiled twin.
+
+    quant_rows   rows into int8 values + scale            (before every matrix product)
+    requant      int8 products back into ACT (+ SiLU)     (after every matrix product)
+    norm_quant   RMSNorm / AdaLN LayerNorm, into int8     (the norms before the products)
+    mixer_core   the SSM mixer between in_proj and its gated norm: conv, SiLU, softplus, decay,
+                 state update, readout, gate
+The compiled module `_kernels` (from _kernels.c, built by pip) does the same integer arithmetic
+in one pass over memory; tests/umoec/engine/test_kernels.py checks that both give identical
+integers on random and extreme inputs. UMOEC_ENGINE_KERNELS=numpy forces the references.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from . import fixed as fx
+from .fixed import (ACT, DECAY, GATE, MATMUL_BITS, RESID_BITS, STATE, STATE_BITS, clamp, exp_neg,
+                    rshift, silu, softplus)
+
+U_FRAC = 20                 # dt * x kept in Q20 before it meets B
+U_BITS = 31                 # ... and within int32 (|dt x| < 2048.0), like the state
+DT_MAX = 64 << GATE         # dt clamped to [0, 64]: every product below stays inside int64
+A_FRAC = 16                 # A = exp(A_log) in Q16 (quantize.py)
+NORM_EPS = 1e-5             # RMSNorm eps of the float model
+LN_EPS = 1e-6               # AdaLN's LayerNorm eps
+
+_c = None
+if os.environ.get("UMOEC_ENGINE_KERNELS", "") != "numpy":
+    try:  # the compiled kernels, when pip built them
+        from . import _kernels as _c
+    except ImportError:
+        _c = None
+
+
+def backend() -> str:
+    return "c" if _c is not None else "numpy"
+
+
+def threads() -> int:
+    """Threads the compiled SSM mixer splits its streams over: the BLAS's count (set before
+    numpy loads by umoec/compress/threads.py), 1 when unset. Results never depend on it."""
+    try:
+        return max(1, min(16, int(os.environ.get("OPENBLAS_NUM_THREADS", "1"))))
+    except ValueError:
+        return 1
+
+
+def _eps2(eps: float) -> float:
+    return eps * float(1 << (2 * ACT))
+
+
+# -- rows into int8 and back ---------------------------------------------------------------------------
+def quant_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(R, C) int64 -> int8 values (R, C) float32, amax (R, 1) int64 (fixed.quant_rows)."""
+    if _c is None:
+        return fx.quant_rows(x)
+    x = np.ascontiguousarray(x, dtype=np.int64)
+    R, C = x.shape
+    x8 = np.empty((R, C), dtype=np.float32)
+    amax = np.empty((R, 1), dtype=np.int64)
+    _c.quant_rows(x, x8, amax, R, C)
+    return x8, amax
+
+
+def requant(acc: np.ndarray, amax: np.ndarray, m: np.ndarray, b: np.ndarray | None,
+            act_silu: bool = False) -> np.ndarray:
+    """fixed.requant, then SiLU when act_silu. acc (R, N) with m (N,), or a batch of groups
+    acc (G, R, N) with amax (G, R, 1) and m (G, N) (the experts of a mixture)."""
+    if _c is None or acc.dtype != np.float32:
+        mm = m if acc.ndim == 2 else m[:, None, :]
+        y = fx.requant(acc, amax, mm, b)
+        return silu(y) if act_silu else y
+    shape = acc.shape
+    N = shape[-1]
+    R = acc.size // N
+    out = np.empty(shape, dtype=np.int64)
+    _c.requant(np.ascontiguousarray(acc), np.ascontiguousarray(amax), np.ascontiguousarray(m), b,
+               out, R, N, 1 if act_silu else 0, fx.sigmoid_table() if act_silu else None,
+               R if acc.ndim == 2 else shape[1])
+    return out
+
+
+def modulate_ref(x: np.ndarray, shift: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """AdaLN: LayerNorm (no affine) of x, then x * (1 + scale) + shift, in ACT format."""
+    return rshift(fx.layer_norm(x, LN_EPS) * ((1 << ACT) + scale), ACT) + shift
+
+
+def norm_quant(x: np.ndarray, weight: np.ndarray | None = None,
+               mod: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """RMSNorm(x) * weight (mod None), or AdaLN's modulated LayerNorm (mod = (shift, scale),
+    each (C,) within RESID_BITS), then into int8 rows."""
+    if _c is None:
+        y = fx.rms_norm(x, weight, NORM_EPS) if mod is None else modulate_ref(x, *mod)
+        return fx.quant_rows(y)
+    x = np.ascontiguousarray(x, dtype=np.int64)
+    R, C = x.shape
+    x8 = np.empty((R, C), dtype=np.float32)
+    amax = np.empty((R, 1), dtype=np.int64)
+    tmp = np.empty(C, dtype=np.int64)
+    if mod is None:
+        _c.norm_quant(x, weight, None, None, _eps2(NORM_EPS), 0, x8, amax, tmp, R, C)
+    else:
+        _c.norm_quant(x, None, mod[0], mod[1], _eps2(LN_EPS), 1, x8, amax, tmp, R, C)
+    return x8, amax
+
+
+# -- the SSM mixer ---------------------------------------------------------------------------------------
+def ssm_step_ref(ssm, rows, x, dt, A, Bm, Cm, D):
+    """h = decay h + u B (per state n); y = C . h + D x.  ssm (B, N, H, P) int32 STATE, updated in place
+    at rows; x (R, H, P) ACT, dt (R, H) GATE, Bm/Cm (R, N) -> y (R, H, P) ACT."""
+    dt = np.clip(dt, 0, DT_MAX)
+    decay = exp_neg(rshift(dt * A, GATE + A_FRAC - 20))                 # (R, H) DECAY
+    x = clamp(x, MATMUL_BITS)
+    u = clamp(rshift(dt[:, :, None] * x, GATE + ACT - U_FRAC), U_BITS)   # (R, H, P) Q20
+    Bm, Cm = clamp(Bm, MATMUL_BITS), clamp(Cm, MATMUL_BITS)
+    h = ssm[rows].astype(np.int64)                                        # (R, N, H, P)
+    inc = rshift(u[:, None] * Bm[:, :, None, None], U_FRAC + ACT - STATE)
+    h = clamp(rshift(decay[:, None, :, None] * h, DECAY) + inc, STATE_BITS)
+    ssm[rows] = h.astype(np.int32)
+    y = rshift((Cm[:, :, None, None] * h).sum(axis=1), STATE)             # (R, H, P) ACT
+    return y + rshift(D[None, :, None] * x, ACT)
+
+
+def mixer_core_ref(acc, amax, blk, conv, ssm, rows) -> np.ndarray:
+    """in_proj products (R, O) -> y * silu(z) (R, E), the input of the mixer's gated RMSNorm;
+    conv (B, K-1, ch) and ssm (B, N, H, P), both int32, are updated in place at rows."""
+    d = blk.d
+    v = fx.requant(acc, amax, blk.in_proj.m, None)
+    z = v[:, :d.d_inner]
+    xbc = clamp(v[:, d.d_inner:d.d_inner + d.conv_channels], MATMUL_BITS)
+    dt = v[:, d.d_inner + d.conv_channels:]
+    window = conv[rows].astype(np.int64)                                  # (R, K-1, ch)
+    taps = blk.conv_taps
+    K = taps.shape[0]
+    t = xbc * taps[K - 1]
+    for k in range(K - 1):
+        t = t + window[:, k] * taps[k]
+    y = fx.to_int(t.astype(np.float64) * blk.conv_s) + blk.conv_b
+    if K > 1:
+        conv[rows] = np.concatenate([window[:, 1:], xbc[:, None]], axis=1).astype(np.int32)
+    xs = silu(y)
+    dt = softplus(dt + blk.dt_bias)                                       # (R, H) GATE
+    x = xs[:, :d.d_inner].reshape(-1, d.n_heads, d.head_dim)
+    Bm = xs[:, d.d_inner:d.d_inner + d.d_state]
+    Cm = xs[:, d.d_inner + d.d_state:]
+    y = ssm_step_ref(ssm, rows, x, dt, blk.A, Bm, Cm, blk.D)
+    return rshift(y.reshape(len(v), -1) * silu(z), ACT)
+
+
+def mixer_core(acc, amax, blk, conv, ssm, rows) -> np.ndarray:
+    if _c is None or acc.dtype != np.float32:
+        return mixer_core_ref(acc, amax, blk, conv, ssm, rows)
+    d = blk.d
+    R = len(rows)
+    E, N, H, P, K = d.d_inner, d.d_state, d.n_heads, d.head_dim, d.d_conv
+    ch = d.conv_channels
+    out = np.empty((R, E), dtype=np.int64)
+    T = threads()
+    scratch = np.empty(T * (d.in_proj_out + ch + 3 * E + H), dtype=np.int64)
+    t1, t2, t3 = fx.exp_neg_tables()
+    _c.mixer_core(np.ascontiguousarray(acc), np.ascontiguousarray(amax), blk.in_proj.m,
+                  np.ascontiguousarray(rows, dtype=np.int64), conv, blk.conv_taps, blk.conv_s,
+                  blk.conv_b, blk.dt_bias, blk.A, blk.D, ssm, fx.sigmoid_table(),
+                  fx.softplus_table(), t1, t2, t3, out, scratch, R, conv.shape[0] if K > 1 else
+                  ssm.shape[0], E, N, H, P, K, T)
+    return out
+
+
+# -- mixture of experts -----------------------------------------------------------------------------------
+def moe_route_ref(s: np.ndarray, bias: np.ndarray, k: int):
+    """Top-k experts of s + bias per row (ties: lower index first), gates s / sum in Q15 (floor),
+    each slot's rank among the slots of its expert (row by row) and the experts' counts."""
+    X = s.shape[1]
+    chosen = np.argsort(-(s + bias), axis=1, kind="stable")[:, :k]
+    sc = np.take_along_axis(s, chosen, axis=1)
+    gate = (sc << 15) // np.maximum(sc.sum(axis=1, keepdims=True), 1)
+    slots = chosen.reshape(-1)
+    counts = np.bincount(slots, minlength=X)
+    rank = np.empty_like(slots)
+    order = np.argsort(slots, kind="stable")
+    rank[order] = np.arange(len(slots)) - np.repeat(np.cumsum(counts) - counts, counts)
+    return chosen, gate, rank.reshape(chosen.shape), counts
+
+
+def moe_route(s: np.ndarray, bias: np.ndarray, k: int):
+    if _c is None:
+        return moe_route_ref(s, bias, k)
+    R, X = s.shape
+    chosen, gate, rank = (np.empty((R, k), dtype=np.int64) for _ in range(3))
+    counts = np.empty(X, dtype=np.int64)
+    _c.moe_route(np.ascontiguousarray(s), bias, chosen, gate, rank, counts, R, X, k)
+    return chosen, gate, rank, counts
+
+
+def moe_pack(x8, amax, chosen, rank, X: int, cap: int):
+    """Each slot's int8 row into its expert's padded batch (X, cap, C); padding rows are 0."""
+    R, k = chosen.shape
+    C = x8.shape[1]
+    xin = np.zeros((X, cap, C), dtype=np.float32)
+    ain = np.ones((X, cap, 1), dtype=np.int64)
+    if _c is None:
+        src = np.arange(R * k) // k
+        xin[chosen.reshape(-1), rank.reshape(-1)] = x8[src]
+        ain[chosen.reshape(-1), rank.reshape(-1)] = amax[src]
+    else:
+        _c.moe_pack(np.ascontiguousarray(x8), np.ascontiguousarray(amax), chosen, rank, xin, ain,
+                    R, C, k, X, cap)
+    return xin, ain
+
+
+def moe_combine(ye, chosen, rank, gate) -> np.ndarray:
+    """y[r] = sum_j round(ye[chosen[r, j], rank[r, j]] * gate[r, j] / 2**15)."""
+    R, k = chosen.shape
+    X, cap, C = ye.shape
+    if _c is None:
+        picked = ye[chosen.reshape(-1), rank.reshape(-1)]
+        return rshift(picked * gate.reshape(-1, 1), 15).reshape(R, k, C).sum(axis=1)
+    y = np.empty((R, C), dtype=np.int64)
+    _c.moe_combine(np.ascontiguousarray(ye), chosen, rank, gate, y, R, C, k, X, cap)
+    return y
+
+
+# -- softmax confidence -----------------------------------------------------------------------------------
+def top_margin(logits: np.ndarray, thr: int, second: bool) -> np.ndarray:
+    """(R,) bool: p1 - p2 (second) or p1 of softmax(logits) >= thr / 2**16, from the codec's
+    integer exp table (model.top_margin_at_least is the reference)."""
+    from ..codec.probs import EXP_TABLE
+    if _c is None:
+        from .model import top_margin_at_least
+        return top_margin_at_least(logits, thr, second)
+    R, V = logits.shape
+    flags = np.empty(R, dtype=np.uint8)
+    _c.top_margin(np.ascontiguousarray(logits, dtype=np.int64), EXP_TABLE, flags, int(thr),
+                  1 if second else 0, R, V, len(EXP_TABLE))
+    return flags.astype(bool)
+
+
+__all__ = ["quant_rows", "requant", "norm_quant", "mixer_core", "moe_route", "moe_pack",
+           "moe_combine", "top_margin", "RESID_BITS", "backend"]

@@ -1,0 +1,45 @@
+"""A coding model as the codec's Predictor (umoec/codec/predictor.py), exact on every machine.
+
+Encoder and decoder build it from the same inputs: the model file, the profile's inference
+settings (exit and cascade thresholds) and the input's global vector from the .umc header.
+Its logits are the engine's integers times 2**-12 as float32 (exact: |l| < 2**21), so the codec's
+one probability path turns them into the same frequencies everywhere.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import ENGINE_VERSION
+from .fixed import ACT
+from .model import ExactModel, threshold_q
+from .modelfile import ModelFile
+
+LOGIT_SCALE = np.float32(1.0 / (1 << ACT))
+
+
+class ExactPredictor:
+    def __init__(self, model: ModelFile, g: np.ndarray | None, *,
+                 exit_threshold: float | None = None, cascade_threshold: float | None = None,
+                 adapt_rate: int = 0):
+        cfg = model.build_config()
+        self.model = model
+        self.engine = ExactModel(model.tensors, cfg, exit_threshold=exit_threshold,
+                                 cascade_threshold=cascade_threshold, adapt_rate=adapt_rate)
+        self.g = None if g is None else np.asarray(g, dtype=np.float32)
+        gq = self.engine.globals_q(self.g, self.engine.d.d_globals)
+        et = cfg.early_exit.exit_threshold if exit_threshold is None else exit_threshold
+        ct = cfg.cascade.threshold if cascade_threshold is None else cascade_threshold
+        self._fingerprint = (f"umoec.engine/{ENGINE_VERSION} model={model.hash} "
+                             f"exit={threshold_q(et)} cascade={threshold_q(ct)} "
+                             f"adapt={int(adapt_rate)} "
+                             f"globals={','.join(map(str, gq.tolist()))}").encode()
+
+    def fingerprint(self) -> bytes:
+        return self._fingerprint
+
+    def init_state(self, n_streams: int):
+        return self.engine.init_state(n_streams, self.g)
+
+    def step(self, prev_bytes: np.ndarray, state):
+        logits, state = self.engine.step(np.asarray(prev_bytes, dtype=np.int64), state)
+        return logits.astype(np.float32) * LOGIT_SCALE, state
