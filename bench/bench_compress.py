@@ -39,14 +39,16 @@ def _train(tmp: Path, data: Path, seconds: float) -> Path:
     return sorted((out / "checkpoints").glob("step*.pt"))[-1]
 
 
-def float_path(ckpt: Path, raw: bytes, profile: str) -> tuple[int, float, float, bool]:
-    """The former coding path: the torch model's fp32 step form, one thread (LoRA adaptation in
-    balanced, as it was). -> (bytes, compress s, decompress s, round trip ok)."""
+def float_path(ckpt: Path, raw: bytes, profile: str, threads: int) -> tuple[int, float, float, bool]:
+    """The former coding path: the torch model's fp32 step form (LoRA adaptation in balanced, as
+    it was). -> (bytes, compress s, decompress s, round trip ok)."""
     import torch
 
     from umoec.compress.neural import build_predictor, globals_for, load_model
-    prof = PROFILES[profile]
-    torch.set_num_threads(1)
+    from dataclasses import replace
+    # format 1's profiles: LoRA adaptation in balanced only (fast had none)
+    prof = replace(PROFILES[profile], adapt_rate=1 if profile == "balanced" else 0)
+    torch.set_num_threads(threads)
     loaded = load_model(ckpt, prof)
     g = globals_for(raw, loaded.cfg)
     lora = loaded.cfg.lora
@@ -54,9 +56,9 @@ def float_path(ckpt: Path, raw: bytes, profile: str) -> tuple[int, float, float,
                                          profile=profile,
                                          adapt_every=lora.trigger_bytes if lora.enabled else 0)
     t0 = time.perf_counter()
-    blob = compress(raw, build_predictor(loaded, g, 1), settings)
+    blob = compress(raw, build_predictor(loaded, g, threads), settings)
     t1 = time.perf_counter()
-    back = decompress(blob, build_predictor(load_model(ckpt, prof), g, 1))
+    back = decompress(blob, build_predictor(load_model(ckpt, prof), g, threads))
     t2 = time.perf_counter()
     return len(blob), t1 - t0, t2 - t1, back == raw
 
@@ -91,10 +93,14 @@ def main() -> None:
               f"{len(raw):,} from {data}/val.bin")
         print(f"{'method':36s} {'bpb':>7s} {'compress B/s':>13s} {'decompress B/s':>15s} "
               f"{'round trip':>10s}")
+        threads = int(os.environ.get("OPENBLAS_NUM_THREADS", "1"))
+        print(f"threads: {threads} (torch for the float path; BLAS and the SSM mixer for the "
+              "exact engine; set OPENBLAS_NUM_THREADS before starting)")
         exact_path(model, raw[:2000], "turbo")          # untimed warm-up: imports and tables
-        float_path(ckpt, raw[:2000], "turbo")
+        float_path(ckpt, raw[:2000], "turbo", threads)
         for name in PROFILES:
-            for label, run in (("float (format 1)", lambda n=name: float_path(ckpt, raw, n)),
+            for label, run in (("float (format 1)",
+                                lambda n=name: float_path(ckpt, raw, n, threads)),
                                ("exact (format 2)", lambda n=name: exact_path(model, raw, n))):
                 size, tc, td, ok = run()
                 print(f"{name + ', ' + label:36s} {8 * size / len(raw):7.3f} {len(raw) / tc:13,.0f} "

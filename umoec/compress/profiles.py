@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-ADAPT_RATE = 32    # measured: held-out Python, 16 streams: no adaptation 2.112 bpb, 8: 1.877,
-                   # 32: 1.732, 64: 1.743, 128: 1.866 (docs/compress.md)
+ADAPT_RATE = 32    # measured with the default model on held-out Python, match model off (docs/engine.md):
+                   # 16 streams 1.804 -> 1.567 bpb, 64 streams 1.766 -> 1.634; 256 streams only
+                   # 1.927 -> 1.876, not worth turbo's time
 
 
 @dataclass(frozen=True)
@@ -44,12 +45,12 @@ class Profile:
 
 
 PROFILES = {
-    "turbo": Profile("turbo", 256, None, None, 0, 1,
+    "turbo": Profile("turbo", 256, None, None, 0, 2,
                      "up to 256 streams (256 bytes each at least), early exits and cascade "
-                     "shortcuts as trained: fastest", 256),
-    "fast": Profile("fast", 64, None, 1.0, 0, 1,
+                     "shortcuts as trained, two threads when two cores are idle: fastest", 256),
+    "fast": Profile("fast", 64, None, 1.0, ADAPT_RATE, 1,
                     "up to 64 streams (1 KiB each at least), early exits as trained, cascade "
-                    "never used alone", 1024),
+                    "never used alone, online adaptation", 1024),
     "balanced": Profile("balanced", 16, 1.0, 1.0, ADAPT_RATE, 1,
                         "up to 16 streams (4 KiB each at least), every byte through the whole "
                         "model, online adaptation: best bpb, slowest", 4096),

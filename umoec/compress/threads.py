@@ -1,13 +1,13 @@
 """How many threads coding may use, chosen from the machine's load before numpy/torch load.
 
 The exact engine's results never depend on the thread count (umoec/engine/fixed.py), so this is
-only about speed: the BLAS behind numpy's matrix products (OpenBLAS) runs `threads` threads.
-Several threads pay only when that many cores are idle; a spinning thread pool next to a busy
-core collapses (measured with torch's OpenMP pool: 31,000 B/s idle, 9,000 with the other core
-busy). `plan` chooses from a short CPU-load sample; `prepare` sets OPENBLAS_NUM_THREADS,
-OMP_NUM_THREADS and OMP_WAIT_POLICY, which the libraries read once, when loaded: the CLIs and the
-cockpit's worker call it before importing numpy. A user's own settings are respected, and an
-explicit count (-T/--threads) is used as given.
+only about speed: the compiled SSM mixer splits its streams over `threads` threads (turbo, 100 KB:
+20.9k B/s on one thread, 23.3k on two). Several threads pay only when that many cores are idle; a
+spinning thread pool next to a busy core collapses (measured with torch's OpenMP pool: 31,000
+B/s idle, 9,000 with the other core busy; the engine's threads do not spin). `plan` chooses from
+a short CPU-load sample; `prepare` sets the variables the libraries read once, when loaded: the
+CLIs and the cockpit's worker call it before importing numpy. A user's own settings are
+respected, and an explicit count (-T/--threads) is used as given.
 """
 from __future__ import annotations
 
@@ -75,18 +75,22 @@ def plan(wanted: int, *, fixed: bool = False, busy: Optional[float] = None,
     return ThreadPlan(threads, passive, why)
 
 
-THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+BLAS_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+ENGINE_VAR = "UMOEC_ENGINE_THREADS"
 
 
 def prepare(wanted: int, *, fixed: bool = False) -> ThreadPlan:
-    """`plan`, then the thread count (and OMP_WAIT_POLICY=PASSIVE when the plan wants it) for the
-    BLAS and OpenMP pools, unless the user set them. Effective only before numpy is imported."""
+    """`plan`, then the engine's thread count (UMOEC_ENGINE_THREADS: the compiled SSM mixer splits
+    its streams over that many threads) and one thread for the BLAS (its pool is slower than one
+    thread on products this small: turbo 18.3k vs 20.9k B/s measured), unless the user set
+    them; an explicit count (fixed) is used as given. Effective only before numpy is imported."""
     p = plan(wanted, fixed=fixed)
-    for var in THREAD_VARS:
-        if fixed:
-            os.environ[var] = str(p.threads)
-        else:
-            os.environ.setdefault(var, str(p.threads))
+    if fixed:
+        os.environ[ENGINE_VAR] = str(p.threads)
+    else:
+        os.environ.setdefault(ENGINE_VAR, str(p.threads))
+    for var in BLAS_VARS:
+        os.environ.setdefault(var, "1")
     if p.passive:
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     return p

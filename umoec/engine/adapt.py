@@ -46,20 +46,23 @@ class HeadAdapter:
         """(B, C + 1) features -> (B, V) logit corrections in ACT format."""
         return rshift((x @ self.A).astype(np.int64), A_FRAC - ACT)
 
-    def remember(self, x: np.ndarray, logits: np.ndarray) -> None:
-        self.last = (x, logits)
+    def remember(self, x: np.ndarray, logits: np.ndarray, used: np.ndarray) -> None:
+        """used (B,) bool: the streams whose coded distribution came from the final head (not
+        an early exit, not the cascade alone): only they carry a gradient for A."""
+        self.last = (x, logits, used)
 
     def learn(self, y: np.ndarray) -> None:
         """One exact gradient step toward the bytes y (B,) coded after `remember`."""
         if self.last is None:
             return
-        x, logits = self.last
+        x, logits, used = self.last
         from .model import distances
         w = EXP_TABLE[distances(logits)]                                   # (B, V) <= 2**30
         total = w.sum(axis=1, keepdims=True)
         g = -w
         g[np.arange(len(y)), y] += total[:, 0]
         s = (2 * g * self.rate + total) // (2 * total)                     # rounded, |s| <= rate
+        s[~used] = 0
         self.A = clamp((self.A + x.T @ s.astype(np.float64)).astype(np.int64),
                        A_BITS).astype(np.float64)
         self.last = None

@@ -42,7 +42,8 @@ def threads() -> int:
     """Threads the compiled SSM mixer splits its streams over: the BLAS's count (set before
     numpy loads by umoec/compress/threads.py), 1 when unset. Results never depend on it."""
     try:
-        return max(1, min(16, int(os.environ.get("OPENBLAS_NUM_THREADS", "1"))))
+        n = os.environ.get("UMOEC_ENGINE_THREADS") or os.environ.get("OPENBLAS_NUM_THREADS", "1")
+        return max(1, min(16, int(n)))
     except ValueError:
         return 1
 

@@ -14,8 +14,8 @@ One step, for the byte x_t of every stream (the float model's `step`, umoec/mode
   logits = final head, or the exit head a byte left at; then the cascade's composition
 Thresholds >= 1.0 switch a shortcut off (no rounding can make it fire).
 Every decision (exits, cascade, MoD, top-k experts) compares integers; ties go to the lower index.
-`kernels` holds the hot loops (SSM step, conv, MoE) in compiled form when built, with the numpy
-versions here as the reference they must equal bit for bit.
+`kernels` holds the hot loops (norms, products' requantisation, the SSM mixer, MoE routing) in
+compiled form when built, with numpy references they must equal bit for bit.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..codec.probs import DIST_FRAC_BITS, DIST_MAX, EXP_TABLE, WEIGHT_BITS
-from ..sizing import CASCADE_CAP, dims
+from ..sizing import VOCAB, dims
 from . import cascade as casc
 from . import kernels
 from .adapt import HeadAdapter
@@ -293,7 +293,7 @@ class ExactModel:
         if st.adapter is not None:
             st.adapter.learn(byte)                  # the bytes coded at the step before
         h = self._embed(byte, st)
-        alive = np.ones(B, dtype=bool)
+        alive = np.ones(B, dtype=bool)             # still in the model (not alone, not exited)
         alone = None
         if self.cascade is not None:
             alone_logits, boost, alone = self.cascade.step(byte, st.cascade, st.t, self.cascade_thr)
@@ -313,23 +313,24 @@ class ExactModel:
                 if gate is not None:
                     delta = rshift(delta * gate[rows, None], GATE)
                 h[rows] = clamp(h[rows] + delta, RESID_BITS)
-            if blk.index in self.exit_norms:
-                le = self.unembed.apply(*kernels.norm_quant(h, self.exit_norms[blk.index]))
-                leave = alive.copy()
-                if self.exit_thr is not None and alive.any():
-                    leave[alive] = kernels.top_margin(le[alive], self.exit_thr, second=True)
-                else:
-                    leave[:] = False
-                exits.append((le, leave))
-                alive = alive & ~leave
-        x8, amax = kernels.norm_quant(h, self.final_norm)
-        logits = self.unembed.apply(x8, amax)
-        if st.adapter is not None:
+            if blk.index in self.exit_norms and self.exit_thr is not None and alive.any():
+                live = np.flatnonzero(alive)        # only bytes still in the model may leave
+                le = self.unembed.apply(*kernels.norm_quant(h[live], self.exit_norms[blk.index]))
+                go = kernels.top_margin(le, self.exit_thr, second=True)
+                exits.append((live[go], le[go]))
+                alive[live[go]] = False
+        if st.adapter is not None:                  # it learns from every stream's distribution
+            x8, amax = kernels.norm_quant(h, self.final_norm)
             feats = st.adapter.features(x8)
-            logits = logits + st.adapter.extra(feats)
-        for le, leave in exits:
-            if leave.any():
-                logits[leave] = le[leave]
+            logits = self.unembed.apply(x8, amax) + st.adapter.extra(feats)
+        else:                                       # the final head only where it is used
+            logits = np.zeros((B, VOCAB), np.int64)
+            live = np.flatnonzero(alive)
+            if len(live):
+                logits[live] = self.unembed.apply(*kernels.norm_quant(h[live], self.final_norm))
+        final = alive.copy()                        # streams coded by the final head
+        for rows_left, le in exits:
+            logits[rows_left] = le
         if self.cascade is not None:
             logits = logits + boost
             if alone.any():
@@ -337,8 +338,8 @@ class ExactModel:
         st.t += 1
         logits = clamp(logits, LOGIT_BITS)
         if st.adapter is not None:
-            st.adapter.remember(feats, logits)
+            st.adapter.remember(feats, logits, final)
         return logits, st
 
 
-__all__ = ["ExactModel", "State", "CASCADE_CAP", "MATMUL_BITS"]
+__all__ = ["ExactModel", "QLinear", "State", "distances", "threshold_q", "top_margin_at_least"]

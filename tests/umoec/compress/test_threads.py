@@ -54,16 +54,17 @@ def test_prepare_sets_passive_only_when_planned(monkeypatch):
     assert T.prepare(1).threads == 1 and os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
 
 
-def test_prepare_sets_the_blas_pool_unless_the_user_did(monkeypatch):
-    for var in (*T.THREAD_VARS, "OMP_WAIT_POLICY"):
+def test_prepare_sets_the_engine_threads_and_one_blas_thread(monkeypatch):
+    for var in (*T.BLAS_VARS, T.ENGINE_VAR, "OMP_WAIT_POLICY"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("MKL_NUM_THREADS", "3")
     monkeypatch.setattr(T, "busy_cores", lambda sample_s=T.SAMPLE_S: 0.0)
     monkeypatch.setattr(T, "available_cpus", lambda: 2)
     T.prepare(2)
-    assert os.environ["OPENBLAS_NUM_THREADS"] == "2" and os.environ["MKL_NUM_THREADS"] == "3"
-    T.prepare(1, fixed=True)                  # an explicit -T wins over everything
-    assert all(os.environ[v] == "1" for v in T.THREAD_VARS)
+    assert os.environ[T.ENGINE_VAR] == "2" and os.environ["OPENBLAS_NUM_THREADS"] == "1"
+    assert os.environ["MKL_NUM_THREADS"] == "3"                # the user's setting is kept
+    T.prepare(1, fixed=True)                                   # an explicit -T wins
+    assert os.environ[T.ENGINE_VAR] == "1"
 
 
 @pytest.mark.parametrize("module", ["bin.compress", "bin.decompress", "bin.evaluate",

@@ -1,6 +1,7 @@
 """The integer engine computes the float model's step form: same distributions up to rounding,
 every stream on its own, and thresholds that are off stay off."""
 import numpy as np
+import pytest
 from umoec.engine.model import ExactModel
 from umoec.engine.predictor import ExactPredictor
 
@@ -73,3 +74,43 @@ def test_a_threshold_of_one_is_off_not_rounded():
     sharp[0, 7] = 40 << 12
     assert top_margin_at_least(sharp, 1 << 16, second=True)[0]
     assert threshold_q(1.0) is None and threshold_q(0.9) == round(0.9 * 65536)
+
+
+@pytest.mark.parametrize("sets", [["conditioning.cross_attn=true"],
+                                  ["conditioning.ada_ln_zero=false", "mod.enabled=false",
+                                   "cascade.enabled=false", "early_exit.enabled=false"]])
+def test_every_switch_exports_and_tracks_the_float_model(sets):
+    """Configurations the tiers do not use (cross-attention to the global tokens; every optional
+    component off): a randomly initialised model, exported, gives the float step form's
+    distributions up to rounding."""
+    import torch
+
+    from tests.umoec.train.conftest import TINY
+    from umoec import config as C
+    from umoec.engine import modelfile as mf
+    from umoec.engine.quantize import export_tensors
+    from umoec.model import build_model
+    cfg = C.load_preset("tier1_micro", TINY + sets)
+    torch.manual_seed(3)
+    model = build_model(cfg).eval()
+    with torch.no_grad():
+        for name, p in model.named_parameters():   # AdaLN-Zero starts at 0: give it something
+            if "ada" in name or "globals" in name:
+                p.normal_(0, 0.05)
+    sd = {k: v.detach().numpy() for k, v in model.state_dict().items() if "lora_" not in k}
+    m = mf.make("switches", C.to_dict(cfg), export_tensors(sd, cfg))
+    em = ExactModel(m.tensors, m.build_config())
+    x = _rows()
+    B, T = x.shape
+    g = np.linspace(-1, 1, cfg.head.d_globals).astype(np.float32)
+    fs = model.init_state(B, torch.from_numpy(g)[None].expand(B, -1).contiguous())
+    es = em.init_state(B, g)
+    prev = np.zeros(B, np.int64)
+    for t in range(T):
+        lf, fs = model.step(torch.from_numpy(prev), fs)
+        le, es = em.step(prev, es)
+        pf = torch.softmax(lf.double(), -1).numpy()
+        pe = np.exp(le / 4096.0 - (le / 4096.0).max(1, keepdims=True))
+        pe /= pe.sum(1, keepdims=True)
+        assert np.abs(pf - pe).max() < 0.02, t
+        prev = x[:, t]
