@@ -19,7 +19,7 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
 
 import dash  # noqa: E402
 import dash_bootstrap_components as dbc  # noqa: E402
-from dash import html  # noqa: E402
+from dash import dcc, html  # noqa: E402
 from flask import Response, request  # noqa: E402
 
 from gui import ids  # noqa: E402
@@ -44,6 +44,7 @@ TOKEN_COOKIE = "umoec_token"
 def build_layout(runs_dir: Path, refresh_ms: int) -> html.Div:
     return html.Div([
         header.layout(str(runs_dir), refresh_ms),
+        *[dcc.Store(id=ids.tab_tick(t), storage_type="memory") for t in ids.TAB_IDS],
         notify_panel.layout(),
         dbc.Container(dbc.Row([
             dbc.Col(config_panel.layout(), xs=12, lg=4, xxl=3, class_name="config-sidebar"),

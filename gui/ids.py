@@ -5,6 +5,7 @@ RUN_SELECT = "run-select"
 RUN_STATUS = "run-status"
 RUNS_DIR_NOTE = "runs-dir-note"
 REFRESH = "refresh-interval"
+TAB_TICK = "tab-tick"          # one store per tab: the refresh tick, written for the visible tab only
 TABS = "main-tabs"
 
 # training tab (spec WS2)
@@ -268,3 +269,14 @@ CONFIG_IMPORT = "config-import-upload"
 RUNS_DELETE_TARGET = "runs-delete-target"              # memory: the run the open dialog deletes
 COMPARE_ZOOM = "compare-zoom"                          # memory: the compare chart's held x range
 TRAINING_ZOOM_SEEN = "training-zoom-seen"              # memory: the loss chart draws seen so far
+
+
+# Every tab, in the order of the tab bar; a tab's refresh-driven callbacks listen to
+# tab_tick(tab), which a clientside callback advances only while that tab is shown, so hidden
+# tabs cost the page no request per tick (gui/callbacks/tick_callbacks.py).
+TAB_IDS = (TAB_TRAINING, TAB_COMPARE, TAB_RUNS, TAB_ARCH, TAB_ROUTING, TAB_MOD, TAB_ACTIVATIONS,
+           TAB_BRAIN, TAB_COMPRESSION, TAB_EVAL, TAB_GROWTH, TAB_DATASETS, TAB_GENERATE)
+
+
+def tab_tick(tab: str) -> str:
+    return f"{TAB_TICK}-{tab}"

@@ -18,6 +18,7 @@ from .notify_callbacks import register as reg_notify
 from .compression_callbacks import register as reg_compression
 from .eval_callbacks import register as reg_eval
 from .model_export_callbacks import register as reg_model_export
+from .tick_callbacks import register as reg_tick
 
 
 def register_all_callbacks(app) -> None:
@@ -30,3 +31,4 @@ def register_all_callbacks(app) -> None:
         reg(app)
     for reg in (reg_compression, reg_eval, reg_model_export):  # issue 8; coding models
         reg(app)
+    reg_tick(app)

@@ -36,7 +36,7 @@ def register(app) -> None:
     @app.callback(*common.slider_outputs(ids.ACT_STEP),
                   Output(ids.ACT_MESSAGE, "children"),
                   Output(ids.ACT_VERSION, "data"),
-                  Input(ids.REFRESH, "n_intervals"), Input(ids.RUN_SELECT, "value"),
+                  Input(ids.tab_tick(ids.TAB_ACTIVATIONS), "data"), Input(ids.RUN_SELECT, "value"),
                   Input(ids.TABS, "active_tab"),
                   State(ids.ACT_STEP, "value"), State(ids.ACT_STEP, "max"),
                   State(ids.ACT_VERSION, "data"))

@@ -34,7 +34,7 @@ def register(app) -> None:
                   Output(ids.BRAIN_BLOCK, "options"),
                   Output(ids.BRAIN_BLOCK, "value"), Output(ids.BRAIN_MESSAGE, "children"),
                   Output(ids.BRAIN_VERSION, "data"),
-                  Input(ids.REFRESH, "n_intervals"), Input(ids.RUN_SELECT, "value"),
+                  Input(ids.tab_tick(ids.TAB_BRAIN), "data"), Input(ids.RUN_SELECT, "value"),
                   Input(ids.TABS, "active_tab"),
                   State(ids.BRAIN_STEP, "value"), State(ids.BRAIN_STEP, "max"),
                   State(ids.BRAIN_BLOCK, "value"), State(ids.BRAIN_VERSION, "data"))

@@ -111,7 +111,7 @@ def compare_update(runs_dir: Path, keys: Optional[list], axis: Optional[str], sm
 def register(app) -> None:
     runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
 
-    @app.callback(Output(ids.COMPARE_RUNS, "options"), Input(ids.REFRESH, "n_intervals"),
+    @app.callback(Output(ids.COMPARE_RUNS, "options"), Input(ids.tab_tick(ids.TAB_COMPARE), "data"),
                   Input(ids.TABS, "active_tab"), State(ids.COMPARE_RUNS, "options"))
     def refresh_options(_n, tab, current):
         if tab != ids.TAB_COMPARE:
@@ -134,7 +134,7 @@ def register(app) -> None:
     @app.callback(Output(ids.COMPARE_GRAPH, "figure"), Output(ids.COMPARE_TABLE, "data"),
                   Output(ids.COMPARE_TABLE, "columns"), Output(ids.COMPARE_MESSAGE, "children"),
                   Output(ids.COMPARE_STATE, "data"),
-                  Input(ids.REFRESH, "n_intervals"), Input(ids.TABS, "active_tab"),
+                  Input(ids.tab_tick(ids.TAB_COMPARE), "data"), Input(ids.TABS, "active_tab"),
                   Input(ids.COMPARE_RUNS, "value"), Input(ids.COMPARE_AXIS, "value"),
                   Input(ids.COMPARE_SMOOTHING, "value"), Input(ids.COMPARE_LOGY, "value"),
                   Input(ids.COMPARE_ZOOM, "data"), State(ids.COMPARE_STATE, "data"))

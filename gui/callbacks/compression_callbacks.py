@@ -82,7 +82,7 @@ def pick_value(options: list[dict], current):
 def register_checkpoint_dropdown(app, runs_dir: Path, dropdown: str, tab: str) -> None:
     """Keep a tab's checkpoint dropdown in sync with the selected run (only while visible)."""
     @app.callback(Output(dropdown, "options"), Output(dropdown, "value"),
-                  Input(ids.REFRESH, "n_intervals"), Input(ids.RUN_SELECT, "value"),
+                  Input(ids.tab_tick(tab), "data"), Input(ids.RUN_SELECT, "value"),
                   Input(ids.TABS, "active_tab"), State(dropdown, "options"),
                   State(dropdown, "value"))
     def checkpoints(_n, name, active, options, current):
@@ -124,11 +124,13 @@ def register_model_dropdown(app, runs_dir: Path, dropdown: str, note: str, check
 
     prefer_checkpoint: when the run changes, choose its checkpoint if it has real ones (the
     Evaluation tab); otherwise the shipped default model stays preselected (Compression tab)."""
+    # refreshed when the tab is shown or the run changes, not on every tick: each tick's request
+    # of a hidden tab still costs the page a round trip, and on a slow machine enough of them
+    # starve the sidebar's status (a model exported meanwhile shows up on the next visit)
     @app.callback(Output(dropdown, "options"), Output(dropdown, "value"), Output(note, "children"),
-                  Input(ids.REFRESH, "n_intervals"), Input(ids.RUN_SELECT, "value"),
-                  Input(ids.TABS, "active_tab"), State(dropdown, "options"),
-                  State(dropdown, "value"), State(note, "children"))
-    def model_list(_n, name, active, options, current, text):
+                  Input(ids.RUN_SELECT, "value"), Input(ids.TABS, "active_tab"),
+                  State(dropdown, "options"), State(dropdown, "value"), State(note, "children"))
+    def model_list(name, active, options, current, text):
         if active != tab:
             raise PreventUpdate
         run = resolve(runs_dir, name)
@@ -454,7 +456,7 @@ def register(app) -> None:
                   Output(ids.COMPRESS_COMPARISON, "figure"),
                   Output(ids.COMPRESS_VERIFY_RESULT, "children"),
                   Output(ids.COMPRESS_VERSION, "data"),
-                  Input(ids.REFRESH, "n_intervals"), Input(ids.RUN_SELECT, "value"),
+                  Input(ids.tab_tick(ids.TAB_COMPRESSION), "data"), Input(ids.RUN_SELECT, "value"),
                   Input(ids.TABS, "active_tab"), Input(ids.COMPRESS_ACTION, "data"),
                   Input(ids.COMPRESS_JOB_SELECT, "value"), State(ids.COMPRESS_VERSION, "data"))
     def refresh(_n, name, tab, action, selected, seen):

@@ -146,7 +146,7 @@ def register(app) -> None:
     @app.callback(Output(ids.DATASETS_NOTE, "children"), Output(ids.DATASETS_TABLE, "children"),
                   Output(ids.DATASETS_RUNS, "children"), Output(ids.DATASETS_SELECT, "options"),
                   Output(ids.DATASETS_SELECT, "value"),
-                  Input(ids.REFRESH, "n_intervals"), Input(ids.TABS, "active_tab"),
+                  Input(ids.tab_tick(ids.TAB_DATASETS), "data"), Input(ids.TABS, "active_tab"),
                   Input(ids.DATASETS_VERSION, "data"), State(ids.DATASETS_SELECT, "value"),
                   State(ids.DATASETS_SELECT, "options"))
     def refresh_list(_n, tab, version, current, current_options):

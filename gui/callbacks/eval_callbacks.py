@@ -220,7 +220,7 @@ def register(app) -> None:
                   Output(ids.EVAL_RESULTS_TABLE, "children"),
                   Output(ids.EVAL_ROUNDTRIP_STATUS, "children"),
                   Output(ids.EVAL_BPB_HISTORY, "figure"), Output(ids.EVAL_VERSION, "data"),
-                  Input(ids.REFRESH, "n_intervals"), Input(ids.RUN_SELECT, "value"),
+                  Input(ids.tab_tick(ids.TAB_EVAL), "data"), Input(ids.RUN_SELECT, "value"),
                   Input(ids.TABS, "active_tab"), Input(ids.EVAL_ACTION, "data"),
                   State(ids.EVAL_VERSION, "data"))
     def refresh(_n, name, tab, action, seen):

@@ -189,7 +189,7 @@ def register(app) -> None:
                   Output(ids.GEN_CHECKPOINT, "value"), Output(ids.GEN_START, "disabled"),
                   Output(ids.SURPRISAL_BTN, "disabled"),
                   Input(ids.RUN_SELECT, "value"), Input(ids.TABS, "active_tab"),
-                  Input(ids.REFRESH, "n_intervals"), State(ids.GEN_CHECKPOINT, "value"),
+                  Input(ids.tab_tick(ids.TAB_GENERATE), "data"), State(ids.GEN_CHECKPOINT, "value"),
                   State(ids.GEN_CHECKPOINT, "options"))
     def show_checkpoints(name, tab, _n, current, current_options):
         if tab != ids.TAB_GENERATE:

@@ -64,7 +64,7 @@ def register(app) -> None:
     @app.callback(Output(ids.MOD_MESSAGE, "children"), Output(ids.MOD_CARDS, "children"),
                   Output(ids.MOD_CURRENT, "figure"), Output(ids.MOD_HISTORY, "figure"),
                   Output(ids.MOD_HISTORY_NOTE, "children"), Output(ids.MOD_VERSION, "data"),
-                  Input(ids.REFRESH, "n_intervals"), Input(ids.RUN_SELECT, "value"),
+                  Input(ids.tab_tick(ids.TAB_MOD), "data"), Input(ids.RUN_SELECT, "value"),
                   Input(ids.TABS, "active_tab"), State(ids.MOD_VERSION, "data"))
     def refresh(_n, name, tab, seen):
         if tab != ids.TAB_MOD:

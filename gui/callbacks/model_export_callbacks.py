@@ -51,9 +51,13 @@ def register(app) -> None:
         return do_export(jobs, runs_dir, name, ctx.triggered_id["index"])
 
     @app.callback(Output(ids.CHECKPOINT_EXPORT_STATUS, "children"),
-                  Input(ids.REFRESH, "n_intervals"), Input(ids.RUN_SELECT, "value"),
-                  Input(ids.TABS, "active_tab"), Input(ids.CHECKPOINT_EXPORT_ACTION, "data"))
-    def status(_n, name, tab, action):
+                  Input(ids.tab_tick(ids.TAB_TRAINING), "data"), Input(ids.RUN_SELECT, "value"),
+                  Input(ids.TABS, "active_tab"), Input(ids.CHECKPOINT_EXPORT_ACTION, "data"),
+                  State(ids.CHECKPOINT_EXPORT_STATUS, "children"))
+    def status(_n, name, tab, action, shown):
         if tab not in (None, ids.TAB_TRAINING):
             raise PreventUpdate
-        return export_status(jobs, name, action)
+        view = export_status(jobs, name, action)
+        if not view and not shown:                      # nothing to show, nothing shown
+            raise PreventUpdate
+        return view

@@ -47,7 +47,7 @@ def register(app) -> None:
         *common.slider_outputs(ids.ROUTING_STEP), Output(ids.ROUTING_BLOCK, "options"),
         Output(ids.ROUTING_BLOCK, "value"), Output(ids.ROUTING_MESSAGE, "children"),
         Output(ids.ROUTING_VERSION, "data"),
-        Input(ids.REFRESH, "n_intervals"), Input(ids.RUN_SELECT, "value"),
+        Input(ids.tab_tick(ids.TAB_ROUTING), "data"), Input(ids.RUN_SELECT, "value"),
         Input(ids.TABS, "active_tab"),
         State(ids.ROUTING_STEP, "value"), State(ids.ROUTING_STEP, "max"),
         State(ids.ROUTING_BLOCK, "value"), State(ids.ROUTING_VERSION, "data"))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from dash.exceptions import PreventUpdate
 from dash import Input, Output, State, no_update
 
 from .. import ids
@@ -15,17 +16,23 @@ def register(app) -> None:
     launcher = app.server.config.get("UMOEC_LAUNCHER")
 
     @app.callback(Output(ids.RUN_SELECT, "options"), Output(ids.RUN_SELECT, "value"),
-                  Input(ids.REFRESH, "n_intervals"), State(ids.RUN_SELECT, "value"))
-    def refresh_runs(_n, current):
+                  Input(ids.REFRESH, "n_intervals"), State(ids.RUN_SELECT, "value"),
+                  State(ids.RUN_SELECT, "options"))
+    def refresh_runs(_n, current, shown):
         options = run_options(runs_dir)
         if launcher is not None:  # runs just started here, before their first status.json
             known = {o["value"] for o in options}
             options += [{"label": f"{n} - starting", "value": n} for n in launcher.pending()
                         if n not in known]
         names = [o["value"] for o in options]
-        if current in names:
-            return options, no_update
-        return options, (names[0] if names else None)
+        value = current if current in names else (names[0] if names else None)
+        # unchanged props are not sent: a value set again (even None to None) would re-trigger
+        # every callback that listens to the run selector, twice a tick, and on a slow machine
+        # their answers then arrive stale forever (the sidebar status never showed)
+        if options == shown and value == current:
+            raise PreventUpdate
+        return (no_update if options == shown else options,
+                no_update if value == current else value)
 
     @app.callback(Output(ids.RUN_STATUS, "children"), Output(ids.RUN_STATUS, "color"),
                   Input(ids.REFRESH, "n_intervals"), Input(ids.RUN_SELECT, "value"))

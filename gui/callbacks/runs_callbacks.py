@@ -84,7 +84,7 @@ def register(app) -> None:
     runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
     launcher = app.server.config.get("UMOEC_LAUNCHER")
 
-    @app.callback(Output(ids.RUNS_TABLE, "data"), Input(ids.REFRESH, "n_intervals"),
+    @app.callback(Output(ids.RUNS_TABLE, "data"), Input(ids.tab_tick(ids.TAB_RUNS), "data"),
                   Input(ids.TABS, "active_tab"), State(ids.RUNS_TABLE, "data"))
     def refresh_table(_n, tab, current):
         if tab != ids.TAB_RUNS:

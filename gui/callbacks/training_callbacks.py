@@ -317,7 +317,7 @@ def register(app) -> None:
                Output(ids.TRAINING_CHART_STATE, "data"), Output(ids.RESUME_CHECKPOINT, "options"),
                Output(ids.RESUME_CHECKPOINT, "value")]
 
-    @app.callback(*outputs, Input(ids.REFRESH, "n_intervals"), Input(ids.RUN_SELECT, "value"),
+    @app.callback(*outputs, Input(ids.tab_tick(ids.TAB_TRAINING), "data"), Input(ids.RUN_SELECT, "value"),
                   Input(ids.TRAINING_SMOOTHING, "value"), Input(ids.TRAINING_LOGY, "value"),
                   Input(ids.TABS, "active_tab"), State(ids.TRAINING_CHART_STATE, "data"),
                   State(ids.RESUME_CHECKPOINT, "value"))

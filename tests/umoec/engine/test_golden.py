@@ -38,3 +38,21 @@ def test_golden_files_decode_and_are_written_again_identically(model, name):
 def test_nine_golden_files_are_pinned():
     digest = hashlib.sha256(b"".join((GOLDEN / n).read_bytes() for n in FILES)).hexdigest()
     assert (len(FILES), digest[:16]) == (9, "f9451d67ffa2630b")
+
+
+def test_decoding_needs_no_torch(tmp_path):
+    """A decoder installs and runs without the trainer: decoding a golden file through the
+    command line never imports torch (nor the training code)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+    code = ("import sys; from pathlib import Path; from umoec.compress.api import decompress_path; "
+            f"decompress_path(Path({str(GOLDEN / 'source.txt.balanced.umc')!r}), "
+            f"Path({str(tmp_path / 'out')!r}), {str(GOLDEN / 'tiny.umm')!r}); "
+            "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('umoec.train')))")
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[]"
+    assert (tmp_path / "out").read_bytes() == (GOLDEN / "source.txt").read_bytes()
