@@ -173,64 +173,25 @@ def do_eval(a) -> dict:
             "original_bytes": report.original_bytes, "compressed_bytes": report.compressed_bytes}
 
 
-def eval_key(run, model, dataset: str) -> tuple[int, str]:
-    """(step, dataset) under which an evaluation of `model` is recorded in eval_results.
+def model_tag(run, model) -> str:
+    """What an evaluation of `model` appends to its dataset name in eval_results.
 
-    A model exported from this run's checkpoint N is that checkpoint: (N, dataset), the row
-    umoec.compress.evaluate.evaluate writes for it. Any other model (the shipped default, another
-    run's) keeps its own training step and names itself in the dataset, so its rows never replace
-    the run's own: (step, "small-val[:2000] · model general-v1 (186335b9d17d)")."""
-    step = int((model.info.get("source") or {}).get("step", 0) or 0)
+    A model exported from this run's checkpoint N is that checkpoint: no tag, the row
+    umoec.compress.evaluate.evaluate writes for the checkpoint. Any other model (the shipped
+    default, another run's) keeps its own training step and names itself, so its rows never
+    replace the run's own: "small-val[:2000] · model general-v1 (186335b9d17d)"."""
     own = model.path is not None and Path(model.path).resolve().parent == run.models_dir.resolve()
-    return (step, dataset) if own else (step, f"{dataset}{MODEL_TAG}{model.label()}")
+    return "" if own else f"{MODEL_TAG}{model.label()}"
 
 
 def evaluate_model(run, spec: str, data_path: Path, dataset: str, *, profile: str, max_bytes: int,
                    progress, note: str = ""):
-    """umoec.compress.evaluate.evaluate for a coding model instead of a checkpoint (that function
-    exports a checkpoint first): compress, decode (the model is checked against the hash the file
-    names), sha256, the baselines on the same bytes, recorded the same way (key: eval_key)."""
-    from umoec.codec.baselines import run_baselines
-    from umoec.codec.errors import CodecError
-    from umoec.compress.api import compress_path, decompress_path, open_model
-    from umoec.compress.evaluate import EvalReport
-    from umoec.metrics import TrainingDB
-    raw = data_path.read_bytes()
-    if max_bytes and len(raw) > max_bytes:
-        raw = raw[:max_bytes]
-        dataset = f"{dataset}[:{max_bytes}]"
+    """umoec.compress.evaluate.evaluate for a coding model instead of a checkpoint."""
+    from umoec.compress.api import open_model
+    from umoec.compress.evaluate import evaluate
     model = open_model(spec or None)
-    step, dataset = eval_key(run, model, dataset)
-
-    def tick(name: str):
-        return lambda done, total: progress(name, done, total)
-
-    with tempfile.TemporaryDirectory(prefix="umoec-eval-") as tmp:
-        src, packed, back = Path(tmp) / "input.bin", Path(tmp) / "input.umc", Path(tmp) / "out.bin"
-        src.write_bytes(raw)
-        t0 = time.perf_counter()
-        compress_path(src, packed, model, profile=profile, progress=tick("compress"))
-        t1 = time.perf_counter()
-        try:
-            decompress_path(packed, back, model, progress=tick("decompress"))
-            ok = hashlib.sha256(back.read_bytes()).digest() == hashlib.sha256(raw).digest()
-            error = "" if ok else "decoded bytes differ from the original"
-        except CodecError as exc:
-            ok, error = False, str(exc)
-        t2 = time.perf_counter()
-        size = packed.stat().st_size
-    stage("baselines")
-    report = EvalReport(dataset, str(data_path), step, len(raw), size,
-                        8.0 * size / max(1, len(raw)), ok, t1 - t0, t2 - t1,
-                        run_baselines(raw), note, error)
-    with TrainingDB(run.db_path) as db:
-        db.insert_eval_result(step, dataset, bpb=report.bpb, compressed_bytes=size,
-                              original_bytes=len(raw), roundtrip_ok=ok)
-        for b in report.baselines:
-            db.insert_eval_baseline(step, dataset, b.name, compressed_bytes=b.packed_bytes,
-                                    original_bytes=b.raw_bytes, seconds=b.compress_s)
-        db.insert_event("eval", f"{dataset}: {report.bpb:.4f} bpb, roundtrip "
-                        f"{'ok' if ok else 'FAILED'}", step=step)
+    report = evaluate(run, None, data_path, dataset, profile=profile, max_bytes=max_bytes,
+                      progress=progress, note=note, model=model, tag=model_tag(run, model))
     return report, model.label()
 
 

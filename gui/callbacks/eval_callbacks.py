@@ -5,7 +5,7 @@ against the reference compressors, the newest roundtrip status and the bpb histo
 
 An evaluation of a model that is not one of the run's own (the shipped default, another run's)
 is recorded under the model's training step with the model named in the dataset label
-("small-val[:2000] · model general-v1 (186335b9d17d)", gui.compress_worker.eval_key), so it never
+("small-val[:2000] · model general-v1 (186335b9d17d)", gui.compress_worker.model_tag), so it never
 replaces a row of the run's own checkpoints and draws its own line in the history.
 """
 from __future__ import annotations

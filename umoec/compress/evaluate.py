@@ -60,19 +60,24 @@ def find_data(data: Optional[Path], run: RunDir, root: Path) -> tuple[Path, str,
     return val / "val.bin", f"{val.name}-val", ENWIK8_HINT + "Evaluating the run's validation split."
 
 
-def evaluate(run: RunDir, checkpoint: Path, data_path: Path, dataset: str, *, profile: str,
-             max_bytes: int, progress: Optional[Callable[[str, int, int], None]] = None,
-             note: str = "") -> EvalReport:
+def evaluate(run: RunDir, checkpoint: Optional[Path], data_path: Path, dataset: str, *,
+             profile: str, max_bytes: int,
+             progress: Optional[Callable[[str, int, int], None]] = None, note: str = "",
+             model=None, tag: str = "") -> EvalReport:
+    """Evaluate a run's checkpoint (exported to its coding model first), or `model` (a coding
+    model as it is: the shipped default, another run's). Rows are recorded under the model's
+    training step and `dataset` + `tag` (a tag keeps another model's rows apart from the run's)."""
     raw = data_path.read_bytes()
     if max_bytes and len(raw) > max_bytes:
         raw = raw[:max_bytes]
         dataset = f"{dataset}[:{max_bytes}]"
+    dataset += tag
     tick = (lambda stage: (lambda d, t: progress(stage, d, t))) if progress else (lambda s: None)
+    model = model if model is not None else export_for(checkpoint)
+    step = int((model.info.get("source") or {}).get("step", 0) or 0)
     with tempfile.TemporaryDirectory(prefix="umoec-eval-") as tmp:
         src, packed, back = Path(tmp) / "input.bin", Path(tmp) / "input.umc", Path(tmp) / "out.bin"
         src.write_bytes(raw)
-        model = export_for(checkpoint)
-        step = int(model.info.get("source", {}).get("step", 0))
         t0 = time.perf_counter()
         compress_path(src, packed, model, profile=profile, progress=tick("compress"))
         t1 = time.perf_counter()
