@@ -114,11 +114,15 @@ def test_failing_trainer_shows_crashed_with_its_exit_code_and_message(tmp_path):
 
 
 def test_stop_escalates_to_sigkill_after_the_timeout(tmp_path):
-    python = fake_program(tmp_path, "trap '' TERM\nwhile true; do sleep 0.1; done")
+    ready = tmp_path / "trap-set"
+    python = fake_program(tmp_path, f"trap '' TERM\ntouch {ready}\nwhile true; do sleep 0.1; done")
     launcher = Launcher(tmp_path / "runs", stop_timeout=1.0, python=python)
     launched = launcher.start(LONG, "simulate", "stubborn")
     run = RunDir(launched.run_dir)
     assert launcher.pending() == ["stubborn"]
+    # stop only once the program ignores SIGTERM: sent earlier, the shell dies of it (a race
+    # seen in CI) and there is nothing to escalate
+    wait_for(ready.exists, what="the program's SIGTERM trap")
     assert "waiting up to 1 s" in launcher.stop(run)
     assert "Stopping: SIGTERM sent" in launcher.note(run.name)
     assert launched.done.wait(15) and launched.exit_code == -signal.SIGKILL
