@@ -68,3 +68,24 @@ def test_enwik8_gets_its_standard_split(tmp_path, monkeypatch):
     rec = prepare(tmp_path / "e", [f])
     assert rec["enwik8"] and rec["splits"]["train"]["bytes"] == 900
     assert (tmp_path / "e" / "val.bin").read_bytes() == f.read_bytes()[900:950]
+
+
+def test_the_general_corpus_holds_files_out_and_reads_gzip(tmp_path):
+    """The default model's corpus: every source within its share, gzip read through, and the
+    held-out files (1 in 8 by path) in neither split."""
+    import json
+    from pathlib import Path
+
+    from umoec.data import prepare
+    from umoec.data.general import HOLD_OUT, held_out, sources
+    rec = prepare(tmp_path / "g", max_bytes=400_000, corpus="general")
+    assert rec["kind"].startswith("general") and str(HOLD_OUT) in rec["kind"]
+    budgets = {s.name: s.budget * 400_000 / sum(x.budget for x in sources()) for s in sources()}
+    for name, taken in rec["sources"].items():
+        assert taken["bytes"] <= budgets[name] + 1
+    paths = [Path(f["path"]) for f in rec["files"]]
+    assert paths and not any(held_out(p) for p in paths)
+    train = (tmp_path / "g" / "train.bin").read_bytes()
+    assert b"\x1f\x8b\x08" not in train[:200_000]            # no raw gzip stream slipped in
+    assert json.loads((tmp_path / "g" / "dataset.json").read_text())["splits"]["train"]["bytes"] \
+        == len(train)
