@@ -12,6 +12,7 @@ from pathlib import Path
 from umoec import config as C
 from umoec.cli import EXIT_FAILURE, UserError, add_common, run_main
 from umoec.run import RunDir
+from umoec.run.signals import catch_early
 from umoec.run.status import RunState
 from umoec.sim.simulator import SimOptions, Simulator, SimulationError
 
@@ -66,4 +67,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    catch_early()  # a Stop (SIGTERM) while still starting ends in a checkpoint, not a dead process
     sys.exit(run_main(main, "simulate_training"))

@@ -16,6 +16,7 @@ from umoec import config as C
 from umoec.cli import EXIT_FAILURE, UserError, add_common, run_main
 from umoec.data import DataError
 from umoec.run import RunDir
+from umoec.run.signals import catch_early
 
 
 def parse(argv) -> argparse.Namespace:
@@ -57,4 +58,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    catch_early()  # a Stop (SIGTERM) while still starting ends in a checkpoint, not a dead process
     sys.exit(run_main(main, "train"))

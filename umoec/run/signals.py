@@ -5,6 +5,18 @@ from __future__ import annotations
 import signal
 from typing import Optional
 
+_early: Optional[int] = None       # a SIGTERM that arrived before the step loop was ready
+
+
+def catch_early() -> None:
+    """Hold a SIGTERM that arrives while the process is still starting (imports, data, model): the
+    step loop then stops at its first step, checkpointed, instead of the process dying half-born.
+    The entry points call this first thing; SIGINT (Ctrl-C) keeps interrupting at once."""
+    def hold(signum, _frame):
+        global _early
+        _early = signum
+    signal.signal(signal.SIGTERM, hold)
+
 
 class StopFlag:
     """Context manager installing the handlers; `signal` is the number received, if any."""
@@ -16,6 +28,8 @@ class StopFlag:
     def __enter__(self) -> "StopFlag":
         for sig in (signal.SIGTERM, signal.SIGINT):
             self._old[sig] = signal.signal(sig, self._handle)
+        if _early is not None and self.signal is None:   # asked to stop while starting
+            self.signal = _early
         return self
 
     def _handle(self, signum, _frame) -> None:

@@ -53,3 +53,21 @@ def test_write_read_round_trip_and_damaged_file(tmp_path):
     run.status_path.write_text("{not json")
     with pytest.raises(ValueError, match="unreadable"):
         run.read_status()
+
+
+def test_a_sigterm_while_starting_is_held_for_the_step_loop():
+    """catch_early (the entry points' first act) holds a SIGTERM that arrives before the step loop
+    exists; the loop's StopFlag then starts out stopped (checkpoint, status `stopped`)."""
+    import os
+    import signal
+
+    from umoec.run import signals
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        signals.catch_early()
+        os.kill(os.getpid(), signal.SIGTERM)
+        with signals.StopFlag() as stop:
+            assert stop.signal == signal.SIGTERM
+    finally:
+        signal.signal(signal.SIGTERM, before)
+        signals._early = None
