@@ -2,13 +2,12 @@
 missing database, corrupt database, missing file, a launcher that cannot start the program, a
 trainer that fails, a stop that times out (spec WS7)."""
 import sqlite3
-import time
 
 from gui import process
 from gui.callbacks import config_callbacks as cc
 from gui.callbacks import training_callbacks as tc
 from gui import ids
-from tests.gui.test_process import LONG, fake_program
+from tests.gui.test_process import LONG, fake_program, wait_for
 from umoec.run import RunDir, RunStatus
 
 
@@ -73,12 +72,14 @@ def test_trainer_binary_failing(tmp_path):
 
 
 def test_stop_timeout_escalates_and_says_so(tmp_path):
-    python = fake_program(tmp_path, "trap '' TERM\nwhile true; do sleep 0.1; done")
+    ready = tmp_path / "trap-set"
+    python = fake_program(tmp_path, f"trap '' TERM\ntouch {ready}\nwhile true; do sleep 0.1; done")
     launcher = process.Launcher(tmp_path / "runs", stop_timeout=0.5, python=python)
     launched = launcher.start(LONG, "simulate", "stuck")
-    deadline = time.monotonic() + 10
-    while launcher.pending() != ["stuck"] and time.monotonic() < deadline:
-        time.sleep(0.05)
+    # stop only once the program ignores SIGTERM: sent earlier, the shell dies of it and there is
+    # nothing to escalate
+    wait_for(lambda: launcher.pending() == ["stuck"] and ready.exists(),
+             what="the stuck program with its SIGTERM trap")
     view = cc.status_view(tmp_path / "runs", launcher, "stuck", None)
     assert "Starting" in str(view["status"]) and view["stop_disabled"] is False
     msg = cc.control_action(ids.CONFIG_STOP, launcher, tmp_path / "runs", {}, None, None, None,
