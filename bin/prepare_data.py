@@ -2,8 +2,10 @@
 
 Builds a byte dataset (train.bin/val.bin, document offsets, dataset.json) from files or folders.
 With no --source: the Python standard library's sources and docs, present on every Python
-install, so nothing needs downloading. A single file named enwik8* of exactly 100,000,000 bytes
-gets the standard split (90M train / 5M val / 5M test, not written).
+install, so nothing needs downloading. Many files are split by whole file; a single file by byte
+ranges (the last --val-fraction of its first --max-bytes bytes is validation). A single file named
+enwik8* of exactly 100,000,000 bytes gets the standard split (90M train / 5M val / 5M test, not
+written).
 """
 from __future__ import annotations
 
@@ -28,7 +30,8 @@ def main(argv=None) -> int:
     p.add_argument("--val-fraction", type=float, default=0.05)
     p.add_argument("--seed", type=int, default=1234, help="seed of the train/val file split")
     p.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES,
-                   help=f"cap on the bytes taken (whole files, default {DEFAULT_MAX_BYTES:,})")
+                   help=f"cap on the bytes taken (whole files; the beginning of a single file), "
+                        f"default {DEFAULT_MAX_BYTES:,}")
     p.add_argument("--debug", action="store_true")
     a = p.parse_args(argv)
     if a.max_bytes < 1024:

@@ -88,7 +88,8 @@ def read_dataset(folder: Path) -> DatasetInfo:
             raise TypeError("'files' is not a list")
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
         return DatasetInfo(name, folder, problem=f"damaged: dataset.json is unreadable ({exc})")
-    info = DatasetInfo(name, folder, files=len(files), train_bytes=sizes["train"],
+    paths = {str(f.get("path")) for f in files if isinstance(f, dict)}  # one file: two ranges
+    info = DatasetInfo(name, folder, files=len(paths), train_bytes=sizes["train"],
                        val_bytes=sizes["val"], train_docs=docs[0], val_docs=docs[1],
                        created=str(meta.get("created", "")), kind=str(meta.get("kind", "")),
                        sources=tuple(str(s) for s in meta.get("sources") or ()))
@@ -220,12 +221,20 @@ def preview_sample(folder: Path, n_bytes: int = PREVIEW_BYTES) -> tuple[str, str
     return "", ""
 
 
+def _split_label(entry: dict) -> str:
+    """'train', or 'val (bytes 1,900,000..2,000,000)' for a byte range of a single-file corpus."""
+    split, rng = str(entry.get("split", "?")), entry.get("range")
+    if isinstance(rng, list) and len(rng) == 2:
+        return f"{split} (bytes {int(rng[0]):,}..{int(rng[1]):,})"
+    return split
+
+
 def file_list(folder: Path, limit: int = MAX_FILES_SHOWN) -> tuple[list[dict], int]:
     """(up to `limit` rows of {path, bytes, split}, total number of files) from dataset.json."""
     try:
         files = json.loads((Path(folder) / "dataset.json").read_text(encoding="utf-8"))["files"]
         rows = [{"path": str(f.get("path", "?")), "bytes": int(f.get("bytes", 0)),
-                 "split": str(f.get("split", "?"))} for f in files if isinstance(f, dict)]
+                 "split": _split_label(f)} for f in files if isinstance(f, dict)]
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
         return [], 0
     return rows[:limit], len(rows)

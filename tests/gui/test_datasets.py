@@ -162,12 +162,12 @@ def test_builder_runs_prepare_data_into_a_sanitised_folder(tmp_path):
 def test_a_failing_build_says_why(tmp_path):
     src = tmp_path / "one"
     src.mkdir()
-    (src / "only.txt").write_text("a single file cannot make train + val")
+    (src / "only.txt").write_text("x")  # one byte cannot make train + val ranges
     b = D.DatasetBuilder(tmp_path / "data")
     job = b.start("single", str(src))
     wait_done(job)
     level, text = job.outcome()
-    assert level == "failed" and job.exit_code == 2 and "at least 2 files" in text
+    assert level == "failed" and job.exit_code == 2 and "too few to split" in text
     [info] = D.list_datasets(tmp_path / "data")
     assert not info.ok and "incomplete" in info.problem
 
@@ -197,3 +197,16 @@ def test_dataset_json_numbers_are_what_the_trainer_reads(good):
     [info] = D.list_datasets(good.parent)
     assert (ds.size("train"), ds.size("val")) == (info.train_bytes, info.val_bytes)
     assert np.load(good / "val_docs.npy").shape[0] == info.val_docs
+
+
+def test_a_single_file_dataset_shows_its_byte_ranges(tmp_path):
+    """One file, split by byte ranges: listed as one file, each range labelled in the file list."""
+    from umoec.data import prepare
+    f = tmp_path / "corpus.txt"
+    f.write_bytes(b"the quick brown fox\n" * 5000)
+    prepare(tmp_path / "data" / "one", [f], val_fraction=0.1)
+    [info] = D.list_datasets(tmp_path / "data")
+    assert info.ok and info.files == 1 and info.kind.startswith("one file: first 90,000 bytes")
+    rows, total = D.file_list(info.path)
+    assert total == 2 and [r["split"] for r in rows] == ["train (bytes 0..90,000)",
+                                                         "val (bytes 90,000..100,000)"]

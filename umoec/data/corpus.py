@@ -6,8 +6,10 @@ DIR/
   dataset.json                sources, per-file bytes/sha256/split, split sizes, checksums
 
 A document is one input file. Files are split into train/val by a seeded shuffle (so a file is
-never in both); enwik8 (a single 100,000,000-byte file) uses its standard 90M/5M/5M split instead
-(the last 5M, "test", is recorded but not written). With no sources, the default corpus is the
+never in both). A single file is split by byte ranges: of its first --max-bytes bytes, the last
+val_fraction is validation; enwik8 (a single 100,000,000-byte file) uses its standard 90M/5M/5M
+split instead (the last 5M, "test", is recorded but not written). Splits are written a piece at a
+time: memory stays bounded whatever the input's size. With no sources, the default corpus is the
 Python standard library's own sources and docs (pydoc topics), present on every Python install.
 """
 from __future__ import annotations
@@ -30,6 +32,7 @@ from ..run.atomic import atomic_write, atomic_write_text
 ENWIK8_SIZE = 100_000_000
 ENWIK8_SPLIT = (90_000_000, 5_000_000)  # train, val; the remaining 5M are the test part
 DEFAULT_MAX_BYTES = 16_000_000
+CHUNK = 1 << 22                          # bytes read at a time while a split is written
 SKIP_DIRS = {"site-packages", "dist-packages", "__pycache__", "test", "tests", "idlelib",
              "lib2to3", "ensurepip", "turtledemo"}
 
@@ -44,13 +47,24 @@ class Document:
     size: int                 # bytes the document holds (uncompressed, for a gzip file)
     gunzip: bool = False      # read through gzip (manual pages, Debian changelogs)
     cap: int = 0              # read at most this many bytes (0: all)
+    start: int = 0            # first byte taken (a byte range of a single-file corpus)
 
     def read(self) -> bytes:
-        if self.gunzip:
-            with gzip.open(self.path, "rb") as fh:
-                return fh.read(self.cap or -1)
-        with open(self.path, "rb") as fh:
-            return fh.read(self.cap or -1)
+        return b"".join(self.chunks())
+
+    def chunks(self) -> Iterable[bytes]:
+        """The document's bytes in pieces of at most CHUNK: memory stays bounded whatever the
+        file's size."""
+        left = self.cap or -1
+        with (gzip.open(self.path, "rb") if self.gunzip else open(self.path, "rb")) as fh:
+            if self.start:
+                fh.seek(self.start)
+            while left:
+                piece = fh.read(CHUNK if left < 0 else min(CHUNK, left))
+                if not piece:
+                    return
+                left -= len(piece) if left > 0 else 0
+                yield piece
 
 
 def default_sources() -> list[Path]:
@@ -93,16 +107,35 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _write_split(out: Path, name: str, parts: list[bytes]) -> dict:
-    offsets = np.zeros(len(parts), dtype=np.uint64)
+def _write_split(out: Path, name: str, docs: list[Document], files: list[dict],
+                 log: Callable[[str], None]) -> dict:
+    """Stream `docs` into NAME.bin (no more than CHUNK bytes in memory), record each document's
+    start offset, size and sha256 (appended to `files`) and the split's totals."""
+    offsets = np.zeros(len(docs), dtype=np.uint64)
+    whole = hashlib.sha256()
     pos = 0
-    for i, p in enumerate(parts):
-        offsets[i] = pos
-        pos += len(p)
-    blob = b"".join(parts)
-    atomic_write(out / f"{name}.bin", lambda fh: fh.write(blob))
+
+    def write(fh):
+        nonlocal pos
+        for i, doc in enumerate(docs):
+            if i and i % 200 == 0:
+                log(f"read {i:,}/{len(docs):,} {name} files")
+            offsets[i] = pos
+            one, n = hashlib.sha256(), 0
+            for piece in doc.chunks():
+                fh.write(piece)
+                whole.update(piece)
+                one.update(piece)
+                n += len(piece)
+            pos += n
+            entry = {"path": str(doc.path), "bytes": n, "sha256": one.hexdigest(), "split": name}
+            if doc.start or doc.cap:
+                entry["range"] = [doc.start, doc.start + n]
+            files.append(entry)
+
+    atomic_write(out / f"{name}.bin", write)
     atomic_write(out / f"{name}_docs.npy", lambda fh: np.save(fh, offsets))
-    return {"bytes": len(blob), "documents": len(parts), "sha256": _sha256(blob)}
+    return {"bytes": pos, "documents": len(docs), "sha256": whole.hexdigest()}
 
 
 def prepare(out: Path, sources: Optional[list[Path]] = None, val_fraction: float = 0.05,
@@ -122,13 +155,23 @@ def prepare(out: Path, sources: Optional[list[Path]] = None, val_fraction: float
     out.mkdir(parents=True, exist_ok=True)
     if len(docs) == 1 and docs[0].size == ENWIK8_SIZE and docs[0].path.name.startswith("enwik8"):
         record = _prepare_enwik8(out, docs[0])
+    elif len(docs) == 1:
+        record = _prepare_one_file(out, docs[0], val_fraction, max_bytes, log)
     else:
         record = _prepare_files(out, docs, val_fraction, seed, max_bytes, log)
     record.update(created=time.strftime("%Y-%m-%d %H:%M:%S"), name=out.name,
                   sources=[str(s) for s in sources],
-                  kind="default (Python standard library sources and docs)" if default else "files")
+                  kind=_kind(record, default))
     atomic_write_text(out / "dataset.json", json.dumps(record, indent=1) + "\n")
     return record
+
+
+def _kind(record: dict, default: bool) -> str:
+    if default:
+        return "default (Python standard library sources and docs)"
+    if record.get("enwik8"):
+        return "enwik8 (standard split)"
+    return record.get("split_rule") or "files"
 
 
 def _prepare_files(out: Path, docs: list[Document], val_fraction: float, seed: int,
@@ -142,9 +185,10 @@ def _prepare_files(out: Path, docs: list[Document], val_fraction: float, seed: i
         if used + docs[i].size <= budget or not chosen:
             chosen.append(i)
             used += docs[i].size
-    if len(chosen) < 2:
-        raise DataError("need at least 2 files (one for validation); give more sources or a "
-                        "larger --max-bytes")
+    if len(chosen) < 2:  # one file fits the budget: split it by byte ranges
+        record = _prepare_one_file(out, docs[chosen[0]], val_fraction, max_bytes, log)
+        record["skipped_files"] = len(docs) - 1
+        return record
     val_target = max(1, int(used * val_fraction))
     val_ids, val_bytes = [], 0
     for i in chosen:
@@ -157,19 +201,35 @@ def _prepare_files(out: Path, docs: list[Document], val_fraction: float, seed: i
     val_ids = sorted(val_ids)
     log(f"taking {len(chosen):,} files ({used:,} bytes): {len(train_ids):,} train, "
         f"{len(val_ids):,} val")
-    files, parts = [], {"train": [], "val": []}
-    for split, ids in (("train", train_ids), ("val", val_ids)):
-        for n, i in enumerate(ids, 1):
-            if n % 200 == 0:
-                log(f"read {n:,}/{len(ids):,} {split} files")
-            data = docs[i].read()
-            parts[split].append(data)
-            files.append({"path": str(docs[i].path), "bytes": len(data), "sha256": _sha256(data),
-                          "split": split})
+    files: list[dict] = []
+    splits = {s: _write_split(out, s, [docs[i] for i in ids], files, log)
+              for s, ids in (("train", train_ids), ("val", val_ids))}
     return {"format": 1, "seed": seed, "val_fraction": val_fraction,
-            "skipped_files": len(docs) - len(chosen),
-            "splits": {s: _write_split(out, s, parts[s]) for s in ("train", "val")},
-            "files": files}
+            "skipped_files": len(docs) - len(chosen), "splits": splits, "files": files}
+
+
+def _prepare_one_file(out: Path, doc: Document, val_fraction: float, max_bytes: int,
+                      log: Callable[[str], None]) -> dict:
+    """One file: its first min(size, max_bytes) bytes, of which the last val_fraction is the
+    validation range (held out as one block, as enwik8's standard split does)."""
+    used = min(doc.size, max_bytes)
+    n_val = max(1, int(used * val_fraction))
+    if used - n_val < 2:
+        raise DataError(f"{doc.path} holds {doc.size} bytes: too few to split into training and "
+                        "validation ranges")
+    n_train = used - n_val
+    log(f"one file: bytes 0..{n_train:,} train, {n_train:,}..{used:,} val"
+        + (f" (the first {used:,} of {doc.size:,}; raise --max-bytes for more)"
+           if used < doc.size else ""))
+    files: list[dict] = []
+    splits = {"train": _write_split(out, "train", [Document(doc.path, n_train, cap=n_train)],
+                                    files, log),
+              "val": _write_split(out, "val", [Document(doc.path, n_val, cap=n_val,
+                                                        start=n_train)], files, log)}
+    return {"format": 1, "val_fraction": val_fraction, "splits": splits, "files": files,
+            "split_rule": f"one file: first {n_train:,} bytes train, next {n_val:,} bytes val"
+                          + (f", last {doc.size - used:,} not taken (--max-bytes)"
+                             if used < doc.size else "")}
 
 
 def _prepare_general(out: Path, val_fraction: float, seed: int, max_bytes: int,
@@ -189,11 +249,11 @@ def _prepare_general(out: Path, val_fraction: float, seed: int, max_bytes: int,
 
 
 def _prepare_enwik8(out: Path, doc: Document) -> dict:
-    data = doc.path.read_bytes()
     n_train, n_val = ENWIK8_SPLIT
-    splits = {"train": _write_split(out, "train", [data[:n_train]]),
-              "val": _write_split(out, "val", [data[n_train:n_train + n_val]])}
+    files: list[dict] = []
+    splits = {"train": _write_split(out, "train", [Document(doc.path, n_train, cap=n_train)],
+                                    files, lambda line: None),
+              "val": _write_split(out, "val", [Document(doc.path, n_val, cap=n_val,
+                                                        start=n_train)], files, lambda line: None)}
     return {"format": 1, "enwik8": True, "split_rule": "enwik8 standard: first 90M train, next 5M "
-            "val, last 5M test (not written)", "splits": splits,
-            "files": [{"path": str(doc.path), "bytes": len(data), "sha256": _sha256(data),
-                       "split": "train+val+test"}]}
+            "val, last 5M test (not written)", "splits": splits, "files": files}

@@ -1,4 +1,5 @@
-"""Dataset building: splits by whole file, records checksums, default corpus, enwik8 split."""
+"""Dataset building: splits by whole file, one file by byte ranges, records checksums, default
+corpus, enwik8 split, bounded memory."""
 import hashlib
 import json
 
@@ -52,12 +53,71 @@ def test_errors_are_clear(tmp_path):
     with pytest.raises(DataError, match="does not exist"):
         prepare(tmp_path / "x", [tmp_path / "missing"])
     (tmp_path / "one").mkdir()
-    (tmp_path / "one" / "a.txt").write_text("hello world")
-    with pytest.raises(DataError, match="at least 2 files"):
+    (tmp_path / "one" / "a.txt").write_text("hi")
+    with pytest.raises(DataError, match="a.txt holds 2 bytes: too few to split"):
         prepare(tmp_path / "x", [tmp_path / "one"])
+    (tmp_path / "z.txt").write_bytes(b"")
+    with pytest.raises(DataError, match="no readable, non-empty files"):
+        prepare(tmp_path / "x", [tmp_path / "z.txt"])
     (tmp_path / "empty").mkdir()
     with pytest.raises(DataError, match="no readable, non-empty files"):
         prepare(tmp_path / "x", [tmp_path / "empty"])
+
+
+def test_one_file_is_split_by_byte_ranges(tmp_path):
+    """The most common corpus: one big text file. The last val_fraction of the bytes taken is
+    validation; --max-bytes takes the file's beginning."""
+    f = tmp_path / "corpus.txt"
+    data = bytes(np.random.default_rng(0).integers(0, 256, 200_000, dtype=np.uint8))
+    f.write_bytes(data)
+    rec = prepare(tmp_path / "d", [f], val_fraction=0.1)
+    train = (tmp_path / "d" / "train.bin").read_bytes()
+    val = (tmp_path / "d" / "val.bin").read_bytes()
+    assert train == data[:180_000] and val == data[180_000:]
+    assert rec["kind"] == rec["split_rule"] == "one file: first 180,000 bytes train, next 20,000 bytes val"
+    assert [(e["split"], e["range"]) for e in rec["files"]] == [("train", [0, 180_000]),
+                                                               ("val", [180_000, 200_000])]
+    assert rec["files"][1]["sha256"] == hashlib.sha256(val).hexdigest()
+    capped = prepare(tmp_path / "c", [f], val_fraction=0.1, max_bytes=50_000)
+    assert (tmp_path / "c" / "train.bin").read_bytes() == data[:45_000]
+    assert (tmp_path / "c" / "val.bin").read_bytes() == data[45_000:50_000]
+    assert "last 150,000 not taken" in capped["split_rule"]
+    # a folder holding one file, or many files of which only one fits --max-bytes, alike
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "dir" / "big.txt").write_bytes(data)
+    (tmp_path / "dir" / "bigger.txt").write_bytes(data + data)
+    one = prepare(tmp_path / "o", [tmp_path / "dir"], val_fraction=0.1, max_bytes=250_000)
+    assert one["splits"]["val"]["bytes"] + one["splits"]["train"]["bytes"] <= 250_000
+    assert one["skipped_files"] == 1 and len({e["path"] for e in one["files"]}) == 1
+
+
+def test_a_large_sparse_file_streams_in_bounded_memory(tmp_path):
+    """An enwik8-sized file that is not enwik8: split by ranges, read a piece at a time (the
+    peak RSS of a fresh process stays far below the 100 MB it writes)."""
+    import subprocess
+    import sys
+    f = tmp_path / "big.bin"
+    with open(f, "wb") as fh:
+        fh.truncate(100_000_000)
+    # VmHWM, not ru_maxrss: the latter keeps the parent's peak across fork + exec
+    code = ("import sys; from pathlib import Path; from umoec.data import prepare; "
+            "prepare(Path(sys.argv[2]), [Path(sys.argv[1])], val_fraction=0.05, "
+            "max_bytes=100_000_000); "
+            "print([l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0])")
+    out = subprocess.run([sys.executable, "-c", code, str(f), str(tmp_path / "d")], check=True,
+                         capture_output=True, text=True, timeout=300)
+    peak_mib = int(out.stdout.split()[-1]) / 1024
+    rec = json.loads((tmp_path / "d" / "dataset.json").read_text())
+    assert rec["splits"]["train"]["bytes"] == 95_000_000
+    assert rec["splits"]["val"]["sha256"] == hashlib.sha256(bytes(5_000_000)).hexdigest()
+    assert peak_mib < 90, f"peak RSS {peak_mib:.0f} MiB"
+
+
+def test_a_folder_loop_is_not_followed(tmp_path):
+    src = make_files(tmp_path / "src", n=4)
+    (src / "loop").symlink_to(src, target_is_directory=True)
+    rec = prepare(tmp_path / "d", [src])
+    assert len(rec["files"]) == 4
 
 
 def test_enwik8_gets_its_standard_split(tmp_path, monkeypatch):
