@@ -2,8 +2,8 @@
 for runs whose process died unseen.
 
 - `snapshot(runs_dir)`: {run: {"state", "step", "detail", "at"}} with the honest state of every
-  run (`umoec.run.effective_state`: a heartbeat older than 30 s is *stalled*, a running status
-  whose process is gone is *crashed*).
+  run (`umoec.run.effective_state`: a heartbeat older than 30 s, or no step and no CPU work for
+  30 s, is *stalled*; a running status whose process is gone is *crashed*).
 - `transitions(previous, current)`: the events between two snapshots: completed, crashed,
   stalled, stopped, running again after a stall. The page keeps the previous snapshot in
   localStorage, so a reload or a second look never repeats a toast, and a first visit (no
@@ -131,9 +131,7 @@ def transitions(previous: Optional[dict], current: dict[str, dict]) -> list[dict
 def make_event(name: str, kind: str, cur: dict) -> dict:
     colour, verb, notify = EVENT_KINDS[kind]
     step = cur.get("step") or 0
-    body = cur.get("detail") or kind
-    if kind == RunState.STALLED.value:
-        body = f"no heartbeat for {STALL_AFTER_S:.0f} s ({body})"
+    body = cur.get("detail") or kind   # a stall's detail says what stopped and for how long
     return {"run": name, "state": kind, "colour": colour, "title": f"{name} {verb}",
             "body": f"{body} - step {step:,}" if step and "step" not in body else body,
             "notify": notify, "key": f"{name}:{kind}:{cur.get('at')}"}

@@ -214,6 +214,8 @@ def status_view(runs_dir: Path, launcher: Launcher, name: Optional[str],
             step, rate = _progress(run)
             label = f"Running (step {max(s.step, step or 0):,}/{s.total_steps:,}" + (
                 f", {rate:.1f} steps/s)" if rate else ")")
+            if s.detail.startswith("slow step"):  # alive and working on a long step
+                label += f" - {s.detail}"
         lines.append(dbc.Badge(label, color=BADGE_COLOURS[s.state], class_name="me-2 text-wrap",
                                id="config-status-badge"))
         lines.append(html.Span(f"{run.name}" + (" (simulated)" if s.kind == "simulate" else ""),

@@ -2,11 +2,13 @@
 
 The trainer and the simulator both emit the same events (start, step, eval, checkpoint, finish);
 the recorder turns each into metrics.db rows, log.csv and training.log lines and the status.json
-heartbeat, so the cockpit cannot tell a real run's layout from a simulated one's.
+heartbeat, so the cockpit cannot tell a real run's layout from a simulated one's. The heartbeat
+runs on its own thread, so a step of any length never looks like a stall (status.py).
 """
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence
@@ -18,6 +20,7 @@ from .layout import RunDir
 from .status import RunState, RunStatus, own_process_start
 
 HEARTBEAT_S = 2.0
+BUSY_CPU_S = 0.02     # CPU seconds between two beats that count as working
 
 
 @dataclass
@@ -57,6 +60,11 @@ class RunRecorder:
         self._status = RunStatus(state=RunState.RUNNING.value, pid=os.getpid(),
                                  total_steps=total_steps, kind=kind,
                                  proc_start=own_process_start())
+        self._lock = threading.Lock()        # one writer of status.json at a time
+        self._stop = threading.Event()
+        self._paused = False
+        self._cpu = time.process_time()
+        self._beater: Optional[threading.Thread] = None
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self, resume_step: Optional[int] = None, note: str = "") -> None:
@@ -77,31 +85,65 @@ class RunRecorder:
         self.log.line(text)
         self.db.insert_event(kind, text, step=self.step)
         self.heartbeat(self.step, force=True)
+        if self._beater is None:
+            self._beater = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
+            self._beater.start()
 
     def heartbeat(self, step: int, force: bool = False) -> None:
-        """Refresh status.json at most every HEARTBEAT_S seconds (or now, if forced)."""
-        self.step = step
-        now = time.time()
-        if force or now - self._last_beat >= HEARTBEAT_S:
-            self._status.step, self._status.updated_at = step, now
-            self.run.write_status(self._status)
-            self._last_beat = now
+        """Note the current step; write status.json now if forced or the step advanced and the
+        last write is HEARTBEAT_S old (the thread writes it every HEARTBEAT_S anyway)."""
+        with self._lock:
+            now = time.time()
+            if step != self._status.step or self._status.step_at is None:
+                self._status.step_at = now
+            self.step = self._status.step = step
+            if force or now - self._last_beat >= HEARTBEAT_S:
+                self._write(now)
+
+    def pause_heartbeat(self, paused: bool = True) -> None:
+        """Stop (or restart) the heartbeat thread's writes: the simulator's frozen process."""
+        self._paused = paused
+
+    def _beat(self) -> None:
+        while not self._stop.wait(HEARTBEAT_S):
+            if self._paused:
+                continue
+            with self._lock:
+                if self._stop.is_set():
+                    return
+                try:
+                    self._write(time.time())
+                except OSError:
+                    pass  # a full disk for a moment: the next beat tries again
+
+    def _write(self, now: float) -> None:
+        cpu = time.process_time()
+        if cpu - self._cpu >= BUSY_CPU_S or self._status.busy_at is None:
+            self._status.busy_at = now
+        self._cpu = cpu
+        self._status.updated_at = now
+        self.run.write_status(self._status)
+        self._last_beat = now
 
     def finish(self, state: RunState, message: str = "", exit_code: Optional[int] = None) -> None:
         """Write the final status (completed | stopped | crashed) and close every file."""
-        self._status.state, self._status.message = state.value, message
-        self._status.exit_code, self._status.step = exit_code, self.step
-        self._status.updated_at = time.time()
+        self._stop.set()
+        with self._lock:  # no beat after the final status
+            self._status.state, self._status.message = state.value, message
+            self._status.exit_code, self._status.step = exit_code, self.step
+            self._status.updated_at = time.time()
         text = f"{state.value} at step {self.step}" + (f": {message}" if message else "")
         try:
             self.log.line(text)
             self.db.insert_event({"completed": "done"}.get(state.value, state.value), text,
                                  step=self.step)
         finally:
-            self.run.write_status(self._status)
+            with self._lock:
+                self.run.write_status(self._status)
             self.close()
 
     def close(self) -> None:
+        self._stop.set()
         self.db.close()
         self.csv.close()
         self.log.close()

@@ -1,8 +1,12 @@
 """status.json: the heartbeat a running process writes and the cockpit reads.
 
-Written states are running | completed | stopped | crashed. Readers derive the honest state with
-`effective_state`: a "running" run whose process is gone is crashed; one whose heartbeat is older
-than `stall_after_s` is stalled.
+Written states are running | completed | stopped | crashed. A running process refreshes the file
+from a heartbeat thread every few seconds whatever its step length, with the time its step last
+advanced (`step_at`) and the last time it used CPU (`busy_at`). Readers derive the honest state
+with `effective_state`: a "running" run whose process is gone is crashed; one whose heartbeat is
+older than `stall_after_s` is stalled (a frozen or suspended process); one whose step has not
+advanced for that long is a slow step while it works, stalled when it is alive but idle (a
+deadlock, a collective waiting for a rank that died).
 """
 from __future__ import annotations
 
@@ -43,6 +47,8 @@ class RunStatus:
     message: str = ""
     host: str = field(default_factory=socket.gethostname)
     proc_start: Optional[float] = None  # process create time, guards against pid reuse
+    step_at: Optional[float] = None     # when `step` last advanced (None: files of older versions)
+    busy_at: Optional[float] = None     # the last heartbeat that saw the process use CPU
 
     @classmethod
     def read(cls, path: str | os.PathLike) -> Optional["RunStatus"]:
@@ -98,4 +104,12 @@ def effective_state(status: Optional[RunStatus], now: Optional[float] = None,
     age = now - status.updated_at
     if age > stall_after_s:
         return RunState.STALLED, f"no heartbeat for {age:.0f} s (last step {status.step})"
+    waited = now - (status.step_at if status.step_at is not None else status.updated_at)
+    if waited > stall_after_s and status.step < status.total_steps:
+        idle = now - (status.busy_at if status.busy_at is not None else status.updated_at)
+        if idle > stall_after_s:
+            return RunState.STALLED, (f"alive but idle: no step and no CPU work for "
+                                      f"{min(idle, waited):.0f} s (last step {status.step})")
+        return RunState.RUNNING, (f"slow step: step {status.step + 1} has run for {waited:.0f} s, "
+                                  f"the process is working")
     return RunState.RUNNING, f"step {status.step}/{status.total_steps}"

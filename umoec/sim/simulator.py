@@ -128,7 +128,7 @@ class Simulator:
         step = start
         while step < self.total:
             if o.stall_at is not None and step + 1 >= o.stall_at:
-                self._stall(stop)
+                self._stall(rec, stop)
             if stop.signal is not None:
                 self._checkpoint(rec, step, self._elapsed(step, t0, elapsed0))
                 return RunState.STOPPED, step
@@ -154,10 +154,12 @@ class Simulator:
                     time.sleep(delay)
         return RunState.COMPLETED, step
 
-    def _stall(self, stop: StopFlag) -> None:
-        """Hang without heartbeats (a deadlocked trainer) until signalled."""
+    def _stall(self, rec: RunRecorder, stop: StopFlag) -> None:
+        """Hang without heartbeats (a frozen trainer) until signalled."""
+        rec.pause_heartbeat()
         while stop.signal is None:
             time.sleep(0.05)
+        rec.pause_heartbeat(False)
 
     def _log(self, rec: RunRecorder, step: int, elapsed: float, val_loss: Optional[float]):
         s, cfg = self.shape, self.cfg

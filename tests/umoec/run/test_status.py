@@ -3,6 +3,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +22,46 @@ def test_running_with_fresh_heartbeat_is_running():
 def test_old_heartbeat_is_stalled():
     state, detail = effective_state(me(), now=time.time() + 60)
     assert state is RunState.STALLED and "no heartbeat for 60 s" in detail
+
+
+def test_a_long_step_of_a_working_process_is_a_slow_step_not_a_stall():
+    now = time.time()
+    slow = me(step=5, total_steps=10, updated_at=now - 1, step_at=now - 100, busy_at=now - 1)
+    state, detail = effective_state(slow, now=now)
+    assert state is RunState.RUNNING
+    assert detail == "slow step: step 6 has run for 100 s, the process is working"
+    idle = me(step=5, total_steps=10, updated_at=now - 1, step_at=now - 100, busy_at=now - 40)
+    state, detail = effective_state(idle, now=now)
+    assert state is RunState.STALLED
+    assert detail == "alive but idle: no step and no CPU work for 40 s (last step 5)"
+    # files of older versions (no step_at): the heartbeat's age alone, as before
+    assert effective_state(me(step=5, total_steps=10, updated_at=now - 1), now=now)[0] \
+        is RunState.RUNNING
+
+
+def test_the_heartbeat_thread_beats_through_a_long_step(tmp_path, monkeypatch):
+    """Status.json stays fresh while one step runs for many heartbeat periods; the process's
+    CPU work shows in busy_at; nothing is written after the final status."""
+    from umoec import config as C
+    from umoec.run import recorder as R
+    monkeypatch.setattr(R, "HEARTBEAT_S", 0.1)
+    run = RunDir(tmp_path / "r")
+    rec = R.RunRecorder(run, C.load(Path(__file__).parents[3] / "configs" / "tier1_micro.yaml"), 10)
+    rec.start()
+    rec.heartbeat(1, force=True)
+    first = run.read_status()
+    end = time.monotonic() + 1.0
+    while time.monotonic() < end:  # a "step" that computes for 10 heartbeat periods
+        sum(i * i for i in range(10_000))
+    during = run.read_status()
+    assert during.step == 1 and during.step_at == first.step_at
+    assert during.updated_at > first.updated_at + 0.5 and during.busy_at > first.updated_at + 0.5
+    state, detail = effective_state(during, now=during.updated_at, stall_after_s=0.5)
+    assert state is RunState.RUNNING and detail.startswith("slow step: step 2 has run for")
+    rec.finish(RunState.COMPLETED, "done")
+    final = run.status_path.read_bytes()
+    time.sleep(0.3)
+    assert run.status_path.read_bytes() == final and run.read_status().state == "completed"
 
 
 def test_dead_process_is_crashed():
