@@ -237,6 +237,10 @@ class HardwareConfig:
                      unit="GPUs", lo=0, hi=64)
     compile: bool = spec(False, "torch.compile the model for training (faster where it works; "
                          "never used by the codec, whose numerics must stay fixed).")
+    threads: int = spec(0, "CPU threads per training process: 0 = chosen from the machine's "
+                        "load and re-chosen every few seconds (a busy core costs one thread); "
+                        "N = exactly N, as OMP_NUM_THREADS does (then the numbers of a run do "
+                        "not depend on the load).", unit="threads", lo=0, hi=512)
 
 
 @dataclass

@@ -170,6 +170,11 @@ class RunRecorder:
         self.log.line(f"eval step {step}: val loss {loss:.4f} nats/byte, {bpb:.4f} bpb "
                       f"on {n_bytes} bytes")
 
+    def record_event(self, kind: str, text: str, step: int) -> None:
+        """A line in training.log and a row in the events table (e.g. a thread-count change)."""
+        self.log.line(text)
+        self.db.insert_event(kind, text, step=step)
+
     def record_checkpoint(self, step: int, path: os.PathLike) -> None:
         self.log.line(f"checkpoint saved: {path}")
         self.db.insert_event("checkpoint", str(path), step=step)

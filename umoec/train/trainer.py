@@ -27,6 +27,7 @@ from ..schedule import lr_multiplier
 from . import checkpoint as ckpt
 from .distributed import Dist, LaunchError, setup
 from .optim import build_optimizers, set_lr
+from .threads import ThreadGovernor, available_cpus
 from .stats import activation_stats, pca_points
 
 LN2 = math.log(2.0)
@@ -101,6 +102,9 @@ class Trainer:
             raise TrainError(str(exc)) from None
         rec = None
         try:
+            self.threads = ThreadGovernor(cfg.hardware.threads,
+                                          cpus=max(1, available_cpus() // dist.world))
+            torch.set_num_threads(self.threads.start())
             data = ByteDataset(cfg.data.path, cfg.head.d_globals)
             amp = autocast_for(cfg, dist.device)
             model, optimizers, start = self._build(dist)
@@ -119,7 +123,8 @@ class Trainer:
                 n_params = sum(p.numel() for p in model.parameters())
                 rec.start(resume_step=start["step"] if self.resume is not None else None,
                           note=f"{n_params:,} parameters, {dist.world} process(es) on "
-                               f"{dist.device.type}, precision {cfg.training.precision}")
+                               f"{dist.device.type}, precision {cfg.training.precision}, "
+                               f"{self.threads.describe()}")
             with StopFlag() as stop:
                 state, step = self._loop(dist, data, amp, model, step_model, optimizers, start,
                                          rec, stop)
@@ -197,6 +202,12 @@ class Trainer:
                            elapsed0 + time.monotonic() - t0, rec)
             if rec is not None:
                 rec.heartbeat(step)
+            change = self.threads.poll()
+            if change is not None:  # applied here: set_num_threads acts on the calling thread
+                before = torch.get_num_threads()
+                torch.set_num_threads(change.threads)
+                if rec is not None:
+                    rec.record_event("threads", change.text(before), step)
         return RunState.COMPLETED, step
 
     def _budget_spent(self, step: int, t0: float) -> bool:

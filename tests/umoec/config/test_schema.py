@@ -28,7 +28,7 @@ SPEC_FIELDS = {
 
 # Fields of ours beyond WS1, each with a real effect (documented in docs/config.md), after the
 # spec's fields of their section.
-EXTRA_FIELDS = {"entropy": ["match_min_len"]}
+EXTRA_FIELDS = {"entropy": ["match_min_len"], "hardware": ["threads"]}
 
 SPEC_WIDGETS = {  # the widget spec WS1 names for particular fields
     "mod.capacity": "slider", "mod.gate_kind": "dropdown", "mod.enabled": "switch",
