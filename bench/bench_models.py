@@ -21,8 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.peers import measure, peers
-from umoec.codec.baselines import run_baseline
+from umoec.codec.baselines import peers, run_baseline, skipped_peers
 from umoec.compress.api import compress_bytes, decompress_bytes, open_model
 from umoec.data.general import held_out_files
 
@@ -69,8 +68,8 @@ def main() -> None:
     limit = int(os.environ.get("BENCH_KIND_BYTES", "32768"))
     profiles = os.environ.get("BENCH_PROFILES", "fast,balanced").split(",")
     model = open_model(os.environ.get("BENCH_MODEL") or None)
-    strong = peers()
-    missing = sorted({"PPMd -o16", "zpaq -m5", "paq9a"} - set(strong))
+    strong = [n for n in peers() if n != "zpaq -m4"]
+    missing = sorted(set(skipped_peers()) - {"zpaq -m4"})
     data = kinds(limit)
     compress_bytes(b"warm up " * 100, model, profile="fast")        # imports and tables
     cols = [f"umc {p}" for p in profiles] + list(BASELINES) + list(strong)
@@ -94,11 +93,11 @@ def main() -> None:
             row.append(r.bpb)
             speed[b][0] += len(raw)
             speed[b][1] += r.compress_s
-        for name, fn in strong.items():
-            size, dt = measure(fn, raw)
-            row.append(8 * size / len(raw))
+        for name in strong:
+            r = run_baseline(name, raw)
+            row.append(r.bpb)
             speed[name][0] += len(raw)
-            speed[name][1] += dt
+            speed[name][1] += r.compress_s
         print(f"{kind:8s} {len(raw):7,d} " + " ".join(f"{v:13.3f}" for v in row), flush=True)
     print(f"{'B/s':16s} " + " ".join(f"{(n / t if t else 0):13,.0f}" for n, t in speed.values()))
 

@@ -64,7 +64,7 @@ SLOT_OF = {"compress": "compress", "verify": "compress", "eval": "eval", "export
 STAMP_RE = re.compile(r"^\d{8}-\d{6}-(\d+-)?")  # the prefix uploads get
 STAGE_LABELS = {"starting": "starting the worker", "load": "loading the model",
                 "export": "exporting the checkpoint to a coding model",
-                "compress": "compressing", "baselines": "running gzip / zstd / xz / brotli",
+                "compress": "compressing", "baselines": "running the classical compressors",
                 "decompress": "decompressing", "starting-eval": "starting"}
 
 _LIVE_MANAGERS: "weakref.WeakSet[JobManager]" = weakref.WeakSet()

@@ -35,8 +35,10 @@ import tempfile
 import time
 from pathlib import Path
 
-# The comparison rows of the Compression tab (names as in umoec.codec.baselines.BASELINES).
-COMPARE_WITH = ("gzip -9", "zstd -22", "xz -9e", "brotli -11")
+# The comparison rows of the Compression tab (names as in umoec.codec.baselines), each when it can
+# run here (a strong peer that is not installed is left out).
+COMPARE_WITH = ("gzip -9", "zstd -22", "xz -9e", "brotli -11", "PPMd -o16", "zpaq -m5", "bzip3",
+                "paq9a")
 EXIT_CANCELLED = 143
 # An evaluation of a model that is not one of the run's own names the model in its dataset label
 # (eval_key); gui/callbacks/eval_callbacks.py splits labels at this tag.
@@ -98,7 +100,7 @@ def model_args(a) -> dict:
 
 def do_compress(a) -> dict:
     _prepare_threads(a.profile)
-    from umoec.codec.baselines import run_baselines
+    from umoec.codec.baselines import available, run_baselines
     from umoec.compress.api import compress_path
     size = Path(a.input).stat().st_size if Path(a.input).is_file() else 0
     stage("load" if a.checkpoint else "compress", 0, 0 if a.checkpoint else size)
@@ -108,7 +110,8 @@ def do_compress(a) -> dict:
     wall = time.perf_counter() - t0
     data = Path(a.input).read_bytes()
     baselines = []
-    names = [n for n in (a.baselines.split(",") if a.baselines else []) if n]
+    can = available()
+    names = [n for n in (a.baselines.split(",") if a.baselines else []) if n in can]
     for i, name in enumerate(names):
         stage("baselines", i, len(names))
         b = run_baselines(data, [name])[0]
@@ -150,7 +153,7 @@ def do_verify(a) -> dict:
 
 def do_eval(a) -> dict:
     _prepare_threads(a.profile)
-    from umoec.compress.evaluate import evaluate, find_data
+    from umoec.compress.evaluate import PRIME_BYTES, evaluate, find_data, training_prime
     from umoec.run import RunDir
     root = Path(__file__).resolve().parents[1]
     run = RunDir(a.run)
@@ -160,9 +163,11 @@ def do_eval(a) -> dict:
         reporters.setdefault(name, Reporter(name))(done, total)
     stage("load")
     data, dataset, note = find_data(None, run, root)
-    if a.checkpoint:
+    if a.checkpoint:  # the checkpoint's own training data primes the primed baselines
+        prime, label = training_prime(run, root, PRIME_BYTES)
         report = evaluate(run, a.checkpoint, data, dataset, profile=a.profile,
-                          max_bytes=a.max_bytes, progress=progress, note=note)
+                          max_bytes=a.max_bytes, progress=progress, note=note, prime=prime,
+                          prime_label=label)
         model = ""
     else:
         report, model = evaluate_model(run, a.model, data, dataset, profile=a.profile,

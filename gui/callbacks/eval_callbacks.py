@@ -35,7 +35,9 @@ from .compression_callbacks import (alert, manager_for, progress_outputs,
 
 READ_ERRORS = (FileNotFoundError, sqlite3.Error, OSError, ValueError)
 REFERENCES = viz_utils.REFERENCE_BPB       # gzip 2.7, zstd-22 1.95, CMIX 1.23 (enwik8)
-METHOD_ORDER = ("gzip -9", "xz -9e", "zstd -19", "zstd -22", "brotli -11")
+METHOD_ORDER = ("gzip -9", "xz -9e", "zstd -19", "zstd -22", "brotli -11", "bzip3", "PPMd -o16",
+                "zpaq -m4", "zpaq -m5", "paq9a", "xz -9e primed", "PPMd -o16 primed",
+                "zpaq -m5 primed")
 HEADER = ["Step", "Dataset", "BPB", "Model Size", "vs gzip (2.7)", "vs zstd-22 (1.95)",
           "vs CMIX (1.23)", "Delta from CMIX", "Roundtrip"]
 
@@ -152,6 +154,10 @@ def eval_table(evals: pd.DataFrame, baselines: pd.DataFrame, size: str,
     if any(not str(d).startswith("enwik8") for d in evals["dataset"]):
         notes.append("The reference columns are published enwik8 figures; rows on other data "
                      "compare best with the measured columns (same bytes).")
+    if any(m.endswith(" primed") for m in methods):
+        notes.append("primed: what the compressor adds for these bytes after the run's own "
+                     "training data (the tail of its train split): size(train + data) - "
+                     "size(train), the fair comparison for a model trained on that data.")
     if simulated:
         notes.append("This run is simulated (bin.simulate_training): its own evaluations (rows "
                      "marked simulated) are made "

@@ -419,7 +419,8 @@ def test_eval_fills_results_roundtrip_and_history(browser, cockpit_url, tiny_run
         assert "roundtrip PASS" in status and "validation split" in status
         table = wait_text(page, f"#{ids.EVAL_RESULTS_TABLE}", "small-val[:2000]")
         for text in ("Model Size", "vs gzip (2.7)", "vs zstd-22 (1.95)", "vs CMIX (1.23)",
-                     "Delta from CMIX", "gzip -9", "xz -9e", "zstd -22", "brotli -11", "PASS"):
+                     "Delta from CMIX", "gzip -9", "xz -9e", "zstd -22", "brotli -11", "PASS",
+                     "xz -9e primed", "primed: what the compressor adds"):
             assert text in table
         assert wait_text(page, f"#{ids.EVAL_ROUNDTRIP_STATUS}", "PASS").startswith("PASS")
         names = [t["name"] for t in wait_for_traces(page, ids.EVAL_BPB_HISTORY, at_least=2)]

@@ -14,13 +14,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from ..codec.baselines import BaselineResult, run_baselines
+from ..codec.baselines import (BaselineResult, available, run_baselines, run_primed,
+                               skipped_peers)
 from ..codec.errors import CodecError
 from ..config import load as load_config
 from ..metrics import TrainingDB
 from ..run import RunDir
 from .api import compress_path, decompress_path, export_for
 
+PRIME_BYTES = 1_000_000      # default prime of the primed baselines (bin.evaluate --prime-bytes)
+PRIMED = ("xz -9e", "PPMd -o16", "zpaq -m5")   # the primed columns, each when installed
 ENWIK8_HINT = ("enwik8 not found (looked at --data, $ENWIK8 and data/enwik8); get it from "
                "https://mattmahoney.net/dc/enwik8.zip, unzip it to data/enwik8 or pass --data. ")
 
@@ -39,6 +42,26 @@ class EvalReport:
     baselines: list[BaselineResult] = field(default_factory=list)
     note: str = ""
     roundtrip_error: str = ""          # why the round trip failed, when it did
+    prime: str = ""                    # what the primed baselines were primed with
+    skipped: dict = field(default_factory=dict)   # peer -> why it did not run
+
+
+def training_prime(run: RunDir, root: Path, n_bytes: int) -> tuple[bytes, str]:
+    """The last `n_bytes` of the run's training split (what its checkpoints learned from), and a
+    label; (b"", why) when there is none."""
+    try:
+        cfg = load_config(run.config_path)
+    except Exception as exc:  # a run without a readable config: no prime, said so
+        return b"", f"no prime: {exc}"
+    train = Path(cfg.data.path)
+    train = (train if train.is_absolute() else root / train) / "train.bin"
+    try:
+        with open(train, "rb") as fh:
+            size = fh.seek(0, 2)
+            fh.seek(max(0, size - n_bytes))
+            return fh.read(), f"the last {min(size, n_bytes):,} bytes of {train}"
+    except OSError as exc:
+        return b"", f"no prime: cannot read {train} ({exc.strerror or exc})"
 
 
 def find_data(data: Optional[Path], run: RunDir, root: Path) -> tuple[Path, str, str]:
@@ -63,10 +86,12 @@ def find_data(data: Optional[Path], run: RunDir, root: Path) -> tuple[Path, str,
 def evaluate(run: RunDir, checkpoint: Optional[Path], data_path: Path, dataset: str, *,
              profile: str, max_bytes: int,
              progress: Optional[Callable[[str, int, int], None]] = None, note: str = "",
-             model=None, tag: str = "") -> EvalReport:
+             model=None, tag: str = "", prime: bytes = b"", prime_label: str = "") -> EvalReport:
     """Evaluate a run's checkpoint (exported to its coding model first), or `model` (a coding
     model as it is: the shipped default, another run's). Rows are recorded under the model's
-    training step and `dataset` + `tag` (a tag keeps another model's rows apart from the run's)."""
+    training step and `dataset` + `tag` (a tag keeps another model's rows apart from the run's).
+    Every baseline installed here runs on the same bytes; with `prime` (the checkpoint's own
+    training data, training_prime) also the PRIMED ones, primed with it."""
     raw = data_path.read_bytes()
     if max_bytes and len(raw) > max_bytes:
         raw = raw[:max_bytes]
@@ -90,9 +115,12 @@ def evaluate(run: RunDir, checkpoint: Optional[Path], data_path: Path, dataset: 
             ok, error = False, str(exc)
         t2 = time.perf_counter()
         size = packed.stat().st_size
+    baselines = run_baselines(raw)
+    if prime:
+        baselines += [run_primed(name, prime, raw) for name in PRIMED if name in available()]
     report = EvalReport(dataset, str(data_path), step, len(raw), size,
                         8.0 * size / max(1, len(raw)), ok, t1 - t0, t2 - t1,
-                        run_baselines(raw), note, error)
+                        baselines, note, error, prime_label if prime else "", skipped_peers())
     with TrainingDB(run.db_path) as db:
         db.insert_eval_result(report.step, dataset, bpb=report.bpb, compressed_bytes=size,
                               original_bytes=len(raw), roundtrip_ok=ok)
@@ -109,11 +137,15 @@ def render(r: EvalReport) -> str:
              f"from {r.source})"]
     if r.note:
         lines.append(r.note)
-    lines.append(f"{'method':16s} {'bytes':>12s} {'bpb':>7s} {'B/s (compress)':>15s}")
-    lines.append(f"{'u-moec-tiny':16s} {r.compressed_bytes:12,d} {r.bpb:7.3f} "
+    lines.append(f"{'method':18s} {'bytes':>12s} {'bpb':>7s} {'B/s (compress)':>15s}")
+    lines.append(f"{'u-moec-tiny':18s} {r.compressed_bytes:12,d} {r.bpb:7.3f} "
                  f"{r.original_bytes / max(1e-9, r.compress_s):15,.0f}")
     for b in r.baselines:
-        lines.append(f"{b.name:16s} {b.packed_bytes:12,d} {b.bpb:7.3f} "
+        lines.append(f"{b.name:18s} {b.packed_bytes:12,d} {b.bpb:7.3f} "
                      f"{b.compress_bytes_per_s:15,.0f}")
+    if r.prime:
+        lines.append(f"primed = size(prime + data) - size(prime), prime: {r.prime}")
+    if r.skipped:
+        lines.append("not installed here: " + "; ".join(f"{k} ({v})" for k, v in r.skipped.items()))
     lines.append(f"roundtrip: {'PASS (sha256 equal)' if r.roundtrip_ok else 'FAIL: ' + r.roundtrip_error}")
     return "\n".join(lines)

@@ -1,6 +1,7 @@
 """The evaluation writes eval_results and baseline rows and reports the round trip."""
 from gui import db as q
 from tests.conftest import run_module
+from umoec.codec.baselines import BASELINES, available, skipped_peers
 
 
 def test_evaluate_on_the_validation_split(tiny_ckpt):
@@ -15,6 +16,15 @@ def test_evaluate_on_the_validation_split(tiny_ckpt):
         assert len(rows) == 1 and rows["roundtrip_ok"].tolist() == [1]
         base = q.eval_baselines(conn)
         assert {"gzip -9", "xz -9e", "zstd -19", "zstd -22", "brotli -11"} <= set(base["method"])
+        # primed with the run's own training data (its tail), every installed peer beside
+        assert "xz -9e primed" in set(base["method"])
+        assert "primed = size(prime + data) - size(prime), prime: the last" in res.stdout
+        peers = set(available()) - set(BASELINES)
+        assert peers <= set(base["method"])
+        assert {f"{p} primed" for p in ("PPMd -o16", "zpaq -m5") if p in peers} <= \
+            set(base["method"])
+        skipped = skipped_peers()
+        assert all(name in res.stdout for name in skipped)  # "not installed here: ..."
 
 
 def test_explicit_data_file(tiny_ckpt, tmp_path):
