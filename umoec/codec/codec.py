@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from . import coders
+from . import cm, coders
 from .container import (MAX_BLOCK_SIZE, MAX_STREAMS, MIN_BLOCK_SIZE, Header, fingerprint_digest,
                         pack_block, pack_header, parse_blocks, parse_header)
 from ..engine import ENGINE_VERSION
@@ -68,6 +68,9 @@ class CodecSettings:
 
     def check(self) -> None:
         coders.check(self.coder, self.precision, self.prob_precision)
+        if self.coder == "cm" and self.sharpening:
+            raise CodecError("the cm coder mixes the network's probabilities itself: "
+                             "entropy.probability_sharpening must be off")
         if not 1 <= self.streams <= MAX_STREAMS:
             raise CodecError(f"streams must be in 1..{MAX_STREAMS}, got {self.streams}")
         if not MIN_BLOCK_SIZE <= self.block_size <= MAX_BLOCK_SIZE:
@@ -114,7 +117,7 @@ def compress(data: bytes, predictor, settings: CodecSettings = CodecSettings(), 
     header = Header(settings.coder, settings.precision, settings.prob_precision, settings.sharpening,
                     settings.engine, settings.streams, settings.block_size, settings.adapt_every,
                     len(data), hashlib.sha256(data).digest(), bytes(settings.model_hash),
-                    fingerprint_digest(predictor.fingerprint()), settings.model_name,
+                    fingerprint_digest(_fingerprint(predictor, settings.coder)), settings.model_name,
                     settings.profile, dict(settings.metadata))
     out = [pack_header(header)]
     lay = header.layout
@@ -122,6 +125,8 @@ def compress(data: bytes, predictor, settings: CodecSettings = CodecSettings(), 
         _tick(progress, 0, 0)
         return out[0]
     matrix = lay.to_matrix(data)                                     # (B, T) uint8
+    if settings.coder == "cm":
+        return b"".join(out + _cm_encode(matrix, lay, predictor, settings, progress, len(data)))
     grid = SHARPEN_GRID if settings.sharpening else (ALPHA_ONE,)
     n, B = settings.prob_precision, settings.streams
     state = predictor.init_state(B)
@@ -158,6 +163,97 @@ def compress(data: bytes, predictor, settings: CodecSettings = CodecSettings(), 
     return b"".join(out)
 
 
+def _fingerprint(predictor, coder: str) -> bytes:
+    """The predictor's fingerprint; with the mixing stage, that stage's description too."""
+    fp = predictor.fingerprint()
+    return fp + b"|" + cm.describe().encode() if coder == "cm" else fp
+
+
+def _cum(logits: np.ndarray, n: int, out: np.ndarray) -> None:
+    """Cumulative frequencies (k, 257) of the network's distribution into out[0, :k]."""
+    k = len(logits)
+    out[0, :k, 1:] = np.cumsum(distances_to_freqs(logit_distances(logits), n, ALPHA_ONE), axis=1)
+
+
+def _cm_encode(matrix, lay, predictor, settings, progress, total) -> list[bytes]:
+    """Blocks of the mixing stage: the network (unless NoNetwork) steps as for rANS, and each
+    step's bytes go through cm.BlockEncoder with its cumulative frequencies."""
+    B, n = settings.streams, settings.prob_precision
+    network = not isinstance(predictor, cm.NoNetwork)
+    st = cm.CMState(B, network)
+    state = predictor.init_state(B) if network else None
+    clock = _AdaptClock(predictor, settings.adapt_every, total)
+    prev = np.full(B, BOS, dtype=np.int64)
+    out, done = [], 0
+    for index in range(lay.n_blocks):
+        t0, t1 = lay.block_steps(index)
+        counts = lay.counts(t0, t1)
+        lanes = int(counts[0])
+        enc = cm.BlockEncoder(st, lanes, t1 - t0)
+        if not network:  # the whole block in one call
+            enc.steps(matrix[:lanes, t0:t1].T, counts)
+            done += int(counts.sum())
+        else:
+            cum = np.zeros((1, lanes, 257), dtype=np.int64)
+            for s, t in enumerate(range(t0, t1)):
+                logits, state = predictor.step(prev, state)
+                k = int(counts[s])
+                _cum(logits[:k], n, cum)
+                column = matrix[:, t]
+                enc.steps(column[None, :lanes], counts[s:s + 1], cum)
+                prev = column.astype(np.int64)
+                state = clock.after_step(column, k, state)
+                done += k
+                if s % PROGRESS_EVERY == PROGRESS_EVERY - 1:
+                    _tick(progress, done, total)
+        out.append(pack_block(ALPHA_ONE, enc.finish()))
+        _tick(progress, done, total)
+    return out
+
+
+def _cm_decode(header: Header, blocks, predictor, progress) -> bytes:
+    lay, total = header.layout, header.original_size
+    B, n = header.streams, header.prob_precision
+    network = not isinstance(predictor, cm.NoNetwork)
+    st = cm.CMState(B, network)
+    state = predictor.init_state(B) if network else None
+    clock = _AdaptClock(predictor, header.adapt_every, total)
+    prev = np.full(B, BOS, dtype=np.int64)
+    pieces, done = [], 0
+    for index, block in enumerate(blocks):
+        t0, t1 = lay.block_steps(index)
+        counts = lay.counts(t0, t1)
+        lanes = int(counts[0])
+        piece = np.zeros((t1 - t0, B), dtype=np.uint8)
+        try:
+            dec = cm.BlockDecoder(st, block.payload, lanes, t1 - t0)
+            if not network:
+                piece[:, :lanes] = dec.steps(counts)
+                done += int(counts.sum())
+            else:
+                cum = np.zeros((1, lanes, 257), dtype=np.int64)
+                for s in range(t1 - t0):
+                    logits, state = predictor.step(prev, state)
+                    k = int(counts[s])
+                    _cum(logits[:k], n, cum)
+                    piece[s, :lanes] = dec.steps(counts[s:s + 1], cum)[0]
+                    column = piece[s]
+                    prev = column.astype(np.int64)
+                    state = clock.after_step(column, k, state)
+                    done += k
+                    if s % PROGRESS_EVERY == PROGRESS_EVERY - 1:
+                        _tick(progress, done, total)
+            dec.finish()
+        except FormatError as exc:  # every block passed its CRC32: the bytes are as written
+            raise _not_damage(header, f"block {index} of {len(blocks)}: {exc}") from None
+        pieces.append(piece)
+        _tick(progress, done, total)
+    data = lay.from_matrix(np.concatenate(pieces).T)
+    if len(data) != header.original_size or hashlib.sha256(data).digest() != header.sha256:
+        raise _not_damage(header, "the decoded bytes do not match the original's sha256")
+    return data
+
+
 def read_header(blob: bytes) -> Header:
     """Parse and check only the header (for CLIs that need threads, streams, profile first)."""
     return parse_header(blob)[0]
@@ -171,7 +267,7 @@ def _check_predictor(header: Header, predictor):
     if header.engine > ENGINE_VERSION:
         raise FingerprintMismatch(f"this .umc file needs coding engine v{header.engine}; this build "
                                   f"has v{ENGINE_VERSION}: upgrade u-moec-tiny to decode it")
-    got = fingerprint_digest(predictor.fingerprint())
+    got = fingerprint_digest(_fingerprint(predictor, header.coder))
     if got != header.fingerprint:
         raise FingerprintMismatch(
             f"this .umc file was written with {_model_label(header)} and settings whose fingerprint "
@@ -196,6 +292,8 @@ def decompress(blob: bytes, predictor, *, progress: Optional[Progress] = None) -
     total = header.original_size
     if not blocks:
         return _verified(b"", header)
+    if header.coder == "cm":
+        return _cm_decode(header, blocks, predictor, progress)
     B, n = header.streams, header.prob_precision
     state = predictor.init_state(B)
     clock = _AdaptClock(predictor, header.adapt_every, total)

@@ -2,16 +2,18 @@
 
 `rans` (rans.py) works for every prob_precision up to precision/2. `tans` (tans.py) is a real
 table-ANS coder limited to prob_precision 10..12; anything else raises CoderUnavailable with the
-reason, which the CLI and the cockpit show as is.
+reason, which the CLI and the cockpit show as is. `cm` (cm.py) is the context-mixing stage with
+its binary arithmetic coder; codec.py drives it itself (its decisions interleave with the
+network's steps bit by bit), these functions only bound its payloads.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from . import rans, tans
+from . import cm, rans, tans
 from .errors import CoderUnavailable
 
-CODERS = ("rans", "tans")
+CODERS = ("rans", "tans", "cm")
 RANS_SCALAR_BELOW = 16   # fewer active lanes: the Python-integer rANS encoder is faster (same bits)
 
 
@@ -25,6 +27,8 @@ def check(coder: str, precision: int, prob_precision: int) -> None:
 
 
 def max_payload_bytes(coder: str, symbols: int, lanes: int, precision: int, prob_precision: int) -> int:
+    if coder == "cm":
+        return cm.max_payload_bytes(symbols, lanes)
     if coder == "tans":
         return tans.max_payload_bytes(symbols, lanes, prob_precision)
     return rans.max_payload_bytes(symbols, lanes, precision, prob_precision)
@@ -32,6 +36,8 @@ def max_payload_bytes(coder: str, symbols: int, lanes: int, precision: int, prob
 
 def min_payload_bytes(coder: str, lanes: int, precision: int, prob_precision: int) -> int:
     """Every block payload holds at least the final coder state of each of its lanes."""
+    if coder == "cm":
+        return cm.min_payload_bytes(lanes)
     if coder == "tans":
         return (lanes * prob_precision + 7) // 8
     return lanes * precision // 8

@@ -6,7 +6,7 @@ Byte layout (docs/codec.md has the same table):
       0     8  magic b"\\x89UMC\\r\\n\\x1a\\n"
       8     2  u16 format version (2; version 1 was the float engine's, not portable)
      10     4  u32 header length in bytes, from offset 0 to the end of the header CRC
-     14     1  u8  coder: 0 = rans, 1 = tans
+     14     1  u8  coder: 0 = rans, 1 = tans, 2 = cm (the context-mixing stage, cm.py)
      15     1  u8  precision (coder state bits: 32 or 64)
      16     1  u8  prob_precision (log2 of the frequency total)
      17     1  u8  flags: bit 0 = probability sharpening; other bits must be 0
@@ -26,7 +26,7 @@ Byte layout (docs/codec.md has the same table):
       0     4  u32 payload length
       4     1  u8  alpha_q: sharpening exponent alpha = alpha_q / 16 (16 when sharpening is off)
       5     4  u32 CRC32 of bytes 0..4 of the record followed by the payload
-      9     .  payload (coder bit stream, see rans.py / tans.py)
+      9     .  payload (coder bit stream, see rans.py / tans.py / cm.py)
     and nothing after the last block.
 
 The parser checks every length against the bytes actually present and against what a block of
@@ -48,7 +48,7 @@ from .probs import ALPHA_ONE
 
 MAGIC = b"\x89UMC\r\n\x1a\n"
 FORMAT_VERSION = 2
-CODER_IDS = {"rans": 0, "tans": 1}
+CODER_IDS = {"rans": 0, "tans": 1, "cm": 2}
 CODER_NAMES = {v: k for k, v in CODER_IDS.items()}
 FLAG_SHARPENING = 1
 
@@ -118,7 +118,7 @@ def validate(h: Header) -> None:
         raise FormatError(f".umc header: {msg}")
 
     if h.coder not in CODER_IDS:
-        bad(f"unknown coder {h.coder!r} (known: rans, tans)")
+        bad(f"unknown coder {h.coder!r} (known: {', '.join(CODER_IDS)})")
     try:
         coders.check(h.coder, h.precision, h.prob_precision)
     except CodecError as exc:

@@ -9,6 +9,7 @@ any machine, with any thread count, wherever the model file is.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ import numpy as np
 
 from .. import config as C
 from ..codec import CodecSettings, CodecStats, compress, decompress, read_header
+from ..codec.cm import NoNetwork
 from ..codec.errors import CodecError, FormatError
 from ..codec.match import MatchMixer, MatchSettings
 from ..data import document_features
@@ -31,6 +33,8 @@ from .runtime import keep_pages, paused_gc
 
 Progress = Callable[[int, int], None]
 ModelSpec = Union[None, str, Path, mf.ModelFile]
+CM_BLOCK = 1 << 20          # block size of the model-free cm profile (one stream, one C call)
+NO_MODEL = "none (the cm profile needs no model)"
 
 
 @dataclass(frozen=True)
@@ -122,10 +126,17 @@ def _decode_globals(text, n: int) -> np.ndarray:
     return np.frombuffer(raw, dtype="<f4").astype(np.float32)
 
 
-def compress_bytes(data: bytes, model: mf.ModelFile, *, profile: str = "turbo",
+def compress_bytes(data: bytes, model: Optional[mf.ModelFile], *, profile: str = "turbo",
                    config: Optional[C.Config] = None, input_name: str = "",
                    progress: Optional[Progress] = None) -> bytes:
     prof = profiles.get(profile)
+    if not prof.network:  # the mixing stage alone: no model, nothing of it in the header
+        settings = CodecSettings(streams=1, coder="cm", block_size=CM_BLOCK, profile=prof.name,
+                                 metadata={"input_name": input_name[:200]})
+        with paused_gc():
+            return compress(data, NoNetwork(), settings, progress=progress)
+    if model is None:
+        raise ModelError(f"profile {prof.name} needs a model")
     cfg = _entropy(model, config)
     g = document_features(data, cfg.head.d_globals)
     m = cfg.entropy.match_min_len
@@ -134,6 +145,8 @@ def compress_bytes(data: bytes, model: mf.ModelFile, *, profile: str = "turbo",
     settings = CodecSettings.from_config(cfg, streams=prof.streams_for(len(data)), profile=prof.name,
                                          model_hash=bytes.fromhex(model.hash),
                                          model_name=model.name[:64], metadata=meta)
+    if prof.coder:  # the profile's coder (cm mixes the network's distribution itself: no sharpening)
+        settings = dataclasses.replace(settings, coder=prof.coder, sharpening=False)
     keep_pages()
     with paused_gc():
         return compress(data, _predictor(model, prof, g, m, prof.adapt_rate), settings,
@@ -146,14 +159,14 @@ def compress_path(input_path: Path, output_path: Path, model: ModelSpec = None, 
     """Compress a file into a .umc file (written atomically)."""
     prof = profiles.get(profile)
     data = _read(input_path, "input file")
-    m = open_model(model, checkpoint)
+    m = open_model(model, checkpoint) if prof.network else None
     t0 = time.perf_counter()
     blob = compress_bytes(data, m, profile=prof.name, config=config,
                           input_name=Path(input_path).name, progress=progress)
     seconds = time.perf_counter() - t0
     atomic_write_bytes(output_path, blob)
     return Result(CodecStats(len(data), len(blob), seconds), prof.name,
-                  prof.streams_for(len(data)), m.label(), m.hash)
+                  prof.streams_for(len(data)), m.label() if m else NO_MODEL, m.hash if m else "")
 
 
 def model_for_file(header, model: ModelSpec = None,
@@ -180,6 +193,9 @@ def decompress_bytes(blob: bytes, model: ModelSpec = None, *, checkpoint: Option
         prof = profiles.get(header.profile)
     except Exception as exc:  # profiles.get raises UserError for unknown names
         raise FormatError(f"{source}: {exc}") from None
+    if not prof.network:
+        with paused_gc():
+            return decompress(blob, NoNetwork(), progress=progress)
     m = model_for_file(header, model, checkpoint)
     try:
         cfg = m.build_config()
@@ -208,5 +224,8 @@ def decompress_path(input_path: Path, output_path: Path, model: ModelSpec = None
     seconds = time.perf_counter() - t0
     atomic_write_bytes(output_path, data)
     header = read_header(blob)
+    if not any(header.model_hash):
+        return Result(CodecStats(len(data), len(blob), seconds), header.profile, header.streams,
+                      NO_MODEL, "")
     return Result(CodecStats(len(data), len(blob), seconds), header.profile, header.streams,
                   f"{header.model_name} ({header.model_hash.hex()[:12]})", header.model_hash.hex())

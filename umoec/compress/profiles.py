@@ -4,8 +4,11 @@ A profile sets the number of parallel streams (more streams = more bytes per mod
 stream starts cold and sees less context; small inputs get fewer) and the model's inference-time
 settings: early exits (skip later blocks when an exit head is confident), the cascade (use the
 cheap context model alone when it is confident), online adaptation and how many threads it may
-use (threads.py decides from the machine's load; results never depend on it). The profile's name
-and the stream count are stored in the .umc header; the decoder applies the same settings.
+use (threads.py decides from the machine's load; results never depend on it), and the coder:
+every profile codes through the context-mixing stage (codec/cm.py), whose context tables, shared
+by all streams, win back what the streams' cold starts cost; `cm` runs that stage alone, with no
+network. The profile's name, the stream count and the coder are stored in the .umc header; the
+decoder applies the same settings (files written with the rANS coder still decode).
 Measured numbers: docs/compress.md.
 """
 from __future__ import annotations
@@ -28,6 +31,8 @@ class Profile:
     threads: int                     # BLAS threads at most, when that many cores are idle
     description: str
     min_stream_bytes: int = 256      # fewer streams on small inputs: each holds at least this
+    coder: str = ""                  # "cm": the context-mixing stage (codec/cm.py); "": entropy.coder
+    network: bool = True             # False: no model at all (the mixing stage alone)
 
     def streams_for(self, size: int) -> int:
         """Streams for an input of `size` bytes: a stream starts with no context, so a small
@@ -47,13 +52,18 @@ class Profile:
 PROFILES = {
     "turbo": Profile("turbo", 256, None, None, 0, 2,
                      "up to 256 streams (256 bytes each at least), early exits and cascade "
-                     "shortcuts as trained, two threads when two cores are idle: fastest", 256),
+                     "shortcuts as trained, two threads when two cores are idle, the mixing "
+                     "stage: fastest", 256, coder="cm"),
     "fast": Profile("fast", 64, None, 1.0, ADAPT_RATE, 1,
                     "up to 64 streams (1 KiB each at least), early exits as trained, cascade "
-                    "never used alone, online adaptation", 1024),
+                    "never used alone, online adaptation, the mixing stage", 1024, coder="cm"),
     "balanced": Profile("balanced", 16, 1.0, 1.0, ADAPT_RATE, 1,
                         "up to 16 streams (4 KiB each at least), every byte through the whole "
-                        "model, online adaptation: best bpb, slowest", 4096),
+                        "model, online adaptation, the mixing stage: best bpb, slowest", 4096,
+                        coder="cm"),
+    "cm": Profile("cm", 1, None, None, 0, 1,
+                  "the mixing stage alone: context models, no network, no model file; one "
+                  "stream", 1 << 62, coder="cm", network=False),
 }
 
 

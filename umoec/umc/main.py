@@ -28,7 +28,8 @@ from .names import STDIO, show, target_for
 SUBCOMMANDS = ("model", "train", "eval", "gui")
 FORWARDED = {"train": "bin.train", "eval": "bin.evaluate", "gui": "gui.app"}
 DEFAULT_PROFILE = "fast"     # turbo codes faster, but fast's bpb is clearly better
-LEVELS = {f"-{i}": name for i, name in enumerate(PROFILES, 1)}   # -1 turbo, -2 fast, -3 balanced
+LEVELS = {f"-{i}": name for i, name in   # -1 turbo, -2 fast, -3 balanced (the network profiles)
+          enumerate((n for n, p in PROFILES.items() if p.network), 1)}
 MAX_THREADS = 256
 
 EPILOG = """\
@@ -164,7 +165,8 @@ def _files(a) -> int:
     plan = prepare(a.threads or wanted, fixed=bool(a.threads))   # before numpy loads
     from ..compress.api import open_model
     from . import files
-    model = open_model(a.model) if mode == "compress" or a.model else None  # ModelError: exit 2
+    needs = mode == "compress" and PROFILES[a.profile].network   # the cm profile has no model
+    model = open_model(a.model) if needs or a.model else None     # ModelError: exit 2
     opts = files.Options(model, a.profile, a.force, a.rm, verbosity)
     opts.note(2, f"umc: {plan.reason}" + (f"; model {model.label()} ({model.path})" if model else ""))
     run = {"compress": files.compress_one, "decompress": files.decompress_one,
@@ -175,8 +177,9 @@ def _files(a) -> int:
             target = None if mode == "test" else target_for(
                 source, decompress=mode == "decompress", to_stdout=a.stdout, output=a.output)
             if mode == "compress":
-                opts.note(2, f"umc: {show(source)}: compressing with model {model.label()}, "
-                          f"profile {a.profile}")
+                opts.note(2, f"umc: {show(source)}: compressing with "
+                          + (f"model {model.label()}" if model else "no model")
+                          + f", profile {a.profile}")
             line = run(source, target, opts)
         except Exception as exc:  # reported; the other files still run
             failed += 1

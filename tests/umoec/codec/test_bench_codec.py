@@ -9,4 +9,4 @@ def test_bench_tables_run_small():
     data = bench_codec.text_sample(4000)
     assert len(data) == 4000
     names = [r[0] for r in bench_codec.codec_table(data, streams=4)]
-    assert names[-1] == "brotli -11" and names[0].startswith("order-2")
+    assert "brotli -11" in names and names[0].startswith("order-2")

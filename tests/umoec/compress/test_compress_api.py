@@ -133,7 +133,8 @@ def test_the_default_model_needs_no_training(tmp_path):
 
 def test_match_model_travels_in_the_header_and_pays_on_repeats(tmp_path, tiny_model):
     """entropy.match_min_len (default 5) is stored in the header; the decoder follows it. A random
-    100-byte block repeated: the match model codes the repeats nearly free."""
+    100-byte block repeated: the repeats cost nearly nothing (the match model, and the mixing
+    stage's order-6 contexts, which now catch a 100-byte period on their own too)."""
     from umoec import config as C
     off = C.build(C.apply_overrides(C.to_dict(tiny_model.build_config()),
                                     ["entropy.match_min_len=0"]), "test")
@@ -145,4 +146,4 @@ def test_match_model_travels_in_the_header_and_pays_on_repeats(tmp_path, tiny_mo
         sizes[name] = len(blob)
         assert read_header(blob).metadata["match_min_len"] == (5 if name == "on" else 0)
         assert decompress_bytes(blob, tiny_model) == data
-    assert sizes["on"] < 0.5 * sizes["off"], sizes
+    assert sizes["on"] <= sizes["off"] and sizes["on"] < 0.05 * len(data), sizes

@@ -1,6 +1,6 @@
 """A .umc file decodes bit-exactly under any configuration: other SIMD kernels for numpy and
 PyTorch, other BLAS kernels and thread counts, the numpy references instead of the compiled loops,
-another process. Every configuration must also *write* byte-identical files (so each can read
+the mixing stage's Python reference instead of its compiled loop, another process. Every configuration must also *write* byte-identical files (so each can read
 every other's). Each configuration is one subprocess running portable_job.py."""
 import json
 import os
@@ -26,6 +26,7 @@ CONFIGS = {
     "threads-2": {"OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": "2"},
     "threads-4": {"OPENBLAS_NUM_THREADS": "4", "OMP_NUM_THREADS": "4"},
     "numpy-kernels": {"UMOEC_ENGINE_KERNELS": "numpy"},
+    "cm-reference": {"UMOEC_CM_KERNELS": "python"},   # the mixing stage's plain reference
 }
 
 
@@ -61,8 +62,10 @@ def base(setup):
 def test_every_configuration_reads_and_writes_the_same_files(setup, base, name):
     root = setup[0]
     report = run_job(setup, name, CONFIGS[name], "base")
-    assert len(report["decoded"]) == 9                     # 3 inputs x 3 profiles
+    assert len(report["decoded"]) == 12                    # 3 inputs x 4 profiles
     for f in sorted((root / "base").glob("*.umc")):
         assert (root / name / f.name).read_bytes() == f.read_bytes(), f"{name}: {f.name} differs"
     if name == "numpy-kernels":
         assert report["kernels"] == "numpy"
+    if name == "cm-reference":
+        assert report["cm"] == "python"

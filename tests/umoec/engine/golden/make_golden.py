@@ -1,11 +1,15 @@
 """How the golden files were made (run once; never rerun unless the format changes on purpose).
 
-    python tests/umoec/engine/golden/make_golden.py CHECKPOINT
+    python tests/umoec/engine/golden/make_golden.py CHECKPOINT     # tiny.umm + the rANS files
+    python tests/umoec/engine/golden/make_golden.py --mix          # the mixing-stage files
 
 CHECKPOINT: a tiny tier1-family checkpoint (tests/umoec/train/conftest.py TINY, 80 steps on the
-400 kB default corpus). Writes tiny.umm (its coding model), three inputs (Python text, binary,
-empty) and their .umc files for every profile. test_golden.py then requires that every later
-version decodes these files and writes them again byte for byte.
+400 kB default corpus). The first form wrote tiny.umm (its coding model), three inputs (Python
+text, binary, empty) and their .umc files for every profile of the time, all coded with rANS
+(NAME.PROFILE.umc). The second writes, with that tiny.umm, the files of every profile of the
+context-mixing stage (coder cm: NAME.PROFILE-mix.umc). test_golden.py requires that every later
+version decodes all of them, and writes again byte for byte those whose profile still codes
+with the coder their header names.
 """
 import sys
 from pathlib import Path
@@ -25,6 +29,15 @@ def inputs() -> dict[str, bytes]:
     return {"source.txt": text, "binary.bin": binary, "empty": b""}
 
 
+def mix() -> None:
+    model = mf.read(HERE / "tiny.umm")
+    for name, data in inputs().items():
+        assert (HERE / name).read_bytes() == data
+        for profile in PROFILES:
+            (HERE / f"{name}.{profile}-mix.umc").write_bytes(compress_bytes(data, model,
+                                                                            profile=profile))
+
+
 def main(checkpoint: str) -> None:
     model = export_checkpoint(Path(checkpoint), name="golden-tiny",
                               description="golden-file model of the test suite")
@@ -38,4 +51,4 @@ def main(checkpoint: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    mix() if sys.argv[1] == "--mix" else main(sys.argv[1])

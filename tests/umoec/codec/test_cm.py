@@ -1,0 +1,133 @@
+"""The context-mixing stage: the compiled loop equals the plain reference bit for bit (coded bytes
+and every learned table), both decode what either wrote, damage is caught, and the model-free cm
+profile needs no model file."""
+import hashlib
+
+import numpy as np
+import pytest
+
+from tests.umoec.codec.helpers import TEXT, pseudo_random_bytes
+from umoec.codec import cm, read_header
+from umoec.codec.errors import DecodeMismatch, FormatError
+
+
+def streams_of(data: bytes, lanes: int):
+    """(T, lanes) bytes and per-step counts that shrink at the end, as the codec's layout does."""
+    T = -(-len(data) // lanes)
+    m = np.zeros((T, lanes), dtype=np.uint8)
+    flat = np.frombuffer(data.ljust(T * lanes, b"\0"), dtype=np.uint8)
+    m[:] = flat.reshape(lanes, T).T
+    counts = np.full(T, lanes, dtype=np.int64)
+    counts[-3:] = [lanes - 1, lanes - 1, lanes - 2]
+    for t in range(T):
+        m[t, counts[t]:] = 0
+    return m, counts
+
+
+def network_cum(T: int, lanes: int, seed: int = 0) -> np.ndarray:
+    f = np.random.default_rng(seed).integers(1, 400, (T, lanes, 256))
+    cum = np.zeros((T, lanes, 257), dtype=np.int64)
+    cum[:, :, 1:] = np.cumsum(f, axis=-1)
+    return cum
+
+
+def encode(data, counts, cum, impl, monkeypatch, per_step):
+    if impl == "python":
+        monkeypatch.setattr(cm, "_c", None)
+    st = cm.CMState(data.shape[1], cum is not None)
+    enc = cm.BlockEncoder(st, data.shape[1], len(counts))
+    if per_step:
+        for t in range(len(counts)):
+            enc.steps(data[t:t + 1], counts[t:t + 1], None if cum is None else cum[t:t + 1])
+    else:
+        enc.steps(data, counts, cum)
+    monkeypatch.undo()
+    return enc.finish(), st
+
+
+def decode(payload, counts, cum, lanes, impl, monkeypatch):
+    if impl == "python":
+        monkeypatch.setattr(cm, "_c", None)
+    st = cm.CMState(lanes, cum is not None)
+    dec = cm.BlockDecoder(st, payload, lanes, len(counts))
+    out = dec.steps(counts, cum)
+    dec.finish()
+    monkeypatch.undo()
+    return out
+
+
+@pytest.mark.parametrize("network", [False, True])
+def test_compiled_and_reference_are_identical_and_decode_each_other(network, monkeypatch):
+    if cm.backend() != "c":
+        pytest.skip("the compiled mixing stage is not built here (no C compiler)")
+    data, counts = streams_of(TEXT[:900], 3)
+    cum = network_cum(len(counts), 3) if network else None
+    fast, st_c = encode(data, counts, cum, "c", monkeypatch, per_step=network)
+    ref, st_p = encode(data, counts, cum, "python", monkeypatch, per_step=network)
+    assert fast == ref
+    for a, b in zip(st_c.arrays(), st_p.arrays(), strict=True):
+        assert np.array_equal(a, b)
+    for impl in ("c", "python"):
+        assert np.array_equal(decode(fast, counts, cum, 3, impl, monkeypatch), data)
+
+
+def test_it_compresses_text_and_learns_across_streams(monkeypatch):
+    data, counts = streams_of(TEXT * 3, 4)
+    payload, _ = encode(data, counts, None, "c" if cm.backend() == "c" else "python",
+                        monkeypatch, per_step=False)
+    assert 8 * len(payload) / int(counts.sum()) < 1.0      # TEXT repeats: nearly free
+    noise, ncounts = streams_of(pseudo_random_bytes(3000), 2)
+    payload, _ = encode(noise, ncounts, None, cm.backend(), monkeypatch, per_step=False)
+    assert len(payload) < 1.01 * int(ncounts.sum()) + 16  # incompressible: ~8 bits per byte
+
+
+def test_damage_is_found(monkeypatch):
+    data, counts = streams_of(TEXT[:2000], 2)
+    payload, _ = encode(data, counts, None, cm.backend(), monkeypatch, per_step=False)
+    with pytest.raises(FormatError, match="decoder read"):
+        decode(payload + b"\x00\x01", counts, None, 2, cm.backend(), monkeypatch)
+    with pytest.raises(FormatError, match="empty"):
+        cm.BlockDecoder(cm.CMState(2, False), b"", 2, len(counts))
+    flipped = bytearray(payload)
+    flipped[len(flipped) // 2] ^= 0x10
+    try:
+        out = decode(bytes(flipped), counts, None, 2, cm.backend(), monkeypatch)
+    except FormatError:
+        return
+    assert not np.array_equal(out, data)
+
+
+def test_the_cm_profile_needs_no_model(tmp_path, monkeypatch):
+    from umoec.compress.api import compress_bytes, compress_path, decompress_bytes, decompress_path
+    monkeypatch.setenv("UMOEC_MODEL_PATH", str(tmp_path / "nowhere"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    blob = compress_bytes(TEXT, None, profile="cm", input_name="t.txt")
+    h = read_header(blob)
+    assert (h.coder, h.profile, h.streams, h.model_hash) == ("cm", "cm", 1, bytes(32))
+    assert decompress_bytes(blob) == TEXT
+    assert len(blob) < len(TEXT) / 4
+    (tmp_path / "in.txt").write_bytes(TEXT)
+    res = compress_path(tmp_path / "in.txt", tmp_path / "in.umc", profile="cm")
+    assert res.model.startswith("none") and res.profile == "cm"
+    back = decompress_path(tmp_path / "in.umc", tmp_path / "out.txt")
+    assert (tmp_path / "out.txt").read_bytes() == TEXT and back.model.startswith("none")
+
+
+def test_a_payload_edited_behind_its_crc_is_not_called_damage():
+    """The block CRC passes, so the bytes are as written: a mismatch is reported as a decoding
+    bug (DecodeMismatch), never as a corrupted file."""
+    import struct
+    import zlib
+
+    from umoec.codec.container import RECORD_SIZE, parse_header
+    from umoec.compress.api import compress_bytes, decompress_bytes
+    blob = bytearray(compress_bytes(TEXT, None, profile="cm"))
+    _, offset = parse_header(bytes(blob))
+    plen = struct.unpack_from("<I", blob, offset)[0]
+    start = offset + RECORD_SIZE
+    blob[start + plen // 2] ^= 0x04
+    crc = zlib.crc32(bytes(blob[start:start + plen]), zlib.crc32(bytes(blob[offset:offset + 5])))
+    struct.pack_into("<I", blob, offset + 5, crc)
+    with pytest.raises(DecodeMismatch, match="not damaged"):
+        decompress_bytes(bytes(blob))
+    assert hashlib.sha256(TEXT).digest() == read_header(bytes(blob)).sha256

@@ -1,0 +1,272 @@
+/* The context-mixing stage in C: the same integer arithmetic as Reference in cm.py, in the same
+ * order (steps, streams 0..k-1, bits 7..0; predictions read before any update), so both give
+ * identical bits (tests/umoec/codec/test_cm.py). `>>` on a negative int64 is the arithmetic
+ * shift (floor, like Python's), which every compiler we build with does (checked below). */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#if (-1 >> 1) != -1
+#error "signed right shifts must be arithmetic"
+#endif
+
+#define TABLE_BITS 22
+#define NCTX 7
+#define NIN (2 + 2 * NCTX)
+#define NSETS (6 + 256)    /* mixer 1: by how many of orders 2..6 were seen; mixer 2: by c0 */
+#define SM_ROWS 1024
+#define SM_RATE 6
+#define LR 1
+#define LR_SHIFT 12
+#define LIMIT 60
+#define W_MAX (1 << 24)
+
+static const int SQ[33] = {1, 2, 3, 6, 10, 16, 27, 45, 73, 120, 194, 310, 488, 747, 1101, 1546,
+                           2047, 2549, 2994, 3348, 3607, 3785, 3901, 3975, 4022, 4050, 4068, 4079,
+                           4085, 4089, 4092, 4093, 4094};
+static const int ORDERS[5] = {1, 2, 3, 4, 6};
+static int STRETCH[4096];
+static int64_t DT[1024];
+
+static inline int squash(int d) {
+    if (d > 2047) return 4095;
+    if (d < -2047) return 1;
+    int w = d & 127, i = (d >> 7) + 16;
+    return (SQ[i] * (128 - w) + SQ[i + 1] * w + 64) >> 7;
+}
+
+static void init_tables(void) {
+    int pi = 0;
+    for (int x = -2047; x <= 2047; x++) {
+        int v = squash(x);
+        for (int i = pi; i <= v; i++) STRETCH[i] = x;
+        pi = v + 1;
+    }
+    for (int i = pi; i < 4096; i++) STRETCH[i] = 2047;
+    for (int n = 0; n < 1024; n++) DT[n] = 131072 / (2 * n + 3);
+}
+
+static inline uint32_t mix32(uint32_t x) {
+    x ^= x >> 16;
+    x *= 0x7FEB352Du;
+    x ^= x >> 15;
+    x *= 0x846CA68Bu;
+    return x ^ (x >> 16);
+}
+
+static void context_hashes(uint64_t hist, uint32_t word, uint32_t *out) {
+    out[0] = mix32(0x3C6EF372u);
+    for (int k = 0; k < 5; k++) {
+        int o = ORDERS[k];
+        uint64_t v = o >= 8 ? hist : (hist & ((((uint64_t)1) << (8 * o)) - 1));
+        uint32_t lo = mix32((uint32_t)v);
+        uint32_t hi = (uint32_t)(v >> 32);
+        out[1 + k] = mix32(lo + hi * 0x9E3779B1u + (uint32_t)o * 0x85EBCA6Bu);
+    }
+    out[6] = mix32(word + 0x6A09E667u);
+}
+
+static inline uint32_t next_word(uint32_t word, int byte) {
+    if (byte >= 65 && byte <= 90) byte += 32;
+    if (byte >= 97 && byte <= 122) return (word + (uint32_t)byte) * 0x2F0B3A49u;
+    return 0;
+}
+
+static inline int nn_p(const int64_t *cum, int c0, int depth) {
+    int prefix = c0 - (1 << depth);
+    int lo = prefix << (8 - depth), mid = lo + (1 << (7 - depth)), hi = lo + (1 << (8 - depth));
+    int64_t total = cum[hi] - cum[lo], ones = cum[hi] - cum[mid];
+    /* floor division of non-negative values */
+    int64_t p = (ones * 4096 + total / 2) / total;
+    return p < 1 ? 1 : (p > 4095 ? 4095 : (int)p);
+}
+
+typedef struct { Py_buffer b; int held; } Buf;
+
+static int get(PyObject *o, Buf *buf, Py_ssize_t itemsize, Py_ssize_t count, int writable,
+               const char *what) {
+    buf->held = 0;
+    if (o == Py_None) return 1;
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(o, &buf->b, flags) < 0) return 0;
+    buf->held = 1;
+    if (buf->b.itemsize != itemsize || buf->b.len != itemsize * count) {
+        PyErr_Format(PyExc_ValueError, "%s: expected %zd items of %zd bytes, got %zd bytes", what,
+                     count, itemsize, (Py_ssize_t)buf->b.len);
+        return 0;
+    }
+    return 1;
+}
+
+static void release(Buf *bufs, int n) {
+    for (int i = 0; i < n; i++)
+        if (bufs[i].held) PyBuffer_Release(&bufs[i].b);
+}
+
+/* run(decode, use_nn, T, B, cap, data(T,B) u8, counts(T) i64, cum(T,B,257) i64|None,
+ *     t u32[2^TABLE_BITS], w i32[NSETS*NIN], apm i32[65536*33 + NCTX*SM_ROWS], hist u64[B],
+ *     word u32[B],
+ *     coder u32[3] (x1, x2, x), buf u8[cap], pos i64[1], end i64[1]): one arithmetic coder per
+ *     block, its decisions in the fixed order (steps, streams, bits) */
+static PyObject *py_run(PyObject *self, PyObject *args) {
+    int decode, use_nn;
+    Py_ssize_t T, B, cap;
+    PyObject *o[13];
+    if (!PyArg_ParseTuple(args, "iinnnOOOOOOOOOOOO", &decode, &use_nn, &T, &B, &cap, &o[0], &o[1],
+                          &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8], &o[9], &o[10], &o[11],
+                          &o[12]))
+        return NULL;
+    (void)o[12];
+    Buf b[13];
+    memset(b, 0, sizeof b);
+    if (!get(o[0], &b[0], 1, T * B, 1, "data") || !get(o[1], &b[1], 8, T, 0, "counts") ||
+        (use_nn && o[2] == Py_None && (PyErr_SetString(PyExc_ValueError, "cum required"), 1)) ||
+        !get(o[2], &b[2], 8, T * B * 257, 0, "cum") ||
+        !get(o[3], &b[3], 4, ((Py_ssize_t)1) << TABLE_BITS, 1, "t") ||
+        !get(o[4], &b[4], 4, NSETS * NIN, 1, "w") ||
+        !get(o[5], &b[5], 4, 65536 * 33 + NCTX * SM_ROWS, 1, "apm") ||
+        !get(o[6], &b[6], 8, B, 1, "hist") || !get(o[7], &b[7], 4, B, 1, "word") ||
+        !get(o[8], &b[8], 4, 3, 1, "coder") || !get(o[9], &b[9], 1, cap, 1, "buf") ||
+        !get(o[10], &b[10], 8, 1, 1, "pos") || !get(o[11], &b[11], 8, 1, 0, "end")) {
+        release(b, 13);
+        return NULL;
+    }
+    if (PyErr_Occurred()) {
+        release(b, 13);
+        return NULL;
+    }
+    uint8_t *data = (uint8_t *)b[0].b.buf;
+    const int64_t *counts = (const int64_t *)b[1].b.buf;
+    const int64_t *cum = b[2].held ? (const int64_t *)b[2].b.buf : NULL;
+    uint32_t *t = (uint32_t *)b[3].b.buf;
+    int32_t *w = (int32_t *)b[4].b.buf;
+    int32_t *apm = (int32_t *)b[5].b.buf;
+    int32_t *sm = apm + 65536 * 33;     /* per context: (count, probability) -> probability */
+    uint64_t *hist = (uint64_t *)b[6].b.buf;
+    uint32_t *word = (uint32_t *)b[7].b.buf;
+    uint32_t *coder = (uint32_t *)b[8].b.buf;
+    uint8_t *buf = (uint8_t *)b[9].b.buf;
+    int64_t *pos = (int64_t *)b[10].b.buf;
+    const int64_t *end = (const int64_t *)b[11].b.buf;
+    int overflow = 0;
+
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t step = 0; step < T && !overflow; step++) {
+        Py_ssize_t k = counts[step];
+        for (Py_ssize_t s = 0; s < k && s < B; s++) {
+            uint32_t hs[NCTX];
+            context_hashes(hist[s], word[s], hs);
+            int c1 = (int)(hist[s] & 255);
+            int byte = decode ? 0 : data[step * B + s];
+            const int64_t *cs = cum ? cum + (step * B + s) * 257 : NULL;
+            uint32_t *c = coder;
+            uint8_t *lane = buf;
+            int c0 = 1;
+            for (int depth = 0; depth < 8; depth++) {
+                uint32_t idx[NCTX];
+                int smi[NCTX], x[NIN], conf = 0;
+                x[0] = use_nn ? STRETCH[nn_p(cs, c0, depth)] : 0;
+                for (int i = 0; i < NCTX; i++) {
+                    idx[i] = mix32(hs[i] + (uint32_t)c0 * 0x9E3779B1u) >> (32 - TABLE_BITS);
+                    uint32_t e = t[idx[i]];
+                    int n = (int)(e & 1023);
+                    x[1 + i] = STRETCH[e >> 20];
+                    smi[i] = i * SM_ROWS + (n < 15 ? n : 15) * 64 + (int)(e >> 26);
+                    x[1 + NCTX + i] = STRETCH[sm[smi[i]] >> 4];
+                    conf += i >= 2 && i <= 5 && n > 0;  /* orders 2, 3, 4, 6 seen before */
+                }
+                x[NIN - 1] = 256;
+                int32_t *ws = w + (Py_ssize_t)conf * NIN;
+                int32_t *ws2 = w + (Py_ssize_t)(6 + c0) * NIN;
+                int64_t dot = 0, dot2 = 0;
+                for (int i = 0; i < NIN; i++) dot += (int64_t)x[i] * ws[i];
+                for (int i = 0; i < NIN; i++) dot2 += (int64_t)x[i] * ws2[i];
+                dot >>= 16;
+                dot2 >>= 16;
+                dot = dot > 2047 ? 2047 : (dot < -2047 ? -2047 : dot);
+                dot2 = dot2 > 2047 ? 2047 : (dot2 < -2047 ? -2047 : dot2);
+                int pm1 = squash((int)dot), pm2 = squash((int)dot2);
+                int pm = squash((int)((dot + dot2) >> 1));
+                int sv = STRETCH[pm] + 2048, lo = sv >> 7, wt = sv & 127;
+                Py_ssize_t a = (Py_ssize_t)((c1 << 8) | c0) * 33 + lo;
+                int pa = (int)(((int64_t)apm[a] * (128 - wt) + (int64_t)apm[a + 1] * wt) >> 11);
+                int p = (pm + 3 * pa + 2) >> 2;
+                p = p < 1 ? 1 : (p > 4095 ? 4095 : p);
+                uint32_t x1 = c[0], x2 = c[1];
+                uint32_t xmid = x1 + ((x2 - x1) >> 12) * (uint32_t)p +
+                                ((((x2 - x1) & 0xFFFu) * (uint32_t)p) >> 12);
+                int bit;
+                if (decode) {
+                    uint32_t xv = c[2];
+                    bit = xv <= xmid;
+                    if (bit) x2 = xmid; else x1 = xmid + 1;
+                    while (((x1 ^ x2) & 0xFF000000u) == 0) {
+                        x1 <<= 8;
+                        x2 = (x2 << 8) | 255;
+                        int nxt = pos[0] < end[0] && pos[0] < cap ? lane[pos[0]] : 0;
+                        pos[0]++;
+                        xv = (xv << 8) | (uint32_t)nxt;
+                    }
+                    c[2] = xv;
+                } else {
+                    bit = (byte >> (7 - depth)) & 1;
+                    if (bit) x2 = xmid; else x1 = xmid + 1;
+                    while (((x1 ^ x2) & 0xFF000000u) == 0) {
+                        if (pos[0] >= cap) { overflow = 1; break; }
+                        lane[pos[0]++] = (uint8_t)(x2 >> 24);
+                        x1 <<= 8;
+                        x2 = (x2 << 8) | 255;
+                    }
+                }
+                c[0] = x1;
+                c[1] = x2;
+                for (int i = 0; i < NCTX; i++) {
+                    uint32_t e = t[idx[i]];
+                    int64_t n = e & 1023, q = e >> 10;
+                    q += ((((int64_t)bit << 22) - q) * DT[n]) >> 16;
+                    t[idx[i]] = (uint32_t)((q << 10) | (n < LIMIT ? n + 1 : n));
+                }
+                int64_t err = (int64_t)((bit << 12) - pm1) * LR;
+                for (int i = 0; i < NIN; i++) {
+                    int64_t v = ws[i] + (((int64_t)x[i] * err) >> LR_SHIFT);
+                    ws[i] = (int32_t)(v > W_MAX ? W_MAX : (v < -W_MAX ? -W_MAX : v));
+                }
+                int64_t err2 = (int64_t)((bit << 12) - pm2) * LR;
+                for (int i = 0; i < NIN; i++) {
+                    int64_t v = ws2[i] + (((int64_t)x[i] * err2) >> LR_SHIFT);
+                    ws2[i] = (int32_t)(v > W_MAX ? W_MAX : (v < -W_MAX ? -W_MAX : v));
+                }
+                for (int i = 0; i < NCTX; i++)
+                    sm[smi[i]] += (int32_t)((((int64_t)bit << 16) - sm[smi[i]]) >> SM_RATE);
+                Py_ssize_t j = a + (wt >> 6);
+                apm[j] += (int32_t)((((int64_t)bit << 16) + (bit << 7) - bit - bit - apm[j]) >> 7);
+                c0 = (c0 << 1) | bit;
+            }
+            byte = c0 & 255;
+            if (decode) data[step * B + s] = (uint8_t)byte;
+            hist[s] = (hist[s] << 8) | (uint64_t)byte;
+            word[s] = next_word(word[s], byte);
+        }
+    }
+    Py_END_ALLOW_THREADS
+    release(b, 13);
+    if (overflow) {
+        PyErr_SetString(PyExc_RuntimeError, "cm: the block's output buffer is full");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"run", py_run, METH_VARARGS, "encode or decode steps of bytes through the mixing stage"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cm",
+                                    "The context-mixing stage's compiled loop.", -1, methods};
+
+PyMODINIT_FUNC PyInit__cm(void) {
+    init_tables();
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,358 @@
+"""The context-mixing stage (coder "cm"): the network's byte distribution becomes one input among
+several predictors, mixed bit by bit and coded by a binary arithmetic coder (the lpaq design).
+
+Each byte is coded as 8 binary decisions, most significant bit first. For the decision at node
+c0 (the bits seen so far behind a leading 1) of stream s:
+
+    inputs  x_0  stretch(P_nn(bit=1 | c0)): the network's byte frequencies summed over the bytes
+                 that share the prefix (0 when there is no network: the `cm` profile)
+            x_1..x_7  stretch(p) of adaptive bit counters in one shared hash table, for the
+                 contexts order 0, 1, 2, 3, 4, 6 (that many previous bytes of the stream) and the
+                 current word (letters, case folded), each hashed with c0
+            x_8..x_14  the same counters through a learned map (count 0..15, p in 64 steps) ->
+                 p: what such a counter is really worth (young counters overstate)
+            x_15  a bias (256)
+    mixers  two: d_m = sum w_i x_i >> 16 with the weight set chosen by how many of orders 2..6
+            have been seen (mixer 1) and by c0 (mixer 2); p_mix = squash((d_1 + d_2) / 2); after
+            the bit each learns from its own error, w_i += x_i * ((bit << 12) - squash(d_m)) *
+            LR >> LR_SHIFT (online logistic regression)
+    SSE     an APM on (previous byte, c0) refines p_mix: p = (p_mix + 3 p_apm) / 4
+    coder   a carry-less 32-bit binary arithmetic coder per stream, p in 12 bits
+
+Counters: 22-bit probability + 10-bit count in one uint32; p += (bit - p) * 2 / (2n + 3), n
+capped at LIMIT (faster adaptation while young, then a slow average). Every number is an integer
+and every operation is defined on integers (>> floors, as Python's and C's arithmetic shifts on
+int64 do), so encoder and decoder, in Python or C, compute the same bits. The tables are shared
+by all streams (a stream that starts cold is helped by what the others saw) and updated in a
+fixed order: steps in turn, streams 0..k-1 within a step, bits 7..0 within a byte.
+
+`Reference` below is the plain implementation the compiled `_cm` (from _cm.c) must equal
+(tests/umoec/codec/test_cm.py); `_run` uses the compiled one when pip built it. One coder per
+block codes every stream's decisions in that order; its payload is the coder's bytes.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .errors import FormatError
+
+VERSION = 1
+TABLE_BITS = 22                 # 4 M counters (16 MiB), shared by all streams and contexts
+ORDERS = (1, 2, 3, 4, 6)
+NCTX = 7                        # order 0, orders 1..6, word
+NIN = 2 + 2 * NCTX              # nn, each context's counter and its mapped probability, bias
+NSETS = 6 + 256                 # weight sets: mixer 1 by how many of orders 2..6 were seen, mixer 2 by c0
+SM_ROWS = 1024                  # per context: (count 0..15, probability / 64) -> probability
+SM_RATE = 6
+LR, LR_SHIFT = 1, 12            # mixer learning rate: w += x * err * LR >> LR_SHIFT
+LIMIT = 60                      # counter count cap
+W_MAX = 1 << 24                 # mixer weights stay within +-256.0
+W_NN, W_CTX = 1 << 16, 1 << 12  # initial weights: the network 1.0, each context input 1/16
+APM_ROWS = 1 << 16              # (previous byte, c0)
+M32 = 0xFFFFFFFF
+M64 = (1 << 64) - 1
+MAX_BYTES_PER_BYTE = 12         # p >= 1/4096: at most 12 bits per decision, 8 decisions
+
+_SQ = (1, 2, 3, 6, 10, 16, 27, 45, 73, 120, 194, 310, 488, 747, 1101, 1546, 2047, 2549, 2994,
+       3348, 3607, 3785, 3901, 3975, 4022, 4050, 4068, 4079, 4085, 4089, 4092, 4093, 4094)
+
+
+def squash(d: int) -> int:
+    """4096 / (1 + e^-d/256), interpolated from 33 points: stretch domain -> 12-bit probability."""
+    if d > 2047:
+        return 4095
+    if d < -2047:
+        return 1
+    w = d & 127
+    i = (d >> 7) + 16
+    return (_SQ[i] * (128 - w) + _SQ[i + 1] * w + 64) >> 7
+
+
+def _stretch_table() -> list[int]:
+    out, pi = [0] * 4096, 0
+    for x in range(-2047, 2048):
+        v = squash(x)
+        for i in range(pi, v + 1):
+            out[i] = x
+        pi = v + 1
+    for i in range(pi, 4096):
+        out[i] = 2047
+    return out
+
+
+STRETCH = _stretch_table()
+DT = [131072 // (2 * n + 3) for n in range(1024)]
+
+
+def mix32(x: int) -> int:
+    """A 32-bit integer hash (lowbias32)."""
+    x ^= x >> 16
+    x = (x * 0x7FEB352D) & M32
+    x ^= x >> 15
+    x = (x * 0x846CA68B) & M32
+    return x ^ (x >> 16)
+
+
+def context_hashes(hist: int, word: int) -> list[int]:
+    """The 7 context hashes of a stream at a byte boundary: order 0, orders ORDERS, word."""
+    out = [mix32(0x3C6EF372)]
+    for o in ORDERS:
+        v = hist & ((1 << (8 * o)) - 1)
+        out.append(mix32((mix32(v & M32) + (v >> 32) * 0x9E3779B1 + o * 0x85EBCA6B) & M32))
+    out.append(mix32((word + 0x6A09E667) & M32))
+    return out
+
+
+def slot(h: int, c0: int) -> int:
+    return mix32((h + c0 * 0x9E3779B1) & M32) >> (32 - TABLE_BITS)
+
+
+def next_word(word: int, byte: int) -> int:
+    if 65 <= byte <= 90:
+        byte += 32
+    if 97 <= byte <= 122:
+        return ((word + byte) * 0x2F0B3A49) & M32
+    return 0
+
+
+def nn_bit_probability(cum, c0: int, depth: int) -> int:
+    """P(next bit = 1 | the byte starts with c0's bits) in 12 bits, from cumulative frequencies
+    (257 entries): the frequencies of the bytes under each half of the node, integer division."""
+    prefix = c0 - (1 << depth)
+    lo = prefix << (8 - depth)
+    mid = lo + (1 << (7 - depth))
+    hi = lo + (1 << (8 - depth))
+    total = int(cum[hi]) - int(cum[lo])
+    ones = int(cum[hi]) - int(cum[mid])
+    p = (ones * 4096 + total // 2) // total
+    return min(4095, max(1, p))
+
+
+def _apm_init() -> np.ndarray:
+    row = np.array([squash((j - 16) * 128) * 16 for j in range(33)], dtype=np.int32)
+    return np.tile(row, APM_ROWS)
+
+
+def _weights_init() -> np.ndarray:
+    w = np.full((NSETS, NIN), W_CTX, dtype=np.int32)
+    w[:, 0] = W_NN
+    w[:, NIN - 1] = 0
+    return w.reshape(-1)
+
+
+def _sm_init() -> np.ndarray:
+    """Per context, a map (count 0..15, probability in 64 steps) -> 16-bit probability, starting
+    at the probability itself."""
+    row = np.array([((q * 64 + 32) << 4) for _ in range(16) for q in range(64)], dtype=np.int32)
+    return np.tile(row, 7)
+
+
+class CMState:
+    """Everything the mixing stage learns while coding; encoder and decoder each hold one and
+    step it identically. Tables are shared by the `streams` streams."""
+
+    def __init__(self, streams: int, use_nn: bool):
+        self.use_nn = bool(use_nn)
+        self.t = np.full(1 << TABLE_BITS, 1 << 31, dtype=np.uint32)
+        self.w = _weights_init()
+        self.apm = np.concatenate([_apm_init(), _sm_init()])
+        self.hist = np.zeros(streams, dtype=np.uint64)
+        self.word = np.zeros(streams, dtype=np.uint32)
+
+    def arrays(self):
+        return self.t, self.w, self.apm, self.hist, self.word
+
+
+# -- the plain implementation -------------------------------------------------------------------
+class Reference:
+    """Encode or decode `T` steps of bytes with the tables of `st` (Python integers)."""
+
+    @staticmethod
+    def run(st: CMState, decode: bool, data: np.ndarray, counts: np.ndarray, cum, coder: np.ndarray,
+            buf: np.ndarray, pos: np.ndarray, end: np.ndarray) -> None:
+        t, w, apm, hist, word = st.arrays()
+        sm = apm[APM_ROWS * 33:]          # a view: the counters' maps follow the APM
+        for step in range(len(counts)):
+            for s in range(int(counts[step])):
+                hs = context_hashes(int(hist[s]), int(word[s]))
+                c1 = int(hist[s]) & 255
+                byte = 0 if decode else int(data[step, s])
+                c0 = 1
+                for depth in range(8):
+                    idx = [slot(h, c0) for h in hs]
+                    x = [STRETCH[nn_bit_probability(cum[step, s], c0, depth)] if st.use_nn else 0]
+                    x += [STRETCH[int(t[i]) >> 20] for i in idx]
+                    smi = [k * SM_ROWS + min(int(t[i]) & 1023, 15) * 64 + (int(t[i]) >> 26)
+                           for k, i in enumerate(idx)]
+                    x += [STRETCH[int(sm[j]) >> 4] for j in smi] + [256]
+                    conf = sum(1 for k in (2, 3, 4, 5) if int(t[idx[k]]) & 1023)
+                    base, base2 = conf * NIN, (6 + c0) * NIN
+                    dot = max(-2047, min(2047, sum(x[i] * int(w[base + i]) for i in range(NIN)) >> 16))
+                    dot2 = max(-2047, min(2047, sum(x[i] * int(w[base2 + i])
+                                                    for i in range(NIN)) >> 16))
+                    pm1, pm2, pm = squash(dot), squash(dot2), squash((dot + dot2) >> 1)
+                    sv = STRETCH[pm] + 2048
+                    lo, wt = sv >> 7, sv & 127
+                    a = ((c1 << 8) | c0) * 33 + lo
+                    pa = (int(apm[a]) * (128 - wt) + int(apm[a + 1]) * wt) >> 11
+                    p = max(1, min(4095, (pm + 3 * pa + 2) >> 2))
+                    if decode:
+                        bit = Reference.decode_bit(coder, buf, pos, end, p)
+                    else:
+                        bit = (byte >> (7 - depth)) & 1
+                        Reference.encode_bit(coder, buf, pos, bit, p)
+                    for i in idx:
+                        e = int(t[i])
+                        n, q = e & 1023, e >> 10
+                        q += (((bit << 22) - q) * DT[n]) >> 16
+                        t[i] = (q << 10) | (n + 1 if n < LIMIT else n)
+                    for b0, pmx in ((base, pm1), (base2, pm2)):
+                        err = ((bit << 12) - pmx) * LR
+                        for i in range(NIN):
+                            v = int(w[b0 + i]) + ((x[i] * err) >> LR_SHIFT)
+                            w[b0 + i] = max(-W_MAX, min(W_MAX, v))
+                    for j in smi:
+                        sm[j] = int(sm[j]) + (((bit << 16) - int(sm[j])) >> SM_RATE)
+                    j = a + (wt >> 6)
+                    apm[j] = int(apm[j]) + (((bit << 16) + (bit << 7) - bit - bit - int(apm[j])) >> 7)
+                    c0 = (c0 << 1) | bit
+                byte = c0 & 255
+                if decode:
+                    data[step, s] = byte
+                hist[s] = ((int(hist[s]) << 8) | byte) & M64
+                word[s] = next_word(int(word[s]), byte)
+
+    @staticmethod
+    def encode_bit(c, out, pos, bit, p):
+        x1, x2 = int(c[0]), int(c[1])
+        xmid = x1 + ((x2 - x1) >> 12) * p + ((((x2 - x1) & 0xFFF) * p) >> 12)
+        if bit:
+            x2 = xmid
+        else:
+            x1 = xmid + 1
+        while ((x1 ^ x2) & 0xFF000000) == 0:
+            out[pos[0]] = x2 >> 24
+            pos[0] += 1
+            x1 = (x1 << 8) & M32
+            x2 = ((x2 << 8) & M32) | 255
+        c[0], c[1] = x1, x2
+
+    @staticmethod
+    def decode_bit(c, inp, pos, end, p):
+        x1, x2, x = int(c[0]), int(c[1]), int(c[2])
+        xmid = x1 + ((x2 - x1) >> 12) * p + ((((x2 - x1) & 0xFFF) * p) >> 12)
+        bit = 1 if x <= xmid else 0
+        if bit:
+            x2 = xmid
+        else:
+            x1 = xmid + 1
+        while ((x1 ^ x2) & 0xFF000000) == 0:
+            x1 = (x1 << 8) & M32
+            x2 = ((x2 << 8) & M32) | 255
+            nxt = int(inp[pos[0]]) if pos[0] < end[0] else 0
+            pos[0] += 1
+            x = ((x << 8) & M32) | nxt
+        c[0], c[1], c[2] = x1, x2, x
+        return bit
+
+
+_c = None
+if os.environ.get("UMOEC_CM_KERNELS", "") != "python":
+    try:  # the compiled twin, when pip built it
+        from . import _cm as _c
+    except ImportError:
+        _c = None
+
+
+def backend() -> str:
+    return "c" if _c is not None else "python"
+
+
+def _run(st: CMState, decode: bool, data, counts, cum, coder, buf, pos, end) -> None:
+    if _c is None:
+        Reference.run(st, decode, data, counts, cum, coder, buf, pos, end)
+        return
+    T, B = data.shape
+    _c.run(int(decode), int(st.use_nn), T, B, len(buf), data, counts,
+           cum if st.use_nn else None, *st.arrays(), coder, buf, pos, end)
+
+
+def describe() -> str:
+    """What a file's fingerprint records of this stage: a change here must change VERSION."""
+    return (f"umoec.codec.cm/{VERSION} table_bits={TABLE_BITS} orders={list(ORDERS)} nin={NIN} "
+            f"lr={LR}>>{LR_SHIFT} limit={LIMIT} sm_rate={SM_RATE}")
+
+
+class NoNetwork:
+    """The predictor of the model-free `cm` profile: nothing but the mixing stage."""
+
+    def fingerprint(self) -> bytes:
+        return b"no network"
+
+
+# -- block coding ---------------------------------------------------------------------------------
+def max_payload_bytes(symbols: int, lanes: int) -> int:
+    return symbols * MAX_BYTES_PER_BYTE + 1
+
+
+def min_payload_bytes(lanes: int) -> int:
+    return 1                  # the flushed byte
+
+
+class BlockEncoder:
+    """Codes one block's bytes, step by step (with the network's cumulative frequencies) or all
+    at once (`steps`, the cm profile), into one arithmetic-coded stream; `finish()` returns the
+    payload: the coder's bytes and one flushed byte (the decoder pads with zeros, so the smallest
+    value >= x1 whose low 24 bits are 0 identifies the final interval)."""
+
+    def __init__(self, st: CMState, lanes: int, steps: int):
+        self.st, self.lanes = st, lanes
+        self.coder = np.array([0, M32, 0], dtype=np.uint32)
+        self.buf = np.zeros(steps * lanes * MAX_BYTES_PER_BYTE + 8, dtype=np.uint8)
+        self.pos = np.zeros(1, dtype=np.int64)
+        self.end = np.zeros(1, dtype=np.int64)
+
+    def steps(self, data: np.ndarray, counts: np.ndarray, cum=None) -> None:
+        """data (T, >= counts[0]) uint8; cum (T, lanes, 257) int64 when the stage has a network."""
+        data = np.array(data[:, :self.lanes], dtype=np.uint8)   # a writable copy (C reads it)
+        _run(self.st, False, data, np.ascontiguousarray(counts, dtype=np.int64),
+             None if cum is None else np.ascontiguousarray(cum, dtype=np.int64),
+             self.coder, self.buf, self.pos, self.end)
+
+    def finish(self) -> bytes:
+        top = (int(self.coder[0]) + 0xFFFFFF) >> 24          # < 256: x2's top byte is larger
+        return self.buf[:int(self.pos[0])].tobytes() + bytes([top])
+
+
+class BlockDecoder:
+    """Decodes one block's payload with `steps` calls in the encoder's order; `finish()` checks
+    that exactly the payload was read (plus the 3 zero bytes of padding the coder's window
+    reaches past the flushed byte)."""
+
+    def __init__(self, st: CMState, payload: bytes, lanes: int, steps: int):
+        self.st, self.lanes = st, lanes
+        if not payload:
+            raise FormatError("cm block payload is empty")
+        cap = max(len(payload), steps * lanes * MAX_BYTES_PER_BYTE + 8)
+        self.buf = np.zeros(cap, dtype=np.uint8)
+        self.buf[:len(payload)] = np.frombuffer(payload, dtype=np.uint8)
+        self.end = np.array([len(payload)], dtype=np.int64)
+        b = [int(v) for v in self.buf[:4]]
+        self.coder = np.array([0, M32, (b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3]],
+                              dtype=np.uint32)
+        self.pos = np.array([4], dtype=np.int64)
+
+    def steps(self, counts: np.ndarray, cum=None) -> np.ndarray:
+        """Decode len(counts) steps; returns (T, lanes) uint8 (columns past counts[t] are 0)."""
+        data = np.zeros((len(counts), self.lanes), dtype=np.uint8)
+        _run(self.st, True, data, np.ascontiguousarray(counts, dtype=np.int64),
+             None if cum is None else np.ascontiguousarray(cum, dtype=np.int64),
+             self.coder, self.buf, self.pos, self.end)
+        return data
+
+    def finish(self) -> None:
+        if int(self.pos[0]) != int(self.end[0]) + 3:
+            raise FormatError(f"cm block payload: {int(self.end[0])} bytes written, the decoder "
+                              f"read {int(self.pos[0]) - 3}")
