@@ -53,12 +53,13 @@ from . import models
 from .db import open_db
 from .process import describe_exit
 from .uploads import safe_upload_name
+from umoec.compress.profiles import PROFILES as CODEC_PROFILES
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_JOB_TIMEOUT_S = 6 * 3600.0
 CANCEL_GRACE_S = 5.0
 COMPRESSED_DIR = "compressed"
-PROFILES = ("turbo", "fast", "balanced")
+PROFILES = tuple(CODEC_PROFILES)   # the codec's own list: a profile added there is offered here
 SLOTS = ("compress", "eval", "export")
 SLOT_OF = {"compress": "compress", "verify": "compress", "eval": "eval", "export": "export"}
 STAMP_RE = re.compile(r"^\d{8}-\d{6}-(\d+-)?")  # the prefix uploads get
