@@ -1,7 +1,8 @@
 """A .umc file decodes bit-exactly under any configuration: other SIMD kernels for numpy and
 PyTorch, other BLAS kernels and thread counts, the numpy references instead of the compiled loops,
-the mixing stage's Python reference instead of its compiled loop, another process. Every configuration must also *write* byte-identical files (so each can read
-every other's). Each configuration is one subprocess running portable_job.py."""
+the mixing stage's Python reference instead of its compiled loop, another process. Every
+configuration must also *write* byte-identical files (so each can read every other's). Each
+configuration is one subprocess running portable_job.py."""
 import json
 import os
 import subprocess
