@@ -21,6 +21,9 @@ from umoec.config.io import read_yaml_text
 from umoec.config.registry import set_value
 from umoec.config.validate import FieldError, coerce, cross_check
 from umoec.config.validate import warnings as config_warnings
+from umoec.train.preflight import refusals
+
+ROOT = Path(__file__).resolve().parents[1]   # where the launcher runs the trainer
 
 # Every field the accordion shows (the top-level `tier` is the tier dropdown instead).
 FIELDS: tuple[FieldInfo, ...] = tuple(f for f in C.all_fields() if f.section)
@@ -75,6 +78,8 @@ class FormCheck:
     config: Optional[C.Config]
     errors: dict[str, str] = field(default_factory=dict)    # dotted key -> message
     warnings: dict[str, str] = field(default_factory=dict)  # dotted key -> message
+    # dotted key -> why the trainer would stop before its first step (the simulator runs it)
+    refusals: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -105,7 +110,8 @@ def check(values: Mapping[str, Any], tier: Any) -> FormCheck:
         errors.setdefault(issue.key, issue.message)
     if errors:
         return FormCheck(None, errors)
-    return FormCheck(cfg, {}, {i.key: i.message for i in config_warnings(cfg)})
+    return FormCheck(cfg, {}, {i.key: i.message for i in config_warnings(cfg)},
+                     refusals(cfg, ROOT))
 
 
 # -- files ------------------------------------------------------------------------------------

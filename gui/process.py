@@ -180,9 +180,16 @@ class Launcher:
     # -- start / resume --------------------------------------------------------------------
     def start(self, cfg: C.Config, runner: str, name: Optional[str] = None,
               rate: float = DEFAULT_RATE) -> Launched:
-        """Freeze `cfg` into a new run folder and start the runner on it."""
+        """Freeze `cfg` into a new run folder and start the runner on it; a config the trainer
+        would refuse before its first step is refused here, with its reason."""
         self._check_runner(runner)
         _check_rate(rate)
+        if runner == "train":
+            from umoec.train.preflight import refusals
+            why = refusals(cfg, self.root)
+            if why:
+                raise LaunchError("not started: the trainer would refuse this config: "
+                                  + "; ".join(why.values()))
         base = sanitise_name(name) or default_name(cfg)
         run_dir = claim_run_dir(self.runs_dir, base)
         config_path = run_dir / LAUNCH_CONFIG

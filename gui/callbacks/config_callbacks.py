@@ -149,10 +149,12 @@ def summary(result: form.FormCheck) -> object:
         return dbc.Alert([html.Strong(f"{n} error{'s' if n > 1 else ''}: Start is disabled until "
                                       "fixed."), html.Ul(items, className="mb-0 ps-3")],
                          color="danger", class_name="py-1 px-2 mb-0 small")
-    if result.warnings:
-        return html.Div([html.Div(f"Warning: {m}", className="text-warning-emphasis")
-                         for m in result.warnings.values()])
-    return html.Span("Config valid.", className="text-muted")
+    lines = [html.Div("Config valid.", className="text-muted")]
+    lines += [html.Div(f"Warning: {m}", className="text-warning-emphasis")
+              for m in result.warnings.values()]
+    lines += [html.Div(f"The trainer will refuse it: {m}. Start with the trainer is refused; the "
+                       "simulator runs it.", className="text-danger") for m in result.refusals.values()]
+    return html.Div(lines) if len(lines) > 1 else lines[0]
 
 
 def check(values: dict[str, Any], tier: Any) -> dict[str, Any]:

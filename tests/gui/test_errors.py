@@ -90,3 +90,28 @@ def test_stop_timeout_escalates_and_says_so(tmp_path):
     text = str(view["status"])
     assert "did not exit within 0.5 s of SIGTERM: killed with SIGKILL" in text
     assert "Stopped" in text
+
+
+def test_what_the_trainer_refuses_is_refused_at_start(tmp_path):
+    """bf16+fp8 and a missing dataset: the form says so while it is edited, Start with the
+    trainer is refused with the reason (no run folder, no crash seconds later), the simulator
+    still starts."""
+    values = {**cc.form.default_values(), "training.precision": "bf16+fp8",
+              "data.path": str(tmp_path / "no-such-data")}
+    result = cc.form.check(values, "tier1_micro")
+    assert result.ok and set(result.refusals) == {"training.precision", "data.path"}
+    text = str(cc.summary(result))
+    assert "Config valid." in text and "The trainer will refuse it: training.precision=bf16+fp8" \
+        in text and f"no dataset at {tmp_path / 'no-such-data'}" in text
+    launcher = process.Launcher(tmp_path / "runs")
+    msg = cc.control_action(ids.CONFIG_START, launcher, tmp_path / "runs", values, "tier1_micro",
+                            "train", "refused", 20, None, None)
+    assert msg["ok"] is False and "the trainer would refuse this config" in msg["text"]
+    assert "bf16+fp8" in msg["text"] and "no dataset at" in msg["text"]
+    assert not (tmp_path / "runs" / "refused").exists()
+    sim = cc.control_action(ids.CONFIG_START, launcher, tmp_path / "runs", values, "tier1_micro",
+                            "simulate", "sim", 20, None, None)
+    assert sim["ok"], sim
+    stop = cc.control_action(ids.CONFIG_STOP, launcher, tmp_path / "runs", {}, None, None, None,
+                             None, sim["run"], None)
+    assert stop["ok"] and launcher.get(sim["run"]).done.wait(30)

@@ -27,6 +27,7 @@ from ..schedule import lr_multiplier
 from . import checkpoint as ckpt
 from .distributed import Dist, LaunchError, setup
 from .optim import build_optimizers, set_lr
+from .preflight import FP8_REFUSAL
 from .threads import ThreadGovernor, available_cpus
 from .stats import activation_stats, pca_points
 
@@ -50,8 +51,7 @@ def autocast_for(cfg: C.Config, device: torch.device):
     if p == "fp32":
         return contextlib.nullcontext()
     if p == "bf16+fp8":
-        raise TrainError("training.precision=bf16+fp8 is not implemented by this trainer (it "
-                         "needs FP8 matmul kernels on GPUs of compute capability >= 8.9); use bf16")
+        raise TrainError(FP8_REFUSAL)
     if device.type == "cuda" and not torch.cuda.is_bf16_supported():
         raise TrainError("training.precision=bf16 but this GPU has no bf16 support; use fp32")
     return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
