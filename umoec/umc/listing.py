@@ -25,6 +25,8 @@ class Row:
 
     @property
     def model(self) -> str:
+        if not any(self.header.model_hash):
+            return "none"   # the cm profile: no network, no model
         return f"{self.header.model_name or '?'} ({self.header.model_hash.hex()[:12]})"
 
 
@@ -67,7 +69,7 @@ def details(r: Row) -> list[str]:
         ("compressed", f"{r.compressed:,} bytes"),
         ("ratio", f"{s.ratio:.3f}"),
         ("bpb", f"{s.bpb:.4f}"),
-        ("model", h.model_name or "?"),
+        ("model", h.model_name or ("?" if any(h.model_hash) else "none (the cm profile)")),
         ("model hash", h.model_hash.hex()),
         ("profile", h.profile),
         ("engine", f"v{h.engine}"),

@@ -67,3 +67,14 @@ def test_l_v_prints_every_header_field(umc, packed, default_model):
     assert fields["compressed"] == f"{packed.stat().st_size:,} bytes"
     assert fields["input name"] == "text.txt" and \
         fields["streams"] == str(PROFILES["fast"].streams_for(len(TEXT)))
+
+
+def test_a_cm_profile_file_lists_no_model_and_decodes_without_one(umc):
+    umc.write("t.txt", TEXT)
+    assert umc("-q", "--profile", "cm", "t.txt").rc == 0
+    r = umc("-l", "t.txt.umc")
+    assert r.rc == 0 and r.out.decode().splitlines()[1].split()[4:6] == ["cm", "none"]
+    r = umc("-l", "-v", "t.txt.umc")
+    assert "none (the cm profile)" in r.out.decode()
+    (umc.cwd / "t.txt").unlink()
+    assert umc("-q", "-d", "t.txt.umc").rc == 0 and (umc.cwd / "t.txt").read_bytes() == TEXT
