@@ -248,10 +248,7 @@ def _cm_decode(header: Header, blocks, predictor, progress) -> bytes:
             raise _not_damage(header, f"block {index} of {len(blocks)}: {exc}") from None
         pieces.append(piece)
         _tick(progress, done, total)
-    data = lay.from_matrix(np.concatenate(pieces).T)
-    if len(data) != header.original_size or hashlib.sha256(data).digest() != header.sha256:
-        raise _not_damage(header, "the decoded bytes do not match the original's sha256")
-    return data
+    return _joined(header, pieces)
 
 
 def read_header(blob: bytes) -> Header:
@@ -320,7 +317,13 @@ def decompress(blob: bytes, predictor, *, progress: Optional[Progress] = None) -
         except FormatError as exc:  # every block passed its CRC32: the bytes are as written
             raise _not_damage(header, f"block {index} of {len(blocks)}: {exc}") from None
         _tick(progress, done, total)
-    data = lay.from_matrix(np.concatenate(chunks).T)
+    return _joined(header, chunks)
+
+
+def _joined(header: Header, pieces: list[np.ndarray]) -> bytes:
+    """The decoded (steps, B) pieces back into the original's byte order, checked against its
+    size and sha256 (every block passed its CRC: a mismatch is a decoding bug, not damage)."""
+    data = header.layout.from_matrix(np.concatenate(pieces).T)
     if len(data) != header.original_size or hashlib.sha256(data).digest() != header.sha256:
         raise _not_damage(header, "the decoded bytes do not match the original's sha256")
     return data
