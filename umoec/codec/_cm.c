@@ -13,8 +13,10 @@
 
 #define TABLE_BITS 22
 #define NCTX 7
-#define NIN (2 + 2 * NCTX)
-#define NSETS (6 + 256)    /* mixer 1: by how many of orders 2..6 were seen; mixer 2: by c0 */
+#define NIN1 (2 + 2 * NCTX)     /* version 1: network, counters, mapped counters, bias */
+#define NIN2 (4 + 2 * NCTX)     /* version 2: and the match model's two inputs */
+/* weight sets: mixer 1 by how many of orders 2..6 were seen (v2: and the match length), then
+ * mixer 2 by c0 */
 #define SM_ROWS 1024
 #define SM_RATE 6
 #define LR 1
@@ -73,6 +75,12 @@ static inline uint32_t next_word(uint32_t word, int byte) {
     return 0;
 }
 
+static inline uint32_t counter_update(uint32_t e, int bit, int limit) {
+    int64_t n = e & 1023, q = e >> 10;
+    q += ((((int64_t)bit << 22) - q) * DT[n]) >> 16;
+    return (uint32_t)((q << 10) | (n < limit ? n + 1 : n));
+}
+
 static inline int nn_p(const int64_t *cum, int c0, int depth) {
     int prefix = c0 - (1 << depth);
     int lo = prefix << (8 - depth), mid = lo + (1 << (7 - depth)), hi = lo + (1 << (8 - depth));
@@ -104,36 +112,61 @@ static void release(Buf *bufs, int n) {
         if (bufs[i].held) PyBuffer_Release(&bufs[i].b);
 }
 
-/* run(decode, use_nn, T, B, cap, data(T,B) u8, counts(T) i64, cum(T,B,257) i64|None,
- *     t u32[2^TABLE_BITS], w i32[NSETS*NIN], apm i32[65536*33 + NCTX*SM_ROWS], hist u64[B],
- *     word u32[B],
- *     coder u32[3] (x1, x2, x), buf u8[cap], pos i64[1], end i64[1]): one arithmetic coder per
- *     block, its decisions in the fixed order (steps, streams, bits) */
+/* The match model (version 2): a table of the positions that followed each hash of the last
+ * MINLEN bytes, over every stream's history hb (B, T); per stream the pointer (s' * T + i) and
+ * the length of the current match (0: none). */
+#define MINLEN 6
+#define MT_BITS 20
+#define MAXLEN 65535
+#define CHECKLEN 32
+
+static inline int len_bucket(int64_t len) {
+    return len < 16 ? (int)len : (len < 72 ? 12 + (int)(len >> 2) : 31);
+}
+
+/* run(decode, use_nn, version, T, B, cap, data(T,B) u8, counts(T) i64, cum(T,B,257) i64|None,
+ *     t u32[2^TABLE_BITS], w i32[nsets*nin], apm i32[65536*33 + NCTX*SM_ROWS], hist u64[B],
+ *     word u32[B], coder u32[3] (x1, x2, x), buf u8[cap], pos i64[1], end i64[1],
+ *     chk u8[2^TABLE_BITS]|None, hb u8[B*H]|None, mt i64[2^MT_BITS]|None,
+ *     ms i64[2B+1]|None (pointers, lengths, steps done), mm u32[64]|None):
+ *     one arithmetic coder per block, its decisions in the fixed order (steps, streams, bits).
+ *     Version 1 has neither check bytes nor the match model. */
 static PyObject *py_run(PyObject *self, PyObject *args) {
-    int decode, use_nn;
-    Py_ssize_t T, B, cap;
-    PyObject *o[13];
-    if (!PyArg_ParseTuple(args, "iinnnOOOOOOOOOOOO", &decode, &use_nn, &T, &B, &cap, &o[0], &o[1],
-                          &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8], &o[9], &o[10], &o[11],
-                          &o[12]))
+    int decode, use_nn, version;
+    Py_ssize_t T, B, cap, H;
+    PyObject *o[17];
+    if (!PyArg_ParseTuple(args, "iiinnnnOOOOOOOOOOOOOOOOO", &decode, &use_nn, &version, &T, &B,
+                          &cap, &H, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
+                          &o[9], &o[10], &o[11], &o[12], &o[13], &o[14], &o[15], &o[16]))
         return NULL;
-    (void)o[12];
-    Buf b[13];
+    if (version != 1 && version != 2) {
+        PyErr_Format(PyExc_ValueError, "cm: unknown version %d", version);
+        return NULL;
+    }
+    const int v2 = version == 2;
+    const int nin = v2 ? NIN2 : NIN1, nsets1 = v2 ? 20 : 6;
+    Buf b[17];
     memset(b, 0, sizeof b);
     if (!get(o[0], &b[0], 1, T * B, 1, "data") || !get(o[1], &b[1], 8, T, 0, "counts") ||
         (use_nn && o[2] == Py_None && (PyErr_SetString(PyExc_ValueError, "cum required"), 1)) ||
         !get(o[2], &b[2], 8, T * B * 257, 0, "cum") ||
         !get(o[3], &b[3], 4, ((Py_ssize_t)1) << TABLE_BITS, 1, "t") ||
-        !get(o[4], &b[4], 4, NSETS * NIN, 1, "w") ||
+        !get(o[4], &b[4], 4, (nsets1 + 256) * nin, 1, "w") ||
         !get(o[5], &b[5], 4, 65536 * 33 + NCTX * SM_ROWS, 1, "apm") ||
         !get(o[6], &b[6], 8, B, 1, "hist") || !get(o[7], &b[7], 4, B, 1, "word") ||
         !get(o[8], &b[8], 4, 3, 1, "coder") || !get(o[9], &b[9], 1, cap, 1, "buf") ||
-        !get(o[10], &b[10], 8, 1, 1, "pos") || !get(o[11], &b[11], 8, 1, 0, "end")) {
-        release(b, 13);
+        !get(o[10], &b[10], 8, 1, 1, "pos") || !get(o[11], &b[11], 8, 1, 0, "end") ||
+        (v2 && (o[12] == Py_None || o[13] == Py_None || o[14] == Py_None || o[15] == Py_None ||
+                o[16] == Py_None) && (PyErr_SetString(PyExc_ValueError, "match state required"), 1)) ||
+        !get(o[12], &b[12], 1, ((Py_ssize_t)1) << TABLE_BITS, 1, "chk") ||
+        !get(o[13], &b[13], 1, B * H, 1, "hb") ||
+        !get(o[14], &b[14], 8, ((Py_ssize_t)1) << MT_BITS, 1, "mt") ||
+        !get(o[15], &b[15], 8, 2 * B + 1, 1, "ms") || !get(o[16], &b[16], 4, 64, 1, "mm")) {
+        release(b, 17);
         return NULL;
     }
     if (PyErr_Occurred()) {
-        release(b, 13);
+        release(b, 17);
         return NULL;
     }
     uint8_t *data = (uint8_t *)b[0].b.buf;
@@ -149,11 +182,18 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     uint8_t *buf = (uint8_t *)b[9].b.buf;
     int64_t *pos = (int64_t *)b[10].b.buf;
     const int64_t *end = (const int64_t *)b[11].b.buf;
+    uint8_t *chk = v2 ? (uint8_t *)b[12].b.buf : NULL;
+    uint8_t *hb = v2 ? (uint8_t *)b[13].b.buf : NULL;
+    int64_t *mt = v2 ? (int64_t *)b[14].b.buf : NULL;
+    int64_t *ms = v2 ? (int64_t *)b[15].b.buf : NULL;
+    uint32_t *mm = v2 ? (uint32_t *)b[16].b.buf : NULL;
     int overflow = 0;
 
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t step = 0; step < T && !overflow; step++) {
         Py_ssize_t k = counts[step];
+        int64_t tg = v2 ? ms[2 * B] : 0;      /* this step's index in every stream's history */
+        if (v2 && tg >= H) { overflow = 2; break; }
         for (Py_ssize_t s = 0; s < k && s < B; s++) {
             uint32_t hs[NCTX];
             context_hashes(hist[s], word[s], hs);
@@ -162,13 +202,34 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
             const int64_t *cs = cum ? cum + (step * B + s) * 257 : NULL;
             uint32_t *c = coder;
             uint8_t *lane = buf;
-            int c0 = 1;
+            int c0 = 1, eb = 0;
+            int64_t mlen = 0;
+            if (v2) {
+                mlen = ms[B + s];
+                if (mlen > 0) {
+                    int64_t s2 = ms[s] / H, i2 = ms[s] % H;
+                    if (i2 < tg || (i2 == tg && s2 < s)) eb = hb[ms[s]];
+                    else mlen = 0;        /* the byte it points at is not coded yet */
+                }
+            }
             for (int depth = 0; depth < 8; depth++) {
                 uint32_t idx[NCTX];
-                int smi[NCTX], x[NIN], conf = 0;
+                int smi[NCTX], x[NIN2], conf = 0;
                 x[0] = use_nn ? STRETCH[nn_p(cs, c0, depth)] : 0;
                 for (int i = 0; i < NCTX; i++) {
-                    idx[i] = mix32(hs[i] + (uint32_t)c0 * 0x9E3779B1u) >> (32 - TABLE_BITS);
+                    uint32_t hv = mix32(hs[i] + (uint32_t)c0 * 0x9E3779B1u);
+                    idx[i] = hv >> (32 - TABLE_BITS);
+                    if (v2) {  /* two slots per context, told apart by a check byte */
+                        uint8_t ck = (uint8_t)(hv & 255);
+                        uint32_t a0 = idx[i], a1 = idx[i] ^ 1u;
+                        if (chk[a0] == ck) idx[i] = a0;
+                        else if (chk[a1] == ck) idx[i] = a1;
+                        else {  /* replace the younger of the two */
+                            idx[i] = (t[a1] & 1023) < (t[a0] & 1023) ? a1 : a0;
+                            chk[idx[i]] = ck;
+                            t[idx[i]] = 1u << 31;
+                        }
+                    }
                     uint32_t e = t[idx[i]];
                     int n = (int)(e & 1023);
                     x[1 + i] = STRETCH[e >> 20];
@@ -176,12 +237,27 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                     x[1 + NCTX + i] = STRETCH[sm[smi[i]] >> 4];
                     conf += i >= 2 && i <= 5 && n > 0;  /* orders 2, 3, 4, 6 seen before */
                 }
-                x[NIN - 1] = 256;
-                int32_t *ws = w + (Py_ssize_t)conf * NIN;
-                int32_t *ws2 = w + (Py_ssize_t)(6 + c0) * NIN;
+                int set1 = conf, mi = -1;
+                if (v2) {
+                    if (mlen > 0 && ((eb | 256) >> (8 - depth)) == c0) {
+                        int ebit = (eb >> (7 - depth)) & 1;
+                        mi = len_bucket(mlen) * 2 + ebit;
+                        x[1 + 2 * NCTX] = STRETCH[mm[mi] >> 20];
+                        x[2 + 2 * NCTX] = (ebit * 2 - 1) * (int)(mlen < 32 ? mlen : 32) * 32;
+                        set1 = conf * 4 + (mlen < 16 ? 1 : (mlen < 32 ? 2 : 3));
+                    } else {
+                        mlen = 0;
+                        x[1 + 2 * NCTX] = 0;
+                        x[2 + 2 * NCTX] = 0;
+                        set1 = conf * 4;
+                    }
+                }
+                x[nin - 1] = 256;
+                int32_t *ws = w + (Py_ssize_t)set1 * nin;
+                int32_t *ws2 = w + (Py_ssize_t)(nsets1 + c0) * nin;
                 int64_t dot = 0, dot2 = 0;
-                for (int i = 0; i < NIN; i++) dot += (int64_t)x[i] * ws[i];
-                for (int i = 0; i < NIN; i++) dot2 += (int64_t)x[i] * ws2[i];
+                for (int i = 0; i < nin; i++) dot += (int64_t)x[i] * ws[i];
+                for (int i = 0; i < nin; i++) dot2 += (int64_t)x[i] * ws2[i];
                 dot >>= 16;
                 dot2 >>= 16;
                 dot = dot > 2047 ? 2047 : (dot < -2047 ? -2047 : dot);
@@ -221,19 +297,15 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                 }
                 c[0] = x1;
                 c[1] = x2;
-                for (int i = 0; i < NCTX; i++) {
-                    uint32_t e = t[idx[i]];
-                    int64_t n = e & 1023, q = e >> 10;
-                    q += ((((int64_t)bit << 22) - q) * DT[n]) >> 16;
-                    t[idx[i]] = (uint32_t)((q << 10) | (n < LIMIT ? n + 1 : n));
-                }
+                for (int i = 0; i < NCTX; i++) t[idx[i]] = counter_update(t[idx[i]], bit, LIMIT);
+                if (mi >= 0) mm[mi] = counter_update(mm[mi], bit, 1023);
                 int64_t err = (int64_t)((bit << 12) - pm1) * LR;
-                for (int i = 0; i < NIN; i++) {
+                for (int i = 0; i < nin; i++) {
                     int64_t v = ws[i] + (((int64_t)x[i] * err) >> LR_SHIFT);
                     ws[i] = (int32_t)(v > W_MAX ? W_MAX : (v < -W_MAX ? -W_MAX : v));
                 }
                 int64_t err2 = (int64_t)((bit << 12) - pm2) * LR;
-                for (int i = 0; i < NIN; i++) {
+                for (int i = 0; i < nin; i++) {
                     int64_t v = ws2[i] + (((int64_t)x[i] * err2) >> LR_SHIFT);
                     ws2[i] = (int32_t)(v > W_MAX ? W_MAX : (v < -W_MAX ? -W_MAX : v));
                 }
@@ -247,12 +319,43 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
             if (decode) data[step * B + s] = (uint8_t)byte;
             hist[s] = (hist[s] << 8) | (uint64_t)byte;
             word[s] = next_word(word[s], byte);
+            if (v2) {
+                int64_t here = (int64_t)s * H + tg;
+                hb[here] = (uint8_t)byte;
+                if (mlen > 0) {               /* the whole byte matched */
+                    ms[s] += 1;
+                    ms[B + s] = mlen < MAXLEN ? mlen + 1 : MAXLEN;
+                } else {
+                    ms[B + s] = 0;
+                }
+                if (tg + 1 >= MINLEN) {
+                    uint64_t v = hist[s] & ((((uint64_t)1) << (8 * MINLEN)) - 1);
+                    uint32_t h = mix32(mix32((uint32_t)v) + (uint32_t)(v >> 32) * 0x9E3779B1u +
+                                       0x2545F491u) >> (32 - MT_BITS);
+                    if (ms[B + s] == 0 && mt[h] > 0) {
+                        int64_t cand = mt[h] - 1, i2 = cand % H, len = 0;
+                        while (len < CHECKLEN && i2 - 1 - len >= 0 && tg - len >= 0 &&
+                               hb[cand - 1 - len] == hb[here - len])
+                            len++;
+                        if (len >= MINLEN) {
+                            ms[s] = cand;
+                            ms[B + s] = len;
+                        }
+                    }
+                    mt[h] = here + 2;         /* the position after this byte, plus one */
+                }
+            }
         }
+        if (v2) ms[2 * B] += 1;
     }
     Py_END_ALLOW_THREADS
-    release(b, 13);
-    if (overflow) {
+    release(b, 17);
+    if (overflow == 1) {
         PyErr_SetString(PyExc_RuntimeError, "cm: the block's output buffer is full");
+        return NULL;
+    }
+    if (overflow == 2) {
+        PyErr_SetString(PyExc_RuntimeError, "cm: more steps than the history holds");
         return NULL;
     }
     Py_RETURN_NONE;

@@ -11,13 +11,21 @@ c0 (the bits seen so far behind a leading 1) of stream s:
                  current word (letters, case folded), each hashed with c0
             x_8..x_14  the same counters through a learned map (count 0..15, p in 64 steps) ->
                  p: what such a counter is really worth (young counters overstate)
-            x_15  a bias (256)
+            x_15, x_16  (version 2) the match model, while the byte it predicts agrees with c0:
+                 stretch(p) of a counter for (length bucket, predicted bit), and
+                 +-min(length, 32) * 32 (0, 0 without a match)
+            last  a bias (256)
     mixers  two: d_m = sum w_i x_i >> 16 with the weight set chosen by how many of orders 2..6
-            have been seen (mixer 1) and by c0 (mixer 2); p_mix = squash((d_1 + d_2) / 2); after
-            the bit each learns from its own error, w_i += x_i * ((bit << 12) - squash(d_m)) *
-            LR >> LR_SHIFT (online logistic regression)
+            have been seen (v2: times 4 match-length buckets; mixer 1) and by c0 (mixer 2);
+            p_mix = squash((d_1 + d_2) / 2); after the bit each learns from its own error,
+            w_i += x_i * ((bit << 12) - squash(d_m)) * LR >> LR_SHIFT (online logistic regression)
     SSE     an APM on (previous byte, c0) refines p_mix: p = (p_mix + 3 p_apm) / 4
     coder   a carry-less 32-bit binary arithmetic coder per stream, p in 12 bits
+
+Version 2 also gives each counter slot an 8-bit check (two slots per context hash; a stranger
+takes over the younger one, reset) and keeps every stream's history for the match model: a hash
+of the last MINLEN bytes -> the position that followed them last (any stream), verified
+backwards, then followed while it predicts right. Version 1 (neither) still decodes.
 
 Counters: 22-bit probability + 10-bit count in one uint32; p += (bit - p) * 2 / (2n + 3), n
 capped at LIMIT (faster adaptation while young, then a slow average). Every number is an integer
@@ -38,12 +46,11 @@ import numpy as np
 
 from .errors import FormatError
 
-VERSION = 1
+VERSION = 2                     # what new files get; every version here decodes (VERSIONS)
+VERSIONS = (1, 2)
 TABLE_BITS = 22                 # 4 M counters (16 MiB), shared by all streams and contexts
 ORDERS = (1, 2, 3, 4, 6)
 NCTX = 7                        # order 0, orders 1..6, word
-NIN = 2 + 2 * NCTX              # nn, each context's counter and its mapped probability, bias
-NSETS = 6 + 256                 # weight sets: mixer 1 by how many of orders 2..6 were seen, mixer 2 by c0
 SM_ROWS = 1024                  # per context: (count 0..15, probability / 64) -> probability
 SM_RATE = 6
 LR, LR_SHIFT = 1, 12            # mixer learning rate: w += x * err * LR >> LR_SHIFT
@@ -51,6 +58,21 @@ LIMIT = 60                      # counter count cap
 W_MAX = 1 << 24                 # mixer weights stay within +-256.0
 W_NN, W_CTX = 1 << 16, 1 << 12  # initial weights: the network 1.0, each context input 1/16
 APM_ROWS = 1 << 16              # (previous byte, c0)
+MINLEN, MT_BITS, MAXLEN, CHECKLEN = 6, 20, 65535, 32    # the match model (version 2)
+
+
+def nin(version: int) -> int:
+    """Mixer inputs: the network, each context's counter and mapped counter, (v2) the match
+    model's two, the bias."""
+    return 2 + 2 * NCTX + (2 if version >= 2 else 0)
+
+
+def sets1(version: int) -> int:
+    """Mixer 1's weight sets (how many of orders 2..6 were seen; v2: times 4 match lengths);
+    mixer 2's 256 (by c0) follow."""
+    return 20 if version >= 2 else 6
+
+
 M32 = 0xFFFFFFFF
 M64 = (1 << 64) - 1
 MAX_BYTES_PER_BYTE = 12         # p >= 1/4096: at most 12 bits per decision, 8 decisions
@@ -135,10 +157,11 @@ def _apm_init() -> np.ndarray:
     return np.tile(row, APM_ROWS)
 
 
-def _weights_init() -> np.ndarray:
-    w = np.full((NSETS, NIN), W_CTX, dtype=np.int32)
+def _weights_init(version: int) -> np.ndarray:
+    n = nin(version)
+    w = np.full((sets1(version) + 256, n), W_CTX, dtype=np.int32)
     w[:, 0] = W_NN
-    w[:, NIN - 1] = 0
+    w[:, 1 + 2 * NCTX:] = 0          # the match model's inputs and the bias start unweighted
     return w.reshape(-1)
 
 
@@ -151,18 +174,44 @@ def _sm_init() -> np.ndarray:
 
 class CMState:
     """Everything the mixing stage learns while coding; encoder and decoder each hold one and
-    step it identically. Tables are shared by the `streams` streams."""
+    step it identically. Tables are shared by the `streams` streams; `steps` bounds the steps
+    coded with it (the match model keeps every stream's history)."""
 
-    def __init__(self, streams: int, use_nn: bool):
-        self.use_nn = bool(use_nn)
+    def __init__(self, streams: int, use_nn: bool, steps: int = 0, version: int = VERSION):
+        if version not in VERSIONS:
+            raise FormatError(f"mixing stage version {version} is unknown to this build")
+        self.use_nn, self.version = bool(use_nn), version
         self.t = np.full(1 << TABLE_BITS, 1 << 31, dtype=np.uint32)
-        self.w = _weights_init()
+        self.w = _weights_init(version)
         self.apm = np.concatenate([_apm_init(), _sm_init()])
         self.hist = np.zeros(streams, dtype=np.uint64)
         self.word = np.zeros(streams, dtype=np.uint32)
+        self.history = max(1, int(steps))
+        self.match = None
+        if version >= 2:
+            self.match = (np.zeros(1 << TABLE_BITS, dtype=np.uint8),           # check bytes
+                          np.zeros(streams * self.history, dtype=np.uint8),    # histories
+                          np.zeros(1 << MT_BITS, dtype=np.int64),              # hash -> position
+                          np.zeros(2 * streams + 1, dtype=np.int64),           # pointers, lengths, step
+                          np.full(64, 1 << 31, dtype=np.uint32))               # (length, bit) -> p
 
     def arrays(self):
-        return self.t, self.w, self.apm, self.hist, self.word
+        return (self.t, self.w, self.apm, self.hist, self.word) + (self.match or ())
+
+
+def len_bucket(n: int) -> int:
+    return n if n < 16 else (12 + (n >> 2) if n < 72 else 31)
+
+
+def counter_update(e: int, bit: int, limit: int) -> int:
+    n, q = e & 1023, e >> 10
+    q += (((bit << 22) - q) * DT[n]) >> 16
+    return (q << 10) | (n + 1 if n < limit else n)
+
+
+def match_hash(hist: int) -> int:
+    v = hist & ((1 << (8 * MINLEN)) - 1)
+    return mix32((mix32(v & M32) + (v >> 32) * 0x9E3779B1 + 0x2545F491) & M32) >> (32 - MT_BITS)
 
 
 # -- the plain implementation -------------------------------------------------------------------
@@ -170,25 +219,70 @@ class Reference:
     """Encode or decode `T` steps of bytes with the tables of `st` (Python integers)."""
 
     @staticmethod
+    def lookup(t, chk, h: int, c0: int) -> int:
+        """The slot of context hash h at node c0 (v2: one of two, by check byte; a stranger
+        replaces the younger one, reset)."""
+        hv = mix32((h + c0 * 0x9E3779B1) & M32)
+        i = hv >> (32 - TABLE_BITS)
+        if chk is None:
+            return i
+        ck = hv & 255
+        if chk[i] == ck:
+            return i
+        if chk[i ^ 1] == ck:
+            return i ^ 1
+        if (int(t[i ^ 1]) & 1023) < (int(t[i]) & 1023):
+            i ^= 1
+        chk[i] = ck
+        t[i] = 1 << 31
+        return i
+
+    @staticmethod
     def run(st: CMState, decode: bool, data: np.ndarray, counts: np.ndarray, cum, coder: np.ndarray,
             buf: np.ndarray, pos: np.ndarray, end: np.ndarray) -> None:
-        t, w, apm, hist, word = st.arrays()
+        t, w, apm, hist, word = st.arrays()[:5]
+        v2 = st.version >= 2
+        chk, hb, mt, ms, mm = st.match if v2 else (None,) * 5
+        H, B = st.history, len(hist)
+        NIN, S1 = nin(st.version), sets1(st.version)
         sm = apm[APM_ROWS * 33:]          # a view: the counters' maps follow the APM
         for step in range(len(counts)):
+            tg = int(ms[2 * B]) if v2 else 0
+            if v2 and tg >= H:
+                raise RuntimeError("cm: more steps than the history holds")
             for s in range(int(counts[step])):
                 hs = context_hashes(int(hist[s]), int(word[s]))
                 c1 = int(hist[s]) & 255
                 byte = 0 if decode else int(data[step, s])
+                mlen, eb = (int(ms[B + s]), 0) if v2 else (0, 0)
+                if mlen > 0:
+                    p2 = int(ms[s])
+                    if p2 % H < tg or (p2 % H == tg and p2 // H < s):
+                        eb = int(hb[p2])
+                    else:
+                        mlen = 0
                 c0 = 1
                 for depth in range(8):
-                    idx = [slot(h, c0) for h in hs]
+                    idx = [Reference.lookup(t, chk, h, c0) for h in hs]
                     x = [STRETCH[nn_bit_probability(cum[step, s], c0, depth)] if st.use_nn else 0]
                     x += [STRETCH[int(t[i]) >> 20] for i in idx]
                     smi = [k * SM_ROWS + min(int(t[i]) & 1023, 15) * 64 + (int(t[i]) >> 26)
                            for k, i in enumerate(idx)]
-                    x += [STRETCH[int(sm[j]) >> 4] for j in smi] + [256]
+                    x += [STRETCH[int(sm[j]) >> 4] for j in smi]
                     conf = sum(1 for k in (2, 3, 4, 5) if int(t[idx[k]]) & 1023)
-                    base, base2 = conf * NIN, (6 + c0) * NIN
+                    set1, mi = conf, -1
+                    if v2:
+                        if mlen > 0 and ((eb | 256) >> (8 - depth)) == c0:
+                            ebit = (eb >> (7 - depth)) & 1
+                            mi = len_bucket(mlen) * 2 + ebit
+                            x += [STRETCH[int(mm[mi]) >> 20], (ebit * 2 - 1) * min(mlen, 32) * 32]
+                            set1 = conf * 4 + (1 if mlen < 16 else (2 if mlen < 32 else 3))
+                        else:
+                            mlen = 0
+                            x += [0, 0]
+                            set1 = conf * 4
+                    x.append(256)
+                    base, base2 = set1 * NIN, (S1 + c0) * NIN
                     dot = max(-2047, min(2047, sum(x[i] * int(w[base + i]) for i in range(NIN)) >> 16))
                     dot2 = max(-2047, min(2047, sum(x[i] * int(w[base2 + i])
                                                     for i in range(NIN)) >> 16))
@@ -204,10 +298,9 @@ class Reference:
                         bit = (byte >> (7 - depth)) & 1
                         Reference.encode_bit(coder, buf, pos, bit, p)
                     for i in idx:
-                        e = int(t[i])
-                        n, q = e & 1023, e >> 10
-                        q += (((bit << 22) - q) * DT[n]) >> 16
-                        t[i] = (q << 10) | (n + 1 if n < LIMIT else n)
+                        t[i] = counter_update(int(t[i]), bit, LIMIT)
+                    if mi >= 0:
+                        mm[mi] = counter_update(int(mm[mi]), bit, 1023)
                     for b0, pmx in ((base, pm1), (base2, pm2)):
                         err = ((bit << 12) - pmx) * LR
                         for i in range(NIN):
@@ -223,6 +316,33 @@ class Reference:
                     data[step, s] = byte
                 hist[s] = ((int(hist[s]) << 8) | byte) & M64
                 word[s] = next_word(int(word[s]), byte)
+                if v2:
+                    Reference.match_update(hb, mt, ms, s, B, H, tg, mlen, byte, int(hist[s]))
+            if v2:
+                ms[2 * B] += 1
+
+    @staticmethod
+    def match_update(hb, mt, ms, s, B, H, tg, mlen, byte, hist) -> None:
+        """After stream s coded `byte` at step tg: extend its match or look for a new one."""
+        here = s * H + tg
+        hb[here] = byte
+        if mlen > 0:
+            ms[s] += 1
+            ms[B + s] = min(mlen + 1, MAXLEN)
+        else:
+            ms[B + s] = 0
+        if tg + 1 < MINLEN:
+            return
+        h = match_hash(hist)
+        if ms[B + s] == 0 and mt[h] > 0:
+            cand = int(mt[h]) - 1
+            i2, n = cand % H, 0
+            while n < CHECKLEN and i2 - 1 - n >= 0 and tg - n >= 0 and \
+                    hb[cand - 1 - n] == hb[here - n]:
+                n += 1
+            if n >= MINLEN:
+                ms[s], ms[B + s] = cand, n
+        mt[h] = here + 2
 
     @staticmethod
     def encode_bit(c, out, pos, bit, p):
@@ -275,14 +395,19 @@ def _run(st: CMState, decode: bool, data, counts, cum, coder, buf, pos, end) -> 
         Reference.run(st, decode, data, counts, cum, coder, buf, pos, end)
         return
     T, B = data.shape
-    _c.run(int(decode), int(st.use_nn), T, B, len(buf), data, counts,
-           cum if st.use_nn else None, *st.arrays(), coder, buf, pos, end)
+    match = st.match or (None,) * 5
+    _c.run(int(decode), int(st.use_nn), st.version, T, B, len(buf), st.history, data, counts,
+           cum if st.use_nn else None, *st.arrays()[:5], coder, buf, pos, end, *match)
 
 
-def describe() -> str:
-    """What a file's fingerprint records of this stage: a change here must change VERSION."""
-    return (f"umoec.codec.cm/{VERSION} table_bits={TABLE_BITS} orders={list(ORDERS)} nin={NIN} "
-            f"lr={LR}>>{LR_SHIFT} limit={LIMIT} sm_rate={SM_RATE}")
+def describe(version: int = VERSION) -> str:
+    """What a file's fingerprint records of this stage (the decoder finds the version by it):
+    a change here must add a version."""
+    out = (f"umoec.codec.cm/{version} table_bits={TABLE_BITS} orders={list(ORDERS)} "
+           f"nin={nin(version)} lr={LR}>>{LR_SHIFT} limit={LIMIT} sm_rate={SM_RATE}")
+    if version >= 2:
+        out += f" check=2way match=minlen{MINLEN},mt{MT_BITS},check{CHECKLEN}"
+    return out
 
 
 class NoNetwork:

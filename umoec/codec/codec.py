@@ -163,10 +163,11 @@ def compress(data: bytes, predictor, settings: CodecSettings = CodecSettings(), 
     return b"".join(out)
 
 
-def _fingerprint(predictor, coder: str) -> bytes:
-    """The predictor's fingerprint; with the mixing stage, that stage's description too."""
+def _fingerprint(predictor, coder: str, version: int = cm.VERSION) -> bytes:
+    """The predictor's fingerprint; with the mixing stage, that stage's description (and so its
+    version) too."""
     fp = predictor.fingerprint()
-    return fp + b"|" + cm.describe().encode() if coder == "cm" else fp
+    return fp + b"|" + cm.describe(version).encode() if coder == "cm" else fp
 
 
 def _cum(logits: np.ndarray, n: int, out: np.ndarray) -> None:
@@ -180,7 +181,7 @@ def _cm_encode(matrix, lay, predictor, settings, progress, total) -> list[bytes]
     step's bytes go through cm.BlockEncoder with its cumulative frequencies."""
     B, n = settings.streams, settings.prob_precision
     network = not isinstance(predictor, cm.NoNetwork)
-    st = cm.CMState(B, network)
+    st = cm.CMState(B, network, lay.steps)
     state = predictor.init_state(B) if network else None
     clock = _AdaptClock(predictor, settings.adapt_every, total)
     prev = np.full(B, BOS, dtype=np.int64)
@@ -211,11 +212,11 @@ def _cm_encode(matrix, lay, predictor, settings, progress, total) -> list[bytes]
     return out
 
 
-def _cm_decode(header: Header, blocks, predictor, progress) -> bytes:
+def _cm_decode(header: Header, blocks, predictor, progress, version: int) -> bytes:
     lay, total = header.layout, header.original_size
     B, n = header.streams, header.prob_precision
     network = not isinstance(predictor, cm.NoNetwork)
-    st = cm.CMState(B, network)
+    st = cm.CMState(B, network, lay.steps, version)
     state = predictor.init_state(B) if network else None
     clock = _AdaptClock(predictor, header.adapt_every, total)
     prev = np.full(B, BOS, dtype=np.int64)
@@ -260,16 +261,22 @@ def _model_label(header: Header) -> str:
     return f"model {header.model_name or '?'} ({header.model_hash.hex()[:12]}), engine v{header.engine}"
 
 
-def _check_predictor(header: Header, predictor):
+def _check_predictor(header: Header, predictor) -> int:
+    """Check the file's fingerprint against the predictor; returns the mixing stage's version
+    it names (each version this build has is tried; 0 for the other coders)."""
     if header.engine > ENGINE_VERSION:
         raise FingerprintMismatch(f"this .umc file needs coding engine v{header.engine}; this build "
                                   f"has v{ENGINE_VERSION}: upgrade u-moec-tiny to decode it")
+    versions = cm.VERSIONS[::-1] if header.coder == "cm" else (0,)
+    for version in versions:
+        got = fingerprint_digest(_fingerprint(predictor, header.coder, version))
+        if got == header.fingerprint:
+            return version
     got = fingerprint_digest(_fingerprint(predictor, header.coder))
-    if got != header.fingerprint:
-        raise FingerprintMismatch(
-            f"this .umc file was written with {_model_label(header)} and settings whose fingerprint "
-            f"is {header.fingerprint.hex()[:16]}; the given predictor has {got.hex()[:16]}: decode it "
-            "with the model it names")
+    raise FingerprintMismatch(
+        f"this .umc file was written with {_model_label(header)} and settings whose fingerprint "
+        f"is {header.fingerprint.hex()[:16]}; the given predictor has {got.hex()[:16]}: decode it "
+        "with the model it names")
 
 
 def _not_damage(header: Header, what: str) -> DecodeMismatch:
@@ -283,14 +290,14 @@ def decompress(blob: bytes, predictor, *, progress: Optional[Progress] = None) -
     """Decode .umc bytes with `predictor`; refuse (CodecError subclasses) anything not exact."""
     blob = bytes(blob)
     header, offset = parse_header(blob)
-    _check_predictor(header, predictor)
+    version = _check_predictor(header, predictor)
     blocks = parse_blocks(blob, offset, header)
     lay = header.layout
     total = header.original_size
     if not blocks:
         return _verified(b"", header)
     if header.coder == "cm":
-        return _cm_decode(header, blocks, predictor, progress)
+        return _cm_decode(header, blocks, predictor, progress, version)
     B, n = header.streams, header.prob_precision
     state = predictor.init_state(B)
     clock = _AdaptClock(predictor, header.adapt_every, total)

@@ -31,10 +31,10 @@ def network_cum(T: int, lanes: int, seed: int = 0) -> np.ndarray:
     return cum
 
 
-def encode(data, counts, cum, impl, monkeypatch, per_step):
+def encode(data, counts, cum, impl, monkeypatch, per_step, version=cm.VERSION):
     if impl == "python":
         monkeypatch.setattr(cm, "_c", None)
-    st = cm.CMState(data.shape[1], cum is not None)
+    st = cm.CMState(data.shape[1], cum is not None, len(counts), version)
     enc = cm.BlockEncoder(st, data.shape[1], len(counts))
     if per_step:
         for t in range(len(counts)):
@@ -45,10 +45,10 @@ def encode(data, counts, cum, impl, monkeypatch, per_step):
     return enc.finish(), st
 
 
-def decode(payload, counts, cum, lanes, impl, monkeypatch):
+def decode(payload, counts, cum, lanes, impl, monkeypatch, version=cm.VERSION):
     if impl == "python":
         monkeypatch.setattr(cm, "_c", None)
-    st = cm.CMState(lanes, cum is not None)
+    st = cm.CMState(lanes, cum is not None, len(counts), version)
     dec = cm.BlockDecoder(st, payload, lanes, len(counts))
     out = dec.steps(counts, cum)
     dec.finish()
@@ -56,19 +56,42 @@ def decode(payload, counts, cum, lanes, impl, monkeypatch):
     return out
 
 
+INPUTS = {
+    "text": TEXT[:900],
+    # repeats within and across streams, and streams equal at the same offsets: the match model
+    # finds pointers into streams not yet coded at this step (which it must not read)
+    "repeats": TEXT[:150] * 2 + TEXT[:300] + TEXT[:300] + TEXT[100:400],
+}
+
+
+@pytest.mark.parametrize("version", cm.VERSIONS)
 @pytest.mark.parametrize("network", [False, True])
-def test_compiled_and_reference_are_identical_and_decode_each_other(network, monkeypatch):
+@pytest.mark.parametrize("kind", list(INPUTS))
+def test_compiled_and_reference_are_identical_and_decode_each_other(kind, network, version,
+                                                                   monkeypatch):
     if cm.backend() != "c":
         pytest.skip("the compiled mixing stage is not built here (no C compiler)")
-    data, counts = streams_of(TEXT[:900], 3)
+    data, counts = streams_of(INPUTS[kind], 3)
     cum = network_cum(len(counts), 3) if network else None
-    fast, st_c = encode(data, counts, cum, "c", monkeypatch, per_step=network)
-    ref, st_p = encode(data, counts, cum, "python", monkeypatch, per_step=network)
+    fast, st_c = encode(data, counts, cum, "c", monkeypatch, network, version)
+    ref, st_p = encode(data, counts, cum, "python", monkeypatch, network, version)
     assert fast == ref
     for a, b in zip(st_c.arrays(), st_p.arrays(), strict=True):
         assert np.array_equal(a, b)
     for impl in ("c", "python"):
-        assert np.array_equal(decode(fast, counts, cum, 3, impl, monkeypatch), data)
+        assert np.array_equal(decode(fast, counts, cum, 3, impl, monkeypatch, version), data)
+
+
+def test_the_match_model_finds_repeats_across_streams(monkeypatch):
+    """Version 2's match model: a stream that repeats what another stream holds costs far less
+    than under version 1, whose contexts reach back at most 6 bytes (random DNA: 2 bits a
+    letter, every 6-letter context seen with every successor)."""
+    dna = bytes(b"ACGT"[v & 3] for v in pseudo_random_bytes(12000))
+    data, counts = streams_of(dna[:8000] + dna[8000:] + dna[:4000], 2)  # stream 1's second half
+    # repeats what stream 0 coded 4,000 steps before
+    sizes = {v: len(encode(data, counts, None, cm.backend(), monkeypatch, False, v)[0])
+             for v in cm.VERSIONS}
+    assert sizes[1] > 3800 and sizes[2] < 3000 * 1.1, sizes
 
 
 def test_it_compresses_text_and_learns_across_streams(monkeypatch):
@@ -87,7 +110,7 @@ def test_damage_is_found(monkeypatch):
     with pytest.raises(FormatError, match="decoder read"):
         decode(payload + b"\x00\x01", counts, None, 2, cm.backend(), monkeypatch)
     with pytest.raises(FormatError, match="empty"):
-        cm.BlockDecoder(cm.CMState(2, False), b"", 2, len(counts))
+        cm.BlockDecoder(cm.CMState(2, False, len(counts)), b"", 2, len(counts))
     flipped = bytearray(payload)
     flipped[len(flipped) // 2] ^= 0x10
     try:

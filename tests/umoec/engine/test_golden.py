@@ -2,19 +2,21 @@
 with every later version, and this version must write again byte for byte those its profiles
 still write (made once by golden/make_golden.py; a deliberate format change adds new golden
 files, it never edits these): NAME.PROFILE.umc coded with rANS, NAME.PROFILE-mix.umc with the
-context-mixing stage (every profile since)."""
+context-mixing stage's version 1, NAME.PROFILE-mix2.umc with its version 2 (every profile since);
+only files of the stage's current version are written again."""
 import hashlib
 from pathlib import Path
 
 import pytest
 
-from umoec.codec import read_header
+from umoec.codec import cm, read_header
 from umoec.compress.api import compress_bytes, decompress_bytes
 from umoec.compress.profiles import PROFILES
 from umoec.engine import modelfile as mf
 
 GOLDEN = Path(__file__).with_name("golden")
 FILES = sorted(p.name for p in GOLDEN.glob("*.umc"))
+STAGE = {"-mix.umc": 1, "-mix2.umc": 2}           # file suffix -> the mixing stage's version
 MODEL_HASH = "97c9a95b0e53012da94a4d254735901011b2a54ba13e494597ae2a9bcedfe7fc"
 
 
@@ -35,19 +37,21 @@ def test_golden_files_decode_and_are_written_again_identically(model, name):
     network = PROFILES[header.profile].network
     assert (header.engine, header.model_hash.hex(), header.model_name) == (
         (1, MODEL_HASH, "golden-tiny") if network else (1, "00" * 32, ""))
-    assert header.coder == ("cm" if name.endswith("-mix.umc") else "rans")
+    stage = next((v for suffix, v in STAGE.items() if name.endswith(suffix)), 0)
+    assert header.coder == ("cm" if stage else "rans")
     assert decompress_bytes(blob, model) == original
-    if PROFILES[header.profile].coder == header.coder:
+    if PROFILES[header.profile].coder == header.coder and stage == cm.VERSION:
         assert compress_bytes(original, model, profile=header.profile) == blob
 
 
 def test_the_golden_files_are_pinned():
-    old = [n for n in FILES if not n.endswith("-mix.umc")]
-    digest = hashlib.sha256(b"".join((GOLDEN / n).read_bytes() for n in old)).hexdigest()
-    assert (len(old), digest[:16]) == (9, "f9451d67ffa2630b")
-    mix = [n for n in FILES if n.endswith("-mix.umc")]
-    digest = hashlib.sha256(b"".join((GOLDEN / n).read_bytes() for n in mix)).hexdigest()
-    assert (len(mix), digest[:16]) == (12, "2e259c4321065ef4")
+    pins = {"": (9, "f9451d67ffa2630b"), "-mix.umc": (12, "2e259c4321065ef4"),
+            "-mix2.umc": (12, "e0f0e44a55ba4b15")}
+    for suffix, pin in pins.items():
+        files = [n for n in FILES
+                 if (n.endswith(suffix) if suffix else not n.endswith(tuple(STAGE)))]
+        digest = hashlib.sha256(b"".join((GOLDEN / n).read_bytes() for n in files)).hexdigest()
+        assert (len(files), digest[:16]) == pin, suffix
 
 
 def test_decoding_needs_no_torch(tmp_path):

@@ -1,14 +1,16 @@
 """How the golden files were made (run once; never rerun unless the format changes on purpose).
 
     python tests/umoec/engine/golden/make_golden.py CHECKPOINT     # tiny.umm + the rANS files
-    python tests/umoec/engine/golden/make_golden.py --mix          # the mixing-stage files
+    python tests/umoec/engine/golden/make_golden.py --mix          # the mixing stage, version 1
+    python tests/umoec/engine/golden/make_golden.py --mix2         # the mixing stage, version 2
 
 CHECKPOINT: a tiny tier1-family checkpoint (tests/umoec/train/conftest.py TINY, 80 steps on the
 400 kB default corpus). The first form wrote tiny.umm (its coding model), three inputs (Python
 text, binary, empty) and their .umc files for every profile of the time, all coded with rANS
 (NAME.PROFILE.umc). The second writes, with that tiny.umm, the files of every profile of the
-context-mixing stage (coder cm: NAME.PROFILE-mix.umc). test_golden.py requires that every later
-version decodes all of them, and writes again byte for byte those whose profile still codes
+context-mixing stage (coder cm, version 1: NAME.PROFILE-mix.umc); the third the same with its
+version 2 (check bytes, the match model: NAME.PROFILE-mix2.umc). test_golden.py requires that
+every later version decodes all of them, and writes again byte for byte those whose profile still codes
 with the coder their header names.
 """
 import sys
@@ -29,13 +31,13 @@ def inputs() -> dict[str, bytes]:
     return {"source.txt": text, "binary.bin": binary, "empty": b""}
 
 
-def mix() -> None:
+def mix(suffix: str) -> None:
     model = mf.read(HERE / "tiny.umm")
     for name, data in inputs().items():
         assert (HERE / name).read_bytes() == data
         for profile in PROFILES:
-            (HERE / f"{name}.{profile}-mix.umc").write_bytes(compress_bytes(data, model,
-                                                                            profile=profile))
+            (HERE / f"{name}.{profile}{suffix}.umc").write_bytes(compress_bytes(data, model,
+                                                                               profile=profile))
 
 
 def main(checkpoint: str) -> None:
@@ -51,4 +53,7 @@ def main(checkpoint: str) -> None:
 
 
 if __name__ == "__main__":
-    mix() if sys.argv[1] == "--mix" else main(sys.argv[1])
+    if sys.argv[1] in ("--mix", "--mix2"):
+        mix(sys.argv[1][1:])
+    else:
+        main(sys.argv[1])
