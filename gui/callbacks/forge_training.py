@@ -94,7 +94,9 @@ def loss_figure(log: forge.ForgeLog, smoothing: float, log_y: bool):
 def forge_training_update(run: forge.ForgeRun, smoothing: float, log_y: bool,
                           state: Optional[dict]) -> dict[str, Any]:
     """The Training tab's outputs for a Forge run (see training_callbacks.OUTPUT_ORDER)."""
-    sig = list(run.signature() or (-1, -1))
+    # a string: the browser keeps numbers as doubles, and st_mtime_ns (~1.8e18) > 2**53 would
+    # come back rounded, never equal, and the run be redrawn (and a zoom undone) every tick
+    sig = "-".join(str(v) for v in (run.signature() or (-1, -1)))
     if (state and state.get("run") == run.key and state.get("forge_sig") == sig
             and state.get("smoothing") == smoothing and state.get("log_y") == log_y):
         return {k: no_update for k in KEYS}
@@ -122,6 +124,6 @@ def forge_training_update(run: forge.ForgeRun, smoothing: float, log_y: bool,
     return dict(common, kpis=kpis(train), loss=loss_figure(log, smoothing, log_y), lr=lr,
                 error=dbc.Alert(info, color="secondary", class_name="py-2 mb-2 small"),
                 state={"run": run.key, "forge_sig": sig, "smoothing": smoothing, "log_y": log_y,
-                       "gen": f"forge-{sig[0]}-{sig[1]}",
+                       "gen": f"forge-{sig}",
                        "last_step": int(train["step"].iloc[-1]) if len(train) else None,
                        "points": min(len(train), MAX_POINTS)})

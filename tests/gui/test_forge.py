@@ -170,3 +170,15 @@ def test_training_tab_shows_a_forge_run_read_only(tmp_path):
     assert out["log"].splitlines()[-1].startswith("299,")
     again = training_update(tmp_path, "forge-a", 0.6, False, out["state"])
     assert all(v is no_update for v in again.values())          # unchanged log: nothing sent
+
+
+def test_an_unchanged_forge_run_is_not_resent_after_the_browser_kept_its_state(tmp_path):
+    """The state goes through the browser, where numbers are doubles: a signature holding
+    st_mtime_ns (~1.8e18 > 2**53) came back rounded, never matched, and the run was redrawn
+    every tick (undoing any zoom)."""
+    import json
+    write_forge_run(tmp_path / "forge-a", steps=50)
+    out = training_update(tmp_path, "forge-a", 0.6, False, None)
+    browser = json.loads(json.dumps(out["state"]), parse_int=lambda s: int(float(s)))
+    again = training_update(tmp_path, "forge-a", 0.6, False, browser)
+    assert all(v is no_update for v in again.values())

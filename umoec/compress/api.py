@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import io
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional, Union
+from typing import BinaryIO, Callable, Optional, Union
 
 import numpy as np
 
@@ -27,7 +29,7 @@ from ..engine import modelfile as mf
 from ..engine import store
 from ..engine.adapt import RATE_MAX
 from ..engine.predictor import ExactPredictor
-from ..run.atomic import atomic_write_bytes
+from ..run.atomic import atomic_write
 from . import profiles
 from .runtime import keep_pages, paused_gc
 
@@ -50,9 +52,11 @@ class ModelError(CodecError):
     """The model cannot be found or used; exit code 2, the message names it and where."""
 
 
-def _read(path: Path, what: str) -> bytes:
+def _open(path: Path, what: str) -> BinaryIO:
     try:
-        return Path(path).read_bytes()
+        if Path(path).is_dir():
+            raise IsADirectoryError(21, "Is a directory")
+        return open(path, "rb")
     except OSError as exc:
         raise CodecError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
 
@@ -128,11 +132,28 @@ def _decode_globals(text, n: int) -> np.ndarray:
 
 def compress_bytes(data: bytes, model: Optional[mf.ModelFile], *, profile: str = "turbo",
                    config: Optional[C.Config] = None, input_name: str = "",
-                   progress: Optional[Progress] = None) -> bytes:
+                   progress: Optional[Progress] = None, frame_bytes: Optional[int] = None,
+                   workers: int = 1) -> bytes:
+    """`data` as .umc bytes: one frame, or several when it is larger than the profile's frame
+    size (stream.py)."""
+    from .stream import compress_stream
+    out = io.BytesIO()
+    compress_stream(io.BytesIO(data), out, model, profile=profile, config=config,
+                    input_name=input_name, progress=progress, total=len(data),
+                    frame_bytes=frame_bytes, workers=workers)
+    return out.getvalue()
+
+
+def compress_frame(data: bytes, model: Optional[mf.ModelFile], *, profile: str = "turbo",
+                   config: Optional[C.Config] = None, input_name: str = "",
+                   progress: Optional[Progress] = None, frame: Optional[dict] = None) -> bytes:
+    """One frame: `data` coded on its own; `frame` (frames.frame_meta) joins its metadata when
+    the file has several."""
     prof = profiles.get(profile)
+    extra = dict(frame or {})
     if not prof.network:  # the mixing stage alone: no model, nothing of it in the header
         settings = CodecSettings(streams=1, coder="cm", block_size=CM_BLOCK, profile=prof.name,
-                                 metadata={"input_name": input_name[:200]})
+                                 metadata={"input_name": input_name[:200], **extra})
         with paused_gc():
             return compress(data, NoNetwork(), settings, progress=progress)
     if model is None:
@@ -141,7 +162,7 @@ def compress_bytes(data: bytes, model: Optional[mf.ModelFile], *, profile: str =
     g = document_features(data, cfg.head.d_globals)
     m = cfg.entropy.match_min_len
     meta = {"globals": _encode_globals(g), "match_min_len": m, "adapt_rate": prof.adapt_rate,
-            "input_name": input_name[:200]}
+            "input_name": input_name[:200], **extra}
     settings = CodecSettings.from_config(cfg, streams=prof.streams_for(len(data)), profile=prof.name,
                                          model_hash=bytes.fromhex(model.hash),
                                          model_name=model.name[:64], metadata=meta)
@@ -155,18 +176,25 @@ def compress_bytes(data: bytes, model: Optional[mf.ModelFile], *, profile: str =
 
 def compress_path(input_path: Path, output_path: Path, model: ModelSpec = None, *,
                   checkpoint: Optional[Path] = None, config: Optional[C.Config] = None,
-                  profile: str = "turbo", progress: Optional[Progress] = None) -> Result:
-    """Compress a file into a .umc file (written atomically)."""
+                  profile: str = "turbo", progress: Optional[Progress] = None,
+                  workers: int = 1, frame_bytes: Optional[int] = None) -> Result:
+    """Compress a file into a .umc file (written atomically), one frame in memory at a time."""
+    from .stream import compress_stream
     prof = profiles.get(profile)
-    data = _read(input_path, "input file")
     m = open_model(model, checkpoint) if prof.network else None
     t0 = time.perf_counter()
-    blob = compress_bytes(data, m, profile=prof.name, config=config,
-                          input_name=Path(input_path).name, progress=progress)
-    seconds = time.perf_counter() - t0
-    atomic_write_bytes(output_path, blob)
-    return Result(CodecStats(len(data), len(blob), seconds), prof.name,
-                  prof.streams_for(len(data)), m.label() if m else NO_MODEL, m.hash if m else "")
+    done = {}
+    with _open(input_path, "input file") as src:
+        size = os.fstat(src.fileno()).st_size
+        atomic_write(output_path, lambda dst: done.update(stats=compress_stream(
+            src, dst, m, profile=prof.name, config=config, input_name=Path(input_path).name,
+            progress=progress, total=size, frame_bytes=frame_bytes, workers=workers)),
+            unnamed=True)
+    st = done["stats"]
+    return Result(CodecStats(st.read, st.written, time.perf_counter() - t0), prof.name,
+                  prof.streams_for(min(st.read, prof.frame_bytes if frame_bytes is None
+                                       else frame_bytes)),
+                  m.label() if m else NO_MODEL, m.hash if m else "")
 
 
 def model_for_file(header, model: ModelSpec = None,
@@ -186,7 +214,19 @@ def model_for_file(header, model: ModelSpec = None,
 
 
 def decompress_bytes(blob: bytes, model: ModelSpec = None, *, checkpoint: Optional[Path] = None,
+                     progress: Optional[Progress] = None, source: str = "input",
+                     workers: int = 1) -> bytes:
+    """The original of .umc bytes (every frame, in order, each checked against its sha256)."""
+    from .stream import decompress_stream
+    out = io.BytesIO()
+    decompress_stream(io.BytesIO(blob), out, model, checkpoint=checkpoint, progress=progress,
+                      total=len(blob), source=source, workers=workers)
+    return out.getvalue()
+
+
+def decompress_frame(blob: bytes, model: ModelSpec = None, *, checkpoint: Optional[Path] = None,
                      progress: Optional[Progress] = None, source: str = "input") -> bytes:
+    """One frame's original."""
     header = read_header(blob)
     meta = header.metadata
     try:
@@ -214,18 +254,22 @@ def decompress_bytes(blob: bytes, model: ModelSpec = None, *, checkpoint: Option
 
 
 def decompress_path(input_path: Path, output_path: Path, model: ModelSpec = None, *,
-                    checkpoint: Optional[Path] = None,
-                    progress: Optional[Progress] = None) -> Result:
-    """Decode a .umc file; verifies sha256; writes the output atomically or not at all."""
-    blob = _read(input_path, ".umc file")
+                    checkpoint: Optional[Path] = None, progress: Optional[Progress] = None,
+                    workers: int = 1) -> Result:
+    """Decode a .umc file frame by frame; verifies each frame's sha256; writes the output
+    atomically or not at all."""
+    from .stream import decompress_stream
     t0 = time.perf_counter()
-    data = decompress_bytes(blob, model, checkpoint=checkpoint, progress=progress,
-                            source=str(input_path))
-    seconds = time.perf_counter() - t0
-    atomic_write_bytes(output_path, data)
-    header = read_header(blob)
+    done = {}
+    with _open(input_path, ".umc file") as src:
+        size = os.fstat(src.fileno()).st_size
+        atomic_write(output_path, lambda dst: done.update(stats=decompress_stream(
+            src, dst, model, checkpoint=checkpoint, progress=progress, total=size,
+            source=str(input_path), workers=workers)), unnamed=True)
+    st = done["stats"]
+    header = st.header
+    stats = CodecStats(st.written, st.read, time.perf_counter() - t0)
     if not any(header.model_hash):
-        return Result(CodecStats(len(data), len(blob), seconds), header.profile, header.streams,
-                      NO_MODEL, "")
-    return Result(CodecStats(len(data), len(blob), seconds), header.profile, header.streams,
+        return Result(stats, header.profile, header.streams, NO_MODEL, "")
+    return Result(stats, header.profile, header.streams,
                   f"{header.model_name} ({header.model_hash.hex()[:12]})", header.model_hash.hex())

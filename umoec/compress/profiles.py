@@ -21,6 +21,10 @@ ADAPT_RATE = 32    # measured with the default model on held-out Python, match m
                    # 1.927 -> 1.876, not worth turbo's time
 
 
+FRAME_BYTES = 8 << 20   # input bytes per frame (codec/frames.py): what compress or decompress
+                        # holds at a time, and the unit of parallel work; each frame starts cold
+
+
 @dataclass(frozen=True)
 class Profile:
     name: str
@@ -33,6 +37,7 @@ class Profile:
     min_stream_bytes: int = 256      # fewer streams on small inputs: each holds at least this
     coder: str = ""                  # "cm": the context-mixing stage (codec/cm.py); "": entropy.coder
     network: bool = True             # False: no model at all (the mixing stage alone)
+    frame_bytes: int = FRAME_BYTES   # an input larger than this is coded in independent frames
 
     def streams_for(self, size: int) -> int:
         """Streams for an input of `size` bytes: a stream starts with no context, so a small

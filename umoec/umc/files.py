@@ -1,9 +1,12 @@
-"""One file through the codec, all-or-nothing: compress, decompress or test it.
+"""One file through the codec: compress, decompress or test it, one frame at a time.
 
 Imported only after threads.prepare: it loads numpy, which reads its thread settings then.
-The whole result is made in memory; a file target is written to a temp file renamed into place
-(umoec.run.atomic) and stdout is written only after success, so a failure or a kill never leaves
-half an output. --rm deletes the source only after the written output has been read back and
+Input is read and output written frame by frame (umoec/compress/stream.py), so memory stays
+bounded for inputs of any size; `workers` processes code the frames of a large input in parallel
+(the bytes written never depend on it). A file target is written to a temp file renamed into
+place (umoec.run.atomic), so a failure or a kill never leaves half a file; stdout receives each
+frame when it is done (as zstd and xz do), so a failure there ends the output early with a
+non-zero exit. --rm deletes the source only after the written output has been read back and
 decoded (decompressing: hashed) to the original's sha256.
 """
 from __future__ import annotations
@@ -15,15 +18,18 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import BinaryIO, Callable, Optional, TypeVar
 
 from ..cli import EXIT_FAILURE, UserError
-from ..codec import CodecStats, Header, read_header
-from ..compress import api
+from ..codec import CodecStats
+from ..compress.stream import StreamStats, compress_stream, decompress_stream
 from ..engine.modelfile import ModelFile
 from ..progress import ProgressBar
-from ..run.atomic import atomic_write_bytes
+from ..run.atomic import atomic_write
 from .names import STDIO, check_source, check_target, show
+
+
+T = TypeVar("T")
 
 
 def _stderr(msg: str) -> None:
@@ -37,6 +43,8 @@ class Options:
     force: bool = False           # -f
     remove: bool = False          # --rm
     verbosity: int = 1            # 0 -q, 1 normal, 2 -v
+    workers: int = 1              # processes coding frames (-T)
+    frame_bytes: Optional[int] = None   # --frame-size (None: the profile's)
     say: Callable[[str], None] = _stderr
 
     def note(self, level: int, msg: str) -> None:
@@ -44,27 +52,40 @@ class Options:
             self.say(msg)
 
 
-def _read(source: str) -> bytes:
+def _open(source: str) -> tuple[BinaryIO, int]:
+    """(the source as a binary stream, its size or 0 when unknown)."""
+    if source == STDIO:
+        return sys.stdin.buffer, 0
     try:
-        return sys.stdin.buffer.read() if source == STDIO else Path(source).read_bytes()
+        fh = open(source, "rb")
+        return fh, os.fstat(fh.fileno()).st_size
     except OSError as exc:
         raise UserError(f"cannot read: {exc.strerror or exc}", EXIT_FAILURE) from None
 
 
-def _write(target: Optional[str], data: bytes, source: str) -> None:
-    if target is None:
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-        return
+def _through(source: str, target: Optional[str], code: Callable[[BinaryIO, BinaryIO, int], T]) -> T:
+    """code(src, dst, size) from the source to the target: a temp file renamed into place, or
+    stdout as the frames come."""
+    src, size = _open(source)
     try:
-        atomic_write_bytes(target, data)
-    except OSError as exc:
-        raise UserError(f"cannot write {target}: {exc.strerror or exc}", EXIT_FAILURE) from None
+        if target is None:
+            out = code(src, sys.stdout.buffer, size)
+            sys.stdout.buffer.flush()
+            return out
+        done = []
+        try:
+            atomic_write(target, lambda dst: done.append(code(src, dst, size)), unnamed=True)
+        except OSError as exc:
+            raise UserError(f"cannot write {target}: {exc.strerror or exc}", EXIT_FAILURE) from None
+    finally:
+        if src is not sys.stdin.buffer:
+            src.close()
     if source != STDIO:
         try:
             shutil.copystat(source, target)  # zstd keeps the source's mode and times
         except OSError:
             pass
+    return done[0]
 
 
 def _discard(target: str) -> None:
@@ -108,14 +129,14 @@ def compress_one(source: str, target: Optional[str], opts: Options) -> str:
     """Compress `source` to `target`; returns the summary line."""
     check_source(source)
     check_target(source, target, opts.force)
-    data = _read(source)
     name = "" if source == STDIO else Path(source).name
-    blob, seconds = _coded(opts, show(source), lambda bar: api.compress_bytes(
-        data, opts.model, profile=opts.profile, input_name=name, progress=bar))
-    _write(target, blob, source)
-    line = f"{show(source)} -> {_out(target)}: {CodecStats(len(data), len(blob), seconds).summary()}"
+    st, seconds = _coded(opts, show(source), lambda bar: _through(
+        source, target, lambda src, dst, size: compress_stream(
+            src, dst, opts.model, profile=opts.profile, input_name=name, progress=bar,
+            total=size, workers=opts.workers, frame_bytes=opts.frame_bytes)))
+    line = f"{show(source)} -> {_out(target)}: {CodecStats(st.read, st.written, seconds).summary()}"
     if _removes(source, target, opts):
-        _verify_compressed(target, hashlib.sha256(data).digest(), opts)
+        _verify_compressed(target, st.sha256, opts)
         _remove_source(source)
         line += "; verified, source removed"
     return line
@@ -124,10 +145,11 @@ def compress_one(source: str, target: Optional[str], opts: Options) -> str:
 def _verify_compressed(target: str, sha256: bytes, opts: Options) -> None:
     """Decode the file as written on disk; a bad one is removed and the source kept."""
     try:
-        blob = Path(target).read_bytes()
-        back, _ = _coded(opts, f"verify {target}", lambda bar: api.decompress_bytes(
-            blob, opts.model, progress=bar, source="header"))
-        why = "" if hashlib.sha256(back).digest() == sha256 else "decoded bytes differ"
+        with open(target, "rb") as src:
+            back, _ = _coded(opts, f"verify {target}", lambda bar: decompress_stream(
+                src, _Discard(), opts.model, progress=bar, total=os.fstat(src.fileno()).st_size,
+                source="header", workers=opts.workers))
+        why = "" if back.sha256 == sha256 else "decoded bytes differ"
     except (UserError, OSError) as exc:
         why = str(exc)
     if why:
@@ -136,27 +158,50 @@ def _verify_compressed(target: str, sha256: bytes, opts: Options) -> None:
                         "kept", EXIT_FAILURE)
 
 
-def _decode(source: str, opts: Options) -> tuple[bytes, bytes, float, Header]:
-    """(the .umc bytes, the decoded original, seconds, header); the sha256 is checked."""
-    blob = _read(source)
-    header = read_header(blob)
-    opts.note(2, f"umc: {show(source)}: model {header.model_name or '?'} "
-              f"({header.model_hash.hex()[:12]}), profile {header.profile}, {header.streams} streams")
-    data, seconds = _coded(opts, show(source), lambda bar: api.decompress_bytes(
-        blob, opts.model, progress=bar, source="header"))
-    return blob, data, seconds, header
+class _Discard:
+    """A sink for `umc -t` and verification: decoded bytes are hashed, not kept."""
+
+    def write(self, data: bytes) -> int:
+        return len(data)
+
+
+def _decode(source: str, target: Optional[str], opts: Options) -> tuple[StreamStats, float]:
+    """Decode `source` into `target` (None: stdout; _Discard: nowhere), every frame's sha256
+    checked."""
+    def code(src, dst, size):
+        return decompress_stream(src, dst, opts.model, progress=bar_holder[0], total=size,
+                                 source="header", workers=opts.workers)
+
+    bar_holder = [None]
+
+    def work(bar):
+        bar_holder[0] = bar
+        if isinstance(target, _Discard):
+            src, size = _open(source)
+            try:
+                return code(src, target, size)
+            finally:
+                if src is not sys.stdin.buffer:
+                    src.close()
+        return _through(source, target, code)
+
+    st, seconds = _coded(opts, show(source), work)
+    h = st.header
+    opts.note(2, f"umc: {show(source)}: model {h.model_name or '?'} ({h.model_hash.hex()[:12]}), "
+              f"profile {h.profile}, {h.streams} streams, {st.frames} frame(s)")
+    return st, seconds
 
 
 def decompress_one(source: str, target: Optional[str], opts: Options) -> str:
     """Decode `source` (sha256 verified) to `target`; returns the summary line."""
     check_source(source)
     check_target(source, target, opts.force)
-    blob, data, seconds, header = _decode(source, opts)
-    _write(target, data, source)
-    line = f"{show(source)} -> {_out(target)}: {CodecStats(len(data), len(blob), seconds).summary()}"
+    st, seconds = _decode(source, target, opts)
+    line = f"{show(source)} -> {_out(target)}: {CodecStats(st.written, st.read, seconds).summary()}"
     if _removes(source, target, opts):
         try:  # decoding already checked the sha256; this checks what reached the disk
-            ok = hashlib.sha256(Path(target).read_bytes()).digest() == header.sha256
+            with open(target, "rb") as fh:
+                ok = hashlib.file_digest(fh, "sha256").digest() == st.sha256
         except OSError:
             ok = False
         if not ok:
@@ -171,6 +216,8 @@ def decompress_one(source: str, target: Optional[str], opts: Options) -> str:
 def verify_one(source: str, target: Optional[str], opts: Options) -> str:
     """Decode and verify `source`, writing nothing (target is ignored)."""
     check_source(source)
-    _, data, seconds, header = _decode(source, opts)
-    return (f"{show(source)}: OK, {len(data):,} bytes, sha256 verified (model "
-            f"{header.model_name or '?'}, {seconds:.2f} s)")
+    st, seconds = _decode(source, _Discard(), opts)
+    h = st.header
+    model = (h.model_name or "?") if any(h.model_hash) else "none"
+    return (f"{show(source)}: OK, {st.written:,} bytes, sha256 verified (model {model}, "
+            f"{seconds:.2f} s)")

@@ -2,7 +2,9 @@
 
 The table has one row per file: compressed and original size, ratio, bits per byte (of the whole
 .umc file, header included), profile, model name and short hash, the original's sha256; -v
-prints every header field instead.
+prints every header field instead. A file of several frames is read through (each frame's
+header; payloads are read, not decoded) to sum its frames; its sha256 column says how many
+frames carry their own.
 """
 from __future__ import annotations
 
@@ -11,17 +13,28 @@ from dataclasses import dataclass
 
 from ..codec import CodecStats, Header, read_header
 from ..codec.container import MAX_HEADER
+from ..codec.frames import FRAME_KEY, frame_of, frames
 
 
 @dataclass(frozen=True)
 class Row:
     path: str
     compressed: int      # bytes of the .umc file
-    header: Header
+    header: Header       # the first frame's
+    original: int = -1   # the sum over frames (-1: the header's own size, one frame)
+    frames: int = 1
+
+    @property
+    def size(self) -> int:
+        return self.header.original_size if self.original < 0 else self.original
+
+    @property
+    def sha256(self) -> str:
+        return self.header.sha256.hex() if self.frames == 1 else f"({self.frames} frames, each its own)"
 
     @property
     def stats(self) -> CodecStats:
-        return CodecStats(self.header.original_size, self.compressed, 0.0)
+        return CodecStats(self.size, self.compressed, 0.0)
 
     @property
     def model(self) -> str:
@@ -31,11 +44,16 @@ class Row:
 
 
 def read_row(path: str) -> Row:
-    """The header of `path` (only its first MAX_HEADER bytes are read)."""
+    """The header of `path` (only its first MAX_HEADER bytes are read when it has one frame)."""
     with open(path, "rb") as fh:
         head = fh.read(MAX_HEADER)
         size = os.fstat(fh.fileno()).st_size
-    return Row(path, size, read_header(head))
+        header = read_header(head)
+        if frame_of(header) is None:
+            return Row(path, size, header)
+        fh.seek(0)
+        sizes = [h.original_size for h, _ in frames(fh)]
+    return Row(path, size, header, sum(sizes), len(sizes))
 
 
 TITLES = ("compressed", "original", "ratio", "bpb", "profile", "model", "sha256", "file")
@@ -43,8 +61,8 @@ TITLES = ("compressed", "original", "ratio", "bpb", "profile", "model", "sha256"
 
 def _cells(r: Row) -> tuple[str, ...]:
     s = r.stats
-    return (f"{r.compressed:,}", f"{r.header.original_size:,}", f"{s.ratio:.2f}", f"{s.bpb:.3f}",
-            r.header.profile, r.model, r.header.sha256.hex(), r.path)
+    return (f"{r.compressed:,}", f"{r.size:,}", f"{s.ratio:.2f}", f"{s.bpb:.3f}",
+            r.header.profile, r.model, r.sha256, r.path)
 
 
 def table(rows: list[Row]) -> list[str]:
@@ -62,10 +80,12 @@ def table(rows: list[Row]) -> list[str]:
 def details(r: Row) -> list[str]:
     """Every header field of one file, one per line (-l -v)."""
     h, s = r.header, r.stats
-    meta = {k: v for k, v in h.metadata.items() if k != "globals"}  # globals: model input, opaque
+    meta = {k: v for k, v in h.metadata.items()
+            if k not in ("globals", FRAME_KEY)}   # globals: model input, opaque
     fields = [
-        ("original", f"{h.original_size:,} bytes"),
-        ("sha256", h.sha256.hex()),
+        ("original", f"{r.size:,} bytes"),
+        ("frames", f"{r.frames} (fields below: the first frame's)" if r.frames > 1 else "1"),
+        ("sha256", r.sha256),
         ("compressed", f"{r.compressed:,} bytes"),
         ("ratio", f"{s.ratio:.3f}"),
         ("bpb", f"{s.bpb:.4f}"),

@@ -87,8 +87,13 @@ def parser() -> argparse.ArgumentParser:
                    help="coding model (default: the shipped default model; decoding: the one "
                    "the file names, found by its hash)")
     c.add_argument("-T", "--threads", type=int, metavar="N",
-                   help="BLAS threads, results never depend on it (default 0: chosen from the "
-                   "profile and the idle cores; 1 for decoding)")
+                   help="cores to use: processes coding frames in parallel when the input has "
+                   "several (8 MiB each), else the engine's threads; the output never depends "
+                   "on it (default 0: chosen from the profile and the idle cores)")
+    c.add_argument("--frame-size", metavar="SIZE", type=_size,
+                   help="input bytes per frame (K, M, G suffixes; default: the profile's, 8M): "
+                   "what is held in memory and the unit of parallel work; smaller frames start "
+                   "cold more often")
     g = p.add_argument_group("messages")
     g.add_argument("-q", "--quiet", action="count", default=0,
                    help="no summary lines or notes, only errors")
@@ -97,6 +102,20 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("-V", "--version", action="version", version=_version())
     g.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     return p
+
+
+def _size(text: str) -> int:
+    """'65536', '64K', '8M', '1G' -> bytes (at least 1 KiB, at most 1 GiB)."""
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    t = text.strip().upper().removesuffix("IB").removesuffix("B")
+    num, unit = (t[:-1], t[-1]) if t[-1:] in units else (t, "")
+    try:
+        n = int(num) * units[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 65536, 64K, 8M)") from None
+    if not 1 << 10 <= n <= 1 << 30:
+        raise argparse.ArgumentTypeError(f"must be 1K..1G, got {text!r}")
+    return n
 
 
 def _check_usage(a, mode: str, sources: list[str]) -> None:
@@ -161,13 +180,14 @@ def _files(a) -> int:
     _check_usage(a, mode, sources)
     if mode == "list":
         return _list(sources, verbosity, debug)
-    wanted = PROFILES[a.profile].threads if mode == "compress" else 1
+    wanted = PROFILES[a.profile].threads if mode == "compress" else 2
     plan = prepare(a.threads or wanted, fixed=bool(a.threads))   # before numpy loads
     from ..compress.api import open_model
     from . import files
     needs = mode == "compress" and PROFILES[a.profile].network   # the cm profile has no model
     model = open_model(a.model) if needs or a.model else None     # ModelError: exit 2
-    opts = files.Options(model, a.profile, a.force, a.rm, verbosity)
+    opts = files.Options(model, a.profile, a.force, a.rm, verbosity, workers=plan.threads,
+                         frame_bytes=a.frame_size)
     opts.note(2, f"umc: {plan.reason}" + (f"; model {model.label()} ({model.path})" if model else ""))
     run = {"compress": files.compress_one, "decompress": files.decompress_one,
            "test": files.verify_one}[mode]

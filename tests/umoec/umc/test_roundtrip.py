@@ -38,14 +38,42 @@ def test_one_missing_file_fails_alone_and_the_others_are_done(umc):
     assert not (umc.cwd / "missing.txt.umc").exists()
 
 
+def _pipeline(umc, first: list[str], second: list[str], data: bytes) -> bytes:
+    """data | umc FIRST | umc SECOND -> what the second writes (two processes, one pipe)."""
+    a = umc.popen(*first, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    b = umc.popen(*second, stdin=a.stdout, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    a.stdout.close()                              # b owns the pipe's read end now
+    a.stdin.write(data)
+    a.stdin.close()
+    out, err_b = b.communicate(timeout=120)
+    err_a = a.stderr.read()
+    assert a.wait(timeout=60) == 0 and b.returncode == 0, (err_a, err_b)
+    a.stderr.close()
+    return out
+
+
 def test_stdin_to_stdout_pipeline(umc):
-    umc.write("f", TEXT)
-    cmd = " ".join(COMMAND)
-    res = subprocess.run(f"cat f | {cmd} -c - | {cmd} -d -c - > g", shell=True, cwd=umc.cwd,
-                         env=umc.env, capture_output=True, text=True, timeout=120)
-    assert res.returncode == 0, res.stderr
-    assert (umc.cwd / "g").read_bytes() == TEXT
-    assert sorted(p.name for p in umc.cwd.iterdir()) == ["f", "g"]
+    assert _pipeline(umc, ["-c", "-"], ["-d", "-c", "-"], TEXT) == TEXT
+    assert sorted(p.name for p in umc.cwd.iterdir()) == []
+
+
+def test_frames_stream_through_a_pipe_and_workers_never_change_the_bytes(umc):
+    """An input of several frames: the same file from one worker or two, from a file or stdin
+    (no name), decoded by either, listed with its frame count; a frame cut off is refused."""
+    data = (TEXT * 30)[:40_000]
+    umc.write("big.txt", data)
+    args = ["--profile", "cm", "--frame-size", "8K"]
+    assert umc(*args, "-T", "1", "big.txt", "-o", "one.umc").rc == 0
+    assert umc(*args, "-T", "2", "big.txt", "-o", "two.umc").rc == 0
+    one = (umc.cwd / "one.umc").read_bytes()
+    assert one == (umc.cwd / "two.umc").read_bytes() and one.count(MAGIC) == 5
+    assert _pipeline(umc, args + ["-c"], ["-d", "-c", "-T", "2"], data) == data
+    listed = umc("-l", "one.umc")
+    assert listed.rc == 0 and "40,000" in listed.out.decode() and "5 frames" in listed.out.decode()
+    cut = one[:one.rfind(MAGIC)]                   # the last frame is gone
+    umc.write("cut.umc", cut)
+    r = umc("-t", "cut.umc")
+    assert r.rc == 1 and "truncated .umc file: it ends after frame 3" in r.err
 
 
 def test_c_writes_stdout_and_no_file_means_stdin(umc):

@@ -1,0 +1,153 @@
+"""Frame by frame: compress or decompress from one binary stream to another holding one frame
+(a few with workers) at a time, optionally coding frames in several processes.
+
+The input is cut into frames of the profile's frame size (codec/frames.py); a file that fits in
+one frame is written exactly as a single container. With `workers` > 1 the frames go to that
+many processes (spawned, each with one engine thread) through a window of 2 x workers frames,
+and come back in order: the output is the same bytes for any number of workers. Memory is
+bounded by the window, not by the input: stdin to stdout works for inputs larger than memory.
+"""
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+from collections import deque
+from itertools import chain
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import BinaryIO, Callable, Iterator, Optional
+
+from ..codec.container import Header
+from ..codec.errors import CodecError, FormatError
+from ..codec.frames import frame_meta, frame_of, frames
+from ..codec.frames import _read_exactly as read_exactly
+from . import profiles, workers as W
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class StreamStats:
+    read: int                     # bytes read from the source
+    written: int                  # bytes written
+    sha256: bytes                 # of the original (what compress read, what decompress wrote)
+    header: Optional[Header] = None   # decompress: the first frame's header
+    frames: int = 0
+
+
+def _cut(src: BinaryIO, size: int) -> Iterator[tuple[int, bool, bytes]]:
+    """(index, last, data) of each frame; one frame read ahead, to know which is last."""
+    index, data = 0, read_exactly(src, size)
+    while True:
+        nxt = read_exactly(src, size) if len(data) == size else b""
+        last = not nxt
+        yield index, last, data
+        if last:
+            return
+        index, data = index + 1, nxt
+
+
+def _ordered(name: str, jobs: Iterator[tuple], workers: int, model) -> Iterator:
+    """workers.<name>(*job, progress, model) for every (job, progress), in order: here with one
+    worker, else in a pool of processes (without progress)."""
+    if workers <= 1:
+        for job, progress in jobs:
+            yield getattr(W, name)(*job, progress, model)
+        return
+    ctx = multiprocessing.get_context("spawn")      # no fork of a process with threads running
+    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=W.init,
+                             initargs=(model,)) as pool:
+        pending = deque()
+        for job, _ in jobs:
+            pending.append(pool.submit(W.pooled, name, *job))
+            while len(pending) >= 2 * workers:
+                yield W.unwrap(pending.popleft().result())
+        while pending:
+            yield W.unwrap(pending.popleft().result())
+
+
+def compress_stream(src: BinaryIO, dst: BinaryIO, model, *, profile: str = "turbo", config=None,
+                    input_name: str = "", progress: Optional[Progress] = None, total: int = 0,
+                    frame_bytes: Optional[int] = None, workers: int = 1) -> StreamStats:
+    """Compress everything `src` holds into `dst`; `total` (the input size, 0 if unknown) only
+    scales `progress`."""
+    prof = profiles.get(profile)
+    size = prof.frame_bytes if frame_bytes is None else int(frame_bytes)
+    if size < 1:
+        raise CodecError(f"the frame size must be at least 1 byte, got {size}")
+    sha, read, written, count = hashlib.sha256(), 0, 0, 0
+    base = [0]
+    cut = _cut(src, size)
+    head = next(cut)
+    if head[1]:                 # one frame: coded here (with the engine's threads)
+        workers = 1
+
+    def jobs():
+        nonlocal read
+        for index, last, data in chain([head], cut):
+            sha.update(data)
+            read += len(data)
+            meta = None if index == 0 and last else frame_meta(index, last)
+            yield (data, prof.name, config, input_name, meta), _inner(progress, base, total)
+
+    for data_len, blob in _ordered("compress", jobs(), workers, model):
+        dst.write(blob)
+        written += len(blob)
+        count += 1
+        base[0] += data_len
+        if progress is not None:
+            progress(base[0], max(total, base[0]))
+    return StreamStats(read, written, sha.digest(), None, count)
+
+
+def _inner(progress: Optional[Progress], base: list, total: int):
+    """Progress within one frame (coded here only: a worker process cannot report back)."""
+    if progress is None:
+        return None
+    return lambda done, _n: progress(base[0] + done, max(total, base[0] + done))
+
+
+def decompress_stream(src: BinaryIO, dst: BinaryIO, model=None, *, checkpoint=None,
+                      progress: Optional[Progress] = None, total: int = 0,
+                      source: str = "input", workers: int = 1) -> StreamStats:
+    """Decode every frame of `src` into `dst`, each checked against its sha256; `total` is the
+    .umc size (0 if unknown) for `progress`, which counts .umc bytes here."""
+    sha, read, written, count = hashlib.sha256(), 0, 0, 0
+    base = [0]
+    todo = frames(src)
+    first = next(todo)                          # FormatError for an empty or foreign input
+    try:
+        network = profiles.get(first[0].profile).network
+    except Exception as exc:  # profiles.get raises UserError for unknown names
+        raise FormatError(f"{source}: {exc}") from None
+    if network:
+        from .api import model_for_file        # one model for every frame (they share it)
+        model, checkpoint = model_for_file(first[0], model, checkpoint), None
+    if frame_of(first[0]) is None:              # one frame: decoded here
+        workers = 1
+
+    def jobs():
+        nonlocal read
+        for header, blob in chain([first], todo):
+            if header.model_hash != first[0].model_hash:
+                raise FormatError("corrupted .umc file: its frames name different models")
+            read += len(blob)
+            yield (blob, source), _scaled(progress, base, len(blob), total)
+
+    for blob_len, data in _ordered("decompress", jobs(), workers, model):
+        dst.write(data)
+        sha.update(data)
+        written += len(data)
+        count += 1
+        base[0] += blob_len
+        if progress is not None:
+            progress(base[0], max(total, base[0]))
+    return StreamStats(read, written, sha.digest(), first[0], count)
+
+
+def _scaled(progress: Optional[Progress], base: list, blob_len: int, total: int):
+    """Within a frame, decoded bytes -> the share of the frame's .umc bytes."""
+    if progress is None:
+        return None
+    return lambda done, n: progress(base[0] + (blob_len * done // n if n else 0),
+                                    max(total, base[0] + blob_len))
