@@ -41,7 +41,7 @@ def test_long_repeats_become_nearly_free_and_noise_costs_almost_nothing():
     matched = bpb(roundtrip(data, mixer, 1), data)
     assert plain > 2                                     # measured 2.16
     assert matched < 0.4 * plain                         # measured 0.68: 3 of 4 copies ~free
-    noise = pseudo_random_bytes(20000, b"noise")
+    noise = pseudo_random_bytes(8000, b"noise")
     assert bpb(roundtrip(noise, mixer, 4), noise) < bpb(roundtrip(noise, Order2Predictor, 4), noise) + 0.02
 
 

@@ -50,7 +50,7 @@ def test_random_and_zero_bytes(tmp_path, tiny_model):
 
 
 def test_compresses_text_it_was_trained_on_below_8_bits(tmp_path, tiny_model):
-    res, _ = roundtrip(tmp_path, TEXT * 3, tiny_model, "balanced")
+    res, _ = roundtrip(tmp_path, TEXT, tiny_model, "balanced")
     assert res.stats.bpb < 8.0
 
 
