@@ -99,7 +99,8 @@ def create_app(runs_dir: str | os.PathLike = DEFAULT_RUNS_DIR, token: str | None
     # Issue 9: user presets (default <runs-dir>/../presets); Forge folders opened by path.
     app.server.config[user_presets.DIR_KEY] = str(Path(presets_dir).resolve() if presets_dir
                                                   else user_presets.default_dir(runs_dir))
-    app.server.config[forge_runs.REGISTRY_KEY] = forge_runs.ForgeRegistry()
+    app.server.config[forge_runs.REGISTRY_KEY] = forge_runs.ForgeRegistry(
+        runs_dir / forge_runs.OPENED_FILE)
     # Processes this cockpit starts (Start / Resume), watched and reaped in the background.
     app.server.config["UMOEC_LAUNCHER"] = Launcher(runs_dir, stop_timeout=stop_timeout)
     # The Datasets tab lists and builds into this folder (issue 9).

@@ -33,7 +33,7 @@ from plotly.subplots import make_subplots
 
 from umoec import config as C
 
-from . import charts, db, forge
+from . import charts, db, forge, viz_utils
 from .runs import resolve, summarise
 from .series import ema
 
@@ -336,9 +336,12 @@ def legend_name(run: RunData, keys: list[str]) -> str:
     if not keys:
         return run.label + (" (bits/token)" if run.kind == "forge" else "")
     short = short_keys(keys)
-    parts = [f"{short[k]}={fmt_value(run.config.get(k))}" for k in keys[:LEGEND_KEYS]]
-    more = f", +{len(keys) - LEGEND_KEYS} more" if len(keys) > LEGEND_KEYS else ""
     unit = " (bits/token)" if run.kind == "forge" else ""
+    own = [k for k in keys if run.config.get(k) is not None]   # a run without config.json has none
+    if not own:
+        return run.label + unit
+    parts = [f"{short[k]}={fmt_value(run.config.get(k))}" for k in own[:LEGEND_KEYS]]
+    more = f", +{len(own) - LEGEND_KEYS} more" if len(own) > LEGEND_KEYS else ""
     return f"{run.label}{unit}: {', '.join(parts)}{more}"
 
 
@@ -443,13 +446,16 @@ def compare_fig(runs: list[RunData], axis: str = "step", smoothing: float = 0.6,
     if not fig.data:
         fig.add_annotation(text="No run can be drawn on this axis", showarrow=False,
                            xref="paper", yref="paper", x=0.5, y=0.5)
-    fig.update_layout(template="plotly_white", height=620, uirevision="compare",
+    fig.update_layout(template=viz_utils.TEMPLATE, height=620, uirevision="compare",
                       margin={"l": 60, "r": 20, "t": 40, "b": 40},
                       legend={"orientation": "h", "y": -0.12, "x": 0},
                       hovermode="closest")
     fig.update_xaxes(title_text=AXES[axis], row=2, col=1)
-    fig.update_yaxes(title_text="bits per byte", row=1, col=1)
-    fig.update_yaxes(title_text="bits per byte", row=2, col=1)
+    units = {r.unit for r in runs}
+    title = ("bits per token (Forge)" if units == {"bits/token"} else
+             "bits per byte; per token for Forge runs" if "bits/token" in units else "bits per byte")
+    fig.update_yaxes(title_text=title, row=1, col=1)
+    fig.update_yaxes(title_text=title, row=2, col=1)
     # The x axes' own uirevision follows the window: when the window changes (a zoom, or
     # follow live / double-click dropping it) plotly must draw the figure's x range, not keep the
     # range a user dragged under the old one; the legend's clicks (layout uirevision) survive.

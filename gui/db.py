@@ -40,6 +40,21 @@ def open_db(path: str | os.PathLike) -> Iterator[sqlite3.Connection]:
         conn.close()
 
 
+def transient(exc: BaseException) -> bool:
+    """A read error that the next refresh can overcome (the writer holds a lock)."""
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def db_read_error(path, exc: BaseException) -> str:
+    """What a tab says about a metrics database it cannot read: retry only when that can help."""
+    if transient(exc):
+        return f"{path} is busy ({exc}); the next refresh will try again."
+    return (f"Cannot read {path}: {exc}. The file is damaged or not a database, so this tab "
+            "cannot show this run (its log.csv and training.log still hold the training "
+            "metrics).")
+
+
 def _query(conn: sqlite3.Connection, sql: str, params: Sequence,
            columns: list[str]) -> pd.DataFrame:
     try:

@@ -90,6 +90,21 @@ def dataset_bytes(cfg: Config, root: Path = ROOT) -> Optional[int]:
         return None
 
 
+def memory_verdict(memory: float, cfg: Config, ram: Optional[int] = None) -> str:
+    """Whether the estimate fits: this machine's RAM for CPU training (every process on it);
+    GPU memory is not probed by the cockpit, so it is not judged."""
+    if cfg.hardware.gpus > 0:
+        return "per GPU process, estimated; GPU memory is not checked by the cockpit"
+    if ram is None:
+        import psutil
+        ram = psutil.virtual_memory().total
+    if memory <= 0.75 * ram:
+        return f"estimated: fits this machine ({fmt_bytes(ram)} RAM)"
+    if memory <= ram:
+        return f"estimated: tight on this machine ({fmt_bytes(ram)} RAM; other programs need some)"
+    return f"estimated: does NOT fit this machine ({fmt_bytes(ram)} RAM)"
+
+
 def quantities(cfg: Config, root: Path = ROOT) -> list[Quantity]:
     t, lg, hw = cfg.training, cfg.logging, cfg.hardware
     procs = max(1, hw.gpus)
@@ -107,7 +122,7 @@ def quantities(cfg: Config, root: Path = ROOT) -> list[Quantity]:
         out.append(Quantity("active params / byte", fmt_count(active) if active else "n/a",
                             f"top {cfg.moe.top_k} of {cfg.moe.n_routed} experts"))
         out.append(Quantity("training memory", fmt_bytes(memory) if memory else "n/a",
-                            "per process, estimated"))
+                            memory_verdict(memory, cfg) if memory else "per process, estimated"))
         if flops:
             out.append(Quantity("training compute", f"{fmt_count(flops * total)}FLOP",
                                 f"{fmt_count(flops)}FLOP / byte"))

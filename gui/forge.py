@@ -38,6 +38,8 @@ from typing import Any, Optional
 import numpy as np
 import pandas as pd
 
+from umoec.run.atomic import atomic_write_text
+
 LOG_NAME = "log.csv"
 FORGE_COLUMNS = ("step", "loss", "lr", "grad_norm", "tokens_per_sec", "val_loss", "elapsed_s")
 REQUIRED = ("step", "loss")
@@ -274,10 +276,21 @@ def list_checkpoints(folder: Path) -> list[ForgeCheckpoint]:
     return out + ([latest] if latest else [])
 
 
+def _forge_header(path: Path) -> bool:
+    """log.csv starts with Forge's own header (step,loss,lr,grad_norm,...)."""
+    try:
+        with open(path / LOG_NAME, "rb") as fh:
+            first = fh.read(256).split(b"\n", 1)[0].decode("ascii", "replace").strip()
+    except OSError:
+        return False
+    return tuple(first.split(",")[:4]) == FORGE_COLUMNS[:4]
+
+
 def is_forge_dir(path: Path, need_checkpoint: bool = True) -> bool:
     """A Forge run: log.csv, ckpt_*.bin (or model.forge/), and neither status.json nor
-    config.yaml (those make it one of our runs). `need_checkpoint=False` for folders the user
-    opens explicitly (a Forge run before its first checkpoint)."""
+    config.yaml (those make it one of our runs). Before its first checkpoint a run counts when
+    its log.csv has Forge's header. `need_checkpoint=False` for folders the user opens
+    explicitly (any Forge-shaped log)."""
     try:
         if not path.is_dir() or not (path / LOG_NAME).is_file():
             return False
@@ -286,7 +299,7 @@ def is_forge_dir(path: Path, need_checkpoint: bool = True) -> bool:
         if not need_checkpoint:
             return True
         return (path / "model.forge").is_dir() or any(
-            CKPT_RE.match(n) or n == LATEST_NAME for n in os.listdir(path))
+            CKPT_RE.match(n) or n == LATEST_NAME for n in os.listdir(path)) or _forge_header(path)
     except OSError:
         return False
 
@@ -422,17 +435,33 @@ _LOG_CACHE = _Cache()
 
 # == where Forge runs come from =================================================================
 class ForgeRegistry:
-    """Forge folders opened by path (outside the runs folder) in this cockpit process."""
+    """Forge folders opened by path (outside the runs folder) in this cockpit; with `store`, a
+    JSON file they are kept in, so a restarted cockpit lists them again (those that are still
+    Forge runs)."""
 
-    def __init__(self):
+    def __init__(self, store: Optional[Path] = None):
         self._lock = threading.Lock()
+        self._store = Path(store) if store is not None else None
         self._paths: list[Path] = []
+        if self._store is not None:
+            try:
+                saved = json.loads(self._store.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                saved = []
+            for p in saved if isinstance(saved, list) else []:
+                if isinstance(p, str) and is_forge_dir(Path(p), need_checkpoint=False):
+                    self._paths.append(Path(p))
 
     def add(self, path: Path) -> Path:
         path = Path(path).resolve()
         with self._lock:
             if path not in self._paths:
                 self._paths.append(path)
+                if self._store is not None:
+                    try:
+                        atomic_write_text(self._store, json.dumps([str(p) for p in self._paths]))
+                    except OSError:
+                        pass   # remembered for this session only
         return path
 
     def paths(self) -> list[Path]:
@@ -441,6 +470,7 @@ class ForgeRegistry:
 
 
 REGISTRY_KEY = "UMOEC_FORGE_REGISTRY"
+OPENED_FILE = ".forge_opened.json"      # in the runs folder: Forge folders opened by path
 
 
 def registry() -> Optional[ForgeRegistry]:
@@ -506,6 +536,17 @@ def forge_runs(runs_dir: Path, reg: Optional[ForgeRegistry] = None) -> list[Forg
 def forge_options(runs_dir: Path, reg: Optional[ForgeRegistry] = None) -> list[dict]:
     """Run-selector options of the Forge runs, each labelled '(Forge, read-only)'."""
     return [{"label": r.label, "value": r.key} for r in forge_runs(runs_dir, reg)]
+
+
+def not_usable_here(runs_dir: Path, key: Optional[str], what: str) -> Optional[str]:
+    """Why `what` (compression, evaluation, generation) cannot use a selected Forge run, or None
+    when the key is not a Forge run."""
+    run = resolve_forge(runs_dir, key)
+    if run is None:
+        return None
+    return (f"{run.label} is a Forge run: its checkpoints are Forge's own format, which this "
+            f"cockpit reads for charts only and cannot load as a model, so {what} cannot use "
+            "it. Select one of this project's runs for that.")
 
 
 def resolve_forge(runs_dir: Path, key: Optional[str],

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from umoec import config as C
+from umoec.config.io import PRESET_DIR
 from umoec.config.fields import FieldInfo, fmt_num
 from umoec.config.io import read_yaml_text
 from umoec.config.registry import set_value
@@ -213,8 +214,13 @@ def load_file(path: Path) -> Loaded:
     return values_from_text(read_config_text(path), str(path))
 
 
-def save_file(values: Mapping[str, Any], tier: Any, path: Path) -> Path:
-    """Write the form as a commented YAML config (only when the form is valid)."""
+class NeedsConfirmation(FormFileError):
+    """The file exists: saving again over it must be asked for (overwrite=True)."""
+
+
+def save_file(values: Mapping[str, Any], tier: Any, path: Path, overwrite: bool = False) -> Path:
+    """Write the form as a commented YAML config (only when the form is valid). A shipped preset
+    (configs/) is never overwritten; any other existing file only with `overwrite`."""
     result = check(values, tier)
     if not result.ok:
         n = len(result.errors)
@@ -227,6 +233,11 @@ def save_file(values: Mapping[str, Any], tier: Any, path: Path) -> Path:
         raise FormFileError(f"not saved: {path} is a folder")
     if not path.parent.is_dir():
         raise FormFileError(f"not saved: folder {path.parent} does not exist")
+    if path.exists() and path.resolve().parent == PRESET_DIR.resolve():
+        raise FormFileError(f"not saved: {path.name} is a preset shipped with u-moec-tiny "
+                            "(configs/); save under another name")
+    if path.exists() and not overwrite:
+        raise NeedsConfirmation(f"{path} already exists: press Save Config again to overwrite it")
     try:
         return C.save(result.config, path, header=f"Saved from the u-moec-tiny cockpit "
                       f"(tier {result.config.tier}).")

@@ -87,6 +87,7 @@ CONFIG_LOAD_PATH = "config-load-path"
 CONFIG_LOAD_BTN = "config-load-btn"
 CONFIG_SAVE_PATH = "config-save-path"
 CONFIG_SAVE_BTN = "config-save-btn"
+CONFIG_SAVE_PENDING = "config-save-pending"   # the existing file a second Save overwrites
 CONFIG_RESET_BTN = "config-reset-btn"
 CONFIG_FILE_STATUS = "config-file-status"
 CONFIG_ACCORDION = "config-accordion"

@@ -6,10 +6,22 @@ from collections.abc import Collection
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+import plotly.io as pio
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-TEMPLATE = "plotly_white"
+
+def _template() -> str:
+    """plotly_white with numbers people read: 55,380 rather than 5.538e+04 or 55.38k on axes
+    and in hover labels."""
+    t = go.layout.Template(pio.templates["plotly_white"])
+    for axis in ("xaxis", "yaxis"):
+        t.layout[axis].update(exponentformat="none", separatethousands=True)
+    pio.templates["umoec"] = t
+    return "umoec"
+
+
+TEMPLATE = _template()
 
 
 def empty_fig(message: str, height: int = 320) -> go.Figure:
@@ -83,9 +95,11 @@ def loss_fig(train: pd.DataFrame, val: pd.DataFrame, smoothing: float = 0.6,
     return fig
 
 
-def lr_grad_fig(train: pd.DataFrame, max_points: int | None = None) -> go.Figure:
+def lr_grad_fig(train: pd.DataFrame, max_points: int | None = None,
+                lr_label: str = "lr (AdamW)") -> go.Figure:
     """Learning rate and gradient norm against step (two y axes), each downsampled to about
-    `max_points` when given. Traces: LR_TRACES."""
+    `max_points` when given. Traces: LR_TRACES. `lr_label`: what the lr trace is (a Forge
+    run's optimizer is not ours)."""
     if train.empty:
         return empty_fig("No training metrics yet", height=260)
     from .series import downsample
@@ -93,7 +107,7 @@ def lr_grad_fig(train: pd.DataFrame, max_points: int | None = None) -> go.Figure
     lr, gn = train["lr"].to_numpy(dtype=float), train["grad_norm"].to_numpy(dtype=float)
     lr_i, gn_i = downsample(steps, lr, max_points), downsample(steps, gn, max_points)
     fig = go.Figure()
-    fig.add_trace(go.Scattergl(x=steps[lr_i].tolist(), y=lr[lr_i].tolist(), name="lr (AdamW)", mode="lines",
+    fig.add_trace(go.Scattergl(x=steps[lr_i].tolist(), y=lr[lr_i].tolist(), name=lr_label, mode="lines",
                                line={"color": "#198754"}))
     fig.add_trace(go.Scattergl(x=steps[gn_i].tolist(), y=gn[gn_i].tolist(), name="grad norm",
                                mode="lines", yaxis="y2", line={"color": "#fd7e14", "width": 1}))
@@ -445,7 +459,7 @@ def activation_dist_fig(stats: pd.DataFrame) -> go.Figure:
             boxmean="sd", name=_block_label(b), marker_color=block_colour(b), showlegend=False,
             hoverinfo="y+name"))
     fig.update_layout(template=TEMPLATE, height=380, margin=_MARGIN,
-                      yaxis_title="activation value",
+                      yaxis_title="per-byte RMS of the block's output",
                       title={"text": f"step {int(stats['step'].iloc[0]):,}: whiskers p1..p99, "
                                      "box p25..p75, dashed mean +- std",
                              "font": {"size": 13}, "x": 0.01},

@@ -29,8 +29,10 @@ from dash import Output
 from .. import db
 from ..runs import resolve
 
-NO_RUN = ("No run selected. Create one with: python -m bin.simulate_training --steps 5000 "
-          "--out runs/demo")
+def no_run(runs_dir: Path) -> str:
+    """The empty state when no run is selected: how to make one in *this* runs folder."""
+    return ("No run selected. Create one with: python -m bin.simulate_training --steps 5000 "
+            f"--out {Path(runs_dir) / 'demo'}")
 
 
 # -- what a run's config says (for empty states) ------------------------------------------------
@@ -93,7 +95,7 @@ def probe(runs_dir: Path, name: Optional[str], table: str, missing) -> Probe:
     """Look at `table` of run `name`; `missing(run, cfg)` explains an empty table."""
     run = resolve(runs_dir, name)
     if run is None:
-        return Probe(message=NO_RUN)
+        return Probe(message=no_run(runs_dir))
     p = Probe(run=run)
     try:
         with db.open_db(run.db_path) as conn:

@@ -18,7 +18,7 @@ import pandas as pd
 from dash import Input, Output, State, ctx, html, no_update
 from dash.exceptions import PreventUpdate
 
-from .. import db, ids, models, viz_utils
+from .. import db, forge, ids, models, viz_utils
 from ..compress_jobs import (DEFAULT_JOB_TIMEOUT_S, Job, JobError, JobManager, read_sidecar,
                              status_kind, status_reason)
 from ..runs import resolve
@@ -473,8 +473,9 @@ def refresh_view(jobs: JobManager, runs_dir: Path, name, action, selected, seen)
     status = status_area(job, action)
     progress = progress_outputs(job)
     if run is None:
-        msg = ("No run selected: choose one in the top bar (its folder keeps the compressed "
-               "files and the job history).")
+        msg = forge.not_usable_here(runs_dir, name, "compression") or (
+            "No run selected: choose one in the top bar (its folder keeps the compressed "
+            "files and the job history).")
         return ((status or alert(msg, "secondary")), *progress, True, True, True,
                 jobs_table(pd.DataFrame(), None, []), [], None,
                 viz_utils.compression_comparison_fig(pd.DataFrame()), "", None)
@@ -484,9 +485,14 @@ def refresh_view(jobs: JobManager, runs_dir: Path, name, action, selected, seen)
     except FileNotFoundError:
         table = pd.DataFrame(columns=db.JOB_COLUMNS)
     except READ_ERRORS as exc:
-        err = alert(f"Cannot read {run.db_path}: {exc} (the next refresh will try again)", "danger")
-        return (err, *progress, busy, not busy, True, no_update, no_update, no_update, no_update,
-                no_update, no_update)
+        err = alert(db.db_read_error(run.db_path, exc), "danger")
+        if db.transient(exc) and (seen or {}).get("run") == name:   # same run, busy: keep the view
+            return (err, *progress, busy, not busy, True, no_update, no_update, no_update,
+                    no_update, no_update, no_update)
+        # another run's jobs, chart and PASS must not stay on screen under this run's name
+        return (err, *progress, busy, not busy, True, jobs_table(pd.DataFrame(), None, []), [],
+                None, viz_utils.empty_fig("This run's metrics.db cannot be read", height=260), "",
+                {"run": name, "newest": None, "sig": "unreadable"})
     options = done_options(table)
     values = [o["value"] for o in options]
     newest = values[0] if values else None

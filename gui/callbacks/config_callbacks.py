@@ -15,6 +15,8 @@ Callback bodies are module functions so tests can call them without a browser.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import time
 from pathlib import Path
 from typing import Any, Optional
@@ -51,6 +53,19 @@ def _ok(text: str) -> html.Span:
 
 def _bad(text: str) -> html.Span:
     return html.Span(text, className="text-danger")
+
+
+def save_action(values: dict, tier, path_text, pending) -> tuple:
+    """Save Config: (status, pending path). An existing file is overwritten only by a second
+    click on the same path (the first says so); a shipped preset never."""
+    try:
+        path = form.resolve_path(path_text)
+        done = form.save_file(values, tier, path, overwrite=pending == str(path))
+    except form.NeedsConfirmation as exc:
+        return html.Span(str(exc), className="text-warning"), str(path)
+    except FormFileError as exc:
+        return _bad(str(exc)), None
+    return _ok(f"Saved {done}."), None
 
 
 # -- filling the form -------------------------------------------------------------------------
@@ -157,6 +172,25 @@ def summary(result: form.FormCheck) -> object:
     return html.Div(lines) if len(lines) > 1 else lines[0]
 
 
+def derived_view(values: dict[str, Any], tier: Any, result: form.FormCheck) -> object:
+    """The derived quantities; while fields are in error, computed with the preset's values for
+    those fields (and said so) rather than hidden."""
+    if result.ok:
+        return derived_table(result.config)
+    try:
+        base = form.preset_values(str(tier))
+    except Exception:  # an unknown or broken preset: the schema's defaults
+        base = form.default_values()
+    patched = form.check({**values, **{k: base[k] for k in result.errors if k in base}}, tier)
+    if not patched.ok:
+        return html.Span("Derived quantities appear when the form is valid.",
+                         className="text-muted")
+    keys = ", ".join(sorted(result.errors))
+    return html.Div([html.Div(f"With the preset's values for {keys} (in error above):",
+                              className="text-warning-emphasis small"),
+                     derived_table(patched.config)])
+
+
 def check(values: dict[str, Any], tier: Any) -> dict[str, Any]:
     """What `check_form` writes, from the form's current values."""
     result = form.check(values, tier)
@@ -178,13 +212,23 @@ def check(values: dict[str, Any], tier: Any) -> dict[str, Any]:
     return {"invalid": {f.key: f.key in result.errors for f in INVALIDABLE},
             "messages": messages, "titles": titles, "start_disabled": not result.ok,
             "summary": summary(result),
-            "derived": derived_table(result.config) if result.ok else html.Span(
-                "Derived quantities appear when the form is valid.", className="text-muted"),
+            "derived": derived_view(values, tier, result),
             "lr": lr_preview(result.config),
             "store": {"values": values, "tier": tier, "saved_at": time.time()}}
 
 
 # -- status -----------------------------------------------------------------------------------
+ACTIVE = (RunState.RUNNING, RunState.STALLED)
+
+
+def _status_time(run) -> float:
+    """When the run's status file was last written (0 when there is none)."""
+    try:
+        return run.status_path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
 def status_view(runs_dir: Path, launcher: Launcher, name: Optional[str],
                 control: Any) -> dict[str, Any]:
     """config-status for the selected run, and whether Stop / Resume make sense now."""
@@ -212,7 +256,13 @@ def status_view(runs_dir: Path, launcher: Launcher, name: Optional[str],
     else:
         s = summarise(run)
         label = s.label
-        if s.state is RunState.RUNNING:
+        if (launched is not None and launched.alive and s.state not in ACTIVE
+                and _status_time(run) < launched.started):
+            # just resumed: the old process's final status is still on disk until the new
+            # one writes its first; say what is happening, not "Completed, ETA 0"
+            s = dataclasses.replace(s, state=RunState.RUNNING, detail="resuming")
+            label = f"Resuming (process {launched.pid} started, waiting for its first status)"
+        elif s.state is RunState.RUNNING:
             step, rate = _progress(run)
             label = f"Running (step {max(s.step, step or 0):,}/{s.total_steps:,}" + (
                 f", {rate:.1f} steps/s)" if rate else ")")
@@ -227,7 +277,11 @@ def status_view(runs_dir: Path, launcher: Launcher, name: Optional[str],
     note = launcher.note(name)
     if note:
         lines.append(html.Div(note, className="text-muted"))
-    if isinstance(control, dict) and control.get("text"):
+    done_stopping = (isinstance(control, dict) and control.get("action") == "stop"
+                     and run is not None and control.get("run") == run.name
+                     and summarise(run).state not in ACTIVE)
+    if isinstance(control, dict) and control.get("text") and not done_stopping:
+        # (a "SIGTERM sent ... waiting" note ends when the run has stopped: its badge says so)
         cls = "text-success" if control.get("ok") else "text-danger"
         lines.append(html.Div(control["text"], className=cls))
     return {"status": html.Div(lines), "stop_disabled": not stop_ok,
@@ -271,7 +325,7 @@ def control_action(trigger: str, launcher: Launcher, runs_dir: Path, values: dic
         if run is None:
             return {"ok": False, "text": "No run selected.", "run": None}
         if trigger == ids.CONFIG_STOP:
-            return {"ok": True, "text": launcher.stop(run), "run": run.name}
+            return {"ok": True, "text": launcher.stop(run), "run": run.name, "action": "stop"}
         if trigger == ids.RESUME_BTN:
             launched = launcher.resume(run, checkpoint, rate_f)
             return {"ok": True, "run": run.name,
@@ -329,16 +383,14 @@ def register(app) -> None:
                 out["derived"], out["lr"], out["store"])
 
     @app.callback(Output(ids.CONFIG_FILE_STATUS, "children", allow_duplicate=True),
+                  Output(ids.CONFIG_SAVE_PENDING, "data"),
                   Input(ids.CONFIG_SAVE_BTN, "n_clicks"), State(ids.CONFIG_SAVE_PATH, "value"),
+                  State(ids.CONFIG_SAVE_PENDING, "data"),
                   *[State(i, "value") for i in FIELD_IDS], State(ids.CONFIG_TIER, "value"),
                   prevent_initial_call=True)
-    def save_config(_n, path_text, *args):
+    def save_config(_n, path_text, pending, *args):
         values, tier = _values(list(args[:-1])), args[-1]
-        try:
-            path = form.save_file(values, tier, form.resolve_path(path_text))
-        except FormFileError as exc:
-            return _bad(str(exc))
-        return _ok(f"Saved {path}.")
+        return save_action(values, tier, path_text, pending)
 
     @app.callback(Output(ids.CONFIG_CONTROL_MSG, "data"),
                   Output(ids.RUN_SELECT, "options", allow_duplicate=True),

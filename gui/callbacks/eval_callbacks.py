@@ -25,7 +25,7 @@ from umoec import config as C
 from umoec import sizing
 from umoec.run import RunDir
 
-from .. import db, ids, models, viz_utils
+from .. import db, forge, ids, models, viz_utils
 from ..compress_jobs import ROOT, JobError, JobManager
 from ..compress_worker import MODEL_TAG
 from ..runs import resolve
@@ -242,7 +242,9 @@ def eval_view(jobs: JobManager, runs_dir: Path, name, action, seen: Optional[str
     busy = job is not None and job.running
     status, progress = status_area(job, action), progress_outputs(job)
     if run is None:
-        return (status or alert("No run selected: choose one in the top bar.", "secondary"),
+        msg = (forge.not_usable_here(runs_dir, name, "evaluation")
+               or "No run selected: choose one in the top bar.")
+        return (status or alert(msg, "secondary"),
                 *progress, True, True, "", eval_table(pd.DataFrame(), pd.DataFrame(), ""),
                 roundtrip_badge(pd.DataFrame()), viz_utils.eval_bpb_history_fig(pd.DataFrame()),
                 None)
@@ -253,9 +255,15 @@ def eval_view(jobs: JobManager, runs_dir: Path, name, action, seen: Optional[str
         evals = pd.DataFrame(columns=db.EVAL_COLUMNS)
         baselines = pd.DataFrame(columns=db.BASELINE_COLUMNS)
     except READ_ERRORS as exc:
-        err = alert(f"Cannot read {run.db_path}: {exc} (the next refresh will try again)", "danger")
-        return (err, *progress, busy, not busy, no_update, no_update, no_update, no_update,
-                no_update)
+        err = alert(db.db_read_error(run.db_path, exc), "danger")
+        if db.transient(exc):
+            return (err, *progress, busy, not busy, no_update, no_update, no_update, no_update,
+                    no_update)
+        # a damaged database: nothing of the previously shown run stays under this run's name
+        return (err, *progress, busy, not busy, "", eval_table(pd.DataFrame(), pd.DataFrame(), ""),
+                roundtrip_badge(pd.DataFrame()),
+                viz_utils.empty_fig("This run's metrics.db cannot be read", height=360),
+                f"unreadable {name}")
     try:
         config_mtime = run.config_path.stat().st_mtime
     except OSError:

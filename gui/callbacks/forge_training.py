@@ -115,7 +115,8 @@ def forge_training_update(run: forge.ForgeRun, smoothing: float, log_y: bool,
                     error=dbc.Alert(str(exc), color="danger", class_name="py-2 mb-2"),
                     state={"run": run.key, "forge_sig": sig})
     train = log.train
-    lr = viz_utils.lr_grad_fig(train[["step", "lr", "grad_norm"]], max_points=MAX_POINTS)
+    lr = viz_utils.lr_grad_fig(train[["step", "lr", "grad_norm"]], max_points=MAX_POINTS,
+                               lr_label="lr")
     info = [html.Strong(f"{run.label}: "), f"{run.path}. ",
             f"log.csv columns {','.join(log.columns)}; {len(train):,} steps"]
     if log.notes:

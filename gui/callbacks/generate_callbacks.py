@@ -13,7 +13,7 @@ from dash.exceptions import PreventUpdate
 
 from umoec.run import RunDir
 
-from .. import ids, surprisal
+from .. import forge, ids, surprisal
 from ..datasets import escape_text
 from ..derived import fmt_bytes
 from ..runs import resolve, summarise
@@ -32,7 +32,8 @@ def checkpoint_view(runs_dir: Path, name: Optional[str], current: Optional[str])
     run = resolve(runs_dir, name)
     off = {"options": [], "value": None, "disabled": True}
     if run is None:
-        return {**off, "info": _muted("No run selected: choose one in the top bar.")}
+        return {**off, "info": _muted(forge.not_usable_here(runs_dir, name, "generation")
+                                      or "No run selected: choose one in the top bar.")}
     s = summarise(run)
     if s.kind == "simulate":
         return {**off, "info": dbc.Alert([html.Strong(f"{run.name} is a simulated run. "),

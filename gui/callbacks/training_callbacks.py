@@ -294,8 +294,13 @@ def training_update(runs_dir: Path, name: Optional[str], smoothing: float = 0.6,
     except (FileNotFoundError, sqlite3.DatabaseError) as exc:
         empty = viz_utils.empty_fig("Metrics unavailable")
         colour = "info" if isinstance(exc, FileNotFoundError) else "danger"
+        text = db_error_text(run.db_path, exc)
+        if summary.state is RunState.CRASHED:  # the reason belongs here, not only in the sidebar
+            colour = "danger"
+            text = (f"The run crashed before its first logged step ({summary.detail}); the log "
+                    "below says more.")
         return dict(out, kpis=[], eta="", loss=empty, lr=empty, heads="",
-                    error=_error(db_error_text(run.db_path, exc), colour),
+                    error=_error(text, colour),
                     state={"run": name, "log_sig": log_sig, "ck_sig": ck_sig})
     new_state = {**chart, "run": name, "gen": gen, "smoothing": smoothing, "log_y": log_y,
                  "log_sig": log_sig, "ck_sig": ck_sig}

@@ -5,13 +5,12 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from .. import viz_utils
-
-GRAPH_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
-
+from ..charts import graph_config
 
 def graph(id_: str, message: str = "Loading...", height: int = 320) -> dcc.Graph:
-    """A graph that starts with a message instead of empty axes."""
-    return dcc.Graph(id=id_, figure=viz_utils.empty_fig(message, height=height), config=GRAPH_CONFIG)
+    """A graph that starts with a message instead of empty axes; its PNG is named after it."""
+    config = {**graph_config(id_), "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
+    return dcc.Graph(id=id_, figure=viz_utils.empty_fig(message, height=height), config=config)
 
 
 def card(title, *body, class_name: str = "h-100") -> dbc.Card:

@@ -10,6 +10,7 @@ from dash import dcc, html
 from umoec.compress.profiles import PROFILES
 
 from .. import ids
+from ..charts import graph_config
 from ..viz_utils import empty_fig
 
 UPLOAD_STYLE = {"borderWidth": "1px", "borderStyle": "dashed", "borderRadius": "6px",
@@ -95,7 +96,7 @@ def layout() -> html.Div:
         dbc.Col(dbc.Card([dbc.CardHeader("Compared on the same file"), dbc.CardBody([
             dcc.Dropdown(id=ids.COMPRESS_JOB_SELECT, options=[], clearable=False,
                          placeholder="no finished job yet", className="mb-2"),
-            dcc.Graph(id=ids.COMPRESS_COMPARISON, config={"displaylogo": False},
+            dcc.Graph(id=ids.COMPRESS_COMPARISON, config=graph_config("compression"),
                       figure=empty_fig("Loading ...", height=260)),
         ])]), lg=8),
         dbc.Col(dbc.Card([dbc.CardHeader("Round trip"), dbc.CardBody([

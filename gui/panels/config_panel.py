@@ -88,6 +88,7 @@ def _file_controls() -> html.Div:
             dbc.Button("Save Config", id=ids.CONFIG_SAVE_BTN, color="secondary", size="sm",
                        outline=True),
         ], size="sm", class_name="mb-1"),
+        dcc.Store(id=ids.CONFIG_SAVE_PENDING),
         dbc.Button("Reset to Default", id=ids.CONFIG_RESET_BTN, color="link", size="sm",
                    class_name="px-0"),
         html.Div(id=ids.CONFIG_FILE_STATUS, className="small", role="status"),

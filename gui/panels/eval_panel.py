@@ -8,6 +8,7 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from .. import ids
+from ..charts import graph_config
 from ..viz_utils import empty_fig
 from .compression_panel import labelled, model_controls, profile_options, progress_bar
 
@@ -29,8 +30,9 @@ def layout() -> html.Div:
         ], class_name="g-2 mt-1"),
         html.Div(id=ids.EVAL_DATA_NOTE, className="small text-muted mt-2"),
         html.Div([
+            # disabled until the tab's first refresh has found a run with a checkpoint
             dbc.Button("Run enwik8 Eval", id=ids.EVAL_ENWIK8_BTN, color="primary", size="sm",
-                       class_name="me-2"),
+                       class_name="me-2", disabled=True),
             dbc.Button("Cancel", id=ids.EVAL_CANCEL_BTN, color="secondary", size="sm",
                        outline=True, disabled=True),
         ], className="mt-3"),
@@ -49,7 +51,7 @@ def layout() -> html.Div:
     ], class_name="mb-3")
     history = dbc.Card([dbc.CardHeader("Bits per byte over evaluations"),
                         dbc.CardBody(dcc.Graph(id=ids.EVAL_BPB_HISTORY,
-                                               config={"displaylogo": False},
+                                               config=graph_config("eval-bpb-history"),
                                                figure=empty_fig("Loading ...", height=360)))])
     return html.Div([
         dcc.Store(id=ids.EVAL_VERSION, storage_type="memory"),

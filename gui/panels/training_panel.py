@@ -8,7 +8,10 @@ from dash import dcc, html
 from .. import ids
 from ..charts import graph_config
 
-LOG_STYLE = {"maxHeight": "300px", "overflowY": "auto", "fontSize": "11px"}
+LOG_STYLE = {"fontSize": "11px"}
+# the scroll box lays its content out bottom-up, so it opens (and stays) at the newest lines
+LOG_BOX_STYLE = {"maxHeight": "300px", "overflowY": "auto", "display": "flex",
+                 "flexDirection": "column-reverse"}
 
 
 def kpi_card(title: str, value: str, sub: str = "") -> dbc.Col:
@@ -63,13 +66,15 @@ def layout() -> html.Div:
         ], class_name="g-3 mb-3"),
         dbc.Row([
             dbc.Col(dbc.Card([dbc.CardHeader("Learning rate and gradient norm"),
-                              dbc.CardBody(dcc.Graph(id=ids.TRAINING_LR))]), lg=8),
+                              dbc.CardBody(dcc.Graph(id=ids.TRAINING_LR,
+                                                     config=graph_config("training-lr")))]), lg=8),
             dbc.Col(dbc.Card([dbc.CardHeader("Checkpoints"),
                               dbc.CardBody([resume_controls(),
                                             html.Div(id=ids.CHECKPOINT_LIST),
                                             html.Div(id=ids.CHECKPOINT_EXPORT_STATUS,
                                                      className="mt-2")])]), lg=4),
         ], class_name="g-3 mb-3"),
-        dbc.Card([dbc.CardHeader("training.log (last 100 lines)"),
-                  dbc.CardBody(html.Pre(id=ids.LOG_TAIL, style=LOG_STYLE, className="mb-0"))]),
+        dbc.Card([dbc.CardHeader("Run log, last 100 lines (training.log; log.csv for a Forge run)"),
+                  dbc.CardBody(html.Div(html.Pre(id=ids.LOG_TAIL, style=LOG_STYLE, className="mb-0"),
+                                        style=LOG_BOX_STYLE))]),
     ])

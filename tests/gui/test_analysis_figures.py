@@ -203,6 +203,7 @@ def test_activation_dist_draws_one_box_per_block_from_percentiles():
                                                                                       2.2, 2.9)
     assert b1.mean[0] == 2.0 and b1.sd[0] == 0.3 and b1.boxmean == "sd"
     assert "step 200" in fig.layout.title.text
+    assert fig.layout.yaxis.title.text == "per-byte RMS of the block's output"  # what is logged
 
 
 def test_activation_heatmap_is_blocks_by_stats_with_raw_values_as_text():

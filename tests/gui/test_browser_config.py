@@ -109,6 +109,13 @@ def test_load_and_save_errors_are_messages(page, tmp_path):
     page.fill("#config-save-path", str(tmp_path / "no-such-dir" / "x.yaml"))
     page.click("#config-save-btn")
     wait_text(page, "#config-file-status", "does not exist")
+    (tmp_path / "kept.yaml").write_text("# mine\n")            # an existing file: asked first
+    page.fill("#config-save-path", str(tmp_path / "kept.yaml"))
+    page.click("#config-save-btn")
+    wait_text(page, "#config-file-status", "press Save Config again to overwrite")
+    assert (tmp_path / "kept.yaml").read_text() == "# mine\n"
+    page.click("#config-save-btn")
+    wait_text(page, "#config-file-status", f"Saved {tmp_path / 'kept.yaml'}")
     assert page.console_errors == []
 
 

@@ -38,6 +38,11 @@ def test_completed_run_renders_kpis_charts_and_logs(page, sim_run, tmp_path):
         assert page.inner_text("#run-status") == "Completed (600 steps)"
         page.wait_for_selector("#training-loss-graph .main-svg", timeout=30_000)
         assert "step    600 | loss" in page.inner_text("#training-log-tail")
+        # the log box opens at its newest lines (the last line is inside the visible box)
+        gap = page.eval_on_selector("#training-log-tail", """e => {
+            const box = e.parentElement.getBoundingClientRect();
+            return e.getBoundingClientRect().bottom - box.bottom; }""")
+        assert gap <= 1, gap
         assert "step000600.pt" in page.inner_text("#checkpoint-list")
         assert "exit_1" in page.inner_text("#training-head-losses")
         # Bootstrap comes from the local asset: the navbar is styled (dark background).

@@ -196,3 +196,23 @@ def test_training_chart_zoom_follow_and_redraw(tmp_path):
     assert fig is not no_update
     fig, _ = track_redraws(tmp_path, "long", {**chart, "run": "other"}, out["zoom"], seen)
     assert fig is not no_update                                # another run: back to its whole range
+
+
+def test_units_on_the_y_axis_and_no_made_up_values_in_legends(runs):
+    """The y axis says bits per token when Forge runs are drawn; a Forge run without
+    config.json gets no 'lr=none' in its legend."""
+    import json
+    data, _ = compare.load_runs(runs, ["base", "fast"])
+    assert compare.compare_fig(data, "step")[0].layout.yaxis.title.text == "bits per byte"
+    data, _ = compare.load_runs(runs, ["base", "forge-a"])
+    assert "per token for Forge runs" in compare.compare_fig(data, "step")[0].layout.yaxis.title.text
+    for name, lr in (("forge-b", 0.001), ("forge-c", 0.002)):
+        write_forge_run(runs / name, steps=100)
+        (runs / name / "config.json").write_text(json.dumps({"lr": lr, "name": name}))
+    data, _ = compare.load_runs(runs, ["forge-a", "forge-b", "forge-c"])
+    fig, _ = compare.compare_fig(data, "step")
+    assert fig.layout.yaxis.title.text == "bits per token (Forge)"
+    diff = compare.config_diff(data)
+    names = [compare.legend_name(r, diff[r.kind]) for r in data]
+    assert "none" not in names[0] and names[0] == "forge-a (Forge, read-only) (bits/token)"
+    assert "lr=0.001" in names[1] and "lr=0.002" in names[2]

@@ -219,6 +219,25 @@ def test_eval_of_the_default_model_is_recorded_under_its_name(tiny_run, monkeypa
     assert tag in table and "1.10 M" in table and "evaluated that coding model" in table
 
 
+def test_switching_to_a_run_with_a_damaged_database_clears_the_previous_runs_view(sim_run,
+                                                                                tmp_path):
+    """The simulated run's jobs, chart and verdicts must not stay on screen under the name of a
+    run whose metrics.db cannot be read, nor promise a retry that cannot succeed."""
+    runs = tmp_path / "runs"
+    shutil.copytree(sim_run, runs / "good")
+    shutil.copytree(sim_run, runs / "bad")
+    (runs / "bad" / "metrics.db").write_bytes(b"this is not sqlite" * 200)
+    jobs = JobManager(runs)
+    first = refresh_view(jobs, runs, "good", None, None, None)
+    out = refresh_view(jobs, runs, "bad", None, None, first[-1])
+    assert "file is damaged or not a database" in str(out[0])
+    assert "next refresh will try again" not in str(out[0])
+    assert "sample-1MiB.txt" not in str(out[7]) and out[8] == [] and out[9] is None
+    assert "cannot be read" in str(out[10].layout.annotations[0].text)
+    ev = eval_view(jobs, runs, "bad", None, None)
+    assert "file is damaged" in str(ev[0]) and "cannot be read" in str(ev[9].layout.annotations[0].text)
+
+
 def test_simulated_rows_display_as_such(sim_run):
     jobs = JobManager(sim_run.parent)
     out = refresh_view(jobs, sim_run.parent, sim_run.name, None, None, None)

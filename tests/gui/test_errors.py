@@ -115,3 +115,28 @@ def test_what_the_trainer_refuses_is_refused_at_start(tmp_path):
     stop = cc.control_action(ids.CONFIG_STOP, launcher, tmp_path / "runs", {}, None, None, None,
                              None, sim["run"], None)
     assert stop["ok"] and launcher.get(sim["run"]).done.wait(30)
+
+
+def test_the_stop_note_ends_when_the_run_has_stopped(tmp_path):
+    import os
+    run = run_folder(tmp_path, "r")
+    msg = {"ok": True, "run": "r", "action": "stop",
+           "text": "SIGTERM sent to r (pid 1); waiting up to 30 s for it to exit"}
+    RunStatus(state="running", total_steps=10, pid=os.getpid()).write(run.status_path)
+    view = cc.status_view(tmp_path, process.Launcher(tmp_path), "r", msg)
+    assert "SIGTERM sent" in str(view["status"])                 # still stopping: said
+    RunStatus(state="stopped", total_steps=10).write(run.status_path)
+    view = cc.status_view(tmp_path, process.Launcher(tmp_path), "r", msg)
+    assert "Stopped" in str(view["status"]) and "SIGTERM sent" not in str(view["status"])
+
+
+def test_a_resumed_run_says_resuming_until_its_first_status(tmp_path):
+    import time
+    run = run_folder(tmp_path, "r")                              # its final status: completed
+    launcher = process.Launcher(tmp_path)
+    launcher._runs["r"] = process.Launched("r", run.root, [], "simulate", pid=4321,
+                                           started=time.time() + 1)   # alive: not done yet
+    view = cc.status_view(tmp_path, launcher, "r", None)
+    text = str(view["status"])
+    assert "Resuming (process 4321" in text and "Completed" not in text
+    assert view["stop_disabled"] is False

@@ -115,10 +115,14 @@ def test_checkpoints_and_folder_detection(tmp_path):
     names = [c.name for c in forge.list_checkpoints(run)]
     assert names == ["ckpt_000100.bin", "ckpt_000200.bin", "ckpt_latest.bin"]
     assert forge.is_forge_dir(run)
-    (tmp_path / "no_ckpt").mkdir()
-    (tmp_path / "no_ckpt" / "log.csv").write_text(HEADER7 + "\n")
-    assert not forge.is_forge_dir(tmp_path / "no_ckpt")
-    assert forge.is_forge_dir(tmp_path / "no_ckpt", need_checkpoint=False)
+    (tmp_path / "no_ckpt").mkdir()              # a Forge run before its first checkpoint: shown
+    (tmp_path / "no_ckpt" / "log.csv").write_text(HEADER7 + "\n0,5.5,0.001,1.0,100,-1,0.5\n")
+    assert forge.is_forge_dir(tmp_path / "no_ckpt")
+    assert any("no_ckpt" in o["value"] for o in forge.forge_options(tmp_path))
+    (tmp_path / "other").mkdir()                # someone else's log.csv, no checkpoint: not
+    (tmp_path / "other" / "log.csv").write_text("epoch,accuracy\n1,0.5\n")
+    assert not forge.is_forge_dir(tmp_path / "other")
+    assert forge.is_forge_dir(tmp_path / "other", need_checkpoint=False)
     (run / "status.json").write_text("{}")                      # one of ours after all
     assert not forge.is_forge_dir(run)
 
@@ -179,6 +183,39 @@ def test_an_unchanged_forge_run_is_not_resent_after_the_browser_kept_its_state(t
     import json
     write_forge_run(tmp_path / "forge-a", steps=50)
     out = training_update(tmp_path, "forge-a", 0.6, False, None)
+    assert out["lr"].data[0].name == "lr"              # not "lr (AdamW)": Forge's optimizer
     browser = json.loads(json.dumps(out["state"]), parse_int=lambda s: int(float(s)))
     again = training_update(tmp_path, "forge-a", 0.6, False, browser)
     assert all(v is no_update for v in again.values())
+
+
+def test_compression_evaluation_and_generation_say_a_forge_run_cannot_be_used(tmp_path):
+    """Not "No run selected": the run is selected, it just cannot be loaded as a model here."""
+    from gui.callbacks.compression_callbacks import refresh_view
+    from gui.callbacks.eval_callbacks import eval_view
+    from gui.callbacks.generate_callbacks import checkpoint_view
+    from gui.compress_jobs import JobManager
+    write_forge_run(tmp_path / "forge-a", steps=300)
+    jobs = JobManager(tmp_path)
+    texts = {"compression": str(refresh_view(jobs, tmp_path, "forge-a", None, None, None)[0]),
+             "evaluation": str(eval_view(jobs, tmp_path, "forge-a", None, None)[0]),
+             "generation": str(checkpoint_view(tmp_path, "forge-a", None)["info"])}
+    for what, text in texts.items():
+        assert "is a Forge run" in text and f"so {what} cannot use it" in text, text
+        assert "No run selected" not in text
+    assert "No run selected" in str(eval_view(jobs, tmp_path, None, None, None)[0])
+
+
+def test_opened_forge_folders_are_remembered_across_restarts(tmp_path):
+    store = tmp_path / "runs" / forge.OPENED_FILE
+    a = write_forge_run(tmp_path / "elsewhere" / "a", steps=100)
+    b = write_forge_run(tmp_path / "elsewhere" / "b", steps=100)
+    reg = forge.ForgeRegistry(store)
+    reg.add(a)
+    reg.add(b)
+    assert forge.ForgeRegistry(store).paths() == [a.resolve(), b.resolve()]   # a restart
+    import shutil
+    shutil.rmtree(b)                                   # gone since: not listed again
+    assert forge.ForgeRegistry(store).paths() == [a.resolve()]
+    store.write_text("{not json")
+    assert forge.ForgeRegistry(store).paths() == []    # a damaged file costs the list, not the app

@@ -117,6 +117,26 @@ def test_save_refuses_invalid_forms_and_odd_paths(tmp_path):
     assert form.resolve_path("a.yaml", tmp_path) == tmp_path / "a.yaml"
 
 
+def test_save_asks_before_overwriting_and_never_overwrites_a_shipped_preset(tmp_path):
+    from gui.callbacks.config_callbacks import save_action
+    from umoec.config.io import PRESET_DIR
+    good = form.default_values()
+    target = tmp_path / "mine.yaml"
+    target.write_text("# my notes\n")
+    status, pending = save_action(good, "tier1_micro", str(target), None)
+    assert "already exists: press Save Config again" in str(status.children)
+    assert pending == str(target) and target.read_text() == "# my notes\n"
+    status, pending = save_action(good, "tier1_micro", str(target), pending)   # the second click
+    assert str(status.children) == f"Saved {target}." and pending is None
+    assert C.load(target) == C.load_preset("tier1_micro")
+    shipped = PRESET_DIR / "tier1_micro.yaml"
+    before = shipped.read_bytes()
+    for pending in (None, str(shipped)):
+        status, _ = save_action(good, "tier1_micro", str(shipped), pending)
+        assert "is a preset shipped with u-moec-tiny" in str(status.children)
+    assert shipped.read_bytes() == before
+
+
 def test_fill_restores_loads_resets_and_syncs_the_checklist(tmp_path):
     stored = {"values": {"model.d_model": 192, "lora.enabled": True, "junk": 1}, "tier": "tier2_small"}
     out = cc.fill(None, None, [], {}, None, None, stored)
@@ -158,3 +178,24 @@ def test_derived_quantities_use_the_model_sizing():
     q = {x.label: x for x in derived.quantities(multi)}
     assert "x 4 GPUs" in q["bytes / step"].note
     assert derived.fmt_count(1_570_000) == "1.57 M" and derived.fmt_bytes(8_192_000) == "8.19 MB"
+
+
+def test_training_memory_says_whether_it_fits_this_machine():
+    cfg = C.load_preset("tier1_micro")
+    q = {x.label: x for x in derived.quantities(cfg)}
+    if q["training memory"].value != "n/a":
+        assert "this machine" in q["training memory"].note
+    gib = 1 << 30
+    assert "fits this machine" in derived.memory_verdict(2 * gib, cfg, ram=16 * gib)
+    assert "tight" in derived.memory_verdict(14 * gib, cfg, ram=16 * gib)
+    assert "does NOT fit" in derived.memory_verdict(40 * gib, cfg, ram=16 * gib)
+    gpu = C.build(C.apply_overrides(C.to_dict(cfg), ["hardware.gpus=1"]))
+    assert "not checked" in derived.memory_verdict(40 * gib, gpu, ram=16 * gib)
+
+
+def test_derived_quantities_stay_while_a_field_is_in_error():
+    values = dict(form.default_values(), **{"moe.top_k": 9})
+    out = cc.check(values, "tier1_micro")
+    text = str(out["derived"])
+    assert out["start_disabled"] is True
+    assert "With the preset's values for moe.top_k" in text and "training bytes" in text

@@ -55,3 +55,15 @@ def test_kpis_and_eta():
     train = pd.DataFrame({"step": [10, 20, 30], "elapsed_s": [1.0, 2.0, 3.0]})
     assert eta_text(train, RunState.RUNNING, 130) == "ETA 0m 10s (10.00 steps/s, 100 steps left)"
     assert eta_text(train, RunState.COMPLETED, 130) == "Run is completed; no ETA."
+
+
+def test_figures_write_numbers_people_read():
+    """Axis ticks and hover labels: 55,380 (thousands separated), never 5.538e+04 or 55.38k."""
+    import plotly.io as pio
+
+    from gui import viz_utils
+    fig = viz_utils.empty_fig("x")
+    t = pio.templates[viz_utils.TEMPLATE].layout
+    assert fig.layout.template.layout.xaxis.exponentformat == "none"
+    for axis in (t.xaxis, t.yaxis):
+        assert axis.exponentformat == "none" and axis.separatethousands is True

@@ -113,3 +113,16 @@ def test_other_outputs_track_the_run(tmp_path):
     assert "step 1 | loss 5" in out["log"]
     assert "100" in str(out["kpis"][0])
     assert training_update(tmp_path, None, 0.6, False, None)["state"] is None
+
+
+def test_a_run_that_crashed_before_its_first_step_says_why_in_red(tmp_path):
+    run = RunDir(tmp_path / "early")
+    run.root.mkdir(parents=True)
+    RunStatus(state="crashed", total_steps=100, exit_code=2,
+              message="data.path: no dataset at /nowhere").write(run.status_path)
+    run.log_path.write_text("error: data.path: no dataset at /nowhere\n")
+    out = training_update(tmp_path, "early")
+    alert = out["error"]
+    assert alert.color == "danger" and "crashed before its first logged step" in str(alert.children)
+    assert "exit code 2: data.path: no dataset at /nowhere" in str(alert.children)
+    assert out["log"].endswith("no dataset at /nowhere")

@@ -21,6 +21,7 @@ from typing import Optional, Sequence
 
 from ..cli import EXIT_FAILURE, UserError, run_main
 from ..compress.profiles import PROFILES
+from ..compress.threads import plan as plan_threads
 from ..compress.threads import prepare
 from ..engine import ENGINE_VERSION
 from .names import STDIO, show, target_for
@@ -180,13 +181,15 @@ def _files(a) -> int:
     _check_usage(a, mode, sources)
     if mode == "list":
         return _list(sources, verbosity, debug)
-    wanted = PROFILES[a.profile].threads if mode == "compress" else 2
+    wanted = PROFILES[a.profile].threads if mode == "compress" else 1
     plan = prepare(a.threads or wanted, fixed=bool(a.threads))   # before numpy loads
+    # frames: as many processes as -T says; decoding, by default as many as cores are idle
+    workers = plan.threads if a.threads or mode == "compress" else plan_threads(2).threads
     from ..compress.api import open_model
     from . import files
     needs = mode == "compress" and PROFILES[a.profile].network   # the cm profile has no model
     model = open_model(a.model) if needs or a.model else None     # ModelError: exit 2
-    opts = files.Options(model, a.profile, a.force, a.rm, verbosity, workers=plan.threads,
+    opts = files.Options(model, a.profile, a.force, a.rm, verbosity, workers=workers,
                          frame_bytes=a.frame_size)
     opts.note(2, f"umc: {plan.reason}" + (f"; model {model.label()} ({model.path})" if model else ""))
     run = {"compress": files.compress_one, "decompress": files.decompress_one,
