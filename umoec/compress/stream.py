@@ -55,8 +55,8 @@ def _ordered(name: str, jobs: Iterator[tuple], workers: int, model) -> Iterator:
             yield getattr(W, name)(*job, progress, model)
         return
     ctx = multiprocessing.get_context("spawn")      # no fork of a process with threads running
-    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=W.init,
-                             initargs=(model,)) as pool:
+    pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=W.init, initargs=(model,))
+    try:
         pending = deque()
         for job, _ in jobs:
             pending.append(pool.submit(W.pooled, name, *job))
@@ -64,6 +64,14 @@ def _ordered(name: str, jobs: Iterator[tuple], workers: int, model) -> Iterator:
                 yield W.unwrap(pending.popleft().result())
         while pending:
             yield W.unwrap(pending.popleft().result())
+    except BaseException:
+        # an error, Ctrl-C or an abandoned generator: do not wait for frames nobody will use
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for proc in procs:
+            proc.terminate()
+        raise
+    pool.shutdown(wait=True)
 
 
 def compress_stream(src: BinaryIO, dst: BinaryIO, model, *, profile: str = "turbo", config=None,

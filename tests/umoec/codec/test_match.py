@@ -34,7 +34,7 @@ def test_roundtrip(data, streams):
 
 
 def test_long_repeats_become_nearly_free_and_noise_costs_almost_nothing():
-    r = pseudo_random_bytes(3000, b"dna")
+    r = pseudo_random_bytes(2000, b"dna")
     block = bytes(b"ACGT"[x & 3] for x in r)               # order 2 can only learn "2 bits"
     data = block * 4
     plain = bpb(roundtrip(data, Order2Predictor, 1), data)

@@ -77,6 +77,12 @@ def test_a_damaged_frame_fails_in_a_worker_with_its_own_error():
     blob[-20] ^= 0xFF                                 # the last frame's payload: its CRC fails
     with pytest.raises(FormatError, match="CRC32"):
         decompress_bytes(bytes(blob), workers=2)
+    import multiprocessing
+    import time
+    deadline = time.monotonic() + 10
+    while multiprocessing.active_children() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert multiprocessing.active_children() == []   # the workers do not outlive the error
 
 
 def test_a_frame_size_below_one_byte_is_refused():

@@ -37,8 +37,8 @@ def setup(tmp_path_factory, tiny_model):
     model = mf.write(tiny_model, root / "tiny.umm")
     inputs = root / "inputs"
     inputs.mkdir()
-    (inputs / "text.py").write_bytes((ROOT / "umoec" / "engine" / "fixed.py").read_bytes()[:1500])
-    (inputs / "binary.bin").write_bytes(bytes((i * 7919) % 251 for i in range(500)) + bytes(100))
+    (inputs / "text.py").write_bytes((ROOT / "umoec" / "engine" / "fixed.py").read_bytes()[:1000])
+    (inputs / "binary.bin").write_bytes(bytes((i * 7919) % 251 for i in range(400)) + bytes(100))
     (inputs / "empty").write_bytes(b"")
     return root, model, inputs
 
