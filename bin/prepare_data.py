@@ -1,9 +1,12 @@
-"""python -m bin.prepare_data [--source PATH ...] --out DIR [--val-fraction F] [--max-bytes N]
+"""python -m bin.prepare_data [--source PATH [--weight W] ...] --out DIR [--val-fraction F]
+                             [--max-bytes N]
 
 Builds a byte dataset (train.bin/val.bin, document offsets, dataset.json) from files or folders.
 With no --source: the Python standard library's sources and docs, present on every Python
 install, so nothing needs downloading. Many files are split by whole file; a single file by byte
-ranges (the last --val-fraction of its first --max-bytes bytes is validation). A single file named
+ranges (the last --val-fraction of its first --max-bytes bytes is validation). --weight W after a
+--source writes that source's training files W times (mixing proportions); --max-bytes counts
+each file once. A single file named
 enwik8* of exactly 100,000,000 bytes gets the standard split (90M train / 5M val / 5M test, not
 written).
 """
@@ -23,6 +26,10 @@ def main(argv=None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--source", action="append", type=Path, default=[], metavar="PATH",
                    help="file or folder (repeatable); default: the Python standard library")
+    p.add_argument("--weight", action="append", type=float, metavar="W",
+                   help="per --source, in the same order (give one for each): how many times its "
+                   "training files are written to train.bin (2 = twice, 0.5 = half of them "
+                   "once); validation stays unweighted. Default 1 each")
     p.add_argument("--corpus", choices=["general"], help="a built-in corpus instead of --source: "
                    "general = stdlib + man pages + /usr/share/doc + licenses, 1 file in 8 held "
                    "out (the default model's corpus, umoec/data/general.py)")
@@ -38,10 +45,12 @@ def main(argv=None) -> int:
         raise UserError(f"--max-bytes={a.max_bytes} must be >= 1024")
     if a.corpus and a.source:
         raise UserError("give either --source or --corpus, not both")
+    if a.weight and not a.source:
+        raise UserError("--weight weighs the --source given with it; there is no --source")
     try:
         rec = prepare(a.out, a.source or None, a.val_fraction, a.seed, a.max_bytes,
                       log=lambda line: print(f"prepare_data: {line}", flush=True),
-                      corpus=a.corpus or "")
+                      corpus=a.corpus or "", weights=a.weight)
     except DataError as exc:
         raise UserError(str(exc)) from None
     s = rec["splits"]

@@ -32,6 +32,7 @@ from ..run.atomic import atomic_write, atomic_write_text
 ENWIK8_SIZE = 100_000_000
 ENWIK8_SPLIT = (90_000_000, 5_000_000)  # train, val; the remaining 5M are the test part
 DEFAULT_MAX_BYTES = 16_000_000
+MAX_WEIGHT = 100.0                       # --weight: copies of a source's training files, at most
 CHUNK = 1 << 22                          # bytes read at a time while a split is written
 SKIP_DIRS = {"site-packages", "dist-packages", "__pycache__", "test", "tests", "idlelib",
              "lib2to3", "ensurepip", "turtledemo"}
@@ -48,6 +49,7 @@ class Document:
     gunzip: bool = False      # read through gzip (manual pages, Debian changelogs)
     cap: int = 0              # read at most this many bytes (0: all)
     start: int = 0            # first byte taken (a byte range of a single-file corpus)
+    source: int = 0           # which --source it came from (its weight)
 
     def read(self) -> bytes:
         return b"".join(self.chunks())
@@ -86,7 +88,7 @@ def _walk(source: Path) -> Iterable[Path]:
 def collect(sources: list[Path], default: bool) -> list[Document]:
     """Every readable file under `sources` (only .py files for the default corpus), sorted."""
     docs = []
-    for source in sources:
+    for index, source in enumerate(sources):
         if not source.exists():
             raise DataError(f"source {source} does not exist")
         for path in _walk(source):
@@ -97,7 +99,7 @@ def collect(sources: list[Path], default: bool) -> list[Document]:
             except OSError:
                 continue
             if size > 0 and os.access(path, os.R_OK):
-                docs.append(Document(path, size))
+                docs.append(Document(path, size, source=index))
     if not docs:
         raise DataError(f"no readable, non-empty files under {', '.join(map(str, sources))}")
     return docs
@@ -140,11 +142,22 @@ def _write_split(out: Path, name: str, docs: list[Document], files: list[dict],
 
 def prepare(out: Path, sources: Optional[list[Path]] = None, val_fraction: float = 0.05,
             seed: int = 1234, max_bytes: int = DEFAULT_MAX_BYTES,
-            log: Callable[[str], None] = lambda line: None, corpus: str = "") -> dict:
+            log: Callable[[str], None] = lambda line: None, corpus: str = "",
+            weights: Optional[list[float]] = None) -> dict:
     """Build the dataset folder `out`; returns the dataset.json record. `log` gets progress lines.
-    corpus="general": the default model's corpus (general.py) instead of `sources`."""
+    corpus="general": the default model's corpus (general.py) instead of `sources`. `weights`
+    (one per source): how many times each source's training files are written to train.bin
+    (a fraction: that share of its files once more, chosen by the seed); validation is written
+    once, unweighted, so it measures the sources as they are."""
     if not 0.0 < val_fraction < 0.5:
         raise DataError(f"--val-fraction={val_fraction} must be between 0 and 0.5")
+    if weights is not None:
+        if not sources or len(weights) != len(sources):
+            raise DataError(f"--weight was given {len(weights or [])} times for "
+                            f"{len(sources or [])} --source: give one weight per source, in order")
+        bad = [w for w in weights if not 0.0 < w <= MAX_WEIGHT]
+        if bad:
+            raise DataError(f"--weight={bad[0]:g} must be in (0, {MAX_WEIGHT:g}]")
     if corpus:
         return _prepare_general(out, val_fraction, seed, max_bytes, log, corpus)
     default = not sources
@@ -158,10 +171,14 @@ def prepare(out: Path, sources: Optional[list[Path]] = None, val_fraction: float
     elif len(docs) == 1:
         record = _prepare_one_file(out, docs[0], val_fraction, max_bytes, log)
     else:
-        record = _prepare_files(out, docs, val_fraction, seed, max_bytes, log)
+        record = _prepare_files(out, docs, val_fraction, seed, max_bytes, log, weights)
+    if weights is not None and "split_rule" in record:
+        log("one file: --weight has nothing to weigh against and is ignored")
     record.update(created=time.strftime("%Y-%m-%d %H:%M:%S"), name=out.name,
                   sources=[str(s) for s in sources],
                   kind=_kind(record, default))
+    if weights is not None:
+        record["weights"] = [float(w) for w in weights]
     atomic_write_text(out / "dataset.json", json.dumps(record, indent=1) + "\n")
     return record
 
@@ -174,8 +191,29 @@ def _kind(record: dict, default: bool) -> str:
     return record.get("split_rule") or "files"
 
 
+def weighted(docs: list[Document], ids: list[int], weights: Optional[list[float]],
+             seed: int) -> list[int]:
+    """The training files with each source's weight: floor(w) copies of every file of the source,
+    and one more of a seeded random share frac(w) of them."""
+    if weights is None:
+        return ids
+    rng = random.Random(seed + 1)
+    out: list[int] = []
+    for copy in range(int(max(weights)) + 1):
+        for i in ids:
+            w = weights[docs[i].source]
+            if copy < int(w):
+                out.append(i)
+    for i in ids:   # the fractional part, file by file, in a fixed order
+        w = weights[docs[i].source]
+        if rng.random() < w - int(w):
+            out.append(i)
+    return out
+
+
 def _prepare_files(out: Path, docs: list[Document], val_fraction: float, seed: int,
-                   max_bytes: int, log: Callable[[str], None]) -> dict:
+                   max_bytes: int, log: Callable[[str], None],
+                   weights: Optional[list[float]] = None) -> dict:
     order = list(range(len(docs)))
     random.Random(seed).shuffle(order)
     total = sum(d.size for d in docs)
@@ -202,8 +240,12 @@ def _prepare_files(out: Path, docs: list[Document], val_fraction: float, seed: i
     log(f"taking {len(chosen):,} files ({used:,} bytes): {len(train_ids):,} train, "
         f"{len(val_ids):,} val")
     files: list[dict] = []
+    train_written = weighted(docs, train_ids, weights, seed)
+    if weights is not None:
+        log(f"weights {', '.join(f'{w:g}' for w in weights)}: {len(train_written):,} training "
+            f"files written for {len(train_ids):,}")
     splits = {s: _write_split(out, s, [docs[i] for i in ids], files, log)
-              for s, ids in (("train", train_ids), ("val", val_ids))}
+              for s, ids in (("train", train_written), ("val", val_ids))}
     return {"format": 1, "seed": seed, "val_fraction": val_fraction,
             "skipped_files": len(docs) - len(chosen), "splits": splits, "files": files}
 

@@ -149,3 +149,35 @@ def test_the_general_corpus_holds_files_out_and_reads_gzip(tmp_path):
     assert b"\x1f\x8b\x08" not in train[:200_000]            # no raw gzip stream slipped in
     assert json.loads((tmp_path / "g" / "dataset.json").read_text())["splits"]["train"]["bytes"] \
         == len(train)
+
+
+def test_weights_per_source_repeat_its_training_files_and_leave_validation_alone(tmp_path):
+    a = make_files(tmp_path / "a", n=10, size=200)
+    b = tmp_path / "b"
+    b.mkdir()
+    for i in range(10):
+        (b / f"g{i}.txt").write_bytes(b"b" * (500 + i))
+    plain = prepare(tmp_path / "plain", [a, b], val_fraction=0.2, seed=3)
+    rec = prepare(tmp_path / "w", [a, b], val_fraction=0.2, seed=3, weights=[3, 0.5])
+    assert rec["weights"] == [3.0, 0.5]
+    assert (tmp_path / "w" / "val.bin").read_bytes() == (tmp_path / "plain" / "val.bin").read_bytes()
+    train_plain = [f for f in plain["files"] if f["split"] == "train"]
+    train = [f for f in rec["files"] if f["split"] == "train"]
+    count = {p: sum(f["path"] == p for f in train) for p in {f["path"] for f in train_plain}}
+    in_a = [n for p, n in count.items() if "/a/" in p]
+    in_b = [n for p, n in count.items() if "/b/" in p]
+    assert in_a and set(in_a) == {3}                        # every file of a three times
+    assert set(in_b) <= {0, 1} and 0 < sum(in_b) < len(in_b)  # about half of b's, once
+    size = (tmp_path / "w" / "train.bin").stat().st_size
+    assert size == sum(f["bytes"] for f in train) == rec["splits"]["train"]["bytes"]
+    again = prepare(tmp_path / "w2", [a, b], val_fraction=0.2, seed=3, weights=[3, 0.5])
+    assert again["splits"] == rec["splits"]                 # the seed fixes which half
+
+
+@pytest.mark.parametrize("weights, message", [
+    ([1.0], "give one weight per source"), ([1.0, 0.0], "must be in"),
+    ([1.0, 101.0], "must be in")])
+def test_bad_weights_are_refused(tmp_path, weights, message):
+    a, b = make_files(tmp_path / "a", n=3), make_files(tmp_path / "b", n=3)
+    with pytest.raises(DataError, match=message):
+        prepare(tmp_path / "ds", [a, b], weights=weights)
