@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -245,29 +246,50 @@ class BuildError(ValueError):
     """A dataset build cannot start; the message says why and what to do."""
 
 
-def parse_sources(text: Optional[str], base: Optional[Path] = None) -> list[Path]:
+_WEIGHT = re.compile(r"\s@\s*([0-9]*\.?[0-9]+)\s*$")    # "~/code @3": the source's weight
+
+
+def parse_weighted_sources(text: Optional[str], base: Optional[Path] = None
+                           ) -> tuple[list[Path], Optional[list[float]]]:
     """One path per line (blank lines and #comments skipped), ~ expanded, relative paths
-    against `base` (default: the cockpit's working directory); every one must exist."""
-    paths, missing = [], []
+    against `base` (default: the cockpit's working directory); every one must exist. A line may
+    end with ` @W`, the source's weight (bin.prepare_data --weight); weights: None when no line
+    has one, else one per source (1 where not given)."""
+    paths, weights, missing = [], [], []
     for line in (text or "").splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
             continue
         if "\x00" in line:
             raise BuildError("a source path contains a NUL character")
+        m = _WEIGHT.search(line)
+        weight = float(m.group(1)) if m else None
+        line = line[:m.start()].strip() if m else line
         p = Path(os.path.expanduser(line))
         p = p if p.is_absolute() else (base or Path.cwd()) / p
-        (paths if p.exists() else missing).append(p)
+        if p.exists():
+            paths.append(p)
+            weights.append(weight)
+        else:
+            missing.append(p)
     if missing:
         raise BuildError("source does not exist: " + ", ".join(str(p) for p in missing[:3]))
-    return paths
+    if all(w is None for w in weights):
+        return paths, None
+    return paths, [1.0 if w is None else w for w in weights]
+
+
+def parse_sources(text: Optional[str], base: Optional[Path] = None) -> list[Path]:
+    """The source paths of `text` (parse_weighted_sources without the weights)."""
+    return parse_weighted_sources(text, base)[0]
 
 
 def build_command(out: Path, sources: list[Path], val_fraction: float, max_bytes: int,
-                  python: str = sys.executable) -> list[str]:
+                  python: str = sys.executable,
+                  weights: Optional[list[float]] = None) -> list[str]:
     argv = [python, "-m", "bin.prepare_data"]
-    for s in sources:
-        argv += ["--source", str(s)]
+    for i, s in enumerate(sources):
+        argv += ["--source", str(s)] + (["--weight", f"{weights[i]:g}"] if weights else [])
     return argv + ["--out", str(out), "--val-fraction", f"{val_fraction:g}",
                    "--max-bytes", str(int(max_bytes))]
 
@@ -344,7 +366,7 @@ class DatasetBuilder:
         if not clean:
             raise BuildError("give the dataset a name (letters, digits, '.', '_', '-')")
         val_fraction, max_bytes = _check_numbers(val_fraction, max_bytes)
-        sources = parse_sources(sources_text, base)
+        sources, weights = parse_weighted_sources(sources_text, base)
         out = self.data_dir / clean
         try:
             self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -354,7 +376,7 @@ class DatasetBuilder:
                              "overwritten)") from None
         except OSError as exc:
             raise BuildError(f"cannot create {out}: {exc.strerror or exc}") from None
-        argv = build_command(out, sources, val_fraction, max_bytes, self.python)
+        argv = build_command(out, sources, val_fraction, max_bytes, self.python, weights)
         try:
             log = open(out / BUILD_LOG, "w", encoding="utf-8")
         except OSError as exc:

@@ -57,10 +57,11 @@ def _new_card() -> dbc.Card:
             ], class_name="g-2 mb-2"),
             dbc.Label("Sources: files or folders on the cockpit's machine, one per line (relative "
                       "paths: the folder the cockpit was started from; none: the Python standard "
-                      "library corpus)", html_for=ids.DATASETS_NEW_SOURCES,
+                      "library corpus); end a line with @W to weigh that source W times in "
+                      "training", html_for=ids.DATASETS_NEW_SOURCES,
                       class_name="small mb-0"),
             dbc.Textarea(id=ids.DATASETS_NEW_SOURCES, rows=3, size="sm",
-                         placeholder="/path/to/folder\n/path/to/file.txt", class_name="mb-2"),
+                         placeholder="/path/to/folder @2\n/path/to/file.txt", class_name="mb-2"),
             html.Div([
                 dbc.Button("Create dataset", id=ids.DATASETS_CREATE, color="success", size="sm",
                            class_name="me-2"),

@@ -210,3 +210,15 @@ def test_a_single_file_dataset_shows_its_byte_ranges(tmp_path):
     rows, total = D.file_list(info.path)
     assert total == 2 and [r["split"] for r in rows] == ["train (bytes 0..90,000)",
                                                          "val (bytes 90,000..100,000)"]
+
+
+def test_a_source_line_may_carry_its_weight(tmp_path):
+    a, b = corpus(tmp_path / "a"), corpus(tmp_path / "b b")       # a space in a path is a path
+    paths, weights = D.parse_weighted_sources(f"{a} @3\n{b}\n", tmp_path)
+    assert paths == [a, b] and weights == [3.0, 1.0]
+    assert D.parse_weighted_sources(f"{a}\n{b}", tmp_path) == ([a, b], None)
+    argv = D.build_command(tmp_path / "out", paths, 0.2, 100_000, "py", weights)
+    assert argv[3:9] == ["--source", str(a), "--weight", "3", "--source", str(b)]
+    assert argv[9:11] == ["--weight", "1"]
+    with pytest.raises(D.BuildError, match="does not exist"):
+        D.parse_weighted_sources(f"{tmp_path / 'nope'} @2", tmp_path)
