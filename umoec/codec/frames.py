@@ -24,7 +24,8 @@ def frame_meta(index: int, last: bool) -> dict:
     return {FRAME_KEY: [int(index), 1 if last else 0]}
 
 
-def _read_exactly(src: BinaryIO, n: int) -> bytes:
+def read_exactly(src: BinaryIO, n: int) -> bytes:
+    """`n` bytes from `src`, fewer only at its end (a pipe may return less per read)."""
     out = bytearray()
     while len(out) < n:
         chunk = src.read(n - len(out))
@@ -38,17 +39,17 @@ def read_frame(src: BinaryIO) -> Optional[bytes]:
     """The next frame's bytes from `src`, None at the end of the input. Only the header is
     trusted for sizes after its CRC passed; each block's declared length is checked against what
     such a block can need before it is read (the full checks come when the frame is decoded)."""
-    prefix = _read_exactly(src, _PREFIX.size)
+    prefix = read_exactly(src, _PREFIX.size)
     if not prefix:
         return None
     if len(prefix) < _PREFIX.size:
         parse_header(prefix)                     # raises: too short / not a .umc file
     _, _, length = _PREFIX.unpack(prefix)
-    head = prefix + _read_exactly(src, max(0, min(length, MAX_HEADER) - len(prefix)))
+    head = prefix + read_exactly(src, max(0, min(length, MAX_HEADER) - len(prefix)))
     header, _ = parse_header(head)               # magic, version, length, CRC, fields
     parts, lay = [head], header.layout
     for index in range(lay.n_blocks):
-        record = _read_exactly(src, RECORD_SIZE)
+        record = read_exactly(src, RECORD_SIZE)
         if len(record) < RECORD_SIZE:
             raise FormatError(f"truncated .umc file: block {index} of {lay.n_blocks} is missing")
         plen = _RECORD.unpack(record)[0]
@@ -58,7 +59,7 @@ def read_frame(src: BinaryIO) -> Optional[bytes]:
         if plen > limit:
             raise FormatError(f"corrupted .umc file: block {index} declares {plen} payload bytes; "
                               f"a block of {symbols} bytes needs at most {limit}")
-        payload = _read_exactly(src, plen)
+        payload = read_exactly(src, plen)
         if len(payload) < plen:
             raise FormatError(f"truncated .umc file: block {index} needs {plen} payload bytes, "
                               f"{len(payload)} are left")

@@ -12,15 +12,14 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 from collections import deque
-from itertools import chain
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from itertools import chain
 from typing import BinaryIO, Callable, Iterator, Optional
 
 from ..codec.container import Header
 from ..codec.errors import CodecError, FormatError
-from ..codec.frames import frame_meta, frame_of, frames
-from ..codec.frames import _read_exactly as read_exactly
+from ..codec.frames import frame_meta, frame_of, frames, read_exactly
 from . import profiles, workers as W
 
 Progress = Callable[[int, int], None]
