@@ -272,14 +272,13 @@ def status_view(runs_dir: Path, launcher: Launcher, name: Optional[str],
                                id="config-status-badge"))
         lines.append(html.Span(f"{run.name}" + (" (simulated)" if s.kind == "simulate" else ""),
                                className="text-muted"))
-        stop_ok = s.state in (RunState.RUNNING, RunState.STALLED)
+        stop_ok = s.state in ACTIVE
         resume_ok = not stop_ok and bool(run.checkpoints()) and not (launched and launched.alive)
     note = launcher.note(name)
     if note:
         lines.append(html.Div(note, className="text-muted"))
     done_stopping = (isinstance(control, dict) and control.get("action") == "stop"
-                     and run is not None and control.get("run") == run.name
-                     and summarise(run).state not in ACTIVE)
+                     and run is not None and control.get("run") == run.name and not stop_ok)
     if isinstance(control, dict) and control.get("text") and not done_stopping:
         # (a "SIGTERM sent ... waiting" note ends when the run has stopped: its badge says so)
         cls = "text-success" if control.get("ok") else "text-danger"

@@ -166,13 +166,7 @@ def db_error_text(path: Path, exc: BaseException) -> str:
     if isinstance(exc, FileNotFoundError):
         return (f"No metrics database yet at {path}: the run has not logged its first step, or "
                 "its folder is incomplete.")
-    text = str(exc)
-    if "not a database" in text or "malformed" in text:
-        return (f"Cannot read {path}: {text}. The file is damaged; the run's log.csv and "
-                "training.log still hold its metrics.")
-    if "locked" in text or "busy" in text:
-        return f"{path} is busy ({text}); the next refresh will try again."
-    return f"Cannot read {path}: {text}"
+    return db.db_read_error(path, exc)
 
 
 def _read_log(run, state: Optional[dict]) -> tuple[Any, Optional[list]]:

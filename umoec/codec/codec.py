@@ -268,11 +268,12 @@ def _check_predictor(header: Header, predictor) -> int:
         raise FingerprintMismatch(f"this .umc file needs coding engine v{header.engine}; this build "
                                   f"has v{ENGINE_VERSION}: upgrade u-moec-tiny to decode it")
     versions = cm.VERSIONS[::-1] if header.coder == "cm" else (0,)
+    got = None                                   # the newest's: what this build writes now
     for version in versions:
-        got = fingerprint_digest(_fingerprint(predictor, header.coder, version))
-        if got == header.fingerprint:
+        digest = fingerprint_digest(_fingerprint(predictor, header.coder, version))
+        if digest == header.fingerprint:
             return version
-    got = fingerprint_digest(_fingerprint(predictor, header.coder))
+        got = got or digest
     raise FingerprintMismatch(
         f"this .umc file was written with {_model_label(header)} and settings whose fingerprint "
         f"is {header.fingerprint.hex()[:16]}; the given predictor has {got.hex()[:16]}: decode it "

@@ -61,6 +61,16 @@ def _open(path: Path, what: str) -> BinaryIO:
         raise CodecError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
 
 
+def _file_to_file(input_path: Path, what: str, output_path: Path, code):
+    """code(src, dst, input size) from the input file into `output_path`, which appears only
+    when complete (an unnamed file until then); returns what `code` returned."""
+    done = []
+    with _open(input_path, what) as src:
+        size = os.fstat(src.fileno()).st_size
+        atomic_write(output_path, lambda dst: done.append(code(src, dst, size)), unnamed=True)
+    return done[0]
+
+
 def export_for(checkpoint: Path) -> mf.ModelFile:
     """The coding model of a training checkpoint, written next to its run (RUN/models/stepN.umm,
     on the model search path) and reused while it is newer than the checkpoint."""
@@ -183,14 +193,9 @@ def compress_path(input_path: Path, output_path: Path, model: ModelSpec = None, 
     prof = profiles.get(profile)
     m = open_model(model, checkpoint) if prof.network else None
     t0 = time.perf_counter()
-    done = {}
-    with _open(input_path, "input file") as src:
-        size = os.fstat(src.fileno()).st_size
-        atomic_write(output_path, lambda dst: done.update(stats=compress_stream(
-            src, dst, m, profile=prof.name, config=config, input_name=Path(input_path).name,
-            progress=progress, total=size, frame_bytes=frame_bytes, workers=workers)),
-            unnamed=True)
-    st = done["stats"]
+    st = _file_to_file(input_path, "input file", output_path, lambda src, dst, size: compress_stream(
+        src, dst, m, profile=prof.name, config=config, input_name=Path(input_path).name,
+        progress=progress, total=size, frame_bytes=frame_bytes, workers=workers))
     return Result(CodecStats(st.read, st.written, time.perf_counter() - t0), prof.name,
                   prof.streams_for(min(st.read, prof.frame_bytes if frame_bytes is None
                                        else frame_bytes)),
@@ -260,13 +265,9 @@ def decompress_path(input_path: Path, output_path: Path, model: ModelSpec = None
     atomically or not at all."""
     from .stream import decompress_stream
     t0 = time.perf_counter()
-    done = {}
-    with _open(input_path, ".umc file") as src:
-        size = os.fstat(src.fileno()).st_size
-        atomic_write(output_path, lambda dst: done.update(stats=decompress_stream(
-            src, dst, model, checkpoint=checkpoint, progress=progress, total=size,
-            source=str(input_path), workers=workers)), unnamed=True)
-    st = done["stats"]
+    st = _file_to_file(input_path, ".umc file", output_path, lambda src, dst, size: decompress_stream(
+        src, dst, model, checkpoint=checkpoint, progress=progress, total=size,
+        source=str(input_path), workers=workers))
     header = st.header
     stats = CodecStats(st.written, st.read, time.perf_counter() - t0)
     if not any(header.model_hash):

@@ -82,8 +82,7 @@ def compress_stream(src: BinaryIO, dst: BinaryIO, model, *, profile: str = "turb
     size = prof.frame_bytes if frame_bytes is None else int(frame_bytes)
     if size < 1:
         raise CodecError(f"the frame size must be at least 1 byte, got {size}")
-    sha, read, written, count = hashlib.sha256(), 0, 0, 0
-    base = [0]
+    sha, read, base = hashlib.sha256(), 0, [0]
     cut = _cut(src, size)
     head = next(cut)
     if head[1]:                 # one frame: coded here (with the engine's threads)
@@ -97,14 +96,26 @@ def compress_stream(src: BinaryIO, dst: BinaryIO, model, *, profile: str = "turb
             meta = None if index == 0 and last else frame_meta(index, last)
             yield (data, prof.name, config, input_name, meta), _inner(progress, base, total)
 
-    for data_len, blob in _ordered("compress", jobs(), workers, model):
-        dst.write(blob)
-        written += len(blob)
+    written, count = _drain(_ordered("compress", jobs(), workers, model), dst, base, progress,
+                            total)
+    return StreamStats(read, written, sha.digest(), None, count)
+
+
+def _drain(results: Iterator[tuple[int, bytes]], dst: BinaryIO, base: list,
+           progress: Optional[Progress], total: int, sha=None) -> tuple[int, int]:
+    """Write each (input length, output) to `dst` in order, hashing the output into `sha` when
+    given and advancing `base` (input bytes done) for progress; (bytes written, frames)."""
+    written = count = 0
+    for used, out in results:
+        dst.write(out)
+        if sha is not None:
+            sha.update(out)
+        written += len(out)
         count += 1
-        base[0] += data_len
+        base[0] += used
         if progress is not None:
             progress(base[0], max(total, base[0]))
-    return StreamStats(read, written, sha.digest(), None, count)
+    return written, count
 
 
 def _inner(progress: Optional[Progress], base: list, total: int):
@@ -118,9 +129,9 @@ def decompress_stream(src: BinaryIO, dst: BinaryIO, model=None, *, checkpoint=No
                       progress: Optional[Progress] = None, total: int = 0,
                       source: str = "input", workers: int = 1) -> StreamStats:
     """Decode every frame of `src` into `dst`, each checked against its sha256; `total` is the
-    .umc size (0 if unknown) for `progress`, which counts .umc bytes here."""
-    sha, read, written, count = hashlib.sha256(), 0, 0, 0
-    base = [0]
+    .umc size (0 if unknown) for `progress`, which counts .umc bytes here. workers=0: chosen
+    from the idle cores, and only for a file of several frames (the load is sampled then)."""
+    sha, read, base = hashlib.sha256(), 0, [0]
     todo = frames(src)
     first = next(todo)                          # FormatError for an empty or foreign input
     try:
@@ -129,9 +140,12 @@ def decompress_stream(src: BinaryIO, dst: BinaryIO, model=None, *, checkpoint=No
         raise FormatError(f"{source}: {exc}") from None
     if network:
         from .api import model_for_file        # one model for every frame (they share it)
-        model, checkpoint = model_for_file(first[0], model, checkpoint), None
+        model = model_for_file(first[0], model, checkpoint)
     if frame_of(first[0]) is None:              # one frame: decoded here
         workers = 1
+    elif workers == 0:                          # automatic: a process per idle core, up to 2
+        from .threads import plan
+        workers = plan(2).threads
 
     def jobs():
         nonlocal read
@@ -141,14 +155,8 @@ def decompress_stream(src: BinaryIO, dst: BinaryIO, model=None, *, checkpoint=No
             read += len(blob)
             yield (blob, source), _scaled(progress, base, len(blob), total)
 
-    for blob_len, data in _ordered("decompress", jobs(), workers, model):
-        dst.write(data)
-        sha.update(data)
-        written += len(data)
-        count += 1
-        base[0] += blob_len
-        if progress is not None:
-            progress(base[0], max(total, base[0]))
+    written, count = _drain(_ordered("decompress", jobs(), workers, model), dst, base, progress,
+                            total, sha)
     return StreamStats(read, written, sha.digest(), first[0], count)
 
 

@@ -199,11 +199,8 @@ def weighted(docs: list[Document], ids: list[int], weights: Optional[list[float]
         return ids
     rng = random.Random(seed + 1)
     out: list[int] = []
-    for copy in range(int(max(weights)) + 1):
-        for i in ids:
-            w = weights[docs[i].source]
-            if copy < int(w):
-                out.append(i)
+    for copy in range(int(max(weights))):
+        out += [i for i in ids if copy < int(weights[docs[i].source])]
     for i in ids:   # the fractional part, file by file, in a fixed order
         w = weights[docs[i].source]
         if rng.random() < w - int(w):

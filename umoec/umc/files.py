@@ -43,7 +43,7 @@ class Options:
     force: bool = False           # -f
     remove: bool = False          # --rm
     verbosity: int = 1            # 0 -q, 1 normal, 2 -v
-    workers: int = 1              # processes coding frames (-T)
+    workers: int = 1              # processes coding frames (-T; decoding, 0: from the idle cores)
     frame_bytes: Optional[int] = None   # --frame-size (None: the profile's)
     say: Callable[[str], None] = _stderr
 
@@ -63,14 +63,16 @@ def _open(source: str) -> tuple[BinaryIO, int]:
         raise UserError(f"cannot read: {exc.strerror or exc}", EXIT_FAILURE) from None
 
 
-def _through(source: str, target: Optional[str], code: Callable[[BinaryIO, BinaryIO, int], T]) -> T:
-    """code(src, dst, size) from the source to the target: a temp file renamed into place, or
-    stdout as the frames come."""
+def _through(source: str, target, code: Callable[[BinaryIO, BinaryIO, int], T]) -> T:
+    """code(src, dst, size) from the source to the target: a file name (a temp file renamed into
+    place), None (stdout, as the frames come) or a sink object (written to as it is)."""
     src, size = _open(source)
     try:
-        if target is None:
-            out = code(src, sys.stdout.buffer, size)
-            sys.stdout.buffer.flush()
+        if target is None or not isinstance(target, str):
+            dst = sys.stdout.buffer if target is None else target
+            out = code(src, dst, size)
+            if target is None:
+                sys.stdout.buffer.flush()
             return out
         done = []
         try:
@@ -165,27 +167,13 @@ class _Discard:
         return len(data)
 
 
-def _decode(source: str, target: Optional[str], opts: Options) -> tuple[StreamStats, float]:
-    """Decode `source` into `target` (None: stdout; _Discard: nowhere), every frame's sha256
-    checked."""
-    def code(src, dst, size):
-        return decompress_stream(src, dst, opts.model, progress=bar_holder[0], total=size,
-                                 source="header", workers=opts.workers)
-
-    bar_holder = [None]
-
-    def work(bar):
-        bar_holder[0] = bar
-        if isinstance(target, _Discard):
-            src, size = _open(source)
-            try:
-                return code(src, target, size)
-            finally:
-                if src is not sys.stdin.buffer:
-                    src.close()
-        return _through(source, target, code)
-
-    st, seconds = _coded(opts, show(source), work)
+def _decode(source: str, target, opts: Options) -> tuple[StreamStats, float]:
+    """Decode `source` into `target` (a file name; None: stdout; _Discard(): nowhere), every
+    frame's sha256 checked."""
+    st, seconds = _coded(opts, show(source), lambda bar: _through(
+        source, target, lambda src, dst, size: decompress_stream(
+            src, dst, opts.model, progress=bar, total=size, source="header",
+            workers=opts.workers)))
     h = st.header
     opts.note(2, f"umc: {show(source)}: model {h.model_name or '?'} ({h.model_hash.hex()[:12]}), "
               f"profile {h.profile}, {h.streams} streams, {st.frames} frame(s)")

@@ -21,7 +21,6 @@ from typing import Optional, Sequence
 
 from ..cli import EXIT_FAILURE, UserError, run_main
 from ..compress.profiles import PROFILES
-from ..compress.threads import plan as plan_threads
 from ..compress.threads import prepare
 from ..engine import ENGINE_VERSION
 from .names import STDIO, show, target_for
@@ -183,8 +182,9 @@ def _files(a) -> int:
         return _list(sources, verbosity, debug)
     wanted = PROFILES[a.profile].threads if mode == "compress" else 1
     plan = prepare(a.threads or wanted, fixed=bool(a.threads))   # before numpy loads
-    # frames: as many processes as -T says; decoding, by default as many as cores are idle
-    workers = plan.threads if a.threads or mode == "compress" else plan_threads(2).threads
+    # frames: as many processes as -T says; decoding, by default 0: as many as cores are idle,
+    # decided by the decoder once it sees a file of several frames
+    workers = plan.threads if a.threads or mode == "compress" else 0
     from ..compress.api import open_model
     from . import files
     needs = mode == "compress" and PROFILES[a.profile].network   # the cm profile has no model
