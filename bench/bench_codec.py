@@ -23,6 +23,7 @@ from pathlib import Path
 import constriction
 import numpy as np
 
+from umoec import units
 from umoec.codec import CodecSettings, Order2Predictor, compress, decompress
 from umoec.codec.match import MatchMixer, MatchSettings
 from umoec.codec import coders
@@ -70,7 +71,7 @@ def time_coder(coder: str, precision: int, n: int, lanes: int, symbols: int) -> 
     dec.finish()
     t2 = time.perf_counter()
     done = steps * lanes
-    return done / (t1 - t0), done / (t2 - t1), 8 * len(payload) / done
+    return done / (t1 - t0), done / (t2 - t1), units.bpb(len(payload), done)
 
 
 def time_constriction(n_lanes: int, symbols: int, stepwise: bool) -> tuple[float, float, float]:
@@ -133,7 +134,7 @@ def codec_table(data: bytes, streams: int = 64) -> list[tuple[str, float, float,
         back = decompress(blob, make())
         t2 = time.perf_counter()
         assert back == data, "round trip failed"
-        rows.append((label, 8 * len(blob) / len(data), len(data) / (t1 - t0), len(data) / (t2 - t1)))
+        rows.append((label, units.bpb(len(blob), len(data)), len(data) / (t1 - t0), len(data) / (t2 - t1)))
     for r in run_baselines(data):
         rows.append((r.name, r.bpb, r.compress_bytes_per_s, r.decompress_bytes_per_s))
     return rows

@@ -20,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from umoec import units
 from umoec.codec import CodecSettings, compress, decompress
 from umoec.codec.baselines import run_baselines
 from umoec.compress.api import compress_bytes, decompress_bytes, export_for
@@ -103,7 +104,7 @@ def main() -> None:
                                 lambda n=name: float_path(ckpt, raw, n, threads)),
                                ("exact (format 2)", lambda n=name: exact_path(model, raw, n))):
                 size, tc, td, ok = run()
-                print(f"{name + ', ' + label:36s} {8 * size / len(raw):7.3f} {len(raw) / tc:13,.0f} "
+                print(f"{name + ', ' + label:36s} {units.bpb(size, len(raw)):7.3f} {len(raw) / tc:13,.0f} "
                       f"{len(raw) / td:15,.0f} {'PASS' if ok else 'FAIL':>10s}", flush=True)
         for b in run_baselines(raw):
             print(f"{b.name:36s} {b.bpb:7.3f} {b.compress_bytes_per_s:13,.0f} "

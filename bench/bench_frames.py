@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from bench.bench_models import kinds
+from umoec import units
 
 UMC = [sys.executable, "-m", "umoec.umc.main"]
 
@@ -45,7 +46,7 @@ def _case(name: str, data: bytes, extra: list[str], cwd: Path) -> None:
         raise SystemExit(f"{name}: the output depends on the number of workers")
     n = len(data)
     for workers, c, d, size in rows:
-        print(f"{name:24s} {workers:>7d} {n / c:14,.0f} {n / d:14,.0f} {8 * size / n:8.3f}")
+        print(f"{name:24s} {workers:>7d} {n / c:14,.0f} {n / d:14,.0f} {units.bpb(size, n):8.3f}")
     print(f"{name:24s} {'2 vs 1':>7s} {rows[0][1] / rows[1][1]:13.2f}x {rows[0][2] / rows[1][2]:13.2f}x")
 
 

@@ -13,6 +13,7 @@ import os
 import time
 
 from bench.bench_models import kinds
+from umoec import units
 from umoec.codec.baselines import peers, run_baseline
 from umoec.compress import profiles
 from umoec.compress.api import compress_bytes, decompress_bytes, open_model
@@ -41,7 +42,7 @@ def main() -> None:
                 dt = time.perf_counter() - t0
                 if decompress_bytes(blob, model) != raw:
                     raise SystemExit(f"{kind} {c}: round trip failed")
-                bpb.append(8 * len(blob) / len(raw))
+                bpb.append(units.bpb(len(blob), len(raw)))
                 speed.append(len(raw) / dt)
             for p in have:
                 r = run_baseline(p, raw)

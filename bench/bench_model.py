@@ -16,7 +16,6 @@ Every timing is the best and the median of several repeats, because the machine 
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
 import sysconfig
 import time
@@ -29,8 +28,7 @@ import torch.nn.functional as F
 from umoec import config as C
 from umoec import sizing
 from umoec.model import build_model
-
-LN2 = math.log(2)
+from umoec.units import nats_to_bits
 
 
 def timed(fn, repeats: int, warmup: int = 2) -> tuple[float, float]:
@@ -179,7 +177,7 @@ def val_bpb(model, data: torch.Tensor, seq: int, rows: int) -> tuple[float, dict
     stats = {"cascade alone": out.cascade_fraction,
              "exited": sum(out.exit_fraction.values()),
              "mod infer": statistics.mean(out.mod_fraction_inference.values() or [0.0])}
-    return out.head_losses["final"].item() / LN2, stats
+    return nats_to_bits(out.head_losses["final"].item()), stats
 
 
 def cascade_comparison(steps: int, overrides: list[str]) -> None:

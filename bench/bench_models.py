@@ -21,6 +21,7 @@ import sys
 import time
 from pathlib import Path
 
+from umoec import units
 from umoec.codec.baselines import peers, run_baseline, skipped_peers
 from umoec.compress.api import compress_bytes, decompress_bytes, open_model
 from umoec.data.general import held_out_files
@@ -85,7 +86,7 @@ def main() -> None:
             dt = time.perf_counter() - t0
             if decompress_bytes(blob, model) != raw:
                 raise SystemExit(f"{kind}: round trip failed")
-            row.append(8 * len(blob) / len(raw))
+            row.append(units.bpb(len(blob), len(raw)))
             speed[f"umc {p}"][0] += len(raw)
             speed[f"umc {p}"][1] += dt
         for b in BASELINES:

@@ -110,24 +110,6 @@ def ffn_label(view: ModelView, block: BlockView) -> str:
     return f"dense FFN {d.d_ff_dense:,}"
 
 
-def ffn_detail(view: ModelView) -> str:
-    """The FFN widths, common to every block (the diagram's column header)."""
-    d = view.dims
-    kinds = {b.moe for b in view.blocks}
-    parts = []
-    if True in kinds:
-        parts.append(f"expert width {d.d_ff:,}")
-    if False in kinds:
-        parts.append(f"dense width {d.d_ff_dense:,} = {d.d_ff:,}×(top_k+shared)")
-    return "FFN: " + "; ".join(parts)
-
-
-def mixer_detail(view: ModelView) -> str:
-    d = view.dims
-    heads = f"{d.n_heads} head{'s' * (d.n_heads != 1)}"
-    return f"SSM mixer: E {d.d_inner:,}, N {d.d_state}, conv {d.d_conv}, {heads}"
-
-
 def exit_label(block: BlockView) -> str:
     return f"exit after {block.index}"
 

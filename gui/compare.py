@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import sqlite3
 import threading
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from umoec import config as C
+from umoec.units import nats_to_bits
 
 from . import charts, db, forge, viz_utils
 from .runs import resolve, summarise
@@ -40,7 +40,6 @@ from .series import ema
 MAX_RUNS = 8
 AXES = {"step": "step", "bytes": "training bytes", "time": "wall time (s)"}
 COLOURS = ["#0d6efd", "#d63384", "#198754", "#fd7e14", "#6f42c1", "#20c997", "#dc3545", "#6c757d"]
-LN2 = math.log(2.0)
 LEGEND_KEYS = 4   # differing hyperparameters shown in a legend entry (all of them in the table)
 TABLE_COLUMNS = [("run", "run", "text"), ("kind", "kind", "text"), ("status", "status", "text"),
                  ("steps", "steps", "numeric"), ("bytes", "training bytes", "numeric"),
@@ -215,7 +214,7 @@ def _load_forge(run: forge.ForgeRun) -> RunData:
     log = run.read_log()
     t = log.train
     step = t["step"].to_numpy(dtype=np.float64)
-    bits = t["loss"].to_numpy(dtype=np.float64) / LN2
+    bits = nats_to_bits(t["loss"].to_numpy(dtype=np.float64))
     elapsed = t["elapsed_s"].to_numpy(dtype=np.float64) if log.has_elapsed else None
     notes = list(log.notes)
     per_step = run.tokens_per_step()
@@ -235,7 +234,7 @@ def _load_forge(run: forge.ForgeRun) -> RunData:
     if elapsed is None:
         missing["time"] = "log.csv has no elapsed_s column (older Forge build)"
     val_step = log.val["step"].to_numpy(dtype=np.float64)
-    val_bits = log.val["val_loss"].to_numpy(dtype=np.float64) / LN2
+    val_bits = nats_to_bits(log.val["val_loss"].to_numpy(dtype=np.float64))
     ckpts = [c.step for c in run.checkpoints() if c.step is not None]
     newest = f", newest step {max(ckpts):,}" if ckpts else ""
     notes.append(f"{len(ckpts)} checkpoint(s) ckpt_*.bin{newest}")

@@ -247,7 +247,7 @@ def parse(argv) -> argparse.Namespace:
 def user_message(exc: Exception) -> tuple[str, int]:
     """(message, exit code) of an unexpected exception; a model file's own refusal (damaged, not
     a model, not found, ambiguous) is shown as is, like a UserError."""
-    from umoec.cli import EXIT_FAILURE, EXIT_USAGE
+    from umoec.errors import EXIT_FAILURE, EXIT_USAGE
     if "umoec.engine.modelfile" in sys.modules:  # loaded by the job, never just for this check
         from umoec.engine.modelfile import ModelFileError
         if isinstance(exc, ModelFileError):
@@ -264,7 +264,7 @@ def _on_sigterm(_sig, _frame):
 def main(argv=None) -> int:
     a = parse(argv)
     signal.signal(signal.SIGTERM, _on_sigterm)
-    from umoec.cli import EXIT_FAILURE, UserError
+    from umoec.errors import EXIT_FAILURE, UserError
     from umoec.config import ConfigError
     try:
         result = {"compress": do_compress, "verify": do_verify, "eval": do_eval,

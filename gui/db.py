@@ -83,13 +83,6 @@ def _at_step(conn: sqlite3.Connection, table: str, step: Optional[int]) -> Optio
         return None
 
 
-def _steps(conn: sqlite3.Connection, table: str) -> list[int]:
-    try:
-        return [r[0] for r in conn.execute(f"SELECT DISTINCT step FROM {table} ORDER BY step")]
-    except sqlite3.OperationalError:
-        return []
-
-
 # -- training ----------------------------------------------------------------------------------
 def latest_step(conn: sqlite3.Connection) -> Optional[int]:
     return _at_step(conn, "train_metrics", None)
@@ -133,12 +126,6 @@ def head_losses_at(conn: sqlite3.Connection, step: Optional[int] = None) -> pd.D
                   [step], HEAD_COLUMNS)
 
 
-def head_loss_history(conn: sqlite3.Connection, since_step: Optional[int] = None) -> pd.DataFrame:
-    where, params = _since(since_step)
-    return _query(conn, f"SELECT step, head, loss FROM head_losses {where} ORDER BY step, head",
-                  params, HEAD_COLUMNS)
-
-
 def val_metrics(conn: sqlite3.Connection, since_step: Optional[int] = None) -> pd.DataFrame:
     where, params = _since(since_step)
     return _query(conn, f"SELECT {', '.join(VAL_COLUMNS)} FROM val_metrics {where} ORDER BY step",
@@ -152,35 +139,10 @@ def run_events(conn: sqlite3.Connection, since_id: Optional[int] = None) -> pd.D
 
 
 # -- routing and MoD ---------------------------------------------------------------------------
-def moe_routing_history(conn: sqlite3.Connection, block_idx: Optional[int] = None,
-                        since_step: Optional[int] = None) -> pd.DataFrame:
-    """Load and bias of every expert over time (one block, or all)."""
-    clauses, params = [], []
-    if block_idx is not None:
-        clauses.append("block_idx = ?")
-        params.append(block_idx)
-    if since_step is not None:
-        clauses.append("step > ?")
-        params.append(since_step)
-    where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
-    return _query(conn, f"SELECT {', '.join(ROUTING_COLUMNS)} FROM moe_routing {where} "
-                  "ORDER BY step, block_idx, expert_idx", params, ROUTING_COLUMNS)
-
-
 def moe_routing_at(conn: sqlite3.Connection, step: Optional[int] = None) -> pd.DataFrame:
     step = _at_step(conn, "moe_routing", step)
     return _query(conn, f"SELECT {', '.join(ROUTING_COLUMNS)} FROM moe_routing WHERE step = ? "
                   "ORDER BY block_idx, expert_idx", [step], ROUTING_COLUMNS)
-
-
-def routing_steps(conn: sqlite3.Connection) -> list[int]:
-    return _steps(conn, "moe_routing")
-
-
-def mod_gates_history(conn: sqlite3.Connection, since_step: Optional[int] = None) -> pd.DataFrame:
-    where, params = _since(since_step)
-    return _query(conn, f"SELECT {', '.join(MOD_COLUMNS)} FROM mod_gates {where} "
-                  "ORDER BY step, block_idx", params, MOD_COLUMNS)
 
 
 def mod_gates_at(conn: sqlite3.Connection, step: Optional[int] = None) -> pd.DataFrame:
@@ -189,16 +151,12 @@ def mod_gates_at(conn: sqlite3.Connection, step: Optional[int] = None) -> pd.Dat
                   "ORDER BY block_idx", [step], MOD_COLUMNS)
 
 
-# -- activations and hidden states (spec WS5) --------------------------------------------------
+# -- activations and hidden states (Activations and Brain tabs) --------------------------------
 def activation_stats_at(conn: sqlite3.Connection, step: Optional[int] = None) -> pd.DataFrame:
     """Per-block activation statistics at `step` (default: the newest snapshot)."""
     step = _at_step(conn, "activation_stats", step)
     return _query(conn, f"SELECT {', '.join(ACTIVATION_COLUMNS)} FROM activation_stats "
                   "WHERE step = ? ORDER BY block_idx", [step], ACTIVATION_COLUMNS)
-
-
-def activation_steps(conn: sqlite3.Connection) -> list[int]:
-    return _steps(conn, "activation_stats")
 
 
 def hidden_states_at(conn: sqlite3.Connection, step: Optional[int] = None,
@@ -213,11 +171,7 @@ def hidden_states_at(conn: sqlite3.Connection, step: Optional[int] = None,
     return _query(conn, sql + " ORDER BY block_idx, sample_idx", params, HIDDEN_COLUMNS)
 
 
-def hidden_state_steps(conn: sqlite3.Connection) -> list[int]:
-    return _steps(conn, "hidden_states")
-
-
-# -- evaluation and compression (spec WS6) -----------------------------------------------------
+# -- evaluation and compression (Compression and Evaluation tabs) ------------------------------
 def eval_results(conn: sqlite3.Connection) -> pd.DataFrame:
     return _query(conn, f"SELECT {', '.join(EVAL_COLUMNS)} FROM eval_results ORDER BY step, "
                   "dataset", [], EVAL_COLUMNS)
@@ -237,7 +191,7 @@ def compression_jobs(conn: sqlite3.Connection, limit: int = 200) -> pd.DataFrame
                   "ORDER BY job_id DESC LIMIT ?", [int(limit)], JOB_COLUMNS)
 
 
-# -- analysis tabs: step ranges and incremental reads (issue 7) --------------------------------
+# -- analysis tabs: step ranges and incremental reads -------------------------------------------
 # Per-step tables the analysis tabs read; names are only ever taken from this mapping.
 STEP_TABLE_COLUMNS = {"moe_routing": ROUTING_COLUMNS, "mod_gates": MOD_COLUMNS,
                       "activation_stats": ACTIVATION_COLUMNS, "hidden_states": HIDDEN_COLUMNS}

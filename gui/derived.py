@@ -2,18 +2,23 @@
 
 Bytes per step, total training bytes, checkpoints and metric rows are arithmetic on the config.
 Parameter counts, FLOPs and memory come from `umoec.sizing` (torch-free; the model is built from
-the same numbers and a test keeps them equal); without that module the panel says so.
+the same numbers and a test keeps them equal). Sizes and counts are formatted by `umoec.units`.
 """
 from __future__ import annotations
 
-import importlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
+from umoec import sizing
 from umoec.config import Config
 from umoec.schedule import MIN_LR_RATIO
+from umoec.units import fmt_bytes, fmt_count
+
+# fmt_bytes and fmt_count live in umoec.units; callback modules still import them from here
+__all__ = ["Quantity", "dataset_bytes", "fmt_bytes", "fmt_count", "memory_verdict", "model_size",
+           "quantities"]
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,35 +30,7 @@ class Quantity:
     note: str = ""
 
 
-def fmt_count(n: float) -> str:
-    """1234 -> 1.23 k, 5.6e6 -> 5.60 M (SI, three significant digits)."""
-    n = float(n)
-    for unit, scale in (("E", 1e18), ("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(n) >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{n:.0f}" if float(n).is_integer() else f"{n:.3g}"
-
-
-def fmt_bytes(n: float) -> str:
-    """Decimal units (1 MB = 10^6 bytes), as training throughput is usually quoted."""
-    n = float(n)
-    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
-        if abs(n) >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{n:.0f} B"
-
-
-def _sizing() -> Optional[Any]:
-    """umoec.sizing (torch-free; the model is built from the same numbers), None if missing."""
-    try:
-        return importlib.import_module("umoec.sizing")
-    except ImportError:
-        return None
-
-
-def _call(fn: Optional[Callable], cfg: Config) -> Optional[float]:
-    if fn is None:
-        return None
+def _call(fn: Callable[[Config], float], cfg: Config) -> Optional[float]:
     try:
         value = fn(cfg)
     except Exception:  # a sizing bug must not take the editor down; the panel says "n/a"
@@ -63,14 +40,11 @@ def _call(fn: Optional[Callable], cfg: Config) -> Optional[float]:
 
 def model_size(cfg: Config) -> dict[str, Optional[float]]:
     """Total params, active params per byte, training FLOPs per byte and training memory per
-    process (bytes), from umoec.sizing; {} when that module does not exist."""
-    sizing = _sizing()
-    if sizing is None:
-        return {}
-    return {"total": _call(getattr(sizing, "total_params", None), cfg),
-            "active": _call(getattr(sizing, "active_params_per_byte", None), cfg),
-            "flops": _call(getattr(sizing, "flops_per_byte", None), cfg),
-            "memory": _call(getattr(sizing, "training_memory_bytes", None), cfg)}
+    process (bytes), from umoec.sizing; None where it fails on this config."""
+    return {"total": _call(sizing.total_params, cfg),
+            "active": _call(sizing.active_params_per_byte, cfg),
+            "flops": _call(sizing.flops_per_byte, cfg),
+            "memory": _call(sizing.training_memory_bytes, cfg)}
 
 
 def dataset_bytes(cfg: Config, root: Path = ROOT) -> Optional[int]:
@@ -112,20 +86,16 @@ def quantities(cfg: Config, root: Path = ROOT) -> list[Quantity]:
     total = per_step * t.steps
     out: list[Quantity] = []
     size = model_size(cfg)
-    if not size:
-        out.append(Quantity("parameters", "n/a", "needs umoec/sizing.py (not built yet)"))
-    else:
-        total_p, active, memory = size.get("total"), size.get("active"), size.get("memory")
-        flops = size.get("flops")
-        out.append(Quantity("parameters", fmt_count(total_p) if total_p else "n/a",
-                            "total, all experts"))
-        out.append(Quantity("active params / byte", fmt_count(active) if active else "n/a",
-                            f"top {cfg.moe.top_k} of {cfg.moe.n_routed} experts"))
-        out.append(Quantity("training memory", fmt_bytes(memory) if memory else "n/a",
-                            memory_verdict(memory, cfg) if memory else "per process, estimated"))
-        if flops:
-            out.append(Quantity("training compute", f"{fmt_count(flops * total)}FLOP",
-                                f"{fmt_count(flops)}FLOP / byte"))
+    total_p, active, memory, flops = size["total"], size["active"], size["memory"], size["flops"]
+    out.append(Quantity("parameters", fmt_count(total_p) if total_p else "n/a",
+                        "total, all experts"))
+    out.append(Quantity("active params / byte", fmt_count(active) if active else "n/a",
+                        f"top {cfg.moe.top_k} of {cfg.moe.n_routed} experts"))
+    out.append(Quantity("training memory", fmt_bytes(memory) if memory else "n/a",
+                        memory_verdict(memory, cfg) if memory else "per process, estimated"))
+    if flops:
+        out.append(Quantity("training compute", f"{fmt_count(flops * total)}FLOP",
+                            f"{fmt_count(flops)}FLOP / byte"))
     gpus = f" x {procs} GPUs" if procs > 1 else ""
     out.append(Quantity("bytes / step", f"{per_step:,}",
                         f"{t.batch_size} x {t.seq_len} bytes{gpus}"))

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import os
 import re
 import threading
@@ -48,7 +47,6 @@ LATEST_NAME = "ckpt_latest.bin"
 CONFIG_NAMES = ("config.json", "forge_config.json")  # optional copy of the --config JSON
 KEY_PREFIX = "forge:"   # run-selector value of a Forge folder opened from outside the runs folder
 LABEL_SUFFIX = " (Forge, read-only)"
-LN2 = math.log(2.0)
 MAX_CONFIG_BYTES = 1 << 20
 _NAN_WORDS = ("nan", "-nan", "+nan", "inf", "-inf", "+inf", "infinity", "-infinity")
 

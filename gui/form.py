@@ -250,7 +250,7 @@ def save_file(values: Mapping[str, Any], tier: Any, path: Path, overwrite: bool 
 def preset_values(tier: str) -> dict[str, Any]:
     """Form values of a tier preset or of a user-saved preset (gui/presets.py); ConfigError if
     the preset is missing or broken."""
-    from . import presets  # user presets (issue 9)
+    from . import presets  # user presets
     user = presets.user_preset_path(tier)
     if user is not None:
         try:

@@ -34,6 +34,7 @@ from umoec.codec.predictor import BOS
 from umoec.compress.neural import LoadedModel, ModelLoadError, globals_for, load_model
 from umoec.compress.profiles import Profile
 from umoec.train.checkpoint import CheckpointError
+from umoec.units import nats_to_bits
 
 # The checkpoint's own early-exit and cascade settings, no online adaptation.
 PLAYGROUND = Profile("playground", 1, None, None, False, 1,
@@ -150,7 +151,7 @@ def surprisal_bits(loaded: LoadedModel, text: bytes, *,
         if cancel is not None and cancel.is_set():
             return bits[:i]
         logits, state = _step(loaded, prev, state)
-        bits[i] = -float(torch.log_softmax(logits.double(), dim=-1)[b]) / math.log(2.0)
+        bits[i] = nats_to_bits(-float(torch.log_softmax(logits.double(), dim=-1)[b]))
         prev = b
         if on_progress is not None and (i % 64 == 63 or i == len(text) - 1):
             on_progress(i + 1)

@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 from typing import Optional
 
+from umoec.units import FILE_UNITS, fmt_bytes
+
 DEFAULT_UPLOAD_DIR = Path("/tmp/u-moec-uploads")
 DEFAULT_MAX_UPLOAD_MB = 50.0
 MAX_NAME = 100                     # characters kept of a sanitised name
@@ -47,13 +49,8 @@ def safe_upload_name(filename: Optional[str]) -> str:
 
 
 def format_bytes(n: float) -> str:
-    """1234567 -> '1.23 MB' (decimal units, as file managers show sizes)."""
-    n = float(n)
-    for unit in ("B", "kB", "MB", "GB"):
-        if abs(n) < 1000 or unit == "GB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.2f} {unit}"
-        n /= 1000
-    return f"{n:,.2f} TB"  # pragma: no cover
+    """1234567 -> '1.23 MB' (decimal units with two decimals, as file managers show sizes)."""
+    return fmt_bytes(n, ",.2f", FILE_UNITS)
 
 
 def too_large_message(name: str, size: int, max_bytes: int) -> str:

@@ -10,6 +10,8 @@ import plotly.io as pio
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
+from umoec import units
+
 
 def _template() -> str:
     """plotly_white with numbers people read: 55,380 rather than 5.538e+04 or 55.38k on axes
@@ -140,7 +142,7 @@ def lr_preview_fig(steps, adamw, muon, warmup_steps: int, height: int = 190) -> 
     return fig
 
 
-# == analysis tabs: routing, MoD, activations, brain (issue 7) =================================
+# == analysis tabs: routing, MoD, activations, brain ===========================================
 # Every function below is pure: DataFrames (columns as gui/db.py returns them) in, a figure out.
 
 BLOCK_COLOURS = ["#0d6efd", "#d63384", "#198754", "#fd7e14", "#6f42c1", "#20c997", "#dc3545",
@@ -538,7 +540,7 @@ def pca_fig(hidden: pd.DataFrame, block_idx: int | None = None) -> go.Figure:
     return fig
 
 
-# -- Architecture and Growth tabs (issue 7) ---------------------------------------------------
+# -- Architecture and Growth tabs -------------------------------------------------------------
 # Diagram columns, in x units of 0..100 (the figure keeps a minimum width so labels fit).
 ARCH_X = {"gutter": (0.5, 8.0), "box": (9.0, 71.0), "label": (9.0, 13.5), "norm": (14.0, 21.5),
           "mixer": (22.0, 33.0), "xattn": (33.5, 40.0), "mod": (62.5, 70.5), "exit": (73.0, 81.0),
@@ -846,7 +848,7 @@ def growth_fig(sweeps: dict, current: dict, point: dict, log_x: set | None = Non
     return fig
 
 
-# -- Compression and Evaluation tabs (issue 8) ------------------------------------------------
+# -- Compression and Evaluation tabs ----------------------------------------------------------
 # Published enwik8 figures the spec compares against (bits per byte).
 REFERENCE_BPB = {"gzip": 2.7, "zstd-22": 1.95, "CMIX": 1.23}
 OURS_COLOUR = "#0d6efd"
@@ -865,7 +867,7 @@ def compression_comparison_fig(methods: pd.DataFrame, title: str = "") -> go.Fig
                          "gzip, zstd, xz and brotli", height=260)
     d = methods.copy()
     raw = d["raw_bytes"].astype(float)
-    d["bpb"] = np.where(raw > 0, 8.0 * d["packed_bytes"].astype(float) / raw.where(raw > 0, 1), 0.0)
+    d["bpb"] = np.where(raw > 0, units.bpb(d["packed_bytes"].astype(float), raw.where(raw > 0, 1)), 0.0)
     secs = d["seconds"].astype(float)
     d["speed"] = np.where(secs > 0, raw / secs.where(secs > 0, 1), 0.0)
     colours = [OURS_COLOUR if i == 0 else BASELINE_COLOURS.get(m, "#6c757d")
@@ -912,7 +914,7 @@ def eval_bpb_history_fig(evals: pd.DataFrame, baselines: pd.DataFrame | None = N
         newest = str(d.sort_values(["step", "ts"] if "ts" in d else ["step"])["dataset"].iloc[-1])
         b = baselines[baselines["dataset"] == newest].sort_values("step")
         for method, g in b.groupby("method", sort=False):
-            bpb = 8.0 * g["compressed_bytes"].astype(float) / g["original_bytes"].clip(lower=1)
+            bpb = units.bpb(g["compressed_bytes"].astype(float), g["original_bytes"].clip(lower=1))
             fig.add_trace(go.Scatter(x=g["step"], y=bpb, mode="lines+markers",
                                      name=f"{method} (measured)",
                                      line={"dash": "dot", "width": 1,

@@ -1,7 +1,7 @@
 """Shared command-line plumbing: one-line errors, meaningful exit codes, `--set` overrides.
 
-Exit codes: 0 success, 1 runtime failure, 2 bad usage/config/input, 130 interrupted.
-Tracebacks only with --debug or UMOEC_DEBUG=1 (CONTRACTS.md).
+Exit codes (umoec/errors.py, re-exported here): 0 success, 1 runtime failure, 2 bad
+usage/config/input, 130 interrupted. Tracebacks only with --debug or UMOEC_DEBUG=1 (CONTRACTS.md).
 """
 from __future__ import annotations
 
@@ -12,16 +12,9 @@ import traceback
 from typing import Callable, Optional, Sequence
 
 from .config import ConfigError
+from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, UserError
 
-EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
-
-
-class UserError(Exception):
-    """A failure the user can fix; the message is shown as is."""
-
-    def __init__(self, message: str, exit_code: int = EXIT_USAGE):
-        super().__init__(message)
-        self.exit_code = exit_code
+__all__ = ["EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_USAGE", "UserError", "add_common", "run_main"]
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:

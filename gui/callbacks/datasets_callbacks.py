@@ -1,4 +1,4 @@
-"""Datasets tab (issue 9): list, preview, "use in config editor", and new-dataset builds with a
+"""Datasets tab: list, preview, "use in config editor", and new-dataset builds with a
 live console. gui/datasets.py does the work; bodies are module functions the tests call."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Training tab for a Forge run folder (issue 9), read-only.
+"""The Training tab for a Forge run folder, read-only.
 
 training_callbacks.training_update hands Forge runs (gui/forge.py) to `forge_training_update`,
 which returns the same outputs: KPIs from the newest log.csv row, the loss chart (Forge's loss in

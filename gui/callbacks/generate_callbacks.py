@@ -1,4 +1,4 @@
-"""Generate / playground tab (issue 9): which checkpoint, sampling streamed into the page, and
+"""Generate / playground tab: which checkpoint, sampling streamed into the page, and
 surprisal colouring. The torch work is gui/playground.py, imported only when a job starts, so the
 cockpit starts without torch. Jobs run in server threads; the page polls them every 300 ms while
 one runs (ids.GEN_POLL / ids.SURPRISAL_POLL) and stops polling when it ends."""

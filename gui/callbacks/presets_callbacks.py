@@ -1,4 +1,4 @@
-"""Presets and config import/export in the config sidebar (issue 9).
+"""Presets and config import/export in the config sidebar.
 
 - Save preset: the (valid) form becomes `<presets-dir>/<name>.yaml` and is selected in the
   tier/preset dropdown (config_callbacks.fill_form then loads it like a tier).

@@ -1,4 +1,4 @@
-"""Runs tab (issue 9): the run list, rename / delete (confirmation dialog) / notes of the run
+"""Runs tab: the run list, rename / delete (confirmation dialog) / notes of the run
 chosen in the top bar, and opening a Forge run folder by path. The file work is gui/run_admin.py
 and gui/forge.py; `manage_action` is the callback body as a plain function."""
 from __future__ import annotations

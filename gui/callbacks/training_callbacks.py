@@ -1,4 +1,4 @@
-"""Training tab (spec WS2): KPIs, ETA, live charts, head losses, checkpoints (each with its coding
+"""Training tab: KPIs, ETA, live charts, head losses, checkpoints (each with its coding
 model, or an Export model button: gui/callbacks/model_export_callbacks.py), resume list, log.
 
 The charts are drawn once (EMA on every row, each trace downsampled to about
@@ -249,7 +249,7 @@ def training_update(runs_dir: Path, name: Optional[str], smoothing: float = 0.6,
     log_y = bool(log_y)
     run = resolve(runs_dir, name)
     forge_run = resolve_forge(runs_dir, name) if run is None else None
-    if forge_run is not None:  # a Forge run folder, read-only (issue 9)
+    if forge_run is not None:  # a Forge run folder, read-only
         return forge_training_update(forge_run, smoothing, log_y, state)
     if run is None:
         empty = viz_utils.empty_fig("No run selected")

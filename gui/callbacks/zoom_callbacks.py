@@ -1,4 +1,4 @@
-"""Training tab's loss chart (issue 9): zoom re-aggregation and "follow live".
+"""Training tab's loss chart: zoom re-aggregation and "follow live".
 
 The chart itself is drawn and extended by training_callbacks (full draw, then dash.Patch per
 tick). This module only listens beside it:

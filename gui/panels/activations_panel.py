@@ -1,4 +1,4 @@
-"""Activations tab (spec WS5): per-block activation distribution and statistics at a step."""
+"""Activations tab: per-block activation distribution and statistics at a step."""
 from __future__ import annotations
 
 import dash_bootstrap_components as dbc

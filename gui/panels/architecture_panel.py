@@ -1,13 +1,14 @@
-"""Architecture tab (issue 7): a diagram of the model the sidebar's config builds, its size cards
+"""Architecture tab: a diagram of the model the sidebar's config builds, its size cards
 and a table of parameters per block (pure layout; gui/callbacks/arch_callbacks.py fills it)."""
 from __future__ import annotations
 
 import dash_bootstrap_components as dbc
 from dash import html
 
+from umoec.units import fmt_bytes, fmt_count
+
 from .. import ids
 from ..architecture import ModelView, parts_rows
-from ..derived import fmt_bytes, fmt_count
 from ..viz_utils import ARCH_COLOURS
 from .analysis_widgets import card, graph, metric_card
 

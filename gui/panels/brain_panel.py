@@ -1,4 +1,4 @@
-"""Brain tab (spec WS5): hidden states of a block projected on two principal components."""
+"""Brain tab: hidden states of a block projected on two principal components."""
 from __future__ import annotations
 
 import dash_bootstrap_components as dbc

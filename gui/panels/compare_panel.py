@@ -1,4 +1,4 @@
-"""Compare tab (issue 9): 2-8 runs overlaid (training loss raw + EMA, validation with best
+"""Compare tab: 2-8 runs overlaid (training loss raw + EMA, validation with best
 points), x axis steps / training bytes / wall time, a sortable table with CSV export."""
 from __future__ import annotations
 

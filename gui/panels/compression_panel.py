@@ -1,4 +1,4 @@
-"""Compression tab (spec WS6, issue 8): compress a file (path or upload) with a coding model (the
+"""Compression tab: compress a file (path or upload) with a coding model (the
 shipped default preselected, any model of the store, or a checkpoint of the selected run) as a
 background job, compare with gzip / zstd -22 / xz / brotli on the same file, and verify the round
 trip (sha256). Filled by gui/callbacks/compression_callbacks.py."""

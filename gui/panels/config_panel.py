@@ -1,4 +1,4 @@
-"""The config sidebar (spec WS1): tier, components, load/save/reset, training control, derived
+"""The config sidebar: tier, components, load/save/reset, training control, derived
 quantities and the 17-section accordion, generated from the config schema (gui/form.py).
 
 Every field gets the widget the schema names (FieldInfo.widget) and the id FieldInfo.component_id

@@ -1,4 +1,4 @@
-"""Datasets tab (issue 9): the datasets folder's contents, a preview, and a new-dataset form
+"""Datasets tab: the datasets folder's contents, a preview, and a new-dataset form
 with a live console of bin.prepare_data."""
 from __future__ import annotations
 

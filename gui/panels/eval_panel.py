@@ -1,4 +1,4 @@
-"""Evaluation tab (spec WS6, issue 8): evaluate a coding model (the shipped default, any model of
+"""Evaluation tab: evaluate a coding model (the shipped default, any model of
 the store) or a checkpoint of the selected run as a compressor (enwik8 when the user has it, the
 run's validation split otherwise) as a background job, with roundtrip verification, the classical
 baselines on the same bytes, and the bpb history. Filled by gui/callbacks/eval_callbacks.py."""

@@ -1,4 +1,4 @@
-"""Generate / playground tab (issue 9): sample from the selected run's checkpoint, streamed, and
+"""Generate / playground tab: sample from the selected run's checkpoint, streamed, and
 colour any text by the model's per-byte surprisal."""
 from __future__ import annotations
 

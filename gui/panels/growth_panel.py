@@ -1,4 +1,4 @@
-"""Growth tab (issue 7): six size knobs starting from the sidebar's config, the sizes they give
+"""Growth tab: six size knobs starting from the sidebar's config, the sizes they give
 (parameters, FLOPs, memory, bytes per step, a compute-optimal training length) as cards and
 curves, and a button that copies the knobs into the config editor (pure layout; the callbacks
 are in gui/callbacks/growth_callbacks.py, the arithmetic in gui/growth.py)."""
@@ -9,8 +9,9 @@ from typing import Optional
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
+from umoec.units import fmt_bytes, fmt_count
+
 from .. import form, ids
-from ..derived import fmt_bytes, fmt_count
 from ..growth import BYTES_PER_PARAM, KNOBS, Sizes, ladder, nearest_index, scales_of, short
 from .analysis_widgets import card, graph
 

@@ -1,4 +1,4 @@
-"""MoD tab (spec WS4): metric cards, fraction processed per block now and over training."""
+"""MoD tab: metric cards, fraction processed per block now and over training."""
 from __future__ import annotations
 
 import dash_bootstrap_components as dbc

@@ -1,4 +1,4 @@
-"""Notifications (issue 9): the toast area, the stores that remember what the page has seen, and
+"""Notifications: the toast area, the stores that remember what the page has seen, and
 the button that asks the browser's permission for desktop notifications."""
 from __future__ import annotations
 

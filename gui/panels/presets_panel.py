@@ -1,4 +1,4 @@
-"""Sidebar block (issue 9): save the form as a named preset (it then appears in the tier/preset
+"""Sidebar block: save the form as a named preset (it then appears in the tier/preset
 dropdown), delete one, and import/export the form as YAML or JSON."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Routing tab (spec WS3): expert load heatmap with a step slider, load history per block,
+"""Routing tab: expert load heatmap with a step slider, load history per block,
 load balance (Gini, max/min) and a drill-down on one expert."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Runs tab (issue 9): every run (ours and Forge's) in a sortable list; rename, delete (with a
+"""Runs tab: every run (ours and Forge's) in a sortable list; rename, delete (with a
 confirmation dialog) and notes for the run chosen in the top bar; open a Forge run folder."""
 from __future__ import annotations
 

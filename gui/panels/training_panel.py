@@ -1,4 +1,4 @@
-"""Training tab (spec WS2): KPIs, ETA, loss and lr charts (EMA, log y), head losses, checkpoints
+"""Training tab: KPIs, ETA, loss and lr charts (EMA, log y), head losses, checkpoints
 with resume and Export model, log tail."""
 from __future__ import annotations
 

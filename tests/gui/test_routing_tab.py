@@ -90,7 +90,7 @@ def test_history_cache_starts_over_when_the_run_is_resumed(tmp_path):
         write_rows(w, 101, 150, seed=7)
     with db.open_db(run.db_path) as conn:
         rows, _, n = cache.get(conn, run.db_path)
-        fresh = db.moe_routing_history(conn)
+        fresh = db.rows_at_steps(conn, "moe_routing", db.logged_steps(conn, "moe_routing"))
     assert n == 15 and rows["step"].max() == 150
     np.testing.assert_allclose(np.sort(rows["load"].to_numpy()), np.sort(fresh["load"].to_numpy()))
 

@@ -6,18 +6,16 @@
 
 See docs/codec.md for the container layout and the measured numbers.
 """
-from .codec import CodecSettings, compress, config_hash, decompress, read_header
+from .codec import CodecSettings, CodecStats, compress, config_hash, decompress, read_header
 from .container import Header
 from .errors import (CodecError, CoderUnavailable, DecodeMismatch, FingerprintMismatch, FormatError,
                      IntegrityError, ProbabilityError)
-from .files import CodecStats, compress_file, decompress_file
 from .predictor import BOS, AdaptivePredictor, Order2Predictor, Predictor
 from .probs import freqs_to_cdf, logits_to_freqs
 
 __all__ = [
     "BOS", "AdaptivePredictor", "CodecError", "CodecSettings", "CodecStats", "CoderUnavailable",
-    "DecodeMismatch",
-    "FingerprintMismatch", "FormatError", "Header", "IntegrityError", "Order2Predictor", "Predictor",
-    "ProbabilityError", "compress", "compress_file", "config_hash", "decompress", "decompress_file",
+    "DecodeMismatch", "FingerprintMismatch", "FormatError", "Header", "IntegrityError",
+    "Order2Predictor", "Predictor", "ProbabilityError", "compress", "config_hash", "decompress",
     "freqs_to_cdf", "logits_to_freqs", "read_header",
 ]

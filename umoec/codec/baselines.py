@@ -28,6 +28,8 @@ from typing import Callable, Optional
 import brotli
 import zstandard
 
+from .. import units
+
 Codec = tuple[Callable[[bytes], bytes], Callable[[bytes], bytes]]
 PEER_TIMEOUT_S = 600
 
@@ -42,7 +44,7 @@ class BaselineResult:
 
     @property
     def bpb(self) -> float:
-        return 8.0 * self.packed_bytes / self.raw_bytes if self.raw_bytes else 0.0
+        return units.bpb(self.packed_bytes, self.raw_bytes)
 
     @property
     def compress_bytes_per_s(self) -> float:

@@ -22,6 +22,7 @@ from . import cm, coders
 from .container import (MAX_BLOCK_SIZE, MAX_STREAMS, MIN_BLOCK_SIZE, Header, fingerprint_digest,
                         pack_block, pack_header, parse_blocks, parse_header)
 from ..engine import ENGINE_VERSION
+from .. import units
 from .errors import CodecError, DecodeMismatch, FingerprintMismatch, FormatError, IntegrityError
 from .predictor import BOS
 from .probs import ALPHA_ONE, SHARPEN_GRID, distances_to_freqs, ideal_bits, logit_distances, symbol_intervals
@@ -76,6 +77,31 @@ class CodecSettings:
         if not MIN_BLOCK_SIZE <= self.block_size <= MAX_BLOCK_SIZE:
             raise CodecError(f"entropy.block_size must be in {MIN_BLOCK_SIZE}..{MAX_BLOCK_SIZE}, "
                              f"got {self.block_size}")
+
+
+@dataclass(frozen=True)
+class CodecStats:
+    """Sizes and time of one compression or decompression (the CLIs' summary line)."""
+    raw_bytes: int
+    packed_bytes: int
+    seconds: float
+
+    @property
+    def bpb(self) -> float:
+        """Bits of .umc per byte of original (the whole file, header included)."""
+        return units.bpb(self.packed_bytes, self.raw_bytes)
+
+    @property
+    def ratio(self) -> float:
+        return self.raw_bytes / self.packed_bytes if self.packed_bytes else 0.0
+
+    @property
+    def bytes_per_s(self) -> float:
+        return self.raw_bytes / self.seconds if self.seconds > 0 else 0.0
+
+    def summary(self) -> str:
+        return (f"raw {self.raw_bytes:,} B, compressed {self.packed_bytes:,} B, {self.bpb:.3f} bpb, "
+                f"ratio {self.ratio:.2f}, {self.seconds:.2f} s, {self.bytes_per_s:,.0f} B/s")
 
 
 class _AdaptClock:

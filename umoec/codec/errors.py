@@ -1,12 +1,12 @@
 """Errors of the codec: every refusal is one of these, with a message a user can act on.
 
-They derive from `umoec.cli.UserError`, so `run_main` prints them as one line (no traceback) and
+They derive from `umoec.errors.UserError`, so `run_main` prints them as one line (no traceback) and
 exits with their `exit_code`: 2 for a bad input file or unsupported setting, 1 for a runtime
 failure of the predictor.
 """
 from __future__ import annotations
 
-from ..cli import EXIT_FAILURE, EXIT_USAGE, UserError
+from ..errors import EXIT_FAILURE, EXIT_USAGE, UserError
 
 
 class CodecError(UserError):

@@ -22,6 +22,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ..units import LN2
+
 BOS = 0
 MAX_STREAMS = 1 << 15
 
@@ -44,7 +46,6 @@ class AdaptivePredictor(Predictor, Protocol):
 # Deterministic natural log of positive int64 weights (no libm): ln W = e*ln2 + ln(mantissa).
 
 LN_BITS = 12
-_LN2 = float(Decimal(2).ln())
 
 
 @lru_cache(maxsize=1)
@@ -61,7 +62,7 @@ def int_log(weights: np.ndarray) -> np.ndarray:
     """ln of positive int64 weights as float32, to within 2**-12 relative, identical everywhere."""
     mant, expo = np.frexp(weights.astype(np.float64))
     idx = (mant * (1 << LN_BITS)).astype(np.int64) - (1 << (LN_BITS - 1))
-    return (expo * _LN2 + _ln_mantissa_table()[idx]).astype(np.float32)
+    return (expo * LN2 + _ln_mantissa_table()[idx]).astype(np.float32)
 
 
 # ---------------------------------------------------------------------------------------------

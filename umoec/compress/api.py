@@ -29,6 +29,7 @@ from ..engine import modelfile as mf
 from ..engine import store
 from ..engine.adapt import RATE_MAX
 from ..engine.predictor import ExactPredictor
+from ..errors import UserError
 from ..run.atomic import atomic_write
 from . import profiles
 from .runtime import keep_pages, paused_gc
@@ -236,7 +237,7 @@ def decompress_frame(blob: bytes, model: ModelSpec = None, *, checkpoint: Option
     meta = header.metadata
     try:
         prof = profiles.get(header.profile)
-    except Exception as exc:  # profiles.get raises UserError for unknown names
+    except UserError as exc:  # an unknown profile name
         raise FormatError(f"{source}: {exc}") from None
     if not prof.network:
         with paused_gc():

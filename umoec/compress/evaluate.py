@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
+from .. import units
 from ..codec.baselines import (BaselineResult, available, run_baselines, run_primed,
                                skipped_peers)
 from ..codec.errors import CodecError
@@ -119,7 +120,7 @@ def evaluate(run: RunDir, checkpoint: Optional[Path], data_path: Path, dataset: 
     if prime:
         baselines += [run_primed(name, prime, raw) for name in PRIMED if name in available()]
     report = EvalReport(dataset, str(data_path), step, len(raw), size,
-                        8.0 * size / max(1, len(raw)), ok, t1 - t0, t2 - t1,
+                        units.bpb(size, max(1, len(raw))), ok, t1 - t0, t2 - t1,
                         baselines, note, error, prime_label if prime else "", skipped_peers())
     with TrainingDB(run.db_path) as db:
         db.insert_eval_result(report.step, dataset, bpb=report.bpb, compressed_bytes=size,

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import UserError
+
 
 ADAPT_RATE = 32    # measured with the default model on held-out Python, match model off (docs/engine.md):
                    # 16 streams 1.804 -> 1.567 bpb, 64 streams 1.766 -> 1.634; 256 streams only
@@ -73,7 +75,6 @@ PROFILES = {
 
 
 def get(name: str) -> Profile:
-    from ..cli import UserError
     if name not in PROFILES:
         raise UserError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}")
     return PROFILES[name]

@@ -6,11 +6,10 @@ unit, numeric range or choices and the widget the cockpit shows. Nothing here im
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
-# Widget kinds the cockpit knows how to draw (spec WS1 names them per field).
+# Widget kinds the cockpit's config editor knows how to draw (each field names its own).
 WIDGETS = ("number", "switch", "slider", "dropdown", "text", "list", "display")
 
 
@@ -102,7 +101,3 @@ def kind_of(annotation: Any) -> str:
     if text not in table:
         raise TypeError(f"unsupported config field type {annotation!r}")
     return table[text]
-
-
-def is_section(obj_type: Any) -> bool:
-    return dataclasses.is_dataclass(obj_type)

@@ -1,4 +1,4 @@
-"""The one config schema: a typed dataclass per YAML section (spec WS1, plus `tier` and `data.path`).
+"""The one config schema: a typed dataclass per YAML section (plus `tier` and `data.path`).
 
 The YAML presets in `configs/`, the `--set` CLI overrides, the cockpit's form and `docs/config.md`
 are all generated from or checked against these classes. Defaults equal `configs/tier1_micro.yaml`.
@@ -266,7 +266,7 @@ class Config:
     hardware: HardwareConfig = field(default_factory=HardwareConfig)
 
 
-# Section titles in the order the cockpit's accordion and the docs show them (spec WS1).
+# Section titles in the order the cockpit's accordion and the docs show them.
 SECTION_TITLES = {
     "model": "Model", "moe": "MoE", "mod": "MoD", "early_exit": "Early Exit",
     "cascade": "Cascade", "conditioning": "Conditioning", "patches": "Patches", "head": "Head",

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import re
 import time
 from pathlib import Path
 from typing import Optional
 
 from .. import config as C
+from ..units import nats_to_bits
 from .modelfile import ModelFile, ModelFileError, make
 from .quantize import QuantizeError, export_tensors
 
@@ -54,7 +54,7 @@ def _val_bpb(run_root: Optional[Path], step: int) -> Optional[dict]:
                 except (KeyError, TypeError, ValueError):
                     continue
                 if v >= 0 and s <= step:
-                    best = {"step": s, "val_bpb": round(v / math.log(2), 4)}
+                    best = {"step": s, "val_bpb": round(nats_to_bits(v), 4)}
     except OSError:
         return None
     return best

@@ -12,7 +12,9 @@ Tables (one row per logged step unless noted):
   moe_routing      step, block_idx, expert_idx, load (fraction of routed slots), bias
   mod_gates        step, block_idx, fraction_processed, capacity, fraction_inference
   run_events       event_id, ts, step, kind (start|resume|checkpoint|eval|stop|crash|done), message
-  activation_stats, hidden_states, eval_results, compression_jobs: exactly as spec WS5/WS6.
+  activation_stats, hidden_states, eval_results, compression_jobs: columns and keys exactly as the
+                   GUI specification has them (docs/spec_map.md), pinned by
+                   tests/umoec/metrics/test_schema.py.
   eval_baselines   step, dataset, method ('gzip -9', 'xz -9e', ...), compressed_bytes,
                    original_bytes, seconds: classical compressors on the same bytes as an eval
 """
@@ -41,7 +43,7 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
             event_id INTEGER PRIMARY KEY AUTOINCREMENT, ts REAL, step INTEGER, kind TEXT,
             message TEXT)""",
     ]),
-    ("spec WS5/WS6 tables", [
+    ("activation, hidden-state, evaluation and compression tables", [
         """CREATE TABLE IF NOT EXISTS activation_stats (
             step INTEGER, block_idx INTEGER,
             mean REAL, std REAL,

@@ -1,1 +1,1 @@
-"""The training simulator: realistic runs for the cockpit without training (spec WS5)."""
+"""The training simulator: realistic runs for the cockpit without training."""

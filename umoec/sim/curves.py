@@ -12,8 +12,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-LN2 = math.log(2.0)
-
 
 def rng(seed: int, *keys: int) -> np.random.Generator:
     return np.random.default_rng([seed & 0xFFFFFFFF, *[k & 0xFFFFFFFF for k in keys]])

@@ -20,6 +20,7 @@ from ..run.recorder import RunRecorder, StepRecord
 from ..run.signals import StopFlag
 from ..run.status import RunState
 from ..schedule import lr_multiplier
+from ..units import LN2
 from . import curves
 
 SIM_FORMAT = "u-moec-tiny simulated checkpoint v1"
@@ -170,10 +171,10 @@ class Simulator:
         mult = lr_multiplier(step - 1, s.total_steps, cfg.training.warmup_steps,
                              cfg.training.cosine_schedule)
         rec.record_step(StepRecord(
-            step=step, loss=bpb * curves.LN2, bpb=bpb, lr=cfg.optimizer.adamw.lr * mult,
+            step=step, loss=bpb * LN2, bpb=bpb, lr=cfg.optimizer.adamw.lr * mult,
             grad_norm=curves.grad_norm(s, step), tokens_per_sec=curves.tokens_per_sec(s, step),
             bytes_seen=step * s.bytes_per_step, elapsed_s=elapsed,
-            head_losses={k: v * curves.LN2 for k, v in heads.items()},
+            head_losses={k: v * LN2 for k, v in heads.items()},
             moe_blocks=s.moe_blocks, moe_load=load.tolist(), moe_bias=bias.tolist(),
             mod_fraction=frac, mod_capacity=s.capacity, mod_fraction_inference=frac_inf,
         ), val_loss=val_loss)
@@ -186,12 +187,12 @@ class Simulator:
 
     def _eval(self, rec: RunRecorder, step: int) -> float:
         bpb = curves.val_bpb(self.shape, step)
-        rec.record_val(step, bpb * curves.LN2, bpb, EVAL_BYTES)
+        rec.record_val(step, bpb * LN2, bpb, EVAL_BYTES)
         coded = bpb + 0.015  # what the coder adds over the model's cross-entropy
         rec.db.insert_eval_result(step, EVAL_DATASET, bpb=coded,
                                   compressed_bytes=int(coded * EVAL_BYTES / 8),
                                   original_bytes=EVAL_BYTES, roundtrip_ok=True)
-        return bpb * curves.LN2
+        return bpb * LN2
 
     def _checkpoint(self, rec: RunRecorder, step: int, elapsed: float) -> None:
         path = self.run.checkpoint_path(step)

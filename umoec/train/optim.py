@@ -1,4 +1,4 @@
-"""Optimizers: Muon for 2-D hidden weight matrices, AdamW for everything else (spec sections
+"""Optimizers: Muon for 2-D hidden weight matrices, AdamW for everything else (config sections
 optimizer.muon and optimizer.adamw), both scaled by one schedule multiplier each step."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the trainer measures on hidden states every eval_every (spec WS5).
+"""What the trainer measures on hidden states every eval_every (Activations and Brain tabs).
 
 activation_stats: distribution of the per-byte RMS of each block's output (mean, std and
 percentiles); the RMS is what drifts when a block blows up or dies, and it sits near 1 for a

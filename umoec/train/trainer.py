@@ -24,14 +24,13 @@ from ..run.recorder import RunRecorder, StepRecord
 from ..run.signals import StopFlag
 from ..run.status import RunState
 from ..schedule import lr_multiplier
+from ..units import nats_to_bits
 from . import checkpoint as ckpt
 from .distributed import Dist, LaunchError, setup
 from .optim import build_optimizers, set_lr
 from .preflight import FP8_REFUSAL
 from .threads import ThreadGovernor, available_cpus
 from .stats import activation_stats, pca_points
-
-LN2 = math.log(2.0)
 
 
 class TrainError(RuntimeError):
@@ -223,7 +222,7 @@ class Trainer:
         blocks = sorted(out.moe_load)
         final = heads["final"]
         rec.record_step(StepRecord(
-            step=step, loss=final, bpb=final / LN2, lr=lr, grad_norm=float(grad_norm),
+            step=step, loss=final, bpb=nats_to_bits(final), lr=lr, grad_norm=float(grad_norm),
             tokens_per_sec=rate, bytes_seen=bytes_seen, elapsed_s=elapsed, head_losses=heads,
             moe_blocks=blocks, moe_load=[out.moe_load[b].tolist() for b in blocks],
             moe_bias=[out.moe_bias[b].detach().float().tolist() for b in blocks],
@@ -259,7 +258,7 @@ class Trainer:
                     first = False
             else:
                 loss = total / max(1, count)
-                rec.record_val(step, loss, loss / LN2, count)
+                rec.record_val(step, loss, nats_to_bits(loss), count)
                 return loss
             return None
         finally:

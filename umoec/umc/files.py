@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable, Optional, TypeVar
 
-from ..cli import EXIT_FAILURE, UserError
 from ..codec import CodecStats
 from ..compress.stream import StreamStats, compress_stream, decompress_stream
 from ..engine.modelfile import ModelFile
+from ..errors import EXIT_FAILURE, UserError
 from ..progress import ProgressBar
 from ..run.atomic import atomic_write
 from .names import STDIO, check_source, check_target, show

@@ -16,17 +16,10 @@ import tempfile
 from pathlib import Path
 from typing import Iterable
 
-from ..cli import EXIT_FAILURE, UserError
 from ..engine import modelfile as mf
 from ..engine import store
-
-
-def _size(n: float) -> str:
-    for unit in ("B", "kB", "MB"):
-        if n < 1000:
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    return f"{n:.1f} GB"
+from ..errors import EXIT_FAILURE, UserError
+from ..units import FILE_UNITS, fmt_bytes
 
 
 def _default_hash() -> str:
@@ -60,7 +53,8 @@ def cmd_list(a) -> int:
                           for e in found], indent=1))
         return 0
     rows = [("", "name", "hash", "size", "where", "path")] + [
-        ("*" if e.hash == default else "", e.name, e.short, _size(e.bytes), e.where, str(e.path))
+        ("*" if e.hash == default else "", e.name, e.short, fmt_bytes(e.bytes, ".1f", FILE_UNITS),
+         e.where, str(e.path))
         for e in found]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:

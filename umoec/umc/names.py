@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Optional
 
-from ..cli import EXIT_FAILURE, UserError
+from ..errors import EXIT_FAILURE, UserError
 
 SUFFIX = ".umc"
 STDIO = "-"

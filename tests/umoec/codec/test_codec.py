@@ -7,7 +7,7 @@ import pytest
 from tests.umoec.codec.helpers import (TEXT, AdaptingPredictor, CyclePredictor, SourcePredictor,
                                        pseudo_random_bytes, sample_source)
 from umoec import config as C
-from umoec.codec import (CodecError, CodecSettings, CoderUnavailable, DecodeMismatch,
+from umoec.codec import (CodecError, CodecSettings, CodecStats, CoderUnavailable, DecodeMismatch,
                          FingerprintMismatch, Order2Predictor, compress, decompress, read_header)
 from umoec.codec.container import parse_blocks, parse_header
 from umoec.engine import ENGINE_VERSION
@@ -183,3 +183,13 @@ def test_a_predictor_producing_nan_stops_compression_with_a_runtime_error():
     with pytest.raises(ProbabilityError, match="stream 0, byte 5") as info:
         compress(TEXT, NaNPredictor(), CodecSettings(**SMALL))
     assert info.value.exit_code == 1
+
+
+def test_stats_summary_line():
+    blob = compress(TEXT, Order2Predictor(), CodecSettings(streams=2))
+    stats = CodecStats(len(TEXT), len(blob), 0.5)
+    assert 0 < stats.bpb < 8 and stats.ratio > 1 and stats.bpb == 8 * len(blob) / len(TEXT)
+    assert stats.summary() == (f"raw {len(TEXT):,} B, compressed {len(blob):,} B, {stats.bpb:.3f} bpb, "
+                               f"ratio {stats.ratio:.2f}, 0.50 s, {2 * len(TEXT):,} B/s")
+    assert CodecStats(0, 0, 0.0).summary() == ("raw 0 B, compressed 0 B, 0.000 bpb, ratio 0.00, "
+                                               "0.00 s, 0 B/s")

@@ -57,18 +57,20 @@ def test_writer_reader_round_trip(dbpath):
         assert q.run_events(conn)["kind"].tolist() == ["start"]
 
 
-def test_history_queries_filter_by_block_and_since_step(dbpath):
+def test_step_reads_filter_by_step_block_and_since_step(dbpath):
     with TrainingDB(dbpath) as db:
         for step in (10, 20, 30):
             db.insert_routing(step, [[0.5, 0.5], [0.9, 0.1]], [[0, 0], [0, 0]], [1, 3])
             db.insert_train_metrics(step, loss=1, bpb=1, lr=1, grad_norm=1, tokens_per_sec=1,
                                     bytes_seen=step, elapsed_s=step)
     with q.open_db(dbpath) as conn:
-        assert len(q.moe_routing_history(conn)) == 12
-        h = q.moe_routing_history(conn, block_idx=3, since_step=10)
-        assert h["step"].tolist() == [20, 20, 30, 30] and set(h["block_idx"]) == {3}
+        assert q.logged_steps(conn, "moe_routing") == [10, 20, 30]
+        assert q.logged_steps(conn, "moe_routing", since_step=10) == [20, 30]
+        assert len(q.rows_at_steps(conn, "moe_routing", [10, 20, 30])) == 12
+        h = q.moe_expert_history(conn, 3, 1, since_step=10)
+        assert h["step"].tolist() == [20, 30] and set(h["block_idx"]) == {3}
+        assert h["load"].tolist() == [0.1, 0.1]
         assert q.train_metrics(conn, since_step=20)["step"].tolist() == [30]
-        assert q.routing_steps(conn) == [10, 20, 30]
         assert q.moe_routing_at(conn, step=20)["step"].unique().tolist() == [20]
 
 
@@ -77,7 +79,7 @@ def test_empty_database_gives_empty_frames_with_columns(dbpath):
     with q.open_db(dbpath) as conn:
         assert q.latest_metrics(conn) is None
         for frame in (q.train_metrics(conn), q.activation_stats_at(conn), q.hidden_states_at(conn),
-                      q.mod_gates_history(conn), q.eval_results(conn), q.compression_jobs(conn)):
+                      q.mod_gates_at(conn), q.eval_results(conn), q.compression_jobs(conn)):
             assert frame.empty and len(frame.columns) > 2
 
 
@@ -87,7 +89,7 @@ def test_old_database_without_new_tables_reads_as_empty(tmp_path):
     conn.execute("CREATE TABLE train_metrics (step INTEGER PRIMARY KEY)")
     conn.close()
     with q.open_db(path) as conn:
-        assert q.activation_stats_at(conn).empty and q.activation_steps(conn) == []
+        assert q.activation_stats_at(conn).empty and q.logged_steps(conn, "activation_stats") == []
 
 
 def test_reader_needs_an_existing_database(tmp_path):
@@ -117,7 +119,7 @@ def test_discard_after_drops_newer_step_rows_only(dbpath):
         db.discard_after(20)
     with q.open_db(dbpath) as conn:
         assert q.val_metrics(conn)["step"].tolist() == [10, 20]
-        assert q.hidden_state_steps(conn) == [10, 20]
+        assert q.logged_steps(conn, "hidden_states") == [10, 20]
         assert len(q.run_events(conn)) == 1  # history of events is kept
 
 
@@ -145,7 +147,7 @@ def test_concurrent_reader_never_sees_locked_or_partial_steps(dbpath):
                 with q.open_db(dbpath) as conn:
                     conn.execute("BEGIN")  # one snapshot for both queries
                     last = q.latest_step(conn)
-                    rows = q.moe_routing_history(conn)
+                    rows = q.rows_at_steps(conn, "moe_routing", q.logged_steps(conn, "moe_routing"))
                     conn.execute("COMMIT")
                     if last is not None:
                         assert len(rows) == 16 * last  # whole steps only

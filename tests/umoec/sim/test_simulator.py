@@ -46,7 +46,7 @@ def test_curves_are_plausible_and_moving(run5000):
         train, val = q.train_metrics(conn), q.val_metrics(conn)
         ev = q.eval_results(conn)
         first, last = q.moe_routing_at(conn, 10), q.moe_routing_at(conn)
-        mod = q.mod_gates_history(conn)
+        mod = q.rows_at_steps(conn, "mod_gates", q.logged_steps(conn, "mod_gates"))
         acts = q.activation_stats_at(conn)
         heads = q.head_losses_at(conn)
     assert train["bpb"].iloc[:5].mean() > 6 and train["bpb"].iloc[-20:].mean() < 3.5
@@ -112,8 +112,8 @@ def test_crash_then_resume_reproduces_the_uninterrupted_run(tmp_path):
             q.open_db(tmp_path / "cut" / "metrics.db") as b:
         cols = ["step", "loss", "lr", "grad_norm", "bytes_seen", "elapsed_s"]
         assert q.train_metrics(a)[cols].equals(q.train_metrics(b)[cols])
-        assert q.moe_routing_history(a)[["load", "bias"]].equals(
-            q.moe_routing_history(b)[["load", "bias"]])
+        routing = [q.rows_at_steps(c, "moe_routing", q.logged_steps(c, "moe_routing")) for c in (a, b)]
+        assert routing[0][["load", "bias"]].equals(routing[1][["load", "bias"]])
         assert "resume" in q.run_events(b)["kind"].tolist()
 
 
