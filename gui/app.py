@@ -32,6 +32,7 @@ from gui.uploads import DEFAULT_MAX_UPLOAD_MB, DEFAULT_UPLOAD_DIR  # noqa: E402
 from gui.panels import activations_panel, brain_panel, mod_panel, routing_panel  # noqa: E402
 from gui.panels import datasets_panel, generate_panel, notify_panel  # noqa: E402
 from gui.notify import reconcile_dead_runs  # noqa: E402
+from gui.services.watchdog import RunWatchdog  # noqa: E402
 from gui import forge as forge_runs, presets as user_presets  # noqa: E402
 from gui.panels import compare_panel, runs_panel  # noqa: E402
 
@@ -44,6 +45,8 @@ TOKEN_COOKIE = "umoec_token"
 def build_layout(runs_dir: Path, refresh_ms: int) -> html.Div:
     return html.Div([
         header.layout(str(runs_dir), refresh_ms),
+        dcc.Store(id=ids.PULSE, storage_type="memory"),
+        dcc.Store(id=ids.HEADER_TICK, storage_type="memory"),
         *[dcc.Store(id=ids.tab_tick(t), storage_type="memory") for t in ids.TAB_IDS],
         notify_panel.layout(),
         dbc.Container(dbc.Row([
@@ -96,24 +99,26 @@ def create_app(runs_dir: str | os.PathLike = DEFAULT_RUNS_DIR, token: str | None
                     assets_folder=str(Path(__file__).parent / "assets"),
                     suppress_callback_exceptions=False)
     app.server.config["UMOEC_RUNS_DIR"] = str(runs_dir)
-    # Issue 9: user presets (default <runs-dir>/../presets); Forge folders opened by path.
+    # User presets (default <runs-dir>/../presets); Forge folders opened by path.
     app.server.config[user_presets.DIR_KEY] = str(Path(presets_dir).resolve() if presets_dir
                                                   else user_presets.default_dir(runs_dir))
     app.server.config[forge_runs.REGISTRY_KEY] = forge_runs.ForgeRegistry(
         runs_dir / forge_runs.OPENED_FILE)
     # Processes this cockpit starts (Start / Resume), watched and reaped in the background.
-    app.server.config["UMOEC_LAUNCHER"] = Launcher(runs_dir, stop_timeout=stop_timeout)
-    # The Datasets tab lists and builds into this folder (issue 9).
+    launcher = app.server.config["UMOEC_LAUNCHER"] = Launcher(runs_dir, stop_timeout=stop_timeout)
+    # The Datasets tab lists and builds into this folder.
     app.server.config["UMOEC_DATA_DIR"] = str(Path(data_dir or DEFAULT_DATA_DIR).resolve())
-    # Compression / Evaluation tabs (issue 8): upload sandbox, its size limit, the job time limit.
+    # Compression / Evaluation tabs: upload sandbox, its size limit, the job time limit.
     app.server.config["UMOEC_UPLOAD_DIR"] = str(upload_dir or DEFAULT_UPLOAD_DIR)
     app.server.config["UMOEC_MAX_UPLOAD_MB"] = float(max_upload_mb or DEFAULT_MAX_UPLOAD_MB)
     # Uploads arrive base64-encoded inside a callback request: cap any request body at that size.
     app.server.config["MAX_CONTENT_LENGTH"] = int(
         1.4 * app.server.config["UMOEC_MAX_UPLOAD_MB"] * 1e6) + (1 << 20)
     app.server.config["UMOEC_JOB_TIMEOUT"] = float(job_timeout or DEFAULT_JOB_TIMEOUT_S)
-    # Watchdog: runs whose process died while no cockpit was running are marked crashed now.
+    # Watchdog: runs whose process died while no cockpit was running are marked crashed now;
+    # then a server thread keeps every run's honest state, with or without a browser open.
     reconcile_dead_runs(runs_dir)
+    app.server.config["UMOEC_WATCHDOG"] = RunWatchdog(runs_dir, launcher).start(owner=app.server)
     if token:
         _install_token_check(app.server, token)
     app.layout = build_layout(runs_dir, refresh_ms)

@@ -343,6 +343,12 @@ class JobManager:
         with self._lock:
             return self._verify.get((run_name, job_id)) if run_name and job_id else None
 
+    def any_running(self) -> bool:
+        """Whether any job of this manager is running (the page pulse refreshes every tick then)."""
+        with self._lock:
+            jobs = list(self._jobs.values()) + list(self._verify.values())
+        return any(job.running for job in jobs)
+
     def busy(self, run_name: str, slot: str) -> Optional[Job]:
         job = self.latest(run_name, slot)
         return job if job is not None and job.running else None

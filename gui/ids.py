@@ -6,9 +6,11 @@ RUN_STATUS = "run-status"
 RUNS_DIR_NOTE = "runs-dir-note"
 REFRESH = "refresh-interval"
 TAB_TICK = "tab-tick"          # one store per tab: the refresh tick, written for the visible tab only
+PULSE = "refresh-pulse"        # the server's answer to a tick: a signature of what pages show
+HEADER_TICK = "header-tick"    # advanced when the pulse changes: run list, status, notifications
 TABS = "main-tabs"
 
-# training tab (spec WS2)
+# training tab
 TRAINING_KPIS = "training-kpi-cards"
 TRAINING_ETA = "training-eta"
 TRAINING_LOSS = "training-loss-graph"
@@ -21,7 +23,7 @@ CHECKPOINT_EXPORT_ACTION = "checkpoint-export-action"  # store: outcome of the l
 LOG_TAIL = "training-log-tail"
 TRAINING_ERROR = "training-error"
 
-# routing tab (spec WS3, issue 7)
+# routing tab
 TAB_ROUTING = "tab-routing"
 ROUTING_MESSAGE = "routing-message"
 ROUTING_STEP = "routing-step-slider"
@@ -36,7 +38,7 @@ ROUTING_EXPERT_DETAIL = "routing-expert-detail"
 ROUTING_SELECTED = "routing-selected-expert"
 ROUTING_VERSION = "routing-data-version"
 
-# MoD tab (spec WS4, issue 7)
+# MoD tab
 TAB_MOD = "tab-mod"
 MOD_MESSAGE = "mod-message"
 MOD_CARDS = "mod-metric-cards"
@@ -45,7 +47,7 @@ MOD_HISTORY = "mod-history"
 MOD_HISTORY_NOTE = "mod-history-note"
 MOD_VERSION = "mod-data-version"
 
-# activations tab (spec WS5, issue 7)
+# activations tab
 TAB_ACTIVATIONS = "tab-activations"
 ACT_MESSAGE = "activation-message"
 ACT_STEP = "activation-step-slider"
@@ -54,7 +56,7 @@ ACT_DIST = "activation-dist"
 ACT_HEATMAP = "activation-heatmap"
 ACT_VERSION = "activation-data-version"
 
-# brain tab (spec WS5, issue 7)
+# brain tab
 TAB_BRAIN = "tab-brain"
 BRAIN_MESSAGE = "brain-message"
 BRAIN_BLOCK = "brain-block-select"
@@ -63,13 +65,13 @@ BRAIN_STEP_LABEL = "brain-step-label"
 BRAIN_PCA = "brain-pca"
 BRAIN_VERSION = "brain-data-version"
 
-# architecture tab (issue 7)
+# architecture tab
 ARCH_MESSAGE = "arch-message"
 ARCH_CARDS = "arch-metric-cards"
 ARCH_DIAGRAM = "arch-diagram"
 ARCH_TABLE = "arch-block-table"
 
-# growth tab (issue 7); one slider per knob: growth-<field> (growth-d-model, growth-top-k, ...)
+# growth tab; one slider per knob: growth-<field> (growth-d-model, growth-top-k, ...)
 GROWTH_MESSAGE = "growth-message"
 GROWTH_CARDS = "growth-metric-cards"
 GROWTH_CURVES = "growth-curves"
@@ -80,7 +82,7 @@ GROWTH_STATUS = "growth-status"
 GROWTH_LADDERS = "growth-ladders"          # store: the values each slider position stands for
 GROWTH_PENDING = "growth-pending"          # store: the form values the copy button would push
 
-# config sidebar (spec WS1); each schema field's id is FieldInfo.component_id (config-<section>-<field>)
+# config sidebar; each schema field's id is FieldInfo.component_id (config-<section>-<field>)
 CONFIG_TIER = "config-tier"
 CONFIG_COMPONENTS = "config-components"
 CONFIG_LOAD_PATH = "config-load-path"
@@ -96,7 +98,7 @@ CONFIG_DERIVED = "config-derived"
 CONFIG_LR_PREVIEW = "config-lr-preview"
 CONFIG_FORM_STORE = "config-form-store"    # localStorage: the form survives a reload
 CONFIG_INJECT = "config-inject"            # other tabs put {dotted key: value} here to fill the form
-# training control (spec WS2/WS7)
+# training control
 CONFIG_RUNNER = "config-runner"
 CONFIG_RUNNER_NOTE = "config-runner-note"
 CONFIG_RUN_NAME = "config-run-name"
@@ -111,7 +113,7 @@ RESUME_BTN = "resume-btn"
 TRAINING_SMOOTHING = "training-smoothing"
 TRAINING_LOGY = "training-logy"
 TRAINING_CHART_STATE = "training-chart-state"
-# compression tab (spec WS6, issue 8)
+# compression tab
 COMPRESS_FILE_PATH = "compress-file-path"
 COMPRESS_FILE_UPLOAD = "compress-file-upload"
 COMPRESS_UPLOAD_STATUS = "compress-upload-status"
@@ -132,7 +134,7 @@ COMPRESS_VERIFY_BTN = "compress-verify-btn"
 COMPRESS_VERIFY_RESULT = "compress-verify-result"
 COMPRESS_VERSION = "compress-data-version"
 COMPRESS_ACTION = "compress-action"          # store: outcome of the last button press
-# evaluation tab (spec WS6, issue 8)
+# evaluation tab
 EVAL_ENWIK8_BTN = "eval-enwik8-btn"
 EVAL_CANCEL_BTN = "eval-cancel-btn"
 EVAL_CHECKPOINT = "eval-checkpoint"
@@ -148,7 +150,7 @@ EVAL_ROUNDTRIP_STATUS = "eval-roundtrip-status"
 EVAL_BPB_HISTORY = "eval-bpb-history"
 EVAL_VERSION = "eval-data-version"
 EVAL_ACTION = "eval-action"
-# tabs owned by later issues (placeholders until then)
+# tab ids (the other tabs' ids sit with their components)
 TAB_TRAINING = "tab-training"
 TAB_ARCH = "tab-arch"
 TAB_COMPRESSION = "tab-compression"
@@ -165,7 +167,7 @@ def section_item_id(section: str) -> str:
     """The accordion item of a config section, e.g. config-section-optimizer-muon."""
     return "config-section-" + section.replace(".", "-").replace("_", "-")
 
-# datasets tab (issue 9)
+# datasets tab
 TAB_DATASETS = "tab-datasets"
 DATASETS_NOTE = "datasets-note"                  # the datasets folder and what it holds
 DATASETS_TABLE = "datasets-table"
@@ -186,7 +188,7 @@ DATASETS_BUILD_MSG = "datasets-build-msg"
 DATASETS_POLL = "datasets-poll"
 DATASETS_JOB = "datasets-job"                    # store: the build this page started
 DATASETS_VERSION = "datasets-version"            # store: bumps when a build ends (list refresh)
-# generate / playground tab (issue 9)
+# generate / playground tab
 TAB_GENERATE = "tab-generate"
 GEN_INFO = "generate-model-info"
 GEN_CHECKPOINT = "generate-checkpoint"
@@ -209,7 +211,7 @@ SURPRISAL_SUMMARY = "surprisal-summary"
 SURPRISAL_VIEW = "surprisal-view"
 SURPRISAL_POLL = "surprisal-poll"
 SURPRISAL_JOB = "surprisal-job"
-# notifications and watchdog (issue 9)
+# notifications and watchdog
 NOTIFY_SEEN = "notify-seen"                      # localStorage: last states seen (no repeat toasts)
 NOTIFY_EVENTS = "notify-events"                  # the latest tick's events (desktop notifications)
 NOTIFY_TOASTS = "notify-toasts"
@@ -228,7 +230,7 @@ def growth_value_id(key: str) -> str:
     return growth_slider_id(key) + "-value"
 
 
-# compare tab, charts, presets, run management, Forge runs (issue 9, part A)
+# compare tab, charts, presets, run management, Forge runs
 TAB_COMPARE = "tab-compare"
 COMPARE_RUNS = "compare-runs"                    # multi-select: 2-8 runs, ours and Forge's
 COMPARE_AXIS = "compare-axis"                    # step | bytes | time
@@ -273,8 +275,8 @@ TRAINING_ZOOM_SEEN = "training-zoom-seen"              # memory: the loss chart 
 
 
 # Every tab, in the order of the tab bar; a tab's refresh-driven callbacks listen to
-# tab_tick(tab), which a clientside callback advances only while that tab is shown, so hidden
-# tabs cost the page no request per tick (gui/callbacks/tick_callbacks.py).
+# tab_tick(tab), which a clientside callback advances only while that tab is shown and only when
+# the page pulse changed, so hidden tabs and idle ticks cost no request (gui/callbacks/tick_callbacks.py).
 TAB_IDS = (TAB_TRAINING, TAB_COMPARE, TAB_RUNS, TAB_ARCH, TAB_ROUTING, TAB_MOD, TAB_ACTIVATIONS,
            TAB_BRAIN, TAB_COMPRESSION, TAB_EVAL, TAB_GROWTH, TAB_DATASETS, TAB_GENERATE)
 

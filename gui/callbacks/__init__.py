@@ -1,4 +1,4 @@
-"""Callback registration: one module per tab, each with `register(app)` (spec WS7)."""
+"""Callback registration: one module per tab, each with `register(app)`."""
 from .config_callbacks import register as reg_config
 from .run_callbacks import register as reg_run
 from .training_callbacks import register as reg_training
@@ -22,13 +22,7 @@ from .tick_callbacks import register as reg_tick
 
 
 def register_all_callbacks(app) -> None:
-    for reg in (reg_compare, reg_runs, reg_presets, reg_zoom):  # issue 9, part A
+    for reg in (reg_compare, reg_runs, reg_presets, reg_zoom, reg_run, reg_training, reg_routing,
+                reg_mod, reg_activation, reg_brain, reg_arch, reg_growth, reg_config, reg_datasets,
+                reg_generate, reg_notify, reg_compression, reg_eval, reg_model_export, reg_tick):
         reg(app)
-    for reg in (reg_run, reg_training, reg_routing, reg_mod, reg_activation, reg_brain,
-                reg_arch, reg_growth, reg_config):
-        reg(app)
-    for reg in (reg_datasets, reg_generate, reg_notify):  # issue 9, part B
-        reg(app)
-    for reg in (reg_compression, reg_eval, reg_model_export):  # issue 8; coding models
-        reg(app)
-    reg_tick(app)

@@ -1,4 +1,4 @@
-"""Compare tab (issue 9): overlay 2-8 runs, re-aggregate on zoom, follow live, table + CSV.
+"""Compare tab: overlay 2-8 runs, re-aggregate on zoom, follow live, table + CSV.
 
 `compare_update` and `compare_zoom` are the callback bodies as plain functions (tests call them).
 The chart is redrawn when the chosen runs get new rows or change state, when a setting changes, or
@@ -87,7 +87,8 @@ def compare_update(runs_dir: Path, keys: Optional[list], axis: Optional[str], sm
     runs, errors = load_runs(runs_dir, keys)
     sig = data_signature(runs)
     settings = [keys, axis, smoothing, log_y, window]
-    if trigger in (ids.REFRESH, ids.TABS) and state.get("sig") == sig and state.get("settings") == settings:
+    unchanged = state.get("sig") == sig and state.get("settings") == settings
+    if trigger in (ids.tab_tick(ids.TAB_COMPARE), ids.TABS) and unchanged:
         return _unchanged()
     extent = data_extent(runs, axis)
     if not runs:

@@ -1,4 +1,4 @@
-"""Config sidebar and training control (spec WS1, WS2, WS7).
+"""Config sidebar and training control.
 
 - `fill_form`: every way values get into the form: the saved form on page load, a tier, Load
   Config, Reset to Default, the component checklist <-> section switches, values pushed by other
@@ -132,7 +132,7 @@ def fill(trigger: Optional[str], tier: Optional[str], checklist: Optional[list],
 
 def tier_options(tier: Optional[str]) -> list[dict]:
     presets = C.preset_names()
-    saved = user_presets.names()  # user-saved presets (issue 9, gui/presets.py)
+    saved = user_presets.names()  # user-saved presets (gui/presets.py)
     extra = [tier] if tier and tier not in presets and tier not in saved else []
     return [{"label": p, "value": p} for p in presets] + [
         {"label": f"{s} (saved preset)", "value": s} for s in saved] + [
@@ -247,7 +247,7 @@ def status_view(runs_dir: Path, launcher: Launcher, name: Optional[str],
             lines.append(dbc.Badge(f"Crashed (exit code {launched.exit_code})", color="danger",
                                    class_name="me-2"))
             lines.append(html.Span(reason))
-    elif run is None and resolve_forge(runs_dir, name) is not None:  # issue 9: Forge, read-only
+    elif run is None and resolve_forge(runs_dir, name) is not None:  # Forge folders are read-only
         lines.append(html.Span(f"{name} is a Forge run, opened read-only: start, stop and resume "
                                "it with forge itself.", className="text-muted"))
     elif run is None:
@@ -413,7 +413,7 @@ def register(app) -> None:
     @app.callback(Output(ids.CONFIG_STATUS, "children"), Output(ids.CONFIG_STOP, "disabled"),
                   Output(ids.RESUME_BTN, "disabled"), Output(ids.CONFIG_RUNNER, "options"),
                   Output(ids.CONFIG_RUNNER, "value"), Output(ids.CONFIG_RUNNER_NOTE, "children"),
-                  Input(ids.REFRESH, "n_intervals"), Input(ids.RUN_SELECT, "value"),
+                  Input(ids.HEADER_TICK, "data"), Input(ids.RUN_SELECT, "value"),
                   Input(ids.CONFIG_CONTROL_MSG, "data"), State(ids.CONFIG_RUNNER, "options"),
                   State(ids.CONFIG_RUNNER, "value"))
     def show_status(_n, name, control_msg, runner_options, runner):

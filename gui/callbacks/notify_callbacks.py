@@ -1,16 +1,17 @@
-"""Notifications and watchdog (issue 9): a toast (and a desktop notification, once the user has
-allowed them) when a run completes, crashes or stalls.
+"""Notifications: a toast (and a desktop notification, once the user has allowed them) when a run
+completes, crashes or stalls.
 
-Every refresh tick compares the runs' honest states with the last ones this browser saw
-(ids.NOTIFY_SEEN, localStorage; gui/notify.py decides what is news), so a reload never repeats a
-toast. The same tick rewrites, as crashed, the status of a run this cockpit did not launch whose
-process is gone. Desktop notifications use the browser's Notification API from clientside
-callbacks: permission is asked only when the user clicks "Enable desktop notifications".
+The run watchdog (gui/services/watchdog.py, a server thread started with the app) keeps every
+run's honest state and marks as crashed the runs whose process died unseen, whether or not a page
+is open. When the page pulse changes, this panel compares the watchdog's states with the last ones
+this browser saw (ids.NOTIFY_SEEN, localStorage; gui/notify.py decides what is news), so a reload
+never repeats a toast and N open tabs do not mean N watchdogs. Desktop notifications use the
+browser's Notification API from clientside callbacks: permission is asked only when the user
+clicks "Enable desktop notifications".
 """
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 from typing import Any, Optional
 
 import dash_bootstrap_components as dbc
@@ -62,12 +63,8 @@ def _is_open(child: Any) -> bool:
     return props.get("is_open", True) is not False
 
 
-def tick(runs_dir: Path, launcher, seen: Optional[dict], toasts: Optional[list]) -> dict[str, Any]:
-    """One refresh: watchdog, new events, the stored states and the toast list."""
-    notify.reconcile_dead_runs(runs_dir, notify.GONE_UNWATCHED,
-                               skip=(lambda name: launcher.get(name) is not None)
-                               if launcher is not None else None)
-    current = notify.snapshot(runs_dir)
+def tick(current: dict[str, dict], seen: Optional[dict], toasts: Optional[list]) -> dict[str, Any]:
+    """One refresh from the watchdog's snapshot: new events, the stored states, the toast list."""
     events = notify.transitions(seen, current)
     new_seen = notify.stored(current)
     old_states = {n: r.get("state") for n, r in (seen or {}).get("runs", {}).items()} \
@@ -87,15 +84,14 @@ def tick(runs_dir: Path, launcher, seen: Optional[dict], toasts: Optional[list])
 
 
 def register(app) -> None:
-    runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
-    launcher = app.server.config.get("UMOEC_LAUNCHER")
+    watchdog = app.server.config["UMOEC_WATCHDOG"]
 
     @app.callback(Output(ids.NOTIFY_SEEN, "data"), Output(ids.NOTIFY_EVENTS, "data"),
                   Output(ids.NOTIFY_TOASTS, "children"),
-                  Input(ids.REFRESH, "n_intervals"), State(ids.NOTIFY_SEEN, "data"),
+                  Input(ids.HEADER_TICK, "data"), State(ids.NOTIFY_SEEN, "data"),
                   State(ids.NOTIFY_TOASTS, "children"))
     def watch(_n, seen, toasts):
-        out = tick(runs_dir, launcher, seen, toasts)
+        out = tick(watchdog.current()[1], seen, toasts)
         return out["seen"], out["events"], out["toasts"]
 
     app.clientside_callback(NOTIFY_JS, Output(ids.NOTIFY_SHOWN, "data"),

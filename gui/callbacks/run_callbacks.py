@@ -1,4 +1,5 @@
-"""Run selector and status badge: refreshed every tick so a run's state is never stale."""
+"""Run selector and status badge: refreshed whenever the page pulse changes (a run appears, moves
+on or changes state; gui/callbacks/tick_callbacks.py), so a run's state is never stale."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,7 +17,7 @@ def register(app) -> None:
     launcher = app.server.config.get("UMOEC_LAUNCHER")
 
     @app.callback(Output(ids.RUN_SELECT, "options"), Output(ids.RUN_SELECT, "value"),
-                  Input(ids.REFRESH, "n_intervals"), State(ids.RUN_SELECT, "value"),
+                  Input(ids.HEADER_TICK, "data"), State(ids.RUN_SELECT, "value"),
                   State(ids.RUN_SELECT, "options"))
     def refresh_runs(_n, current, shown):
         options = run_options(runs_dir)
@@ -35,13 +36,13 @@ def register(app) -> None:
                 no_update if value == current else value)
 
     @app.callback(Output(ids.RUN_STATUS, "children"), Output(ids.RUN_STATUS, "color"),
-                  Input(ids.REFRESH, "n_intervals"), Input(ids.RUN_SELECT, "value"))
+                  Input(ids.HEADER_TICK, "data"), Input(ids.RUN_SELECT, "value"))
     def refresh_status(_n, name):
         run = resolve(runs_dir, name)
         if run is None and launcher is not None and launcher.get(name) is not None:
             return "Starting", "info"
         forge_run = resolve_forge(runs_dir, name) if run is None else None
-        if forge_run is not None:  # issue 9: a Forge folder has no status.json to be honest about
+        if forge_run is not None:  # a Forge folder has no status.json to be honest about
             return forge_run.status_label(), "info"
         if run is None:
             return "no run selected", "secondary"

@@ -1,27 +1,74 @@
-"""The refresh tick, per tab: only the visible tab's callbacks run on each tick.
+"""The refresh tick: one pulse request per tick, and only a changed pulse refreshes anything.
 
-Every tab's refresh-driven callbacks listen to their tab's store `ids.tab_tick(tab)` instead of the
-interval itself. This clientside callback (no server request) copies the interval's count into the
-visible tab's store only; a tab that becomes visible refreshes through its own `active_tab` input.
-Without it, each tick sent one request per tab's callback, hidden or not (~15 per tick), and on a
-slow machine at a fast refresh the answers came back stale faster than they were applied: the
-sidebar's status never showed.
+- `pulse` (server, every tick of ids.REFRESH): a short signature of what the pages show
+  (gui/services/pulse.py). When it equals the page's last one the answer is "no update" (a few
+  bytes) and nothing else runs: an idle page with finished runs costs one request per tick.
+- the router (clientside, no request): when the pulse changes, it advances ids.HEADER_TICK (run
+  list, status badge, run controls, notifications) and the visible tab's store
+  `ids.tab_tick(tab)`; hidden tabs are never refreshed. A tab that becomes visible refreshes
+  through its own `active_tab` input.
+Before the pulse, every tick sent one request per listening callback (~15 per tick, hidden tabs
+included, then ~7 with per-tab routing), and on a slow machine the answers came back stale faster
+than they were applied.
 """
 from __future__ import annotations
 
 import json
+import logging
+from pathlib import Path
 
-from dash import Input, Output
+from dash import Input, Output, State
+from dash.exceptions import PreventUpdate
 
 from .. import ids
+from ..forge import resolve_forge
+from ..runs import resolve
+from ..services import pulse as P
+
+log = logging.getLogger(__name__)
+ROUTER_JS = """function(pulse, active) {
+    const tabs = %s;
+    const none = window.dash_clientside.no_update;
+    const ctx = window.dash_clientside.callback_context;
+    const byPulse = (ctx.triggered || []).some(t => t.prop_id.startsWith("%s."));
+    const n = (pulse && pulse.n) || 0;
+    if (byPulse && !n) { return [none].concat(tabs.map(t => none)); }  // the first pulse: a baseline
+    return [n].concat(tabs.map(t => (t === active ? n : none)));
+}"""
+
+
+def run_folder(runs_dir: Path, name) -> Path | None:
+    """The folder the selected run's pages read: a run of the runs folder or a Forge folder."""
+    run = resolve(runs_dir, name)
+    if run is not None:
+        return run.root
+    forge_run = resolve_forge(runs_dir, name)
+    return forge_run.path if forge_run is not None else None
 
 
 def register(app) -> None:
+    cfg = app.server.config
+    runs_dir = Path(cfg["UMOEC_RUNS_DIR"])
+    data_dir = Path(cfg["UMOEC_DATA_DIR"]) if cfg.get("UMOEC_DATA_DIR") else None
+    watchdog, launcher = cfg["UMOEC_WATCHDOG"], cfg.get("UMOEC_LAUNCHER")
+
+    @app.callback(Output(ids.PULSE, "data"), Input(ids.REFRESH, "n_intervals"),
+                  State(ids.RUN_SELECT, "value"), State(ids.PULSE, "data"))
+    def pulse(_n, name, last):
+        try:
+            busy = P.any_busy(cfg.get("UMOEC_JOBS"), cfg.get("UMOEC_DATASET_BUILDER"))
+            sig = P.signature(watchdog.version, run_folder(runs_dir, name), data_dir,
+                              launcher.pending() if launcher is not None else (), busy)
+        except Exception:  # never freeze the page: refresh every tick, as without a pulse
+            log.exception("page pulse failed; refreshing at every tick")
+            sig = P.signature(0, None, None, busy=True)
+        last = last if isinstance(last, dict) else None
+        if last is not None and last.get("sig") == sig:
+            raise PreventUpdate
+        return {"sig": sig, "n": int(last.get("n") or 0) + 1 if last is not None else 0}
+
     app.clientside_callback(
-        """function(n, active) {
-            const tabs = %s;
-            const none = window.dash_clientside.no_update;
-            return tabs.map(t => (t === active ? (n || 0) : none));
-        }""" % json.dumps(list(ids.TAB_IDS)),
-        [Output(ids.tab_tick(t), "data") for t in ids.TAB_IDS],
-        Input(ids.REFRESH, "n_intervals"), Input(ids.TABS, "active_tab"))
+        ROUTER_JS % (json.dumps(list(ids.TAB_IDS)), ids.PULSE),
+        Output(ids.HEADER_TICK, "data"),
+        *[Output(ids.tab_tick(t), "data") for t in ids.TAB_IDS],
+        Input(ids.PULSE, "data"), Input(ids.TABS, "active_tab"))

@@ -55,6 +55,29 @@ def test_completed_run_renders_kpis_charts_and_logs(page, sim_run, tmp_path):
         proc.wait(10)
 
 
+def test_an_idle_page_costs_at_most_one_request_a_second(page, sim_run, tmp_path):
+    """A finished run on screen, default refresh (2 s): each tick is one pulse answered "no
+    update"; the page's callbacks run again only when something changed (or every 30 s)."""
+    shutil.copytree(sim_run, tmp_path / "sim600")
+    proc, url = start_app(tmp_path)
+    requests = []
+    page.on("request", lambda r: requests.append(r.post_data or "")
+            if "_dash-update-component" in r.url else None)
+    try:
+        page.goto(url)
+        page.wait_for_selector("#training-kpi-cards >> text=600", timeout=30_000)
+        page.wait_for_timeout(3000)  # start-up settles
+        del requests[:]
+        page.wait_for_timeout(20_000)
+        pulses = sum('"output":"refresh-pulse.data"' in body for body in requests)
+        assert 8 <= pulses <= 11, pulses
+        assert len(requests) <= 20, [body[:80] for body in requests]
+        assert page.inner_text("#run-status") == "Completed (600 steps)"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
 def test_empty_runs_folder_explains_what_to_do(page, tmp_path):
     proc, url = start_app(tmp_path, "--refresh-ms", "1000")
     try:

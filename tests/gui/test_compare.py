@@ -136,7 +136,8 @@ def test_compare_update_flow_zoom_and_follow(runs):
     out = compare_update(runs, ["base", "fast"], "step", 0.6, False, None, ids.COMPARE_RUNS, None)
     assert len(out["data"]) == 2 and len(out["figure"].data) == 8
     state = out["state"]
-    idle = compare_update(runs, ["base", "fast"], "step", 0.6, False, None, ids.REFRESH, state)
+    idle = compare_update(runs, ["base", "fast"], "step", 0.6, False, None,
+                          ids.tab_tick(ids.TAB_COMPARE), state)
     assert all(v is no_update for v in idle.values())         # nothing new: nothing sent
     zoom, follow = compare_zoom(ids.COMPARE_GRAPH, {"xaxis.range[0]": 200, "xaxis.range[1]": 400},
                                 True, state, None)

@@ -10,6 +10,7 @@ import pytest
 from gui import notify as N
 from gui.callbacks import notify_callbacks as cb
 from gui.process import Launcher
+from gui.services.watchdog import RunWatchdog
 from umoec.run import RunDir, RunState, RunStatus
 from umoec.run.status import own_process_start
 
@@ -111,31 +112,38 @@ def test_cockpit_start_marks_runs_that_died_while_it_was_closed(tmp_path):
     assert summarise(run).label == f"Crashed ({N.GONE_WHILE_CLOSED})"
 
 
+def watched(runs_dir, launcher) -> dict:
+    """One watchdog pass, as the app's thread makes every 2 s; returns its snapshot."""
+    watchdog = RunWatchdog(runs_dir, launcher)
+    watchdog.check()
+    return watchdog.current()[1]
+
+
 def test_ticks_toast_once_and_never_again_after_a_reload(tmp_path):
     launcher = Launcher(tmp_path)
     run = write_status(tmp_path / "r")
-    first = cb.tick(tmp_path, launcher, None, [])
+    first = cb.tick(watched(tmp_path, launcher), None, [])
     assert first["toasts"] is cb.no_update and first["seen"]["runs"]["r"]["state"] == "running"
     stored = first["seen"]
 
     run.write_status(RunStatus(state="crashed", pid=os.getpid(), step=50, exit_code=1,
                                message="loss is NaN at step 50"))
-    second = cb.tick(tmp_path, launcher, stored, [])
+    second = cb.tick(watched(tmp_path, launcher), stored, [])
     [t] = second["toasts"]
     assert t.header == "r crashed" and "loss is NaN" in t.children.children
     assert t.duration is None  # a crash stays until dismissed
     assert second["events"]["items"][0]["notify"] is True
     # the next tick, and a reload (same localStorage), see nothing new
-    third = cb.tick(tmp_path, launcher, second["seen"], second["toasts"])
+    third = cb.tick(watched(tmp_path, launcher), second["seen"], second["toasts"])
     assert third["toasts"] is cb.no_update and third["seen"] is cb.no_update
 
 
-def test_tick_marks_an_unwatched_dead_run_crashed_but_leaves_the_launchers(tmp_path):
+def test_watchdog_marks_an_unwatched_dead_run_crashed_but_leaves_the_launchers(tmp_path):
     unwatched = write_status(tmp_path / "external", proc_start=1.0, pid=os.getpid())
     ours = write_status(tmp_path / "ours", proc_start=1.0)
     launcher = Launcher(tmp_path)
     launcher._runs["ours"] = object()  # as if this cockpit had launched it: its watcher decides
-    cb.tick(tmp_path, launcher, None, [])
+    watched(tmp_path, launcher)
     s = unwatched.read_status()
     assert s.state == "crashed" and f"process {os.getpid()} is gone without a final status" in s.message
     assert "not started by this cockpit" in s.message and s.step == 42

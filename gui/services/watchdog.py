@@ -1,0 +1,99 @@
+"""The run watchdog: a server thread that keeps every run's honest state, with or without a browser.
+
+Each pass (every `period_s`):
+- a status.json that says running while its process (on this host) is gone is rewritten as
+  crashed (`gui/notify.reconcile_dead_runs`), except runs this cockpit's Launcher watches (it
+  records their real exit code);
+- every run's honest state is taken (`gui/notify.snapshot`: stalled, crashed...) and kept;
+  `version` goes up whenever a run appears, disappears, changes state or moves on a step or a
+  heartbeat, so a page asks for new data only then (gui/services/pulse.py).
+Pages read `current()`; the notifications panel compares it with what each browser last saw.
+The thread stops with `stop()`, or by itself once the object that owns it (the app's server)
+is gone, so tests that build many apps do not leave watchers behind.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import weakref
+from pathlib import Path
+from typing import Any, Optional
+
+from .. import notify
+
+log = logging.getLogger(__name__)
+PERIOD_S = 2.0
+
+
+def _moves(snap: dict[str, dict]) -> dict[str, tuple]:
+    """What counts as a change: state, step and heartbeat (not the detail text, whose "for N s"
+    grows every second while a run is stalled)."""
+    return {name: (e.get("state"), e.get("step"), e.get("at")) for name, e in snap.items()}
+
+
+class RunWatchdog:
+    def __init__(self, runs_dir: Path, launcher: Any = None, period_s: float = PERIOD_S):
+        self.runs_dir, self.launcher, self.period_s = Path(runs_dir), launcher, float(period_s)
+        self._lock = threading.Lock()
+        self._snapshot: dict[str, dict] = {}
+        self._moves: Optional[dict[str, tuple]] = None
+        self._version = 0
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+
+    # -- one pass --------------------------------------------------------------------------------
+    def check(self, now: Optional[float] = None) -> int:
+        """Reconcile dead runs, take the snapshot; returns the (possibly new) version."""
+        if self.runs_dir.is_dir():
+            skip = ((lambda name: self.launcher.get(name) is not None)
+                    if self.launcher is not None else None)
+            notify.reconcile_dead_runs(self.runs_dir, notify.GONE_UNWATCHED, skip=skip)
+            snap = notify.snapshot(self.runs_dir, now=now)
+        else:
+            snap = {}
+        moves = _moves(snap)
+        with self._lock:
+            self._snapshot = snap
+            if moves != self._moves:
+                self._moves = moves
+                self._version += 1
+            return self._version
+
+    def current(self) -> tuple[int, dict[str, dict]]:
+        """(version, {run: {"state", "step", "detail", "at"}}) from the latest pass (one is run
+        now if none has been yet)."""
+        with self._lock:
+            if self._moves is not None:
+                return self._version, dict(self._snapshot)
+        self.check()
+        return self.current()
+
+    @property
+    def version(self) -> int:
+        return self.current()[0]
+
+    # -- the thread ------------------------------------------------------------------------------
+    def start(self, owner: Any = None) -> "RunWatchdog":
+        """Run passes in a daemon thread until stop(), or until `owner` is garbage-collected."""
+        if self._thread is not None:
+            return self
+        alive = weakref.ref(owner) if owner is not None else (lambda: True)
+        self._thread = threading.Thread(target=self._loop, args=(alive,), daemon=True,
+                                        name=f"run-watchdog:{self.runs_dir.name}")
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    def _loop(self, alive) -> None:
+        while alive() is not None and not self._stop.is_set():
+            started = time.monotonic()
+            try:
+                self.check()
+            except Exception:  # a damaged folder must not end the watching of the others
+                log.exception("run watchdog pass failed in %s", self.runs_dir)
+            self._stop.wait(max(0.05, self.period_s - (time.monotonic() - started)))
