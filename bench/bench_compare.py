@@ -13,7 +13,7 @@ Measured here, cold caches each time (median of REPEATS):
   snapshot            debiased EMA on all 200,000 rows, then MinMaxLTTB of the raw and the EMA
                       series to 1,200 points each, as plain lists (what the browser is sent);
   zoom                the same for a 10,000-row visible window plus its coarse context;
-  compare figure      gui.compare.compare_fig of that run (both charts, every trace).
+  compare figure      gui.figures.compare.compare_fig of that run (both charts, every trace).
 """
 from __future__ import annotations
 
@@ -87,8 +87,10 @@ def median_ms(fn, repeats: int = REPEATS) -> tuple[float, object]:
 
 
 def main() -> None:
-    from gui import charts, compare, forge
-    from gui.series import ema
+    from gui import compare, forge
+    from gui.figures import series
+    from gui.figures.compare import compare_fig
+    from gui.figures.series import ema
     with tempfile.TemporaryDirectory() as tmp:
         runs = Path(tmp)
         t0 = time.perf_counter()
@@ -113,7 +115,7 @@ def main() -> None:
 
         def snapshot():
             smooth = ema(y, 0.6)
-            return charts.points(x, y, None, SNAPSHOT_POINTS), charts.points(x, smooth, None,
+            return series.points(x, y, None, SNAPSHOT_POINTS), series.points(x, smooth, None,
                                                                             SNAPSHOT_POINTS)
         snap_ms, (raw, smooth) = median_ms(snapshot)
         assert len(raw[0]) <= SNAPSHOT_POINTS + 4 and len(smooth[0]) <= SNAPSHOT_POINTS + 4
@@ -122,11 +124,11 @@ def main() -> None:
         def zoom():
             smooth = ema(y, 0.6)
             window = (100_000.0, 110_000.0)
-            return (charts.points(x, y, window, SNAPSHOT_POINTS),
-                    charts.points(x, smooth, window, SNAPSHOT_POINTS))
+            return (series.points(x, y, window, SNAPSHOT_POINTS),
+                    series.points(x, smooth, window, SNAPSHOT_POINTS))
         zoom_ms, _ = median_ms(zoom)
-        fig_ms, _ = median_ms(lambda: compare.compare_fig([data], "step", 0.6, False, None,
-                                                          SNAPSHOT_POINTS))
+        fig_ms, _ = median_ms(lambda: compare_fig([data], "step", 0.6, False, None,
+                                                  SNAPSHOT_POINTS))
 
     rows = [
         (f"ingest {ROWS:,}-row metrics.db (our run)", db_ms, FORGE_INGEST_MS),

@@ -8,7 +8,7 @@ also in the run's metrics.db (`compression_jobs`, spec columns; `checkpoint` hol
 or the .umm file the job was asked to use) and a sidecar `RUNDIR/compressed/job-N.json` (the model
 asked for and the model used, sha256 of the input, the baselines on the same file, the last
 verification, the owner). So a page reload shows the job again, and nothing in the page is needed
-to finish it.
+to finish it. File names: umoec.run.RunDir (job_sidecar_path, compressed_output_path).
 
 Models: a job codes with a coding model from the store (gui/models.py; the shipped default unless
 the user chooses another) or with a checkpoint of the run, exported to RUN/models/stepN.umm first.
@@ -58,7 +58,6 @@ from umoec.compress.profiles import PROFILES as CODEC_PROFILES
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_JOB_TIMEOUT_S = 6 * 3600.0
 CANCEL_GRACE_S = 5.0
-COMPRESSED_DIR = "compressed"
 PROFILES = tuple(CODEC_PROFILES)   # the codec's own list: a profile added there is offered here
 SLOTS = ("compress", "eval", "export")
 SLOT_OF = {"compress": "compress", "verify": "compress", "eval": "eval", "export": "export"}
@@ -252,13 +251,9 @@ def conclude(job: Job, code: int) -> tuple[str, str]:
 
 
 # -- the cockpit's jobs -----------------------------------------------------------------------
-def sidecar_path(run: RunDir, job_id: int) -> Path:
-    return run.root / COMPRESSED_DIR / f"job-{job_id:06d}.json"
-
-
 def read_sidecar(run: RunDir, job_id: int) -> dict:
     try:
-        data = json.loads(sidecar_path(run, job_id).read_text(encoding="utf-8"))
+        data = json.loads(run.job_sidecar_path(job_id).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -272,7 +267,7 @@ def _update_sidecar(run: RunDir, number: int, **items) -> None:
         data = read_sidecar(run, number)
         data.update(items)
         try:
-            atomic_write_text(sidecar_path(run, number), json.dumps(data, indent=1) + "\n")
+            atomic_write_text(run.job_sidecar_path(number), json.dumps(data, indent=1) + "\n")
         except OSError:
             pass  # the row in metrics.db still holds the outcome
 
@@ -426,14 +421,13 @@ class JobManager:
         return str(entry.path), models.model_label(entry.name, entry.hash), ""
 
     def _claim_output(self, run: RunDir, src: Path) -> Path:
-        folder = run.root / COMPRESSED_DIR
         stamp = time.strftime("%Y%m%d-%H%M%S")
         name = STAMP_RE.sub("", safe_upload_name(src.name)) or "file"
         for i in range(1, 1000):
-            out = folder / (f"{stamp}-{name}.umc" if i == 1 else f"{stamp}-{i}-{name}.umc")
+            out = run.compressed_output_path(stamp, name, i)
             if not out.exists():
                 return out
-        raise JobError(f"too many outputs named {name} in {folder}")
+        raise JobError(f"too many outputs named {name} in {run.compressed_dir}")
 
     def _finish_compress(self, job: Job, run: RunDir) -> None:
         r = job.result or {}

@@ -2,6 +2,7 @@
 
 A dataset is a folder made by `python -m bin.prepare_data` (docs/training.md):
     train.bin, val.bin, train_docs.npy, val_docs.npy, dataset.json
+read by umoec.data.dataset.DatasetInfo (the trainer's reader too).
 The cockpit owns one datasets folder (`--data-dir`, default <repo>/data); every dataset is a
 folder directly inside it. A folder that does not hold a whole dataset is still listed, with
 what is wrong ("damaged: val.bin has 10 bytes, dataset.json says 512"), never hidden.
@@ -12,7 +13,6 @@ code; the page tails the log while it runs. No torch here: the cockpit imports t
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
@@ -28,6 +28,7 @@ from typing import IO, Iterable, Optional
 
 import yaml
 
+from umoec.data.dataset import NOT_A_DATASET, DatasetInfo, bin_path, read_record
 from umoec.run.layout import list_runs
 
 from .process import describe_exit, last_output_line, sanitise_name
@@ -37,80 +38,19 @@ DEFAULT_DATA_DIR = ROOT / "data"
 BUILD_LOG = "prepare.log"
 PREVIEW_BYTES = 4096
 MAX_FILES_SHOWN = 200
-SPLIT_FILES = ("train.bin", "val.bin", "train_docs.npy", "val_docs.npy")
-
-
-@dataclass(frozen=True)
-class DatasetInfo:
-    """One folder of the datasets folder; `problem` is None for a whole, usable dataset."""
-
-    name: str
-    path: Path
-    files: int = 0
-    train_bytes: int = 0
-    val_bytes: int = 0
-    train_docs: int = 0
-    val_docs: int = 0
-    created: str = ""
-    kind: str = ""
-    sources: tuple[str, ...] = ()
-    problem: Optional[str] = None
-
-    @property
-    def total_bytes(self) -> int:
-        return self.train_bytes + self.val_bytes
-
-    @property
-    def ok(self) -> bool:
-        return self.problem is None
 
 
 # -- reading -------------------------------------------------------------------------------------
 def read_dataset(folder: Path) -> DatasetInfo:
-    """What `folder` holds; never raises for a damaged folder (the problem is in the result)."""
-    folder = Path(folder)
-    name = folder.name
-    meta_path = folder / "dataset.json"
-    if not meta_path.is_file():
-        if (folder / BUILD_LOG).is_file():
-            last = last_output_line(folder / BUILD_LOG)
-            return DatasetInfo(name, folder, problem="incomplete: no dataset.json (the build "
-                               "failed or was interrupted" + (f": {last})" if last else ")"))
-        return DatasetInfo(name, folder, problem="not a dataset: no dataset.json (build one with "
-                           "bin.prepare_data)")
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        splits = meta["splits"]
-        train, val = splits["train"], splits["val"]
-        sizes = {"train": int(train["bytes"]), "val": int(val["bytes"])}
-        docs = (int(train.get("documents", 0)), int(val.get("documents", 0)))
-        files = meta.get("files") or []
-        if not isinstance(files, list):
-            raise TypeError("'files' is not a list")
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
-        return DatasetInfo(name, folder, problem=f"damaged: dataset.json is unreadable ({exc})")
-    paths = {str(f.get("path")) for f in files if isinstance(f, dict)}  # one file: two ranges
-    info = DatasetInfo(name, folder, files=len(paths), train_bytes=sizes["train"],
-                       val_bytes=sizes["val"], train_docs=docs[0], val_docs=docs[1],
-                       created=str(meta.get("created", "")), kind=str(meta.get("kind", "")),
-                       sources=tuple(str(s) for s in meta.get("sources") or ()))
-    problem = _split_problem(folder, sizes)
-    return info if problem is None else _with_problem(info, problem)
-
-
-def _split_problem(folder: Path, sizes: dict[str, int]) -> Optional[str]:
-    missing = [f for f in SPLIT_FILES if not (folder / f).is_file()]
-    if missing:
-        return f"damaged: {', '.join(missing)} missing"
-    for split, expected in sizes.items():
-        actual = (folder / f"{split}.bin").stat().st_size
-        if actual != expected:
-            return f"damaged: {split}.bin has {actual:,} bytes, dataset.json says {expected:,}"
-    return None
-
-
-def _with_problem(info: DatasetInfo, problem: str) -> DatasetInfo:
-    return replace(info, problem=problem)
+    """What `folder` holds (umoec's DatasetInfo.read); a folder without dataset.json whose build
+    log is there is an interrupted or failed build, with the last line the build printed."""
+    info = DatasetInfo.read(folder)
+    build_log = Path(folder) / BUILD_LOG
+    if info.problem == NOT_A_DATASET and build_log.is_file():
+        last = last_output_line(build_log)
+        return replace(info, problem="incomplete: no dataset.json (the build failed or was "
+                       "interrupted" + (f": {last})" if last else ")"))
+    return info
 
 
 def list_datasets(data_dir: Path) -> list[DatasetInfo]:
@@ -211,14 +151,14 @@ def escape_text(data: bytes) -> str:
 def preview_sample(folder: Path, n_bytes: int = PREVIEW_BYTES) -> tuple[str, str]:
     """(which file, escaped text) of the first n_bytes of val.bin (train.bin if val is empty)."""
     for split in ("val", "train"):
-        path = Path(folder) / f"{split}.bin"
+        path = bin_path(folder, split)
         try:
             with open(path, "rb") as fh:
                 data = fh.read(n_bytes)
         except OSError:
             continue
         if data:
-            return f"{split}.bin", escape_text(data)
+            return path.name, escape_text(data)
     return "", ""
 
 
@@ -233,7 +173,7 @@ def _split_label(entry: dict) -> str:
 def file_list(folder: Path, limit: int = MAX_FILES_SHOWN) -> tuple[list[dict], int]:
     """(up to `limit` rows of {path, bytes, split}, total number of files) from dataset.json."""
     try:
-        files = json.loads((Path(folder) / "dataset.json").read_text(encoding="utf-8"))["files"]
+        files = read_record(folder)["files"]
         rows = [{"path": str(f.get("path", "?")), "bytes": int(f.get("bytes", 0)),
                  "split": _split_label(f)} for f in files if isinstance(f, dict)]
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):

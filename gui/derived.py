@@ -6,13 +6,13 @@ the same numbers and a test keeps them equal). Sizes and counts are formatted by
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
 from umoec import sizing
 from umoec.config import Config
+from umoec.data.dataset import DatasetInfo, bin_path
 from umoec.schedule import MIN_LR_RATIO
 from umoec.units import fmt_bytes, fmt_count
 
@@ -51,15 +51,11 @@ def dataset_bytes(cfg: Config, root: Path = ROOT) -> Optional[int]:
     """Training bytes of cfg.data.path (dataset.json, else train.bin's size), None if absent."""
     folder = Path(cfg.data.path)
     folder = folder if folder.is_absolute() else root / folder
+    info = DatasetInfo.read(folder)
+    if info.recorded:
+        return info.train_bytes
     try:
-        meta = json.loads((folder / "dataset.json").read_text(encoding="utf-8"))
-        train = meta["splits"]["train"]["bytes"]  # umoec/data/corpus.py writes this
-        if isinstance(train, int):
-            return train
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    try:
-        return (folder / "train.bin").stat().st_size
+        return bin_path(folder, "train").stat().st_size
     except OSError:
         return None
 

@@ -11,6 +11,8 @@ cockpit restarts.
 Stop = SIGTERM (the trainer finishes its step, saves a checkpoint and exits 0), then SIGKILL if
 it has not exited after `stop_timeout` seconds, and the status says which happened. Runs started
 by an earlier cockpit are stopped through the pid and start time in their status.json.
+The cockpit's files in the run folder (launch.yaml, launch.json, process.log) are named by
+umoec.run.RunDir.
 """
 from __future__ import annotations
 
@@ -37,9 +39,6 @@ from umoec.run.atomic import atomic_write_text
 ROOT = Path(__file__).resolve().parents[1]
 STOP_TIMEOUT_S = 30.0
 DEFAULT_RATE = 20.0
-LAUNCH_CONFIG = "launch.yaml"     # the frozen copy of the form the process was started with
-LAUNCH_INFO = "launch.json"       # argv, runner, time, cockpit pid
-PROCESS_LOG = "process.log"       # the process's stdout + stderr
 RUNNERS = {"train": "Train (bin.train)", "simulate": "Simulate (live)"}
 NAME_RE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -169,7 +168,7 @@ class Launcher:
         """Runs this cockpit started whose process has not written status.json yet."""
         with self._lock:
             items = list(self._runs.values())
-        return [r.name for r in items if r.alive and not (r.run_dir / "status.json").exists()]
+        return [r.name for r in items if r.alive and not RunDir(r.run_dir).status_path.exists()]
 
     def runner_options(self) -> list[dict]:
         ok, why = trainer_available(self.root)
@@ -192,7 +191,7 @@ class Launcher:
                                   + "; ".join(why.values()))
         base = sanitise_name(name) or default_name(cfg)
         run_dir = claim_run_dir(self.runs_dir, base)
-        config_path = run_dir / LAUNCH_CONFIG
+        config_path = RunDir(run_dir).launch_config_path
         try:
             C.save(cfg, config_path, header=f"Config frozen by the cockpit at Start "
                    f"({time.strftime('%Y-%m-%d %H:%M:%S')}); the run writes its own config.yaml.")
@@ -256,7 +255,7 @@ class Launcher:
 
     def _spawn(self, run_dir: Path, argv: list[str], runner: str, total_steps: int,
                mode: str) -> Launched:
-        log_path = run_dir / PROCESS_LOG
+        log_path = RunDir(run_dir).process_log_path
         try:
             log = open(log_path, mode, encoding="utf-8")
         except OSError as exc:
@@ -314,7 +313,7 @@ class Launcher:
         else:
             state = RunState.CRASHED
             message = describe_exit(code) if code < 0 else (
-                last_output_line(run.root / PROCESS_LOG) or describe_exit(code))
+                last_output_line(run.process_log_path) or describe_exit(code))
             if code == 0:
                 message = "exited with code 0 without writing a final status"
         if status is None:
@@ -445,6 +444,6 @@ def _write_launch_info(run_dir: Path, launched: Launched) -> None:
     info = {"argv": launched.argv, "runner": launched.runner, "pid": launched.pid,
             "started_at": launched.started, "cockpit_pid": os.getpid()}
     try:
-        atomic_write_text(run_dir / LAUNCH_INFO, json.dumps(info, indent=1) + "\n")
+        atomic_write_text(RunDir(run_dir).launch_info_path, json.dumps(info, indent=1) + "\n")
     except OSError:
         pass  # informational only

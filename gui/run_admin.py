@@ -7,7 +7,7 @@ Safety rules (tests/gui/test_run_admin.py):
   renamed nor deleted: its process keeps writing into the folder;
 - a new name is sanitised (letters, digits, '.', '_', '-') and never replaces an existing folder;
 - a symlinked run folder is renamed or removed as a link, its target is never touched;
-- notes live in RUNDIR/notes.md (written atomically, at most 100,000 characters).
+- notes live in RUNDIR/notes.md (RunDir.notes_path; written atomically, at most 100,000 characters).
 No Dash in this module.
 """
 from __future__ import annotations
@@ -26,7 +26,6 @@ from . import forge
 from .process import sanitise_name
 from .runs import resolve, summarise
 
-NOTES_NAME = "notes.md"
 MAX_NOTES = 100_000
 
 
@@ -111,11 +110,11 @@ def folder_size(path: Path) -> tuple[int, int]:
 def read_notes(runs_dir: Path, name: Optional[str]) -> str:
     run = _own_run(runs_dir, name)
     try:
-        return (run.root / NOTES_NAME).read_text(encoding="utf-8")
+        return run.notes_path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return ""
     except (OSError, UnicodeDecodeError) as exc:
-        raise RunAdminError(f"cannot read {NOTES_NAME}: {exc}") from None
+        raise RunAdminError(f"cannot read {run.notes_path.name}: {exc}") from None
 
 
 def write_notes(runs_dir: Path, name: Optional[str], text: Optional[str]) -> str:
@@ -124,7 +123,7 @@ def write_notes(runs_dir: Path, name: Optional[str], text: Optional[str]) -> str
     if len(text) > MAX_NOTES:
         raise RunAdminError(f"notes are {len(text):,} characters; at most {MAX_NOTES:,}")
     try:
-        atomic_write_text(run.root / NOTES_NAME, text)
+        atomic_write_text(run.notes_path, text)
     except OSError as exc:
         raise RunAdminError(f"notes not saved: {exc.strerror or exc}") from None
     return f"Saved notes of {run.name} ({len(text):,} characters)."
@@ -136,7 +135,7 @@ def run_rows(runs_dir: Path) -> list[dict[str, Any]]:
     for run in list_runs(runs_dir):
         s = summarise(run)
         try:
-            note = (run.root / NOTES_NAME).read_text(encoding="utf-8").strip().splitlines()
+            note = run.notes_path.read_text(encoding="utf-8").strip().splitlines()
         except (OSError, UnicodeDecodeError):
             note = []
         try:

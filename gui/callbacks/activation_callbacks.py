@@ -11,7 +11,9 @@ from pathlib import Path
 from dash import Input, Output, State
 from dash.exceptions import PreventUpdate
 
-from .. import db, ids, viz_utils
+from .. import db, ids
+from ..figures.activations import activation_dist_fig, activation_heatmap_fig
+from ..figures.base import empty_fig
 from ..runs import resolve
 from . import analysis_common as common
 
@@ -56,7 +58,7 @@ def register(app) -> None:
             raise PreventUpdate
         if version.get("message"):
             short = common.wrap(version["message"])
-            return viz_utils.empty_fig(short, height=380), viz_utils.empty_fig(short), ""
+            return empty_fig(short, height=380), empty_fig(short), ""
         run = resolve(runs_dir, version["run"])
         if run is None:  # removed since the last tick: the next tick says so
             raise PreventUpdate
@@ -66,6 +68,6 @@ def register(app) -> None:
                 stats = db.activation_stats_at(conn, shown)
         except READ_ERRORS as exc:
             msg = common.wrap(common.db_error(run, exc))
-            return viz_utils.empty_fig(msg, height=380), viz_utils.empty_fig(msg), ""
-        return (viz_utils.activation_dist_fig(stats), viz_utils.activation_heatmap_fig(stats),
+            return empty_fig(msg, height=380), empty_fig(msg), ""
+        return (activation_dist_fig(stats), activation_heatmap_fig(stats),
                 common.step_label(shown, version["last"]))

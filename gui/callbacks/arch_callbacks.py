@@ -12,8 +12,10 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, html
 from dash.exceptions import PreventUpdate
 
-from .. import form, ids, viz_utils
+from .. import form, ids
 from ..architecture import describe
+from ..figures.architecture import architecture_fig
+from ..figures.base import empty_fig
 from ..panels import architecture_panel as panel
 
 FIELD_IDS = [f.component_id for f in form.FIELDS]
@@ -33,14 +35,14 @@ def arch_view(values: dict[str, Any], tier: Any) -> dict[str, Any]:
     result = form.check(values, tier)
     if not result.ok:
         return {"message": _errors_alert(result.errors), "cards": [], "table": None,
-                "figure": viz_utils.empty_fig("No diagram while the config has errors", height=420)}
+                "figure": empty_fig("No diagram while the config has errors", height=420)}
     try:
         view = describe(result.config)
     except Exception as exc:  # a sizing bug must not take the tab down: say what failed
         return {"message": dbc.Alert(f"Could not size this config: {type(exc).__name__}: {exc}",
                                      color="danger", class_name="py-2 small"),
                 "cards": [], "table": None,
-                "figure": viz_utils.empty_fig("umoec.sizing failed on this config", height=420)}
+                "figure": empty_fig("umoec.sizing failed on this config", height=420)}
     notes = list(result.warnings.values())
     if view.lower_case_unrouted:
         notes.append(f"{view.lower_case_unrouted} lower-case block(s) run on every byte: "
@@ -48,7 +50,7 @@ def arch_view(values: dict[str, Any], tier: Any) -> dict[str, Any]:
     message = (dbc.Alert([html.Div(n) for n in notes], color="info", class_name="py-2 small")
                if notes else None)
     return {"message": message, "cards": panel.cards(view),
-            "figure": viz_utils.architecture_fig(view), "table": panel.block_table(view)}
+            "figure": architecture_fig(view), "table": panel.block_table(view)}
 
 
 def register(app) -> None:

@@ -11,7 +11,9 @@ from pathlib import Path
 from dash import Input, Output, State
 from dash.exceptions import PreventUpdate
 
-from .. import db, ids, viz_utils
+from .. import db, ids
+from ..figures.activations import pca_fig
+from ..figures.base import empty_fig
 from ..panels.brain_panel import ALL_BLOCKS
 from ..runs import resolve
 from . import analysis_common as common
@@ -64,7 +66,7 @@ def register(app) -> None:
         if not version:
             raise PreventUpdate
         if version.get("message"):
-            return viz_utils.empty_fig(common.wrap(version["message"]), height=520), ""
+            return empty_fig(common.wrap(version["message"]), height=520), ""
         run = resolve(runs_dir, version["run"])
         if run is None:  # removed since the last tick: the next tick says so
             raise PreventUpdate
@@ -74,5 +76,5 @@ def register(app) -> None:
                 shown = db.nearest_logged_step(conn, TABLE, step)
                 hidden = db.hidden_states_at(conn, shown, block_idx=one)
         except READ_ERRORS as exc:
-            return viz_utils.empty_fig(common.wrap(common.db_error(run, exc)), height=520), ""
-        return viz_utils.pca_fig(hidden, one), common.step_label(shown, version["last"])
+            return empty_fig(common.wrap(common.db_error(run, exc)), height=520), ""
+        return pca_fig(hidden, one), common.step_label(shown, version["last"])

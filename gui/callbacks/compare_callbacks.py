@@ -3,7 +3,7 @@
 `compare_update` and `compare_zoom` are the callback bodies as plain functions (tests call them).
 The chart is redrawn when the chosen runs get new rows or change state, when a setting changes, or
 when the zoom store changes: a zoom's visible x range is then re-read at full resolution
-(gui/charts.view_indices) and drawn with an explicit range. A zoom turns "follow live" off (the
+(gui/figures/series.view_indices) and drawn with an explicit range. A zoom turns "follow live" off (the
 view stays put while rows arrive); turning it back on returns to the whole runs, growing with
 them. The zoom has its own small callback (no refresh-tick input), so a tick never delays it.
 Hidden tab: no reads.
@@ -17,9 +17,12 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, State, ctx, dcc, html, no_update
 from dash.exceptions import PreventUpdate
 
-from .. import charts, ids, viz_utils
-from ..compare import (AXES, MAX_RUNS, compare_fig, config_diff, data_extent, data_signature,
-                       load_runs, summary_rows, table_columns, table_csv)
+from .. import ids
+from ..compare import (MAX_RUNS, data_extent, data_signature, load_runs, summary_rows, table_columns,
+                       table_csv)
+from ..figures import series
+from ..figures.base import empty_fig
+from ..figures.compare import AXES, compare_fig, config_diff
 from ..runs import run_options
 
 OUTPUTS = ("figure", "data", "columns", "message", "state")
@@ -48,7 +51,7 @@ def compare_zoom(trigger: Optional[str], relayout: Any, follow: Any, state: Opti
         (zoom or {}).get("axis") == base["axis"] else None
     follow_out: Any = no_update
     if trigger == ids.COMPARE_GRAPH:
-        z = charts.parse_relayout(relayout)
+        z = series.parse_relayout(relayout)
         if z is None:
             return no_update, no_update
         if z.reset:
@@ -81,7 +84,7 @@ def compare_update(runs_dir: Path, keys: Optional[list], axis: Optional[str], sm
     zoom = zoom or {}
     window = zoom.get("window") if zoom.get("runs") == keys and zoom.get("axis") == axis else None
     if not keys:
-        fig = viz_utils.empty_fig(f"Pick 2 to {MAX_RUNS} runs above to compare them", height=620)
+        fig = empty_fig(f"Pick 2 to {MAX_RUNS} runs above to compare them", height=620)
         return dict(figure=fig, data=[], columns=[], message=None,
                     state={"runs": [], "axis": axis})
     runs, errors = load_runs(runs_dir, keys)
@@ -92,7 +95,7 @@ def compare_update(runs_dir: Path, keys: Optional[list], axis: Optional[str], sm
         return _unchanged()
     extent = data_extent(runs, axis)
     if not runs:
-        fig = viz_utils.empty_fig("None of the picked runs can be read (see above)", height=620)
+        fig = empty_fig("None of the picked runs can be read (see above)", height=620)
         return dict(figure=fig, data=[], columns=[], message=_message(errors, "warning"),
                     state={"runs": keys, "axis": axis})
     fig, notes = compare_fig(runs, axis, smoothing, log_y, tuple(window) if window else None)

@@ -18,9 +18,11 @@ import pandas as pd
 from dash import Input, Output, State, ctx, html, no_update
 from dash.exceptions import PreventUpdate
 
-from .. import db, forge, ids, models, viz_utils
+from .. import db, forge, ids, models
 from ..compress_jobs import (DEFAULT_JOB_TIMEOUT_S, Job, JobError, JobManager, read_sidecar,
                              status_kind, status_reason)
+from ..figures.base import empty_fig
+from ..figures.compression import compression_comparison_fig
 from ..runs import resolve
 from ..uploads import (DEFAULT_MAX_UPLOAD_MB, DEFAULT_UPLOAD_DIR, UploadError, decode_contents,
                        decoded_size, format_bytes, store_upload, too_large_message)
@@ -478,7 +480,7 @@ def refresh_view(jobs: JobManager, runs_dir: Path, name, action, selected, seen)
             "files and the job history).")
         return ((status or alert(msg, "secondary")), *progress, True, True, True,
                 jobs_table(pd.DataFrame(), None, []), [], None,
-                viz_utils.compression_comparison_fig(pd.DataFrame()), "", None)
+                compression_comparison_fig(pd.DataFrame()), "", None)
     try:
         with db.open_db(run.db_path) as conn:
             table = db.compression_jobs(conn)
@@ -491,7 +493,7 @@ def refresh_view(jobs: JobManager, runs_dir: Path, name, action, selected, seen)
                     no_update, no_update, no_update)
         # another run's jobs, chart and PASS must not stay on screen under this run's name
         return (err, *progress, busy, not busy, True, jobs_table(pd.DataFrame(), None, []), [],
-                None, viz_utils.empty_fig("This run's metrics.db cannot be read", height=260), "",
+                None, empty_fig("This run's metrics.db cannot be read", height=260), "",
                 {"run": name, "newest": None, "sig": "unreadable"})
     options = done_options(table)
     values = [o["value"] for o in options]
@@ -517,7 +519,7 @@ def refresh_view(jobs: JobManager, runs_dir: Path, name, action, selected, seen)
     baselines = [b for b in side.get("baselines") or [] if isinstance(b, dict)]
     simulated_run = bool((table["status"] == "simulated").any()) if not table.empty else False
     title = f"job #{selected}: {Path(str(row['input_path'])).name}" if row else ""
-    fig = viz_utils.compression_comparison_fig(comparison_frame(row, baselines), title)
+    fig = compression_comparison_fig(comparison_frame(row, baselines), title)
     return (status, *progress, busy, not busy, verify_disabled,
             jobs_table(table, selected, baselines, simulated_run, model_cells(run, table)),
             options, selected, fig, verify_view(vjob, side), version)

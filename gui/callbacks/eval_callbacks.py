@@ -23,18 +23,21 @@ from dash.exceptions import PreventUpdate
 
 from umoec import config as C
 from umoec import sizing
+from umoec.compress.evaluate import locate_data
 from umoec.run import RunDir
 
-from .. import db, forge, ids, models, viz_utils
+from .. import db, forge, ids, models
 from ..compress_jobs import ROOT, JobError, JobManager
 from ..compress_worker import MODEL_TAG
+from ..figures.base import empty_fig
+from ..figures.compression import REFERENCE_BPB, eval_bpb_history_fig
 from ..runs import resolve
 from .compression_callbacks import (alert, manager_for, progress_outputs,
                                     register_checkpoint_dropdown, register_model_dropdown,
                                     status_area)
 
 READ_ERRORS = (FileNotFoundError, sqlite3.Error, OSError, ValueError)
-REFERENCES = viz_utils.REFERENCE_BPB       # gzip 2.7, zstd-22 1.95, CMIX 1.23 (enwik8)
+REFERENCES = REFERENCE_BPB       # gzip 2.7, zstd-22 1.95, CMIX 1.23 (enwik8)
 METHOD_ORDER = ("gzip -9", "xz -9e", "zstd -19", "zstd -22", "brotli -11", "bzip3", "PPMd -o16",
                 "zpaq -m4", "zpaq -m5", "paq9a", "xz -9e primed", "PPMd -o16 primed",
                 "zpaq -m5 primed")
@@ -51,22 +54,19 @@ def is_simulated(run: RunDir) -> bool:
 
 
 def data_source_note(run: RunDir, root: Path = ROOT) -> str:
-    """Which bytes an evaluation will read (the order of umoec.compress.evaluate.find_data)."""
-    for cand in (os.environ.get("ENWIK8"), root / "data" / "enwik8"):
-        if cand and Path(cand).is_file():
-            return f"Data: enwik8 ({cand})."
+    """Which bytes an evaluation will read (umoec.compress.evaluate.locate_data, as the worker)."""
     try:
-        cfg = C.load(run.config_path)
+        choice = locate_data(run, root)
     except (C.ConfigError, OSError) as exc:
         return f"Data: enwik8 not found, and the run's config cannot be read ({exc})."
-    val = Path(cfg.data.path)
-    val = val if val.is_absolute() else root / val
-    if (val / "val.bin").is_file():
+    if choice.source == "enwik8":
+        return f"Data: enwik8 ({choice.path})."
+    if choice.source == "val":
         return (f"Data: enwik8 not found (data/enwik8 or $ENWIK8), so the run's validation split "
-                f"{val / 'val.bin'}. For enwik8, unzip https://mattmahoney.net/dc/enwik8.zip "
+                f"{choice.path}. For enwik8, unzip https://mattmahoney.net/dc/enwik8.zip "
                 "into data/.")
     return (f"Data: neither enwik8 (data/enwik8, $ENWIK8) nor the run's validation split "
-            f"({val / 'val.bin'}) exists: the evaluation will fail until one does.")
+            f"({choice.val_path}) exists: the evaluation will fail until one does.")
 
 
 def _params(n: int) -> str:
@@ -246,7 +246,7 @@ def eval_view(jobs: JobManager, runs_dir: Path, name, action, seen: Optional[str
                or "No run selected: choose one in the top bar.")
         return (status or alert(msg, "secondary"),
                 *progress, True, True, "", eval_table(pd.DataFrame(), pd.DataFrame(), ""),
-                roundtrip_badge(pd.DataFrame()), viz_utils.eval_bpb_history_fig(pd.DataFrame()),
+                roundtrip_badge(pd.DataFrame()), eval_bpb_history_fig(pd.DataFrame()),
                 None)
     try:
         with db.open_db(run.db_path) as conn:
@@ -262,7 +262,7 @@ def eval_view(jobs: JobManager, runs_dir: Path, name, action, seen: Optional[str
         # a damaged database: nothing of the previously shown run stays under this run's name
         return (err, *progress, busy, not busy, "", eval_table(pd.DataFrame(), pd.DataFrame(), ""),
                 roundtrip_badge(pd.DataFrame()),
-                viz_utils.empty_fig("This run's metrics.db cannot be read", height=360),
+                empty_fig("This run's metrics.db cannot be read", height=360),
                 f"unreadable {name}")
     try:
         config_mtime = run.config_path.stat().st_mtime
@@ -278,6 +278,6 @@ def eval_view(jobs: JobManager, runs_dir: Path, name, action, seen: Optional[str
     return (status, *progress, busy, not busy, data_source_note(run),
             eval_table(evals, baselines, model_size(run), simulated, sizes),
             roundtrip_badge(evals, simulated),
-            viz_utils.eval_bpb_history_fig(
+            eval_bpb_history_fig(
                 evals, baselines, simulated,
                 real=[d for d in evals["dataset"] if tagged_model(d)[1]]), version)

@@ -18,10 +18,12 @@ import dash_bootstrap_components as dbc
 import pandas as pd
 from dash import html, no_update
 
-from .. import forge, viz_utils
+from .. import forge
 from ..derived import fmt_bytes
+from ..figures.base import empty_fig
+from ..figures.series import MAX_POINTS
+from ..figures.training import loss_fig, lr_grad_fig
 from ..panels.training_panel import kpi_card
-from ..series import MAX_POINTS
 
 LN2 = math.log(2.0)
 KEYS = ("kpis", "eta", "loss", "lr", "heads", "checkpoints", "log", "error", "state",
@@ -81,7 +83,7 @@ def log_tail(path, n: int = 100, max_bytes: int = 64 * 1024) -> str:
 def loss_figure(log: forge.ForgeLog, smoothing: float, log_y: bool):
     train = pd.DataFrame({"step": log.train["step"], "bpb": log.train["loss"] / LN2})
     val = pd.DataFrame({"step": log.val["step"], "bpb": log.val["val_loss"] / LN2})
-    fig = viz_utils.loss_fig(train, val, smoothing, log_y, max_points=MAX_POINTS)
+    fig = loss_fig(train, val, smoothing, log_y, max_points=MAX_POINTS)
     if train.empty:
         return fig
     fig.data[0].name = "train bits/token"
@@ -110,13 +112,13 @@ def forge_training_update(run: forge.ForgeRun, smoothing: float, log_y: bool,
     try:
         log = run.read_log()
     except forge.ForgeFormatError as exc:
-        empty = viz_utils.empty_fig("log.csv cannot be read")
+        empty = empty_fig("log.csv cannot be read")
         return dict(common, kpis=[], loss=empty, lr=empty,
                     error=dbc.Alert(str(exc), color="danger", class_name="py-2 mb-2"),
                     state={"run": run.key, "forge_sig": sig})
     train = log.train
-    lr = viz_utils.lr_grad_fig(train[["step", "lr", "grad_norm"]], max_points=MAX_POINTS,
-                               lr_label="lr")
+    lr = lr_grad_fig(train[["step", "lr", "grad_norm"]], max_points=MAX_POINTS,
+                     lr_label="lr")
     info = [html.Strong(f"{run.label}: "), f"{run.path}. ",
             f"log.csv columns {','.join(log.columns)}; {len(train):,} steps"]
     if log.notes:

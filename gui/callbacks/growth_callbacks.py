@@ -17,7 +17,9 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, State, html, no_update
 from dash.exceptions import PreventUpdate
 
-from .. import form, growth, ids, viz_utils
+from .. import form, growth, ids
+from ..figures.base import empty_fig
+from ..figures.growth import growth_fig
 from ..panels import growth_panel as panel
 
 FIELD_IDS = [f.component_id for f in form.FIELDS]
@@ -64,7 +66,7 @@ def growth_view(values: dict[str, Any], tier: Any, choice: dict[str, int]) -> di
         first = next(iter(base.errors.values()))
         out["message"] = _alert(f"The sidebar's config has {len(base.errors)} error(s): fix them "
                                 f"first (first: {first}).")
-        out["figure"] = viz_utils.empty_fig("No curves while the config has errors", height=640)
+        out["figure"] = empty_fig("No curves while the config has errors", height=640)
         return out
     grown = growth.grow(values, tier, choice)
     top_k = growth.knob_values(grown.values)["moe.top_k"]
@@ -75,7 +77,7 @@ def growth_view(values: dict[str, Any], tier: Any, choice: dict[str, int]) -> di
     if grown.config is None:
         first = next(iter(grown.check.errors.values()))
         out["message"] = _alert(f"These knob values make the config invalid: {first}")
-        out["figure"] = viz_utils.empty_fig("No curves for an invalid config", height=640)
+        out["figure"] = empty_fig("No curves for an invalid config", height=640)
         return out
     now, before = growth.sizes(grown.config), growth.sizes(base.config)
     out["cards"] = panel.cards(now, before)
@@ -83,8 +85,8 @@ def growth_view(values: dict[str, Any], tier: Any, choice: dict[str, int]) -> di
     sweeps = {key: growth.sweep(values, tier, choice, key, growth.ladder(key, effective[key]))
               for key in growth.SWEEPS}
     point = {"total": now.total, "active": now.active, "flops": now.flops, "memory": now.memory}
-    out["figure"] = viz_utils.growth_fig(sweeps, {k: effective[k] for k in growth.SWEEPS}, point,
-                                         log_x=growth.LOG_X)
+    out["figure"] = growth_fig(sweeps, {k: effective[k] for k in growth.SWEEPS}, point,
+                               log_x=growth.LOG_X)
     if grown.changes:
         out["copy_disabled"] = False
         out["pending"] = grown.changes

@@ -11,7 +11,9 @@ from pathlib import Path
 from dash import Input, Output, State
 from dash.exceptions import PreventUpdate
 
-from .. import db, ids, viz_utils
+from .. import db, ids
+from ..figures.base import empty_fig
+from ..figures.mod import mod_current_fig, mod_gate_history_fig, mod_summary
 from ..panels.analysis_widgets import metric_card
 from . import analysis_common as common
 
@@ -81,8 +83,8 @@ def register(app) -> None:
                 p.message, p.colour = common.db_error(p.run, exc), "danger"
         if not p.ok:
             short = common.wrap(p.message)
-            return (p.alert(), [], viz_utils.empty_fig(short, height=300), viz_utils.empty_fig(short),
+            return (p.alert(), [], empty_fig(short, height=300), empty_fig(short),
                     "", p.version)
-        summary = viz_utils.mod_summary(at, rows)
-        return (None, cards(summary), viz_utils.mod_current_fig(at),
-                viz_utils.mod_gate_history_fig(rows), common.history_note(stride, n_steps), p.version)
+        summary = mod_summary(at, rows)
+        return (None, cards(summary), mod_current_fig(at),
+                mod_gate_history_fig(rows), common.history_note(stride, n_steps), p.version)

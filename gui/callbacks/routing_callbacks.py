@@ -12,7 +12,10 @@ from pathlib import Path
 from dash import Input, Output, State, ctx, no_update
 from dash.exceptions import PreventUpdate
 
-from .. import db, ids, viz_utils
+from .. import db, ids
+from ..figures.base import empty_fig
+from ..figures.routing import (expert_detail_fig, load_balance_fig, moe_routing_history_fig,
+                               routing_heatmap_fig)
 from ..runs import resolve
 from . import analysis_common as common
 
@@ -77,7 +80,7 @@ def register(app) -> None:
         if not version:
             raise PreventUpdate
         if version.get("message"):
-            return viz_utils.empty_fig(common.wrap(version["message"])), ""
+            return empty_fig(common.wrap(version["message"])), ""
         run = resolve(runs_dir, version["run"])
         if run is None:  # removed since the last tick: the next tick says so
             raise PreventUpdate
@@ -86,8 +89,8 @@ def register(app) -> None:
                 shown = db.nearest_logged_step(conn, TABLE, step)
                 at = db.moe_routing_at(conn, shown)
         except READ_ERRORS as exc:
-            return viz_utils.empty_fig(common.db_error(run, exc)), ""
-        fig = viz_utils.routing_heatmap_fig(at, highlight=_selected(selected, version["run"]))
+            return empty_fig(common.db_error(run, exc)), ""
+        fig = routing_heatmap_fig(at, highlight=_selected(selected, version["run"]))
         return fig, common.step_label(shown, version["last"])
 
     @app.callback(Output(ids.ROUTING_HISTORY, "figure"), Output(ids.ROUTING_BALANCE, "figure"),
@@ -98,8 +101,8 @@ def register(app) -> None:
         if not version:
             raise PreventUpdate
         if version.get("message"):
-            empty = viz_utils.empty_fig(common.wrap(version["message"]))
-            return empty, viz_utils.empty_fig(common.wrap(version["message"]), height=440), ""
+            empty = empty_fig(common.wrap(version["message"]))
+            return empty, empty_fig(common.wrap(version["message"]), height=440), ""
         run = resolve(runs_dir, version["run"])
         if run is None:  # removed since the last tick: the next tick says so
             raise PreventUpdate
@@ -107,13 +110,13 @@ def register(app) -> None:
             with db.open_db(run.db_path) as conn:
                 rows, stride, n_steps = HISTORY.get(conn, run.db_path)
         except READ_ERRORS as exc:
-            empty = viz_utils.empty_fig(common.db_error(run, exc))
+            empty = empty_fig(common.db_error(run, exc))
             return empty, empty, ""
         sel = _selected(selected, version["run"])
         highlight = sel[1] if sel is not None and sel[0] == block else None
-        fig = viz_utils.moe_routing_history_fig(rows, block, value or "load", highlight=highlight)
+        fig = moe_routing_history_fig(rows, block, value or "load", highlight=highlight)
         new_data = not ctx.triggered_prop_ids or f"{ids.ROUTING_VERSION}.data" in ctx.triggered_prop_ids
-        balance = viz_utils.load_balance_fig(rows) if new_data else no_update
+        balance = load_balance_fig(rows) if new_data else no_update
         hint = "Click a heatmap cell for one expert at full resolution."
         return fig, balance, common.history_note(stride, n_steps, hint)
 
@@ -137,8 +140,8 @@ def register(app) -> None:
             raise PreventUpdate
         sel = _selected(selected, version.get("run"))
         if version.get("message") or sel is None:
-            return viz_utils.empty_fig(common.wrap("Click a heatmap cell to follow that expert's "
-                                                   "load and bias over time", 45), height=340)
+            return empty_fig(common.wrap("Click a heatmap cell to follow that expert's "
+                                         "load and bias over time", 45), height=340)
         run = resolve(runs_dir, version["run"])
         if run is None:  # removed since the last tick: the next tick says so
             raise PreventUpdate
@@ -148,6 +151,6 @@ def register(app) -> None:
                 at = db.moe_routing_at(conn, version["last"])
                 n_experts = int((at["block_idx"] == sel[0]).sum())
         except READ_ERRORS as exc:
-            return viz_utils.empty_fig(common.db_error(run, exc), height=340)
-        return viz_utils.expert_detail_fig(expert, sel[0], sel[1], n_experts or None)
+            return empty_fig(common.db_error(run, exc), height=340)
+        return expert_detail_fig(expert, sel[0], sel[1], n_experts or None)
 

@@ -4,13 +4,13 @@ The chart itself is drawn and extended by training_callbacks (full draw, then da
 tick). This module only listens beside it:
 - a zoom or pan (relayoutData) re-reads the run at full resolution and replaces the two train
   traces (raw, EMA) with the visible range re-aggregated plus a coarse overview around it
-  (gui/charts.view_indices), as a Patch; a zoom turns "follow live" off;
+  (gui/figures/series.view_indices), as a Patch; a zoom turns "follow live" off;
 - a double-click (autorange) or "follow live" switched on puts the whole-run overview back and
   lets the x axis grow with the run again; "follow live" switched off holds the current x range;
 - when the training callback redraws the chart from scratch while a zoom is held (smoothing or
   log-y changed, or its periodic re-downsampling), the zoom is re-applied (`track_redraws`, a
   second callback on the chart state, so the every-tick input never delays a user's zoom).
-The EMA is computed on every row (gui/series.ema) before any point is picked.
+The EMA is computed on every row (gui/figures/series.ema) before any point is picked.
 `training_zoom` and `track_redraws` are the callback bodies as plain functions.
 """
 from __future__ import annotations
@@ -21,9 +21,10 @@ from typing import Any, Optional
 from dash import Input, Output, Patch, State, ctx, no_update
 from dash.exceptions import PreventUpdate
 
-from .. import charts, ids
+from .. import ids
 from ..compare import CompareError, load_run
-from ..series import MAX_POINTS, ema
+from ..figures import series
+from ..figures.series import MAX_POINTS, ema
 
 OUTPUTS = ("figure", "zoom", "follow")
 
@@ -50,7 +51,7 @@ def _patch(runs_dir: Path, name: str, smoothing: float,
     patch = Patch()
     win = tuple(window) if window else None
     for trace, y in ((0, run.train_bits), (1, smooth)):
-        xs, ys = charts.points(x, y, win, MAX_POINTS)
+        xs, ys = series.points(x, y, win, MAX_POINTS)
         patch["data"][trace]["x"] = xs
         patch["data"][trace]["y"] = ys
     if win:
@@ -80,7 +81,7 @@ def training_zoom(runs_dir: Path, name: Optional[str], trigger: Optional[str], r
     zoom = dict(zoom or {})
     window = zoom.get("window") if zoom.get("run") == name else None
     if trigger == ids.TRAINING_LOSS:
-        z = charts.parse_relayout(relayout)
+        z = series.parse_relayout(relayout)
         if z is None:
             return out
         window = None if z.reset else [z.lo, z.hi]

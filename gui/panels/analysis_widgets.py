@@ -4,13 +4,12 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from .. import viz_utils
-from ..charts import graph_config
+from ..figures.base import empty_fig, graph_config
 
 def graph(id_: str, message: str = "Loading...", height: int = 320) -> dcc.Graph:
     """A graph that starts with a message instead of empty axes; its PNG is named after it."""
     config = {**graph_config(id_), "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
-    return dcc.Graph(id=id_, figure=viz_utils.empty_fig(message, height=height), config=config)
+    return dcc.Graph(id=id_, figure=empty_fig(message, height=height), config=config)
 
 
 def card(title, *body, class_name: str = "h-100") -> dbc.Card:

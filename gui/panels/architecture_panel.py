@@ -9,7 +9,7 @@ from umoec.units import fmt_bytes, fmt_count
 
 from .. import ids
 from ..architecture import ModelView, parts_rows
-from ..viz_utils import ARCH_COLOURS
+from ..figures.architecture import ARCH_COLOURS
 from .analysis_widgets import card, graph, metric_card
 
 DIAGRAM_MIN_WIDTH_PX = 860      # below this the chip labels would overlap: scroll instead

@@ -6,8 +6,9 @@ import dash_bootstrap_components as dbc
 from dash import dash_table, dcc, html
 
 from .. import ids
-from ..charts import graph_config
-from ..compare import AXES, MAX_RUNS
+from ..compare import MAX_RUNS
+from ..figures.base import graph_config
+from ..figures.compare import AXES
 
 
 def controls() -> html.Div:

@@ -10,8 +10,7 @@ from dash import dcc, html
 from umoec.compress.profiles import PROFILES
 
 from .. import ids
-from ..charts import graph_config
-from ..viz_utils import empty_fig
+from ..figures.base import empty_fig, graph_config
 
 UPLOAD_STYLE = {"borderWidth": "1px", "borderStyle": "dashed", "borderRadius": "6px",
                 "textAlign": "center", "padding": "10px", "cursor": "pointer",

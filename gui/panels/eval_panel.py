@@ -8,8 +8,7 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from .. import ids
-from ..charts import graph_config
-from ..viz_utils import empty_fig
+from ..figures.base import empty_fig, graph_config
 from .compression_panel import labelled, model_controls, profile_options, progress_bar
 
 DEFAULT_MAX_BYTES = 100_000

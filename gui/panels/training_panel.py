@@ -6,7 +6,7 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from .. import ids
-from ..charts import graph_config
+from ..figures.base import graph_config
 
 LOG_STYLE = {"fontSize": "11px"}
 # the scroll box lays its content out bottom-up, so it opens (and stays) at the newest lines

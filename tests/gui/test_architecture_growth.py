@@ -1,48 +1,18 @@
 """Architecture and Growth tabs without a browser: the model description and its counts (equal to
-umoec.sizing), the diagram's elements per block, the growth knobs, and the copy into the sidebar."""
+umoec.sizing), the growth knobs and curves, and the copy into the sidebar. The diagram's elements
+per block: tests/gui/figures/test_architecture.py."""
 import math
-import re
 
 import pytest
 
 from gui import architecture as A
 from gui import form, ids
 from gui import growth as G
-from gui import viz_utils as V
 from gui.callbacks import arch_callbacks, config_callbacks, growth_callbacks
+from gui.figures.growth import growth_fig
 from gui.panels import growth_panel
-from umoec import config as C
+from tests.gui.arch_support import VARIANTS
 from umoec import sizing
-
-
-def cfg_with(tier="tier1_micro", **changes) -> C.Config:
-    """A preset with dotted-key changes, checked like the sidebar checks it."""
-    values = form.preset_values(tier)
-    values.update({k.replace("__", "."): v for k, v in changes.items()})
-    result = form.check(values, tier)
-    assert result.ok, result.errors
-    return result.config
-
-
-VARIANTS = {
-    "tier1": cfg_with(),
-    "tier2": cfg_with("tier2_small"),
-    "tier3": cfg_with("tier3_base"),
-    "xattn_lora": cfg_with(**{"conditioning.cross_attn": True, "lora.enabled": True,
-                              "lora.target": "all"}),
-    "mod_off_no_extras": cfg_with(**{"mod.enabled": False, "cascade.enabled": False,
-                                     "patches.multi_token_predict": False,
-                                     "early_exit.enabled": False, "head.n_early_exit_heads": 0,
-                                     "conditioning.ada_ln_zero": False}),
-    "24_blocks": cfg_with("tier2_small", **{"model.n_blocks": 24, "model.block_pattern": "sDdS",
-                                            "early_exit.blocks": "3,11,20",
-                                            "head.n_early_exit_heads": 3}),
-}
-
-
-def named(fig, pattern: str) -> list:
-    rx = re.compile(pattern)
-    return [s for s in list(fig.layout.shapes) if s.name and rx.fullmatch(s.name)]
 
 
 # -- the model description -------------------------------------------------------------------------
@@ -72,46 +42,6 @@ def test_block_active_follows_top_k_and_capacity():
     assert moe.active < moe.total                             # 2 of 8 experts
     assert mod.active == pytest.approx(0.5 * (moe.active - moe.params["norms"] - moe.params["ada"]
                                               + mod.params["norms"]) + mod.params["mod_router"])
-
-
-# -- the diagram ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("name", list(VARIANTS))
-def test_diagram_draws_every_block_with_its_parts(name):
-    cfg = VARIANTS[name]
-    view = A.describe(cfg)
-    d = view.dims
-    fig = V.architecture_fig(view)
-    assert len(named(fig, r"block-\d+")) == len(view.blocks)
-    assert len(named(fig, r"block-\d+-mixer")) == len(view.blocks)
-    assert [int(s.name.split("-")[1]) for s in named(fig, r"block-\d+-ffn-moe")] == \
-        [b.index for b in view.blocks if b.moe]
-    assert [int(s.name.split("-")[1]) for s in named(fig, r"block-\d+-ffn-dense")] == \
-        [b.index for b in view.blocks if not b.moe]
-    assert [s.name for s in named(fig, r"block-\d+-mod")] == \
-        [f"block-{b.index}-mod" for b in view.blocks if b.mod]
-    assert [s.name for s in named(fig, r"block-\d+-exit")] == \
-        [f"block-{i}-exit" for i in d.exit_blocks]
-    assert [s.name for s in named(fig, r"block-\d+-ada")] == [f"block-{i}-ada" for i in d.ada_blocks]
-    assert len(named(fig, r"block-\d+-xattn")) == (len(view.blocks) if d.cross_attn else 0)
-    assert [s.name for s in named(fig, r"patch-\d+")] == [f"patch-{p}" for p in d.scales]
-    assert len(named(fig, r"head-mtp-\d+")) == len(A.mtp_labels(view))
-    assert len(named(fig, "cascade")) == int(d.cascade)
-    assert len(named(fig, "globals")) == int(bool(d.ada_blocks) or d.cross_attn)
-    # MoD blocks are dashed; each block's bar label and hover carry sizing's numbers
-    for box in named(fig, r"block-\d+"):
-        block = view.blocks[int(box.name.split("-")[1])]
-        assert (box.line.dash == "dash") == block.mod
-    labels = {a.name: a.text for a in fig.layout.annotations if a.name}
-    hover = fig.data[0].hovertext
-    for b in view.blocks:
-        assert labels[f"block-{b.index}-count"] == f"{V._si(b.total)} · {V._si(b.active)}"
-        assert f"total: {b.total:,}" in hover[b.index + 1]            # row 0 is the embedding
-
-
-def test_diagram_grows_with_the_number_of_blocks():
-    heights = [V.architecture_fig(A.describe(cfg_with(**{"model.n_blocks": n}))).layout.height
-               for n in (4, 12, 24)]
-    assert heights == sorted(heights) and heights[-1] < 1100     # readable at 24 blocks
 
 
 def test_ffn_labels_name_the_expert_setup():
@@ -186,16 +116,16 @@ def test_sweeps_and_curves():
     assert routed["flops"].max() / routed["flops"].min() < 1.01       # top_k fixed: same compute
     sweeps = {"model.d_model": sweep, "moe.n_routed": routed}
     point = G.sizes(form.check(values, "tier1_micro").config)
-    fig = V.growth_fig(sweeps, {"model.d_model": 96, "moe.n_routed": 8},
-                       {"total": point.total, "active": point.active, "flops": point.flops,
-                        "memory": point.memory}, log_x=G.LOG_X)
+    fig = growth_fig(sweeps, {"model.d_model": 96, "moe.n_routed": 8},
+                     {"total": point.total, "active": point.active, "flops": point.flops,
+                      "memory": point.memory}, log_x=G.LOG_X)
     lines = [t for t in fig.data if t.mode == "lines"]
     marks = [t for t in fig.data if t.mode == "markers"]
     assert len(lines) == 2 * 4 and len(marks) == 2 * 4
     assert all(m.x[0] in (96, 8) for m in marks)
     assert fig.layout.xaxis.type == "log" and fig.layout.xaxis2.type != "log"
     assert len(fig.layout.shapes) == 2 * 3                  # dotted line at the chosen value
-    assert "No legal" in V.growth_fig({}, {}, {}).layout.annotations[0].text
+    assert "No legal" in growth_fig({}, {}, {}).layout.annotations[0].text
 
 
 def test_growth_view_and_copy_reach_the_sidebar():

@@ -11,6 +11,7 @@ from dash import no_update
 from gui import compare, ids
 from gui.callbacks.compare_callbacks import compare_update, compare_zoom
 from gui.callbacks.zoom_callbacks import track_redraws, training_zoom
+from gui.figures.compare import compare_fig, config_diff, legend_name
 from tests.gui.forge_fixtures import write_forge_run
 from umoec import config as C
 from umoec.metrics import TrainingDB
@@ -50,25 +51,20 @@ def runs(tmp_path):
 def test_legend_shows_only_the_differing_hyperparameters(runs):
     data, errors = compare.load_runs(runs, ["base", "fast", "forge-a"])
     assert errors == [] and [r.kind for r in data] == ["umoec", "umoec", "forge"]
-    diff = compare.config_diff(data)
+    diff = config_diff(data)
     assert diff == {"umoec": ["moe.top_k", "optimizer.adamw.lr"], "forge": []}
-    names = [compare.legend_name(r, diff[r.kind]) for r in data]
+    names = [legend_name(r, diff[r.kind]) for r in data]
     assert names[0] == "base: top_k=2, lr=0.003"
     assert names[1] == "fast: top_k=1, lr=0.001"
     assert names[2] == "forge-a (Forge, read-only) (bits/token)"
-    fig, notes = compare.compare_fig(data, "step")
+    fig, notes = compare_fig(data, "step")
     legend = [t.name for t in fig.data if t.showlegend is not False]
     assert legend == names and not any("d_model" in n for n in legend)
 
 
-def test_short_keys_stay_unambiguous():
-    assert compare.short_keys(["optimizer.adamw.lr", "optimizer.muon.lr", "moe.top_k"]) == {
-        "optimizer.adamw.lr": "adamw.lr", "optimizer.muon.lr": "muon.lr", "moe.top_k": "top_k"}
-
-
 def test_table_rows_and_csv_export(runs):
     data, _ = compare.load_runs(runs, ["base", "fast", "forge-a"])
-    rows = compare.summary_rows(data, compare.config_diff(data))
+    rows = compare.summary_rows(data, config_diff(data))
     base, fast, forge_row = rows
     assert base["steps"] == 1000 and base["bytes"] == 1000 * 4096 and base["time_s"] == 500.0
     assert base["best_val_step"] == 1000 and base["unit"] == "bits/byte"
@@ -88,16 +84,16 @@ def test_table_rows_and_csv_export(runs):
 
 def test_axes_bytes_and_time_and_forge_units(runs, tmp_path):
     data, _ = compare.load_runs(runs, ["base", "forge-a"])
-    fig, notes = compare.compare_fig(data, "bytes")
+    fig, notes = compare_fig(data, "bytes")
     assert fig.layout.xaxis2.title.text == "training bytes"
     assert max(fig.data[1].x) == 1000 * 4096
     assert any("tokens, estimated" in n for n in notes)
-    fig, notes = compare.compare_fig(data, "time")
+    fig, notes = compare_fig(data, "time")
     assert max(fig.data[1].x) == 500.0 and notes == []
     # an older 6-column Forge log cannot be put on the time axis: said, not silently dropped
     write_forge_run(runs / "forge-old", steps=200, columns=6)
     data, _ = compare.load_runs(runs, ["base", "forge-old"])
-    fig, notes = compare.compare_fig(data, "time")
+    fig, notes = compare_fig(data, "time")
     assert any("forge-old" in n and "elapsed_s" in n for n in notes)
     assert len(fig.data) == 4                                  # base's four traces only
 
@@ -121,12 +117,12 @@ def test_best_val_marker_and_downsampled_long_runs(tmp_path):
     make_run(tmp_path, "long", steps=range(1, 20_001), spike_at=12_345)
     make_run(tmp_path, "short")
     data, _ = compare.load_runs(tmp_path, ["long", "short"])
-    fig, _ = compare.compare_fig(data, "step", n_out=1200)
+    fig, _ = compare_fig(data, "step", n_out=1200)
     raw = fig.data[0]
     assert len(raw.x) <= 1204 and 12_345 in list(raw.x)       # peaks kept
     star = fig.data[3]
     assert star.marker.symbol == "star" and star.x[0] == 20_000
-    zoomed, _ = compare.compare_fig(data, "step", window=(12_000, 12_600), n_out=1200)
+    zoomed, _ = compare_fig(data, "step", window=(12_000, 12_600), n_out=1200)
     shown = [x for x in zoomed.data[0].x if 12_000 <= x <= 12_600]
     assert len(shown) == 601                                   # every row of the window
     assert list(zoomed.layout.xaxis.range) == [12_000, 12_600]
@@ -204,16 +200,16 @@ def test_units_on_the_y_axis_and_no_made_up_values_in_legends(runs):
     config.json gets no 'lr=none' in its legend."""
     import json
     data, _ = compare.load_runs(runs, ["base", "fast"])
-    assert compare.compare_fig(data, "step")[0].layout.yaxis.title.text == "bits per byte"
+    assert compare_fig(data, "step")[0].layout.yaxis.title.text == "bits per byte"
     data, _ = compare.load_runs(runs, ["base", "forge-a"])
-    assert "per token for Forge runs" in compare.compare_fig(data, "step")[0].layout.yaxis.title.text
+    assert "per token for Forge runs" in compare_fig(data, "step")[0].layout.yaxis.title.text
     for name, lr in (("forge-b", 0.001), ("forge-c", 0.002)):
         write_forge_run(runs / name, steps=100)
         (runs / name / "config.json").write_text(json.dumps({"lr": lr, "name": name}))
     data, _ = compare.load_runs(runs, ["forge-a", "forge-b", "forge-c"])
-    fig, _ = compare.compare_fig(data, "step")
+    fig, _ = compare_fig(data, "step")
     assert fig.layout.yaxis.title.text == "bits per token (Forge)"
-    diff = compare.config_diff(data)
-    names = [compare.legend_name(r, diff[r.kind]) for r in data]
+    diff = config_diff(data)
+    names = [legend_name(r, diff[r.kind]) for r in data]
     assert "none" not in names[0] and names[0] == "forge-a (Forge, read-only) (bits/token)"
     assert "lr=0.001" in names[1] and "lr=0.002" in names[2]

@@ -1,7 +1,8 @@
 """Compression / Evaluation tabs without a browser or a model run: the upload sandbox, the job
 runner (success, error, crash, timeout, cancel), the job manager's compression_jobs rows, the
 restart reconciliation, the model dropdowns (the model store, read from headers only), the
-checkpoint list's export column and the figure functions. Workers here are tiny fake scripts."""
+checkpoint list's export column. Workers here are tiny fake scripts (the figures:
+tests/gui/figures/test_compression.py)."""
 from __future__ import annotations
 
 import base64
@@ -15,9 +16,9 @@ import time
 import pandas as pd
 import pytest
 
-from gui import models, viz_utils
-from gui.compress_jobs import (Job, JobError, JobManager, JobRunner, read_sidecar, sidecar_path,
-                               status_kind, status_reason)
+from gui import models
+from gui.compress_jobs import (Job, JobError, JobManager, JobRunner, read_sidecar, status_kind,
+                               status_reason)
 from gui.models import CHECKPOINT_CHOICE
 from gui.uploads import (UploadError, decode_contents, decoded_size, ensure_sandbox,
                          safe_upload_name, store_upload)
@@ -314,11 +315,11 @@ def test_restart_marks_jobs_of_a_dead_cockpit_failed(run, tmp_path):
     worker = subprocess.Popen([PY, "-c", "import time; time.sleep(60)", "gui.compress_worker"],
                               start_new_session=True)
     import psutil
-    atomic_write_text(sidecar_path(run, orphan), json.dumps({
+    atomic_write_text(run.job_sidecar_path(orphan), json.dumps({
         "owner": {"pid": dead.pid, "create_time": 1.0, "token": "gone"},
         "worker_pid": worker.pid, "worker_create_time": psutil.Process(worker.pid).create_time()}))
     live = JobManager(run.root.parent)
-    atomic_write_text(sidecar_path(run, mine), json.dumps({"owner": {
+    atomic_write_text(run.job_sidecar_path(mine), json.dumps({"owner": {
         "pid": os.getpid(), "create_time": live.create_time, "token": live.token}}))
     changed = JobManager(run.root.parent).reconcile()
     assert len(changed) == 2
@@ -479,43 +480,6 @@ def test_jobs_table_names_the_model():
     table = str(jobs_table(pd.DataFrame([row]), 3, [], False, {3: "m (0123456789ab)"}))
     assert "Th('Model')" in table and "m (0123456789ab)" in table
     assert "Checkpoint" not in table and "threads" not in table
-
-
-# -- figures ---------------------------------------------------------------------------------
-def test_compression_comparison_fig():
-    empty = viz_utils.compression_comparison_fig(pd.DataFrame())
-    assert empty.data == () and "No finished compression job" in empty.layout.annotations[0].text
-    df = pd.DataFrame([("u-moec-tiny (turbo)", 1000, 500, 0.5), ("gzip -9", 1000, 400, 0.01),
-                       ("zstd -22", 1000, 0, 0.0)],
-                      columns=["method", "raw_bytes", "packed_bytes", "seconds"])
-    fig = viz_utils.compression_comparison_fig(df, "job #1")
-    bar = fig.data[0]
-    assert list(bar.y) == ["u-moec-tiny (turbo)", "gzip -9", "zstd -22"]
-    assert list(bar.x) == pytest.approx([4.0, 3.2, 0.0])
-    assert bar.marker.color[0] == viz_utils.OURS_COLOUR and fig.layout.title.text == "job #1"
-
-
-def test_eval_bpb_history_fig_has_reference_lines_and_failures():
-    empty = viz_utils.eval_bpb_history_fig(pd.DataFrame())
-    assert empty.data == () and "Run enwik8 Eval" in empty.layout.annotations[0].text
-    evals = pd.DataFrame({"step": [10, 20, 20], "ts": [1.0, 2.0, 3.0],
-                          "dataset": ["val", "val", "enwik8[:100]"], "bpb": [3.0, 2.5, 2.4],
-                          "roundtrip_ok": [1, 0, 1]})
-    base = pd.DataFrame({"step": [20, 20, 20], "dataset": ["enwik8[:100]", "enwik8[:100]", "val"],
-                         "method": ["gzip -9", "xz -9e", "gzip -9"],
-                         "compressed_bytes": [30, 25, 99], "original_bytes": [100, 100, 100],
-                         "seconds": [0.1, 0.2, 0.1]})
-    fig = viz_utils.eval_bpb_history_fig(evals, base)
-    names = [t.name for t in fig.data]
-    assert names == ["val", "enwik8[:100]", "roundtrip FAIL", "gzip -9 (measured)",
-                     "xz -9e (measured)"]
-    assert list(fig.data[2].x) == [20] and list(fig.data[3].y) == pytest.approx([2.4])
-    refs = sorted(s.y0 for s in fig.layout.shapes)
-    assert refs == [1.23, 1.95, 2.7]
-    notes = [a.text for a in fig.layout.annotations]
-    assert "CMIX 1.23 (enwik8)" in notes and "gzip 2.7 (enwik8)" in notes
-    sim = viz_utils.eval_bpb_history_fig(evals.iloc[:1], None, simulated=True)
-    assert sim.data[0].name == "val (simulated)"
 
 
 # -- the new callbacks, called the way the browser calls them -----------------------------------

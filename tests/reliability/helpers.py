@@ -20,7 +20,7 @@ from gui.runs import summarise
 from tests.conftest import ROOT
 from tests.umoec.train.conftest import TINY
 from umoec import config as C
-from umoec.metrics.logs import CSV_COLUMNS
+from umoec.run.csvlog import CSV_COLUMNS
 from umoec.run import RunDir, RunState
 from umoec.train import checkpoint as ckpt
 

@@ -28,7 +28,7 @@ import pytest
 
 from gui import app as cockpit
 from gui.callbacks.compression_callbacks import do_action
-from gui.compress_jobs import COMPRESSED_DIR, JobManager, JobRunner
+from gui.compress_jobs import JobManager, JobRunner
 from gui.process import LaunchError, Launcher
 from gui.runs import resolve
 from tests.gui.test_app_server import start_app
@@ -204,13 +204,13 @@ def test_compression_outputs_stay_in_the_run_folder(tmp_path, tiny_run):
     for text in texts:
         job = jobs.start_compress(run, text, "turbo", "step000004.pt")
         assert job.state == "done", job.message
-    compressed = (run.root / COMPRESSED_DIR).resolve()
+    compressed = run.compressed_dir.resolve()
     for argv in runner.argvs:
         assert argv[:5] == [sys.executable, "-m", "gui.compress_worker", "compress", "--input"]
         assert argv[6::2] == ["--output", "--checkpoint", "--profile"]
         src, out, ck = Path(argv[5]), Path(argv[7]), Path(argv[9])
         assert src.is_absolute() and ck == run.checkpoints_dir / "step000004.pt"
-        assert out.parent == run.root / COMPRESSED_DIR and out.resolve().parent == compressed
+        assert out.parent == run.compressed_dir and out.resolve().parent == compressed
         assert out.suffix == ".umc" and "\n" not in out.name and not out.name.startswith(("-", "."))
         assert SAFE.fullmatch(out.name), out.name
     assert len({a[7] for a in runner.argvs}) == len(runner.argvs)  # never the same output
@@ -240,7 +240,7 @@ def test_a_real_compression_of_a_hostile_name_writes_only_its_output(tmp_path, t
     new = sorted(set(after) - set(before))
     changed = sorted(p for p in set(before) & set(after) if before[p] != after[p])
     export = "runs/tiny/models/step000008.umm"     # the checkpoint's coding model, by design
-    assert all(p.startswith(f"runs/tiny/{COMPRESSED_DIR}/") or p == export for p in new), new
+    assert all(p.startswith(f"runs/tiny/{run.compressed_dir.name}/") or p == export for p in new), new
     assert [p for p in new if p.endswith(".umc")] and len(set(new) - {export}) == 2  # +job json
     assert set(changed) <= {"runs/tiny/metrics.db", "runs/tiny/metrics.db-wal",
                             "runs/tiny/metrics.db-shm"}, changed

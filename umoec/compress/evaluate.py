@@ -19,6 +19,7 @@ from ..codec.baselines import (BaselineResult, available, run_baselines, run_pri
                                skipped_peers)
 from ..codec.errors import CodecError
 from ..config import load as load_config
+from ..data.dataset import bin_path
 from ..metrics import TrainingDB
 from ..run import RunDir
 from .api import compress_path, decompress_path, export_for
@@ -55,7 +56,7 @@ def training_prime(run: RunDir, root: Path, n_bytes: int) -> tuple[bytes, str]:
     except Exception as exc:  # a run without a readable config: no prime, said so
         return b"", f"no prime: {exc}"
     train = Path(cfg.data.path)
-    train = (train if train.is_absolute() else root / train) / "train.bin"
+    train = bin_path(train if train.is_absolute() else root / train, "train")
     try:
         with open(train, "rb") as fh:
             size = fh.seek(0, 2)
@@ -65,23 +66,47 @@ def training_prime(run: RunDir, root: Path, n_bytes: int) -> tuple[bytes, str]:
         return b"", f"no prime: cannot read {train} ({exc.strerror or exc})"
 
 
-def find_data(data: Optional[Path], run: RunDir, root: Path) -> tuple[Path, str, str]:
-    """(file, dataset label, note) following the order documented above."""
+@dataclass(frozen=True)
+class DataChoice:
+    """Which bytes an evaluation reads (locate_data), or why there are none."""
+
+    path: Optional[Path]           # the file to evaluate on; None when there is none
+    label: str                     # the dataset name eval_results records ("enwik8", "small-val")
+    note: str                      # what the report says about the choice; why, when path is None
+    source: str                    # "data" (given), "enwik8", "val" (the run's split) or "none"
+    val_path: Optional[Path] = None   # the run's validation split, when it was looked for
+
+
+def locate_data(run: RunDir, root: Path, data: Optional[Path] = None) -> DataChoice:
+    """Where an evaluation's bytes come from: `data` when given; else enwik8 ($ENWIK8, then
+    ROOT/data/enwik8); else the validation split of the run's dataset (data.path, relative to
+    `root`). The run's config is read only when there is no enwik8 (ConfigError when it cannot
+    be)."""
     if data is not None:
         if not data.is_file():
-            raise CodecError(f"--data {data} does not exist")
-        name = "enwik8" if data.name.startswith("enwik8") else data.name
-        return data, name, ""
+            return DataChoice(None, data.name, f"--data {data} does not exist", "none")
+        return DataChoice(data, "enwik8" if data.name.startswith("enwik8") else data.name, "", "data")
     for cand in (os.environ.get("ENWIK8"), root / "data" / "enwik8"):
         if cand and Path(cand).is_file():
-            return Path(cand), "enwik8", ""
+            return DataChoice(Path(cand), "enwik8", "", "enwik8")
     cfg = load_config(run.config_path)
-    val = Path(cfg.data.path)
-    val = val if val.is_absolute() else root / val
-    if not (val / "val.bin").is_file():
-        raise CodecError(ENWIK8_HINT + f"The run's dataset {val} has no val.bin either; build it "
-                         f"with python -m bin.prepare_data --out {cfg.data.path}")
-    return val / "val.bin", f"{val.name}-val", ENWIK8_HINT + "Evaluating the run's validation split."
+    folder = Path(cfg.data.path)
+    folder = folder if folder.is_absolute() else root / folder
+    val = bin_path(folder, "val")
+    if not val.is_file():
+        return DataChoice(None, f"{folder.name}-val",
+                          ENWIK8_HINT + f"The run's dataset {folder} has no val.bin either; build "
+                          f"it with python -m bin.prepare_data --out {cfg.data.path}", "none", val)
+    return DataChoice(val, f"{folder.name}-val",
+                      ENWIK8_HINT + "Evaluating the run's validation split.", "val", val)
+
+
+def find_data(data: Optional[Path], run: RunDir, root: Path) -> tuple[Path, str, str]:
+    """(file, dataset label, note) of locate_data; CodecError when there is no such file."""
+    choice = locate_data(run, root, data)
+    if choice.path is None:
+        raise CodecError(choice.note)
+    return choice.path, choice.label, choice.note
 
 
 def evaluate(run: RunDir, checkpoint: Optional[Path], data_path: Path, dataset: str, *,

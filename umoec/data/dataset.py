@@ -1,12 +1,21 @@
 """Read a dataset folder and cut batches whose content is a pure function of (seed, step).
 
+A dataset folder (built by bin.prepare_data, umoec/data/corpus.py):
+    dataset.json                       sources, files, split sizes and document counts
+    train.bin, val.bin                 the bytes of each split
+    train_docs.npy, val_docs.npy       document start offsets of each split
+DatasetInfo.read is the one reader of what a folder holds and whether it is whole (the trainer,
+the cockpit's Datasets tab and its live estimates all use it).
+
 Because a batch depends only on (seed, step, rank, world), a resumed run sees exactly the bytes
 the uninterrupted run would have seen, and DDP ranks take disjoint rows of one global batch.
 """
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -14,6 +23,89 @@ from .features import document_features
 from .corpus import DataError
 
 IGNORE = -1  # target value for padding (no loss)
+DATASET_JSON = "dataset.json"
+SPLITS = ("train", "val")
+SPLIT_FILES = ("train.bin", "val.bin", "train_docs.npy", "val_docs.npy")   # bin_path, docs_path
+NOT_A_DATASET = "not a dataset: no dataset.json (build one with bin.prepare_data)"
+
+
+def bin_path(folder: str | Path, split: str) -> Path:
+    """The bytes of `split` ("train" or "val")."""
+    return Path(folder) / f"{split}.bin"
+
+
+def docs_path(folder: str | Path, split: str) -> Path:
+    """The document start offsets of `split` (int64 .npy)."""
+    return Path(folder) / f"{split}_docs.npy"
+
+
+def read_record(folder: str | Path) -> dict:
+    """The parsed dataset.json of `folder` (OSError, UnicodeDecodeError or ValueError when it
+    cannot be read)."""
+    return json.loads((Path(folder) / DATASET_JSON).read_text(encoding="utf-8"))
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """What one dataset folder holds; `problem` is None for a whole, usable dataset, else what is
+    wrong ("damaged: val.bin has 10 bytes, dataset.json says 512")."""
+
+    name: str
+    path: Path
+    files: int = 0                 # source files (a file split into ranges counts once)
+    train_bytes: int = 0
+    val_bytes: int = 0
+    train_docs: int = 0
+    val_docs: int = 0
+    created: str = ""
+    kind: str = ""
+    sources: tuple[str, ...] = ()
+    problem: Optional[str] = None
+    recorded: bool = False         # dataset.json was read: the numbers above are what it says
+
+    @property
+    def total_bytes(self) -> int:
+        return self.train_bytes + self.val_bytes
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None
+
+    @classmethod
+    def read(cls, folder: str | Path) -> "DatasetInfo":
+        """What `folder` holds; never raises for a damaged folder (the problem is in the result)."""
+        folder = Path(folder)
+        name = folder.name
+        if not (folder / DATASET_JSON).is_file():
+            return cls(name, folder, problem=NOT_A_DATASET)
+        try:
+            meta = read_record(folder)
+            splits = meta["splits"]
+            train, val = splits["train"], splits["val"]
+            sizes = {"train": int(train["bytes"]), "val": int(val["bytes"])}
+            docs = (int(train.get("documents", 0)), int(val.get("documents", 0)))
+            files = meta.get("files") or []
+            if not isinstance(files, list):
+                raise TypeError("'files' is not a list")
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+            return cls(name, folder, problem=f"damaged: dataset.json is unreadable ({exc})")
+        paths = {str(f.get("path")) for f in files if isinstance(f, dict)}  # one file: two ranges
+        return cls(name, folder, files=len(paths), train_bytes=sizes["train"],
+                   val_bytes=sizes["val"], train_docs=docs[0], val_docs=docs[1],
+                   created=str(meta.get("created", "")), kind=str(meta.get("kind", "")),
+                   sources=tuple(str(s) for s in meta.get("sources") or ()),
+                   problem=_split_problem(folder, sizes), recorded=True)
+
+
+def _split_problem(folder: Path, sizes: dict[str, int]) -> Optional[str]:
+    missing = [f for f in SPLIT_FILES if not (folder / f).is_file()]
+    if missing:
+        return f"damaged: {', '.join(missing)} missing"
+    for split, expected in sizes.items():
+        actual = bin_path(folder, split).stat().st_size
+        if actual != expected:
+            return f"damaged: {split}.bin has {actual:,} bytes, dataset.json says {expected:,}"
+    return None
 
 
 class ByteDataset:
@@ -21,25 +113,26 @@ class ByteDataset:
 
     def __init__(self, root: str | Path, d_globals: int):
         self.root = Path(root)
-        meta = self.root / "dataset.json"
-        if not meta.is_file():
+        self.info = DatasetInfo.read(self.root)
+        if self.info.problem == NOT_A_DATASET:
             raise DataError(f"no dataset at {self.root} (dataset.json missing); build one with "
                             f"`python -m bin.prepare_data --out {self.root}`")
+        if self.info.problem is not None:
+            raise self._damaged(self.info.problem.removeprefix("damaged: "))
         try:
-            self.meta = json.loads(meta.read_text(encoding="utf-8"))
-            self.splits = {s: self._open(s) for s in ("train", "val")}
-        except (OSError, ValueError, KeyError) as exc:
-            raise DataError(f"dataset {self.root} is damaged ({exc}); rebuild it with "
-                            f"bin.prepare_data") from None
+            self.splits = {s: self._open(s) for s in SPLITS}
+        except (OSError, ValueError) as exc:  # a .npy that is not one, a file replaced meanwhile
+            raise self._damaged(exc) from None
         self.d_globals = d_globals
         self.features = {s: self._features(s) for s in self.splits}
 
+    def _damaged(self, why: object) -> DataError:
+        return DataError(f"dataset {self.root} is damaged ({why}); rebuild it with "
+                         "bin.prepare_data")
+
     def _open(self, split: str) -> tuple[np.ndarray, np.ndarray]:
-        data = np.memmap(self.root / f"{split}.bin", dtype=np.uint8, mode="r")
-        docs = np.load(self.root / f"{split}_docs.npy").astype(np.int64)
-        expected = self.meta["splits"][split]["bytes"]
-        if data.shape[0] != expected:
-            raise ValueError(f"{split}.bin has {data.shape[0]} bytes, dataset.json says {expected}")
+        data = np.memmap(bin_path(self.root, split), dtype=np.uint8, mode="r")
+        docs = np.load(docs_path(self.root, split)).astype(np.int64)
         return data, docs
 
     def _features(self, split: str) -> np.ndarray:

@@ -1,7 +1,6 @@
-"""Metrics of a run: the SQLite schema and writer, and the plain-text logs."""
+"""Metrics of a run: the SQLite schema and writer, and training.log (log.csv: umoec.run.csvlog)."""
 from .db import TrainingDB, connect
-from .logs import CSV_COLUMNS, CsvLog, TextLog
+from .logs import TextLog
 from .schema import SCHEMA_VERSION, STEP_TABLES, migrate
 
-__all__ = ["CSV_COLUMNS", "CsvLog", "SCHEMA_VERSION", "STEP_TABLES", "TextLog", "TrainingDB",
-           "connect", "migrate"]
+__all__ = ["SCHEMA_VERSION", "STEP_TABLES", "TextLog", "TrainingDB", "connect", "migrate"]

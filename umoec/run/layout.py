@@ -1,6 +1,12 @@
 """Where everything of one run lives (CONTRACTS.md "A run folder").
 
-RUNDIR/config.yaml, metrics.db, training.log, log.csv, status.json, checkpoints/stepNNNNNN.pt
+Written by the run:     config.yaml, metrics.db, training.log, log.csv, status.json,
+                        checkpoints/stepNNNNNN.pt
+Written by the cockpit: launch.yaml, launch.json, process.log (a run it started), notes.md,
+                        compressed/ (job-NNNNNN.json sidecars and the .umc outputs of its
+                        compression jobs), models/stepNNNNNN.umm (checkpoints exported to coding
+                        models; bin tools and compress_path export there too)
+Every file name of a run folder is spelled here and nowhere else.
 """
 from __future__ import annotations
 
@@ -70,6 +76,43 @@ class RunDir:
 
     def model_path(self, step: int) -> Path:
         return self.models_dir / f"step{step:06d}.umm"
+
+    # -- files the cockpit writes (gui/) ----------------------------------------------------
+    @property
+    def launch_config_path(self) -> Path:
+        """The config the cockpit froze at Start and passed to the process (the run then
+        writes its own config.yaml)."""
+        return self.root / "launch.yaml"
+
+    @property
+    def launch_info_path(self) -> Path:
+        """How the cockpit started the process: argv, runner, pid, start time, cockpit pid."""
+        return self.root / "launch.json"
+
+    @property
+    def process_log_path(self) -> Path:
+        """stdout + stderr of a process the cockpit started (appended to on resume)."""
+        return self.root / "process.log"
+
+    @property
+    def notes_path(self) -> Path:
+        """The user's notes on the run (Runs tab)."""
+        return self.root / "notes.md"
+
+    @property
+    def compressed_dir(self) -> Path:
+        """Outputs and sidecars of the cockpit's compression jobs on this run."""
+        return self.root / "compressed"
+
+    def job_sidecar_path(self, job_id: int) -> Path:
+        """What a compression job (compression_jobs.job_id) asked for and got, beside its row."""
+        return self.compressed_dir / f"job-{job_id:06d}.json"
+
+    def compressed_output_path(self, stamp: str, name: str, attempt: int = 1) -> Path:
+        """A compression job's .umc output: STAMP-NAME.umc, or STAMP-N-NAME.umc for the Nth
+        candidate when that name is taken."""
+        return self.compressed_dir / (f"{stamp}-{name}.umc" if attempt == 1
+                                      else f"{stamp}-{attempt}-{name}.umc")
 
     def exists(self) -> bool:
         """A run folder is one that holds a config or a status file."""

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence
 
 from ..config import Config, dumps
-from ..metrics import CsvLog, TextLog, TrainingDB
+from ..metrics import TextLog, TrainingDB
 from .atomic import atomic_write_text
+from .csvlog import CsvLog
 from .layout import RunDir
 from .status import RunState, RunStatus, own_process_start
 

@@ -1,8 +1,12 @@
-"""Batches are pure functions of (seed, step), shard across ranks, respect documents."""
+"""Batches are pure functions of (seed, step), shard across ranks, respect documents; DatasetInfo
+says what a folder holds, or what is wrong with it, and the trainer refuses the same folders."""
+import json
+
 import numpy as np
 import pytest
 
-from umoec.data import IGNORE, ByteDataset, DataError, document_features, prepare
+from umoec.data import IGNORE, ByteDataset, DataError, DatasetInfo, document_features, prepare
+from umoec.data.dataset import NOT_A_DATASET
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +71,48 @@ def test_damaged_dataset_is_reported(tmp_path):
     (tmp_path / "d" / "train.bin").write_bytes(b"short")
     with pytest.raises(DataError, match="damaged"):
         ByteDataset(tmp_path / "d", 4)
+
+
+def built(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    for i in range(3):
+        (src / f"{i}.txt").write_text(f"doc {i} " + "abc" * 100)
+    prepare(tmp_path / "d", [src])
+    return tmp_path / "d"
+
+
+def test_info_of_a_whole_dataset_is_what_dataset_json_and_the_trainer_say(tmp_path):
+    folder = built(tmp_path)
+    info = DatasetInfo.read(folder)
+    meta = json.loads((folder / "dataset.json").read_text())
+    assert info.ok and info.recorded and info.name == "d" and info.files == 3
+    assert (info.train_bytes, info.val_bytes) == (meta["splits"]["train"]["bytes"],
+                                                  meta["splits"]["val"]["bytes"])
+    assert info.train_docs + info.val_docs == 3 and info.created == meta["created"]
+    ds = ByteDataset(folder, 4)
+    assert (ds.size("train"), ds.size("val")) == (info.train_bytes, info.val_bytes)
+
+
+@pytest.mark.parametrize("damage, problem, recorded", [
+    (lambda d: (d / "dataset.json").unlink(), NOT_A_DATASET, False),
+    (lambda d: (d / "dataset.json").write_text("{not json"), "damaged: dataset.json is unreadable (",
+     False),
+    (lambda d: (d / "dataset.json").write_text('{"splits": {}}'),
+     "damaged: dataset.json is unreadable ('train')", False),
+    (lambda d: (d / "val_docs.npy").unlink(), "damaged: val_docs.npy missing", True),
+    (lambda d: (d / "train.bin").write_bytes(b"short"),
+     "damaged: train.bin has 5 bytes, dataset.json says ", True),
+])
+def test_a_damaged_folder_says_what_is_wrong_and_the_trainer_refuses_it(tmp_path, damage, problem,
+                                                                        recorded):
+    folder = built(tmp_path)
+    damage(folder)
+    info = DatasetInfo.read(folder)
+    assert not info.ok and info.problem.startswith(problem) and info.recorded is recorded
+    expected = "dataset.json missing" if problem == NOT_A_DATASET else "is damaged"
+    with pytest.raises(DataError, match=expected):
+        ByteDataset(folder, 4)
 
 
 def test_document_features_are_deterministic_and_sized():

@@ -14,6 +14,20 @@ def test_paths_follow_the_contract(tmp_path):
                                                    "log.csv", "status.json"]
 
 
+def test_the_cockpit_file_names_are_the_documented_ones(tmp_path):
+    """The files the cockpit writes (CONTRACTS.md "A run folder"); tests/gui/test_run_files.py
+    checks that the cockpit writes no other."""
+    run = RunDir(tmp_path / "r")
+    assert [p.relative_to(run.root).as_posix() for p in (
+        run.launch_config_path, run.launch_info_path, run.process_log_path, run.notes_path,
+        run.compressed_dir, run.job_sidecar_path(7),
+        run.compressed_output_path("20240101-120000", "a.txt"),
+        run.compressed_output_path("20240101-120000", "a.txt", 2), run.model_path(30))] == [
+        "launch.yaml", "launch.json", "process.log", "notes.md", "compressed",
+        "compressed/job-000007.json", "compressed/20240101-120000-a.txt.umc",
+        "compressed/20240101-120000-2-a.txt.umc", "models/step000030.umm"]
+
+
 def test_checkpoints_are_sorted_and_temp_files_ignored(tmp_path):
     run = RunDir(tmp_path)
     run.checkpoints_dir.mkdir()

@@ -1,10 +1,12 @@
-"""Charts that stay honest: downsampling keeps peaks, a zoom re-aggregates the visible range at full
-resolution, the EMA is debiased and computed on every row, relayout events are read correctly."""
+"""Charts that stay honest (gui/figures/series.py): downsampling keeps peaks, a zoom re-aggregates
+the visible range at full resolution, the EMA is debiased, computed on every row and continued
+exactly, relayout events are read correctly."""
 import numpy as np
+import pandas as pd
 import pytest
 
-from gui import charts
-from gui.series import ema
+from gui.figures.series import (CONTEXT_FRACTION, Zoom, downsample, ema, ema_continue, ema_state,
+                                parse_relayout, points, thin, view_indices)
 
 
 def spiky(n=200_000, seed=0, spike_at=123_457, dip_at=54_321):
@@ -18,7 +20,7 @@ def spiky(n=200_000, seed=0, spike_at=123_457, dip_at=54_321):
 
 def test_overview_is_small_and_keeps_peaks_and_dips():
     x, y = spiky()
-    idx = charts.view_indices(x, y, n_out=1200)
+    idx = view_indices(x, y, n_out=1200)
     assert len(idx) <= 1200 + 4
     assert 123_457 in idx and 54_321 in idx          # the extremes survive
     assert idx[0] == 0 and idx[-1] == len(x) - 1     # and the ends
@@ -27,25 +29,25 @@ def test_overview_is_small_and_keeps_peaks_and_dips():
 
 def test_zoom_reaggregates_the_visible_range_at_full_resolution():
     x, y = spiky()
-    idx = charts.view_indices(x, y, 100_000, 100_400, n_out=1200)
+    idx = view_indices(x, y, 100_000, 100_400, n_out=1200)
     inside = idx[(x[idx] >= 100_000) & (x[idx] <= 100_400)]
     assert len(inside) == 401                        # every row of a small window
     assert 99_999 in idx and 100_401 in idx          # one beyond each edge: lines reach the frame
     outside = idx[(x[idx] < 99_999) | (x[idx] > 100_401)]
-    assert 0 < len(outside) <= 1200 // charts.CONTEXT_FRACTION + 4   # coarse context for panning
-    wide = charts.view_indices(x, y, 120_000, 130_000, n_out=1200)   # 10k rows in view
+    assert 0 < len(outside) <= 1200 // CONTEXT_FRACTION + 4   # coarse context for panning
+    wide = view_indices(x, y, 120_000, 130_000, n_out=1200)   # 10k rows in view
     shown = wide[(x[wide] >= 120_000) & (x[wide] <= 130_000)]
     assert len(shown) <= 1200 + 4 and 123_457 in shown
 
 
 def test_points_returns_plain_lists_and_handles_empty_and_nan():
     x, y = np.arange(10.0), np.arange(10.0)
-    xs, ys = charts.points(x, y)
+    xs, ys = points(x, y)
     assert xs == list(range(10)) and ys == [float(v) for v in range(10)]
-    assert charts.points(np.zeros(0), np.zeros(0)) == ([], [])
+    assert points(np.zeros(0), np.zeros(0)) == ([], [])
     x, y = spiky(5000)
     y[100:200] = np.nan
-    xs, ys = charts.points(x, y, n_out=500)
+    xs, ys = points(x, y, n_out=500)
     assert len(xs) <= 504
 
 
@@ -60,17 +62,17 @@ def test_ema_is_debiased_and_the_zoom_never_recomputes_it():
     # the smoothed values a zoom shows are those of the full-resolution EMA, not of the window
     x, y = spiky(20_000)
     full = ema(y, 0.95)
-    idx = charts.view_indices(x, full, 10_000, 10_300)
+    idx = view_indices(x, full, 10_000, 10_300)
     window = idx[(x[idx] >= 10_000) & (x[idx] <= 10_300)]
     assert np.allclose(full[window], ema(y, 0.95)[window])
     assert not np.isclose(full[10_000], ema(y[10_000:], 0.95)[0])
 
 
 @pytest.mark.parametrize("event, expected", [
-    ({"xaxis.range[0]": 10, "xaxis.range[1]": 20}, charts.Zoom(10.0, 20.0)),
-    ({"xaxis2.range[0]": 30.5, "xaxis2.range[1]": 7}, charts.Zoom(7.0, 30.5)),   # subplot, reversed
-    ({"xaxis.range": [1, 2]}, charts.Zoom(1.0, 2.0)),
-    ({"xaxis.autorange": True, "yaxis.autorange": True}, charts.Zoom(reset=True)),
+    ({"xaxis.range[0]": 10, "xaxis.range[1]": 20}, Zoom(10.0, 20.0)),
+    ({"xaxis2.range[0]": 30.5, "xaxis2.range[1]": 7}, Zoom(7.0, 30.5)),   # subplot, reversed
+    ({"xaxis.range": [1, 2]}, Zoom(1.0, 2.0)),
+    ({"xaxis.autorange": True, "yaxis.autorange": True}, Zoom(reset=True)),
     ({"autosize": True}, None),
     ({"yaxis.range[0]": 1, "yaxis.range[1]": 2}, None),                      # y only
     ({"xaxis.range[0]": "a", "xaxis.range[1]": 2}, None),
@@ -78,32 +80,31 @@ def test_ema_is_debiased_and_the_zoom_never_recomputes_it():
     (None, None),
 ])
 def test_parse_relayout(event, expected):
-    assert charts.parse_relayout(event) == expected
+    assert parse_relayout(event) == expected
 
 
-def test_graph_config_exports_png_from_the_toolbar():
-    cfg = charts.graph_config("compare")
-    assert cfg["toImageButtonOptions"]["format"] == "png"
-    assert cfg["toImageButtonOptions"]["filename"] == "umoec-compare"
+def test_thin_keeps_short_series_whole_and_long_ones_bounded_with_peaks():
+    x = np.arange(100)
+    assert len(thin(x, [x * 1.0])) == 100
+    x = np.arange(50_000)
+    y = np.sin(x / 500.0)
+    y[12_345] = 50.0  # a spike must survive
+    idx = thin(x, [y], n_out=1000)
+    assert len(idx) <= 1000 and 12_345 in idx
+    assert np.all(np.diff(idx) > 0)
 
 
-def test_every_chart_with_a_toolbar_saves_its_png_under_its_own_name(tmp_path):
-    """Not plotly's default "newplot.png": each chart's PNG is named after the chart."""
-    from dash import dcc
+def test_ema_is_debiased():
+    s = pd.Series([10.0, 10.0, 10.0])
+    assert ema(s, 0.9).tolist() == [10.0, 10.0, 10.0]  # no pull toward 0
+    assert ema(pd.Series([0.0, 1.0]), 0.0).tolist() == [0.0, 1.0]
 
-    from gui.app import create_app
-    app = create_app(tmp_path / "runs", data_dir=tmp_path / "data")
-    layout = app.layout() if callable(app.layout) else app.layout
 
-    def walk(node):
-        yield node
-        children = getattr(node, "children", None)
-        for child in children if isinstance(children, (list, tuple)) else [children]:
-            if child is not None and hasattr(child, "to_plotly_json"):
-                yield from walk(child)
-
-    graphs = [g for g in walk(layout) if isinstance(g, dcc.Graph)]
-    shown = [g for g in graphs if (getattr(g, "config", None) or {}).get("displayModeBar") is not False]
-    assert len(shown) >= 8, [g.id for g in graphs]
-    names = [g.config["toImageButtonOptions"]["filename"] for g in shown]
-    assert all(n.startswith("umoec-") for n in names) and len(set(names)) == len(names), names
+def test_ema_continuation_matches_full_ema():
+    x = np.random.default_rng(0).normal(5, 1, 500)
+    for a in (0.0, 0.6, 0.99):
+        num, den = ema_state(x[:300], a)
+        tail, _, _ = ema_continue(x[300:], a, num, den)
+        assert np.allclose(tail, ema(x, a)[300:])
+    idx = downsample(np.arange(10), np.arange(10.0), 100)
+    assert list(idx) == list(range(10))

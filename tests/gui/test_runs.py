@@ -1,9 +1,9 @@
-"""Cockpit helpers without a browser: run discovery, honest status labels, figures, KPIs."""
+"""Cockpit helpers without a browser: run discovery, honest status labels, KPIs (the figures:
+tests/gui/figures/)."""
 import json
 
 import pandas as pd
 
-from gui import viz_utils
 from gui.callbacks.training_callbacks import eta_text, kpis
 from gui.runs import resolve, run_options, summarise
 from umoec.run import RunDir, RunState
@@ -29,24 +29,6 @@ def test_summary_labels(sim_run, tmp_path):
     assert summarise(RunDir(crashed)).state is RunState.CRASHED
 
 
-def test_loss_figure_has_raw_smoothed_val_and_best_marker():
-    train = pd.DataFrame({"step": [1, 2, 3], "bpb": [8.0, 6.0, 5.0]})
-    val = pd.DataFrame({"step": [2, 3], "bpb": [6.5, 5.5]})
-    fig = viz_utils.loss_fig(train, val)
-    names = [t.name for t in fig.data]
-    assert names[:3] == ["train bpb", "train bpb (EMA 0.60)", "val bpb"]
-    assert names[3] == "best val 5.500" and list(fig.data[3].x) == [3]
-    assert viz_utils.loss_fig(train, val, log_y=True).layout.yaxis.type == "log"
-    empty = viz_utils.loss_fig(train.iloc[:0], val.iloc[:0])
-    assert "No training metrics yet" in empty.layout.annotations[0].text
-
-
-def test_ema_is_debiased():
-    s = pd.Series([10.0, 10.0, 10.0])
-    assert viz_utils.ema(s, 0.9).tolist() == [10.0, 10.0, 10.0]  # no pull toward 0
-    assert viz_utils.ema(pd.Series([0.0, 1.0]), 0.0).tolist() == [0.0, 1.0]
-
-
 def test_kpis_and_eta():
     row = dict(step=50, bpb=3.0, loss=2.08, lr=1e-3, tokens_per_sec=12345.0, grad_norm=0.5,
                bytes_seen=2_000_000, elapsed_s=125.0)
@@ -55,15 +37,3 @@ def test_kpis_and_eta():
     train = pd.DataFrame({"step": [10, 20, 30], "elapsed_s": [1.0, 2.0, 3.0]})
     assert eta_text(train, RunState.RUNNING, 130) == "ETA 0m 10s (10.00 steps/s, 100 steps left)"
     assert eta_text(train, RunState.COMPLETED, 130) == "Run is completed; no ETA."
-
-
-def test_figures_write_numbers_people_read():
-    """Axis ticks and hover labels: 55,380 (thousands separated), never 5.538e+04 or 55.38k."""
-    import plotly.io as pio
-
-    from gui import viz_utils
-    fig = viz_utils.empty_fig("x")
-    t = pio.templates[viz_utils.TEMPLATE].layout
-    assert fig.layout.template.layout.xaxis.exponentformat == "none"
-    for axis in (t.xaxis, t.yaxis):
-        assert axis.exponentformat == "none" and axis.separatethousands is True

@@ -1,0 +1,216 @@
+"""Architecture tab: a diagram of the model a config builds (gui/architecture.py's ModelView),
+one row per part with a bar of its parameters."""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from ..architecture import block_hover, exit_label, ffn_label, mtp_labels
+from .base import TEMPLATE
+
+# Diagram columns, in x units of 0..100 (the figure keeps a minimum width so labels fit).
+ARCH_X = {"gutter": (0.5, 8.0), "box": (9.0, 71.0), "label": (9.0, 13.5), "norm": (14.0, 21.5),
+          "mixer": (22.0, 33.0), "xattn": (33.5, 40.0), "mod": (62.5, 70.5), "exit": (73.0, 81.0),
+          "bar": (83.0, 99.5)}
+ARCH_BUS_X = 4.25
+ARCH_FFN_END = 62.0
+# (fill, line) per part
+ARCH_COLOURS = {"moe": ("#cfe2ff", "#0d6efd"), "dense": ("#d1e7dd", "#198754"),
+                "mixer": ("#e9ecef", "#6c757d"), "norm": ("#ffffff", "#adb5bd"),
+                "ada": ("#e0cffc", "#6f42c1"), "xattn": ("#c3f2e3", "#20c997"),
+                "mod": ("#ffe5d0", "#fd7e14"), "exit": ("#f7d6e6", "#d63384"),
+                "embed": ("#cff4fc", "#0aa2c0"), "head": ("#e2e3e5", "#343a40"),
+                "cascade": ("#efe3d3", "#8c6d46"), "globals": ("#e0cffc", "#6f42c1"),
+                "box": ("#ffffff", "#adb5bd"), "bar": ("#dee2e6", "#dee2e6"),
+                "bar_active": ("#9ec5fe", "#9ec5fe")}
+_CHIP_H = 0.27      # half heights in row units
+_BOX_H = 0.37
+
+
+def _si(n: float) -> str:
+    """12345678 -> 12.3 M (three significant digits)."""
+    n = float(n)
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(n) >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n:.0f}"
+
+
+def architecture_fig(view) -> go.Figure:
+    """A diagram of the model a config builds (`gui.architecture.ModelView`): the embedding with
+    its patch scales, every block in block_pattern order (norm or AdaLN-Zero, SSM mixer,
+    cross-attention, MoE or dense FFN, MoD), exit heads, the final and MTP heads and the cascade,
+    each row with a bar of its parameters (grey: total, blue: active per byte).
+
+    Shapes and annotations carry names (block-3, block-3-ffn-moe, block-3-mod, patch-16, ...)
+    so tests can count what was drawn; hovering a row lists its parameters exactly.
+    """
+    d = view.dims
+    shapes: list[dict] = []
+    notes: list[dict] = []
+    hover_y: list[float] = []
+    hover_text: list[str] = []
+
+    def rect(name, x, y, colours, h=_CHIP_H, dash=None, width=1.2):
+        fill, line = ARCH_COLOURS[colours] if isinstance(colours, str) else colours
+        shapes.append({"type": "rect", "name": name, "x0": x[0], "x1": x[1], "y0": y - h,
+                       "y1": y + h, "fillcolor": fill, "layer": "below",
+                       "line": {"color": line, "width": width, "dash": dash or "solid"}})
+
+    def text(name, x, y, label, size=11, colour="#212529", anchor="center", bold=False):
+        notes.append({"name": name, "x": x, "y": y, "text": f"<b>{label}</b>" if bold else label,
+                      "showarrow": False, "xanchor": anchor, "font": {"size": size, "color": colour}})
+
+    def chip(name, x, y, colours, label, size=11):
+        rect(name, x, y, colours)
+        text(name, (x[0] + x[1]) / 2, y, label, size=size)
+
+    def line(name, x0, y0, x1, y1, colour, width=1.5, dash="solid"):
+        shapes.append({"type": "line", "name": name, "x0": x0, "x1": x1, "y0": y0, "y1": y1,
+                       "line": {"color": colour, "width": width, "dash": dash}})
+
+    def arrow(y_from, y_to):
+        notes.append({"x": 27.5, "y": y_to + _BOX_H, "ax": 27.5, "ay": y_from - _BOX_H, "xref": "x",
+                      "yref": "y", "axref": "x", "ayref": "y", "text": "", "showarrow": True,
+                      "arrowhead": 2, "arrowsize": 1, "arrowwidth": 1.2, "arrowcolor": "#6c757d"})
+
+    largest = max([view.embed_params, view.breakdown["head"], view.breakdown["cascade"]]
+                  + [b.total for b in view.blocks]) or 1
+
+    def bar(name, y, total, active=None):
+        x0, x1 = ARCH_X["bar"]
+        span = x1 - x0
+        rect(name + "-bar", (x0, x0 + span * total / largest), y, "bar", h=0.2, width=0)
+        label = _si(total)
+        if active is not None:
+            rect(name + "-bar-active", (x0, x0 + span * min(active, total) / largest), y,
+                 "bar_active", h=0.2, width=0)
+            label += f" · {_si(active)}"
+        text(name + "-count", x0 + 0.4, y, label, size=10, anchor="left")
+
+    # header row ------------------------------------------------------------------------------
+    y = 0.0
+    ffn_x0 = ARCH_X["xattn"][1] + 0.5 if d.cross_attn else ARCH_X["xattn"][0]
+    header = {"norm": "norm", "mixer": "mixer", "ffn": "FFN", "mod": "MoD", "exit": "exit head",
+              "bar": "parameters: total · active/byte"}
+    cols = {"norm": ARCH_X["norm"], "mixer": ARCH_X["mixer"], "ffn": (ffn_x0, ARCH_FFN_END),
+            "mod": ARCH_X["mod"], "exit": ARCH_X["exit"]}
+    if d.cross_attn:
+        cols["xattn"], header["xattn"] = ARCH_X["xattn"], "x-attn"
+    for key, (x0, x1) in cols.items():
+        text(f"header-{key}", (x0 + x1) / 2, y, header[key], size=10, colour="#6c757d")
+    text("header-bar", ARCH_X["bar"][0] + 0.4, y, header["bar"], size=10, colour="#6c757d",
+         anchor="left")
+    text("header-block", sum(ARCH_X["label"]) / 2, y, "block", size=10, colour="#6c757d")
+
+    # embedding --------------------------------------------------------------------------------
+    y = -1.0
+    rect("embed", ARCH_X["box"], y, "embed", h=_BOX_H)
+    text("embed-label", sum(ARCH_X["label"]) / 2, y, "in", size=10, bold=True)
+    chip("embed-byte", (ARCH_X["norm"][0], ARCH_X["mixer"][1]), y, ("#ffffff", "#0aa2c0"),
+         f"byte embedding 256 × {d.d_model:,}")
+    if d.scales:
+        x0, x1 = ffn_x0, ARCH_X["mod"][1]
+        w = (x1 - x0) / len(d.scales)
+        for k, scale in enumerate(d.scales):
+            chip(f"patch-{scale}", (x0 + k * w + 0.25, x0 + (k + 1) * w - 0.25), y,
+                 ("#ffffff", "#0aa2c0"), f"patch {scale}" if w > 6 else str(scale),
+                 size=11 if w > 6 else 10)
+    else:
+        text("patch-none", (ffn_x0 + ARCH_X["mod"][1]) / 2, y, "no patch scales", size=10,
+             colour="#6c757d")
+    bar("embed", y, view.embed_params)
+    hover_y.append(y)
+    hover_text.append(f"<b>embedding</b><br>byte table: {view.breakdown['embedding']:,}<br>"
+                      f"patch tables ({', '.join(map(str, d.scales)) or 'none'}): "
+                      f"{view.breakdown['patches']:,}")
+
+    # conditioning source ---------------------------------------------------------------------
+    linked = [b for b in view.blocks if b.ada or b.xattn]
+    if linked:
+        chip("globals", ARCH_X["gutter"], y, "globals", f"g ({d.d_globals})", size=10)
+        last = -(2.0 + linked[-1].index)
+        line("globals-bus", ARCH_BUS_X, y - _CHIP_H, ARCH_BUS_X, last, "#6f42c1", width=1.5)
+
+    # blocks -----------------------------------------------------------------------------------
+    for b in view.blocks:
+        y_prev, y = y, -(2.0 + b.index)
+        arrow(y_prev, y)
+        name = f"block-{b.index}"
+        rect(name, ARCH_X["box"], y, "mod" if b.mod else "box", h=_BOX_H,
+             dash="dash" if b.mod else None, width=1.6 if b.mod else 1.2)
+        shapes[-1]["fillcolor"] = "#ffffff"
+        text(name + "-label", sum(ARCH_X["label"]) / 2, y, f"{b.index} <i>{b.letter}</i>",
+             size=11, bold=True)
+        chip(name + ("-ada" if b.ada else "-norm"), ARCH_X["norm"], y, "ada" if b.ada else "norm",
+             "AdaLN-Zero" if b.ada else "RMSNorm", size=10)
+        chip(name + "-mixer", ARCH_X["mixer"], y, "mixer", "SSM mixer")
+        if b.xattn:
+            chip(name + "-xattn", ARCH_X["xattn"], y, "xattn", "x-attn", size=10)
+            line(name + "-xattn-link", ARCH_BUS_X, y, ARCH_X["box"][0], y, "#20c997", width=1.5,
+                 dash="dot" if b.ada else "solid")
+        if b.ada:
+            line(name + "-ada-link", ARCH_BUS_X, y + (0.12 if b.xattn else 0), ARCH_X["box"][0],
+                 y + (0.12 if b.xattn else 0), "#6f42c1", width=1.5)
+        chip(name + ("-ffn-moe" if b.moe else "-ffn-dense"), (ffn_x0, ARCH_FFN_END), y,
+             "moe" if b.moe else "dense", ffn_label(view, b))
+        if b.mod:
+            chip(name + "-mod", ARCH_X["mod"], y, "mod", f"MoD {view.capacity:.0%}", size=10)
+        if b.exit_head:
+            line(name + "-exit-link", ARCH_X["box"][1], y, ARCH_X["exit"][0], y, "#d63384")
+            chip(name + "-exit", ARCH_X["exit"], y, "exit", exit_label(b), size=10)
+        bar(name, y, b.total, b.active)
+        hover_y.append(y)
+        hover_text.append(block_hover(view, b))
+
+    # heads and cascade --------------------------------------------------------------------------
+    y_prev, y = y, y - 1.0
+    arrow(y_prev, y)
+    rect("head", ARCH_X["box"], y, "head", h=_BOX_H)
+    text("head-label", sum(ARCH_X["label"]) / 2, y, "out", size=10, bold=True)
+    chip("head-final", (ARCH_X["norm"][0], ARCH_X["mixer"][1]), y, ("#ffffff", "#343a40"),
+         f"norm → W_out {d.d_model:,}→256")
+    mtp = mtp_labels(view)
+    if mtp:
+        x0, x1 = ffn_x0, ARCH_X["mod"][1]
+        w = (x1 - x0) / len(mtp)
+        for k, label in enumerate(mtp):
+            chip(f"head-mtp-{k + 1}", (x0 + k * w + 0.25, x0 + (k + 1) * w - 0.25), y,
+                 ("#ffffff", "#343a40"), label, size=10)
+    else:
+        text("head-mtp-none", (ffn_x0 + ARCH_X["mod"][1]) / 2, y, "no multi-token heads",
+             size=10, colour="#6c757d")
+    bar("head", y, view.breakdown["head"])
+    hover_y.append(y)
+    hover_text.append(f"<b>heads</b>: {view.breakdown['head']:,}<br>one W_out ({d.d_model}→256) "
+                      f"shared by the final head, {len(d.exit_blocks)} exit head(s) and "
+                      f"{d.n_mtp} MTP head(s)")
+    if d.cascade:
+        y -= 1.0
+        rect("cascade", ARCH_X["box"], y, "cascade", h=_BOX_H)
+        text("cascade-label", sum(ARCH_X["label"]) / 2, y, "mix", size=10, bold=True)
+        chip("cascade-tables", (ARCH_X["norm"][0], ARCH_X["mixer"][1]), y, ("#ffffff", "#8c6d46"),
+             "cascade: order 1-3 byte contexts")
+        chip("cascade-mixer", (ffn_x0, ARCH_X["mod"][1]), y, ("#ffffff", "#8c6d46"),
+             f"mixer ({d.cascade_hidden}) → coder distribution", size=10)
+        bar("cascade", y, view.breakdown["cascade"])
+        hover_y.append(y)
+        hover_text.append(f"<b>cascade</b>: {view.breakdown['cascade']:,} (mixer; the count "
+                          "tables are statistics, not parameters)")
+
+    n_rows = -y + 1
+    fig = go.Figure(go.Scatter(x=[50] * len(hover_y), y=hover_y, mode="markers",
+                               marker={"size": 1, "opacity": 0}, hovertext=hover_text,
+                               hoverinfo="text", showlegend=False, name="parts"))
+    fig.update_layout(
+        template=TEMPLATE, shapes=shapes, annotations=notes, showlegend=False,
+        height=int(70 + n_rows * (34 if len(view.blocks) <= 12 else 30)),
+        margin={"l": 10, "r": 10, "t": 30, "b": 10}, hovermode="y", hoverdistance=-1,
+        dragmode=False, plot_bgcolor="#ffffff",
+        title={"text": f"d_model {d.d_model:,} · {len(view.blocks)} blocks · "
+                       f"SSM E {d.d_inner:,}, N {d.d_state}, conv {d.d_conv}, {d.n_heads} head(s)"
+                       f" · experts {d.n_routed} × width {d.d_ff:,}",
+               "font": {"size": 12, "color": "#495057"}, "x": 0.01, "y": 0.995, "yanchor": "top"},
+        xaxis={"range": [0, 100], "visible": False, "fixedrange": True},
+        yaxis={"range": [y - 0.6, 0.5], "visible": False, "fixedrange": True},
+        uirevision="architecture")
+    return fig

@@ -1,0 +1,58 @@
+"""What every figure shares: the "umoec" plotly template, the blank-with-a-reason figure, the
+palettes, the dashed reference line and the dcc.Graph config (a plain dict; no Dash import).
+
+Importing this module registers the template in plotly.io.templates; every figure module imports
+TEMPLATE from here, so the template exists before any figure is built.
+"""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import plotly.io as pio
+from plotly.colors import qualitative
+
+
+def _template() -> str:
+    """plotly_white with numbers people read: 55,380 rather than 5.538e+04 or 55.38k on axes
+    and in hover labels."""
+    t = go.layout.Template(pio.templates["plotly_white"])
+    for axis in ("xaxis", "yaxis"):
+        t.layout[axis].update(exponentformat="none", separatethousands=True)
+    pio.templates["umoec"] = t
+    return "umoec"
+
+
+TEMPLATE = _template()
+
+BLOCK_COLOURS = ["#0d6efd", "#d63384", "#198754", "#fd7e14", "#6f42c1", "#20c997", "#dc3545",
+                 "#0dcaf0", "#6c757d", "#ffc107", "#6610f2", "#795548"]
+EXPERT_COLOURS = [c for c in qualitative.Dark24 if c != "#222A2A"] + qualitative.Light24  # no black
+REFERENCE_LINE = {"color": "#212529", "width": 1.5, "dash": "dash"}
+MARGIN = {"l": 60, "r": 20, "t": 30, "b": 40}   # the analysis and evaluation charts
+
+
+def empty_fig(message: str, height: int = 320) -> go.Figure:
+    """A blank figure that says why it is blank (never an unexplained empty chart)."""
+    fig = go.Figure()
+    fig.add_annotation(text=message, showarrow=False, font={"size": 14, "color": "#6c757d"},
+                       xref="paper", yref="paper", x=0.5, y=0.5)
+    fig.update_layout(template=TEMPLATE, height=height, xaxis={"visible": False},
+                      yaxis={"visible": False}, margin={"l": 20, "r": 20, "t": 20, "b": 20})
+    return fig
+
+
+def graph_config(filename: str) -> dict:
+    """dcc.Graph config: toolbar on hover with 'Download plot as a PNG' (2x), no plotly logo."""
+    return {"displaylogo": False, "toImageButtonOptions": {
+        "format": "png", "filename": f"umoec-{filename}", "scale": 2}}
+
+
+def block_colour(block_idx: int) -> str:
+    return BLOCK_COLOURS[int(block_idx) % len(BLOCK_COLOURS)]
+
+
+def expert_colour(expert_idx: int) -> str:
+    return EXPERT_COLOURS[int(expert_idx) % len(EXPERT_COLOURS)]
+
+
+def block_label(block_idx) -> str:
+    return f"block {int(block_idx)}"

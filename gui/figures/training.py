@@ -1,0 +1,103 @@
+"""Training charts: loss (raw, EMA, validation, best), learning rate and gradient norm, and the
+Config tab's preview of the learning-rate schedule."""
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from .base import TEMPLATE, empty_fig
+from .series import downsample, ema
+
+# Trace order of the live training charts: callbacks extend these by index (dash.Patch).
+LOSS_TRACES = ("train", "ema", "val", "best")
+LR_TRACES = ("lr", "grad_norm")
+
+
+def best_val_name(bpb: float) -> str:
+    return f"best val {bpb:.3f}"
+
+
+def loss_fig(train: pd.DataFrame, val: pd.DataFrame, smoothing: float = 0.6,
+             log_y: bool = False, max_points: int | None = None) -> go.Figure:
+    """Training bpb (raw and EMA-smoothed) and validation bpb against step, best val marked.
+
+    The EMA is computed on every row; with `max_points`, each long trace is then downsampled
+    (MinMaxLTTB, peaks kept) to about that many points. Traces are always LOSS_TRACES, in that
+    order (val and best empty until the first evaluation), so live updates can extend them.
+    """
+    if train.empty:
+        return empty_fig("No training metrics yet: the first row appears after "
+                         "logging.log_every steps")
+    steps = train["step"].to_numpy()
+    bpb = train["bpb"].to_numpy(dtype=float)
+    smooth = ema(bpb, smoothing)
+    raw_i, ema_i = downsample(steps, bpb, max_points), downsample(steps, smooth, max_points)
+    fig = go.Figure()
+    fig.add_trace(go.Scattergl(x=steps[raw_i].tolist(), y=bpb[raw_i].tolist(), name="train bpb", mode="lines",
+                               line={"color": "rgba(13,110,253,0.30)", "width": 1}))
+    fig.add_trace(go.Scattergl(x=steps[ema_i].tolist(), y=smooth[ema_i].tolist(),
+                               name=f"train bpb (EMA {smoothing:.2f})", mode="lines",
+                               line={"color": "#0d6efd", "width": 2}))
+    fig.add_trace(go.Scatter(x=val["step"].tolist(), y=val["bpb"].astype(float).tolist(),
+                             name="val bpb", mode="lines+markers",
+                             line={"color": "#d63384", "width": 2}))
+    if val.empty:
+        best_x, best_y, best_name = [], [], "best val"
+    else:
+        best = val.loc[val["bpb"].idxmin()]
+        best_x, best_y = [int(best["step"])], [float(best["bpb"])]
+        best_name = best_val_name(best["bpb"])
+    fig.add_trace(go.Scatter(x=best_x, y=best_y, mode="markers", name=best_name,
+                             marker={"symbol": "star", "size": 14, "color": "#ffc107",
+                                     "line": {"color": "#000", "width": 1}}))
+    fig.update_layout(template=TEMPLATE, height=360, margin={"l": 50, "r": 20, "t": 30, "b": 40},
+                      xaxis_title="step", yaxis_title="bits per byte",
+                      legend={"orientation": "h", "y": -0.3},
+                      uirevision="loss")
+    if log_y:
+        fig.update_yaxes(type="log")
+    return fig
+
+
+def lr_grad_fig(train: pd.DataFrame, max_points: int | None = None,
+                lr_label: str = "lr (AdamW)") -> go.Figure:
+    """Learning rate and gradient norm against step (two y axes), each downsampled to about
+    `max_points` when given. Traces: LR_TRACES. `lr_label`: what the lr trace is (a Forge
+    run's optimizer is not ours)."""
+    if train.empty:
+        return empty_fig("No training metrics yet", height=260)
+    steps = train["step"].to_numpy()
+    lr, gn = train["lr"].to_numpy(dtype=float), train["grad_norm"].to_numpy(dtype=float)
+    lr_i, gn_i = downsample(steps, lr, max_points), downsample(steps, gn, max_points)
+    fig = go.Figure()
+    fig.add_trace(go.Scattergl(x=steps[lr_i].tolist(), y=lr[lr_i].tolist(), name=lr_label, mode="lines",
+                               line={"color": "#198754"}))
+    fig.add_trace(go.Scattergl(x=steps[gn_i].tolist(), y=gn[gn_i].tolist(), name="grad norm",
+                               mode="lines", yaxis="y2", line={"color": "#fd7e14", "width": 1}))
+    fig.update_layout(template=TEMPLATE, height=260, margin={"l": 60, "r": 60, "t": 30, "b": 40},
+                      xaxis_title="step", yaxis={"title": "lr", "exponentformat": "e"},
+                      yaxis2={"title": "grad norm", "overlaying": "y", "side": "right"},
+                      legend={"orientation": "h", "y": -0.3}, uirevision="lr")
+    return fig
+
+
+def lr_preview_fig(steps, adamw, muon, warmup_steps: int, height: int = 190) -> go.Figure:
+    """The learning-rate schedule a config will run (umoec.schedule.lr_curve), both optimizers
+    (AdamW left axis, Muon right axis), the end of warmup marked."""
+    if len(steps) == 0:
+        return empty_fig("Fix the highlighted fields to preview the schedule", height=height)
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=steps, y=adamw, name="AdamW", mode="lines",
+                             line={"color": "#198754", "width": 2}))
+    fig.add_trace(go.Scatter(x=steps, y=muon, name="Muon", mode="lines", yaxis="y2",
+                             line={"color": "#6f42c1", "width": 2, "dash": "dot"}))
+    if 0 < warmup_steps < steps[-1]:
+        fig.add_vline(x=warmup_steps, line={"color": "#adb5bd", "width": 1, "dash": "dash"})
+    fig.update_layout(template=TEMPLATE, height=height,
+                      margin={"l": 45, "r": 45, "t": 10, "b": 30},
+                      xaxis={"title": None}, showlegend=True,
+                      legend={"orientation": "h", "y": 1.15, "x": 0, "font": {"size": 10}},
+                      yaxis={"exponentformat": "e", "tickfont": {"size": 9}},
+                      yaxis2={"overlaying": "y", "side": "right", "exponentformat": "e",
+                              "tickfont": {"size": 9}, "showgrid": False})
+    return fig
