@@ -1,10 +1,11 @@
 """Run folders as the cockpit sees them: which runs exist and what state each is honestly in."""
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from umoec.run import RunDir, RunState, effective_state
 from umoec.run.layout import list_runs
@@ -12,6 +13,7 @@ from umoec.run.layout import list_runs
 BADGE_COLOURS = {RunState.RUNNING: "primary", RunState.COMPLETED: "success",
                  RunState.STOPPED: "secondary", RunState.CRASHED: "danger",
                  RunState.STALLED: "warning"}
+ACTIVE = (RunState.RUNNING, RunState.STALLED)   # a process is (or should be) working on the run
 
 
 @dataclass(frozen=True)
@@ -23,11 +25,12 @@ class RunSummary:
     step: int
     total_steps: int
     kind: str
+    resuming: bool = False   # resumed here: the old final status is on disk until the new first
 
     @property
     def label(self) -> str:
         """What the status badge says, e.g. 'Crashed (exit code 1)'."""
-        text = self.state.value.capitalize()
+        text = "Resuming" if self.resuming else self.state.value.capitalize()
         return f"{text} ({self.detail})" if self.detail else text
 
     @property
@@ -35,14 +38,32 @@ class RunSummary:
         return BADGE_COLOURS[self.state]
 
 
-def summarise(run: RunDir, now: Optional[float] = None) -> RunSummary:
+def summarise(run: RunDir, now: Optional[float] = None, launched: Any = None) -> RunSummary:
+    """The run's honest state. `launched` (the Launcher's entry for this run, if any): a process
+    started here after the status file was last written, while that file still holds the old
+    process's final state, is a run *resuming* (shown as running, with no ETA yet), not the
+    "Completed, ETA 0 steps" the file says."""
     try:
         status = run.read_status()
     except ValueError as exc:
         return RunSummary(run.name, run.root, RunState.CRASHED, str(exc), 0, 0, "?")
     state, detail = effective_state(status, time.time() if now is None else now)
-    return RunSummary(run.name, run.root, state, detail, status.step if status else 0,
-                      status.total_steps if status else 0, status.kind if status else "?")
+    summary = RunSummary(run.name, run.root, state, detail, status.step if status else 0,
+                         status.total_steps if status else 0, status.kind if status else "?")
+    if (launched is not None and launched.alive and state not in ACTIVE
+            and status_time(run) < launched.started):
+        return dataclasses.replace(summary, state=RunState.RUNNING, resuming=True,
+                                   detail=f"process {launched.pid} started, waiting for its "
+                                          "first status")
+    return summary
+
+
+def status_time(run: RunDir) -> float:
+    """When the run's status file was last written (0 when there is none)."""
+    try:
+        return run.status_path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def run_options(runs_dir: Path) -> list[dict]:

@@ -15,7 +15,6 @@ Callback bodies are module functions so tests can call them without a browser.
 """
 from __future__ import annotations
 
-import dataclasses
 
 import time
 from pathlib import Path
@@ -28,13 +27,15 @@ from umoec import config as C
 from umoec.run import RunDir, RunState
 from umoec.schedule import lr_curve
 
-from .. import db, derived, form, ids, viz_utils
+from .. import db, derived, form, ids
 from .. import presets as user_presets
 from ..forge import resolve_forge
 from ..form import FormFileError
+from ..figures.base import empty_fig
+from ..figures.training import lr_preview_fig
 from ..panels.config_panel import LR_PREVIEW_HEIGHT
 from ..process import RUNNERS, LaunchError, Launcher, last_output_line, trainer_available
-from ..runs import BADGE_COLOURS, resolve, run_options, summarise
+from ..runs import ACTIVE, BADGE_COLOURS, resolve, run_options, summarise
 from .training_callbacks import step_rate
 
 FIELD_IDS = [f.component_id for f in form.FIELDS]
@@ -149,12 +150,12 @@ def derived_table(cfg: C.Config) -> html.Table:
 
 def lr_preview(cfg: Optional[C.Config]):
     if cfg is None:
-        return viz_utils.empty_fig("Fix the highlighted fields to preview the schedule",
-                                   height=LR_PREVIEW_HEIGHT)
+        return empty_fig("Fix the highlighted fields to preview the schedule",
+                         height=LR_PREVIEW_HEIGHT)
     t = cfg.training
     steps, adamw = lr_curve(t.steps, t.warmup_steps, t.cosine_schedule, cfg.optimizer.adamw.lr)
     _, muon = lr_curve(t.steps, t.warmup_steps, t.cosine_schedule, cfg.optimizer.muon.lr)
-    return viz_utils.lr_preview_fig(steps, adamw, muon, t.warmup_steps, height=LR_PREVIEW_HEIGHT)
+    return lr_preview_fig(steps, adamw, muon, t.warmup_steps, height=LR_PREVIEW_HEIGHT)
 
 
 def summary(result: form.FormCheck) -> object:
@@ -218,15 +219,6 @@ def check(values: dict[str, Any], tier: Any) -> dict[str, Any]:
 
 
 # -- status -----------------------------------------------------------------------------------
-ACTIVE = (RunState.RUNNING, RunState.STALLED)
-
-
-def _status_time(run) -> float:
-    """When the run's status file was last written (0 when there is none)."""
-    try:
-        return run.status_path.stat().st_mtime
-    except OSError:
-        return 0.0
 
 
 def status_view(runs_dir: Path, launcher: Launcher, name: Optional[str],
@@ -243,7 +235,7 @@ def status_view(runs_dir: Path, launcher: Launcher, name: Optional[str],
                                    "first status"))
             stop_ok = True
         else:
-            reason = last_output_line(launched.run_dir / "process.log")
+            reason = last_output_line(RunDir(launched.run_dir).process_log_path)
             lines.append(dbc.Badge(f"Crashed (exit code {launched.exit_code})", color="danger",
                                    class_name="me-2"))
             lines.append(html.Span(reason))
@@ -254,15 +246,9 @@ def status_view(runs_dir: Path, launcher: Launcher, name: Optional[str],
         lines.append(html.Span("No run selected. Press Start to launch one from this config.",
                                className="text-muted"))
     else:
-        s = summarise(run)
+        s = summarise(run, launched=launched)
         label = s.label
-        if (launched is not None and launched.alive and s.state not in ACTIVE
-                and _status_time(run) < launched.started):
-            # just resumed: the old process's final status is still on disk until the new
-            # one writes its first; say what is happening, not "Completed, ETA 0"
-            s = dataclasses.replace(s, state=RunState.RUNNING, detail="resuming")
-            label = f"Resuming (process {launched.pid} started, waiting for its first status)"
-        elif s.state is RunState.RUNNING:
+        if s.state is RunState.RUNNING and not s.resuming:
             step, rate = _progress(run)
             label = f"Running (step {max(s.step, step or 0):,}/{s.total_steps:,}" + (
                 f", {rate:.1f} steps/s)" if rate else ")")
@@ -316,7 +302,7 @@ def control_action(trigger: str, launcher: Launcher, runs_dir: Path, values: dic
             launched = launcher.start(result.config, runner or "simulate", run_name, rate_f)
             return {"ok": True, "run": launched.name,
                     "text": f"Started {launched.name} ({RUNNERS[launched.runner]}, pid "
-                            f"{launched.pid}); output in {launched.run_dir / 'process.log'}"}
+                            f"{launched.pid}); output in {RunDir(launched.run_dir).process_log_path}"}
         run = resolve(runs_dir, selected)
         starting = launcher.get(selected)
         if run is None and starting is not None and starting.alive:  # no status.json yet

@@ -46,5 +46,5 @@ def register(app) -> None:
             return forge_run.status_label(), "info"
         if run is None:
             return "no run selected", "secondary"
-        s = summarise(run)
+        s = summarise(run, launched=launcher.get(name) if launcher is not None else None)
         return s.label, s.colour

@@ -23,11 +23,13 @@ from dash.exceptions import PreventUpdate
 
 from umoec.run import RunState
 
-from .. import db, ids, models, viz_utils
+from .. import db, ids, models
 from ..derived import fmt_bytes
+from ..figures.base import empty_fig
+from ..figures.series import MAX_POINTS, ema_continue, ema_state
+from ..figures.training import best_val_name, loss_fig, lr_grad_fig
 from ..panels.training_panel import kpi_card
 from ..runs import resolve, summarise
-from ..series import MAX_POINTS, ema_continue, ema_state
 from ..forge import resolve_forge
 from .forge_training import forge_training_update
 
@@ -70,10 +72,12 @@ def step_rate(recent) -> Optional[float]:
     return float(d_step / d_time) if d_step > 0 and d_time > 0 else None
 
 
-def eta_text(train, state: RunState, total_steps: int) -> str:
+def eta_text(train, state: RunState, total_steps: int, resuming: bool = False) -> str:
     """Remaining time from the recent step rate (last ~20 logged rows)."""
     if train.empty:
         return ""
+    if resuming:  # the old process's rate and step count say nothing about the new one yet
+        return "ETA: resuming, waiting for the new process's first step..."
     if state is not RunState.RUNNING:
         return f"Run is {state.value}; no ETA."
     recent = train.tail(20)
@@ -190,8 +194,8 @@ def _read_log(run, state: Optional[dict]) -> tuple[Any, Optional[list]]:
 def _full_charts(conn, smoothing: float, log_y: bool) -> tuple[object, object, dict]:
     train = db.train_series(conn)
     val = db.val_metrics(conn)
-    loss = viz_utils.loss_fig(train, val, smoothing, log_y, max_points=MAX_POINTS)
-    lr = viz_utils.lr_grad_fig(train, max_points=MAX_POINTS)
+    loss = loss_fig(train, val, smoothing, log_y, max_points=MAX_POINTS)
+    lr = lr_grad_fig(train, max_points=MAX_POINTS)
     if train.empty:
         return loss, lr, {}
     num, den = ema_state(train["bpb"].to_numpy(dtype=float), smoothing)
@@ -235,7 +239,7 @@ def _patch_charts(conn, state: dict, smoothing: float) -> tuple[Any, Any, dict]:
         if state.get("best_val") is None or low < state["best_val"]:
             loss["data"][3]["x"] = [int(val.loc[i, "step"])]
             loss["data"][3]["y"] = [low]
-            loss["data"][3]["name"] = viz_utils.best_val_name(low)
+            loss["data"][3]["name"] = best_val_name(low)
             state["best_val"] = low
         state["last_val_step"] = int(val["step"].iloc[-1])
     return loss, lr, state
@@ -243,8 +247,9 @@ def _patch_charts(conn, state: dict, smoothing: float) -> tuple[Any, Any, dict]:
 
 def training_update(runs_dir: Path, name: Optional[str], smoothing: float = 0.6,
                     log_y: bool = False, state: Optional[dict] = None,
-                    checkpoint: Optional[str] = None) -> dict[str, Any]:
-    """Everything the training tab shows for run `name`, given what the page already has."""
+                    checkpoint: Optional[str] = None, launched: Any = None) -> dict[str, Any]:
+    """Everything the training tab shows for run `name`, given what the page already has.
+    `launched`: the Launcher's entry for the run (a resumed run's gap before its first status)."""
     smoothing = min(0.999, max(0.0, float(smoothing or 0.0)))
     log_y = bool(log_y)
     run = resolve(runs_dir, name)
@@ -252,11 +257,11 @@ def training_update(runs_dir: Path, name: Optional[str], smoothing: float = 0.6,
     if forge_run is not None:  # a Forge run folder, read-only
         return forge_training_update(forge_run, smoothing, log_y, state)
     if run is None:
-        empty = viz_utils.empty_fig("No run selected")
+        empty = empty_fig("No run selected")
         return dict(kpis=[], eta="", loss=empty, lr=empty, heads="", checkpoints="", log="",
                     error=dbc.Alert(EMPTY_RUNS_HINT.format(Path(runs_dir) / "demo"), color="info"),
                     state=None, ck_options=[], ck_value=None)
-    summary = summarise(run)
+    summary = summarise(run, launched=launched)
     same_run = state if state and state.get("run") == name else None
     cks = run.checkpoints()
     ck_names = [c.path.name for c in cks]
@@ -286,7 +291,7 @@ def training_update(runs_dir: Path, name: Optional[str], smoothing: float = 0.6,
             recent = db.recent_train_metrics(conn, 20)
             heads = db.head_losses_at(conn)
     except (FileNotFoundError, sqlite3.DatabaseError) as exc:
-        empty = viz_utils.empty_fig("Metrics unavailable")
+        empty = empty_fig("Metrics unavailable")
         colour = "info" if isinstance(exc, FileNotFoundError) else "danger"
         text = db_error_text(run.db_path, exc)
         if summary.state is RunState.CRASHED:  # the reason belongs here, not only in the sidebar
@@ -299,7 +304,8 @@ def training_update(runs_dir: Path, name: Optional[str], smoothing: float = 0.6,
     new_state = {**chart, "run": name, "gen": gen, "smoothing": smoothing, "log_y": log_y,
                  "log_sig": log_sig, "ck_sig": ck_sig}
     return dict(out, kpis=kpis(latest, summary.total_steps),
-                eta=eta_text(recent, summary.state, summary.total_steps), loss=loss, lr=lr,
+                eta=eta_text(recent, summary.state, summary.total_steps, summary.resuming),
+                loss=loss, lr=lr,
                 heads=heads_table(heads), error=None, state=new_state)
 
 
@@ -309,6 +315,7 @@ OUTPUT_ORDER = ("kpis", "eta", "loss", "lr", "heads", "checkpoints", "log", "err
 
 def register(app) -> None:
     runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
+    launcher = app.server.config.get("UMOEC_LAUNCHER")
     outputs = [Output(ids.TRAINING_KPIS, "children"), Output(ids.TRAINING_ETA, "children"),
                Output(ids.TRAINING_LOSS, "figure"), Output(ids.TRAINING_LR, "figure"),
                Output(ids.TRAINING_HEADS, "children"), Output(ids.CHECKPOINT_LIST, "children"),
@@ -323,5 +330,6 @@ def register(app) -> None:
     def refresh(_n, name, smoothing, log_y, tab, state, checkpoint):
         if tab not in (None, ids.TAB_TRAINING):
             raise PreventUpdate  # hidden tab: no reads; switching back triggers a refresh
-        out = training_update(runs_dir, name, smoothing, log_y, state, checkpoint)
+        launched = launcher.get(name) if launcher is not None else None
+        out = training_update(runs_dir, name, smoothing, log_y, state, checkpoint, launched)
         return tuple(out[k] for k in OUTPUT_ORDER)

@@ -17,7 +17,7 @@ def layout(runs_dir: str, refresh_ms: int) -> html.Div:
                              placeholder="no runs yet", style={"minWidth": "320px"},
                              persistence=True, persistence_type="local"),
                 dbc.Badge("no run", id=ids.RUN_STATUS, color="secondary",
-                          class_name="ms-3 fs-6"),
+                          class_name="ms-3 fs-6 run-status-badge"),
             ], className="d-flex align-items-center"),
         ], fluid=True), color="dark", dark=True, class_name="mb-3"),
         html.Div(f"Runs folder: {runs_dir}", id=ids.RUNS_DIR_NOTE,

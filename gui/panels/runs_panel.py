@@ -20,6 +20,11 @@ def run_table() -> dash_table.DataTable:
         style_as_list_view=True, page_action="none",
         style_cell={"fontSize": "13px", "padding": "4px 8px", "fontFamily": "inherit",
                     "textAlign": "left", "cursor": "pointer"},
+        # long names, crash messages and notes wrap inside their column instead of pushing
+        # steps/updated out of view behind a horizontal scroll
+        style_cell_conditional=[{"if": {"column_id": c}, "whiteSpace": "normal", "height": "auto",
+                                 "minWidth": w, "maxWidth": "320px"}
+                                for c, w in (("run", "140px"), ("status", "160px"), ("notes", "140px"))],
         style_header={"fontWeight": "600", "backgroundColor": "#f8f9fa"})
 
 
@@ -75,9 +80,9 @@ def layout() -> html.Div:
     return html.Div([
         dcc.Store(id=ids.RUNS_DELETE_TARGET, storage_type="memory"),
         delete_modal(),
-        dbc.Row([
-            dbc.Col(dbc.Card([dbc.CardHeader("Runs (click a row to select it)"),
-                              dbc.CardBody(run_table())]), lg=7, class_name="mb-3"),
-            dbc.Col([manage_card(), forge_card()], lg=5),
-        ], class_name="g-3"),
+        # the table gets the tab's full width (status messages and notes are long); the run's
+        # management and the Forge opener sit side by side under it
+        dbc.Card([dbc.CardHeader("Runs (click a row to select it)"), dbc.CardBody(run_table())],
+                 class_name="mb-3"),
+        dbc.Row([dbc.Col(manage_card(), lg=6), dbc.Col(forge_card(), lg=6)], class_name="g-3"),
     ])

@@ -137,3 +137,34 @@ def test_killed_run_shows_crashed(page, tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_long_statuses_and_notes_fit_a_1600px_window(page, tmp_path):
+    """Runs table: long names, crash messages and notes wrap in their columns (steps and
+    updated stay in view); the header badge is cut, not the page widened; toasts sit low."""
+    from umoec.run import RunDir, RunStatus
+    run = RunDir(tmp_path / "crashed-run-with-a-long-name-2026-12-02")
+    run.root.mkdir()
+    RunStatus(state="crashed", exit_code=1, step=1234, total_steps=5000,
+              message="RuntimeError: loss is NaN at step 1234 after the learning rate warmup; "
+                      "see training.log for the last 100 lines").write(run.status_path)
+    (run.root / "notes.md").write_text("a bigger learning rate with muon and a longer warmup " * 3)
+    page.set_viewport_size({"width": 1600, "height": 1000})
+    proc, url = start_app(tmp_path)
+    try:
+        page.goto(url)
+        page.wait_for_selector("#run-status >> text=Crashed", timeout=30_000)
+        page.get_by_role("tab", name="Runs", exact=True).click()
+        page.wait_for_selector("#runs-table >> text=2026-12-02", timeout=30_000)
+        widths = page.evaluate("""() => {
+            const t = document.querySelector('#runs-table .dash-spreadsheet-container');
+            return [t.scrollWidth, t.clientWidth, document.documentElement.scrollWidth];
+        }""")
+        assert widths[0] <= widths[1] + 1 and widths[2] <= 1600, widths
+        tabs = page.locator("#main-tabs").bounding_box()
+        toasts = page.locator("#notify-toasts").bounding_box()
+        assert toasts is None or toasts["y"] > tabs["y"] + tabs["height"] + 300
+        assert page.console_errors == []
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -7,7 +7,7 @@ import pandas as pd
 from dash import no_update
 
 from gui.callbacks.training_callbacks import training_update
-from gui.series import MAX_POINTS, downsample, ema, ema_continue, ema_state
+from gui.figures.series import MAX_POINTS, ema
 from umoec.metrics import TrainingDB
 from umoec.run import RunDir, RunStatus
 
@@ -91,16 +91,6 @@ def test_long_runs_are_downsampled_keeping_peaks(tmp_path):
     assert out["state"]["points"] <= MAX_POINTS
 
 
-def test_ema_continuation_matches_full_ema():
-    x = np.random.default_rng(0).normal(5, 1, 500)
-    for a in (0.0, 0.6, 0.99):
-        num, den = ema_state(x[:300], a)
-        tail, _, _ = ema_continue(x[300:], a, num, den)
-        assert np.allclose(tail, ema(x, a)[300:])
-    idx = downsample(np.arange(10), np.arange(10.0), 100)
-    assert list(idx) == list(range(10))
-
-
 def test_other_outputs_track_the_run(tmp_path):
     run = make_run(tmp_path)
     (run.checkpoints_dir).mkdir()
@@ -126,3 +116,23 @@ def test_a_run_that_crashed_before_its_first_step_says_why_in_red(tmp_path):
     assert alert.color == "danger" and "crashed before its first logged step" in str(alert.children)
     assert "exit code 2: data.path: no dataset at /nowhere" in str(alert.children)
     assert out["log"].endswith("no dataset at /nowhere")
+
+
+def test_a_resumed_run_shows_resuming_not_completed_until_its_first_status(tmp_path):
+    import time
+    from types import SimpleNamespace
+
+    from gui.runs import summarise
+    run = make_run(tmp_path)                       # its final status: completed
+    done = training_update(tmp_path, "r", 0.6, False, None)
+    assert done["eta"] == "Run is completed; no ETA."
+    resumed = SimpleNamespace(alive=True, pid=4321, started=time.time() + 1)
+    s = summarise(run, launched=resumed)
+    assert s.resuming and s.state.value == "running"
+    assert s.label == "Resuming (process 4321 started, waiting for its first status)"
+    gap = training_update(tmp_path, "r", 0.6, False, None, launched=resumed)
+    assert gap["eta"].startswith("ETA: resuming")
+    # once the new process writes its status (after it started), the file is believed again
+    old = SimpleNamespace(alive=True, pid=4321, started=time.time() - 60)
+    assert not summarise(run, launched=old).resuming
+    assert not summarise(run, launched=SimpleNamespace(alive=False, pid=1, started=time.time() + 1)).resuming
