@@ -105,6 +105,7 @@ CONFIG_RUN_NAME = "config-run-name"
 CONFIG_SIM_RATE = "config-sim-rate"
 CONFIG_START = "config-start-btn"
 CONFIG_STOP = "config-stop-btn"
+CONFIG_STOP_CONFIRM = "config-stop-confirm"   # "Stop run X?" before SIGTERM is sent
 CONFIG_STATUS = "config-status"
 CONFIG_CONTROL_MSG = "config-control-msg"  # store: the last start/stop/resume outcome
 RESUME_CHECKPOINT = "resume-checkpoint"

@@ -27,6 +27,7 @@ from .process import sanitise_name
 from .runs import resolve, summarise
 
 MAX_NOTES = 100_000
+NOTE_PREVIEW = 80          # characters of the notes' first line shown in the Runs table
 
 
 class RunAdminError(ValueError):
@@ -129,6 +130,16 @@ def write_notes(runs_dir: Path, name: Optional[str], text: Optional[str]) -> str
     return f"Saved notes of {run.name} ({len(text):,} characters)."
 
 
+def _first_line(lines: list[str], limit: int = NOTE_PREVIEW) -> str:
+    """The notes' first line for the table, cut at a word with an ellipsis when long."""
+    if not lines:
+        return ""
+    line = lines[0]
+    if len(line) <= limit:
+        return line
+    return line[:limit].rsplit(" ", 1)[0].rstrip(" ,;:.") + "…"
+
+
 def run_rows(runs_dir: Path) -> list[dict[str, Any]]:
     """The Runs tab's table: ours (newest first), then Forge runs."""
     rows = []
@@ -146,7 +157,7 @@ def run_rows(runs_dir: Path) -> list[dict[str, Any]]:
                      "kind": "simulated" if s.kind == "simulate" else "u-moec-tiny",
                      "status": s.label, "steps": s.step, "total_steps": s.total_steps,
                      "updated": time.strftime("%Y-%m-%d %H:%M", time.localtime(updated)) if updated
-                     else "", "notes": note[0][:80] if note else ""})
+                     else "", "notes": _first_line(note)})
     for fr in forge.forge_runs(runs_dir):
         age = fr.log_age()
         try:

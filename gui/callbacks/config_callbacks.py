@@ -330,6 +330,15 @@ def all_run_options(runs_dir: Path, launcher: Launcher) -> list[dict]:
 
 
 # -- wiring -----------------------------------------------------------------------------------
+# Stop asks first (the browser's own confirm dialog, no server round trip): a stray click must not
+# end a long run. The trainer then finishes its step, saves a checkpoint and exits.
+STOP_CONFIRM_JS = """function(n, run) {
+    if (!n) { return [false, window.dash_clientside.no_update]; }
+    return [true, "Stop run " + (run || "?") + "? It finishes its current step, saves a checkpoint " +
+                  "and exits; Resume continues from there."];
+}"""
+
+
 def register(app) -> None:
     runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
     launcher: Launcher = app.server.config["UMOEC_LAUNCHER"]
@@ -380,7 +389,8 @@ def register(app) -> None:
     @app.callback(Output(ids.CONFIG_CONTROL_MSG, "data"),
                   Output(ids.RUN_SELECT, "options", allow_duplicate=True),
                   Output(ids.RUN_SELECT, "value", allow_duplicate=True),
-                  Input(ids.CONFIG_START, "n_clicks"), Input(ids.CONFIG_STOP, "n_clicks"),
+                  Input(ids.CONFIG_START, "n_clicks"),
+                  Input(ids.CONFIG_STOP_CONFIRM, "submit_n_clicks"),
                   Input(ids.RESUME_BTN, "n_clicks"),
                   State(ids.CONFIG_RUNNER, "value"), State(ids.CONFIG_RUN_NAME, "value"),
                   State(ids.CONFIG_SIM_RATE, "value"), State(ids.RUN_SELECT, "value"),
@@ -389,12 +399,19 @@ def register(app) -> None:
                   prevent_initial_call=True)
     def control(_start, _stop, _resume, runner, run_name, rate, selected, checkpoint, *args):
         values, tier = _values(list(args[:-1])), args[-1]
-        msg = control_action(ctx.triggered_id, launcher, runs_dir, values, tier, runner,
+        # Stop acts only once its confirmation dialog is accepted
+        trigger = ids.CONFIG_STOP if ctx.triggered_id == ids.CONFIG_STOP_CONFIRM else ctx.triggered_id
+        msg = control_action(trigger, launcher, runs_dir, values, tier, runner,
                              run_name, rate, selected, checkpoint)
         msg["ts"] = time.time()
         if msg.get("run") and msg["run"] != selected:
             return msg, all_run_options(runs_dir, launcher), msg["run"]
         return msg, no_update, no_update
+
+    app.clientside_callback(STOP_CONFIRM_JS, Output(ids.CONFIG_STOP_CONFIRM, "displayed"),
+                            Output(ids.CONFIG_STOP_CONFIRM, "message"),
+                            Input(ids.CONFIG_STOP, "n_clicks"), State(ids.RUN_SELECT, "value"),
+                            prevent_initial_call=True)
 
     @app.callback(Output(ids.CONFIG_STATUS, "children"), Output(ids.CONFIG_STOP, "disabled"),
                   Output(ids.RESUME_BTN, "disabled"), Output(ids.CONFIG_RUNNER, "options"),

@@ -112,6 +112,7 @@ def _control() -> dbc.Card:
                        class_name="me-2"),
             dbc.Button("Stop", id=ids.CONFIG_STOP, color="danger", size="sm", outline=True,
                        disabled=True),
+            dcc.ConfirmDialog(id=ids.CONFIG_STOP_CONFIRM, message=""),
         ], className="mb-2"),
         html.Div(id=ids.CONFIG_STATUS, className="small", role="status"),
         html.Div(id=ids.CONFIG_VALIDATION, className="small mt-1"),

@@ -66,6 +66,14 @@ def test_start_stop_resume_cycle(page, cockpit):
     wait_text(page, "#config-status", "steps/s")
     shot(page, "control_running")
 
+    # Stop asks first: a dismissed dialog stops nothing, an accepted one stops the run
+    dialogs = []
+    page.once("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.click("#config-stop-btn")
+    page.wait_for_timeout(1500)
+    assert dialogs and dialogs[0].startswith("Stop run ctl?"), dialogs
+    assert run.read_status().state == "running"
+    page.once("dialog", lambda d: d.accept())
     page.click("#config-stop-btn")
     wait_text(page, "#config-status", "Stopped")
     assert run.read_status().state == "stopped" and run.read_status().exit_code == 0
@@ -77,6 +85,7 @@ def test_start_stop_resume_cycle(page, cockpit):
     wait_text(page, "#config-status", "Running")
     page.wait_for_function("/step [0-9,]+\\//.test(document.querySelector('#config-status').innerText)",
                            timeout=TIMEOUT_MS)
+    page.once("dialog", lambda d: d.accept())
     page.click("#config-stop-btn")
     wait_text(page, "#config-status", "Stopped")
     assert run.read_status().step >= stopped_at
@@ -117,6 +126,7 @@ def test_restarted_cockpit_reattaches_and_stops_the_run(browser, tmp_path):
             page_status = wait_text(pg, "#run-status", "Running")
             assert "survivor" in pg.inner_text("#config-status"), page_status
             pg.wait_for_selector("#config-stop-btn:not([disabled])", timeout=TIMEOUT_MS)
+            pg.once("dialog", lambda d: d.accept())
             pg.click("#config-stop-btn")
             wait_text(pg, "#config-status", "started before this cockpit")
             wait_text(pg, "#config-status", "Stopped")
