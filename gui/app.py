@@ -26,14 +26,14 @@ from gui import ids  # noqa: E402
 from gui.callbacks import register_all_callbacks  # noqa: E402
 from gui.panels import (architecture_panel, compression_panel, config_panel, eval_panel,  # noqa: E402
                         growth_panel, header, training_panel)
-from gui.process import STOP_TIMEOUT_S, Launcher  # noqa: E402
+from gui.process import STOP_TIMEOUT_S  # noqa: E402
+from gui.context import AppContext, CockpitSettings, attach  # noqa: E402
 from gui.compress_jobs import DEFAULT_JOB_TIMEOUT_S  # noqa: E402
 from gui.uploads import DEFAULT_MAX_UPLOAD_MB, DEFAULT_UPLOAD_DIR  # noqa: E402
 from gui.panels import activations_panel, brain_panel, mod_panel, routing_panel  # noqa: E402
 from gui.panels import datasets_panel, generate_panel, notify_panel  # noqa: E402
 from gui.notify import reconcile_dead_runs  # noqa: E402
-from gui.services.watchdog import RunWatchdog  # noqa: E402
-from gui import forge as forge_runs, presets as user_presets  # noqa: E402
+from gui import presets as user_presets  # noqa: E402
 from gui.panels import compare_panel, runs_panel  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,34 +95,32 @@ def create_app(runs_dir: str | os.PathLike = DEFAULT_RUNS_DIR, token: str | None
                job_timeout: float | None = None,
                presets_dir: str | os.PathLike | None = None) -> dash.Dash:
     runs_dir = Path(runs_dir).resolve()
+    settings = CockpitSettings(
+        runs_dir=runs_dir,
+        data_dir=Path(data_dir or DEFAULT_DATA_DIR).resolve(),   # the Datasets tab's folder
+        # user presets (default <runs-dir>/../presets)
+        presets_dir=(Path(presets_dir).resolve() if presets_dir
+                     else user_presets.default_dir(runs_dir)),
+        # Compression / Evaluation tabs: upload sandbox, its size limit, the job time limit
+        upload_dir=Path(upload_dir or DEFAULT_UPLOAD_DIR),
+        max_upload_mb=float(max_upload_mb or DEFAULT_MAX_UPLOAD_MB),
+        job_timeout_s=float(job_timeout or DEFAULT_JOB_TIMEOUT_S),
+        stop_timeout_s=float(stop_timeout), refresh_ms=int(refresh_ms))
     app = dash.Dash(__name__, title="u-moec-tiny cockpit", update_title=None,
                     assets_folder=str(Path(__file__).parent / "assets"),
                     suppress_callback_exceptions=False)
-    app.server.config["UMOEC_RUNS_DIR"] = str(runs_dir)
-    # User presets (default <runs-dir>/../presets); Forge folders opened by path.
-    app.server.config[user_presets.DIR_KEY] = str(Path(presets_dir).resolve() if presets_dir
-                                                  else user_presets.default_dir(runs_dir))
-    app.server.config[forge_runs.REGISTRY_KEY] = forge_runs.ForgeRegistry(
-        runs_dir / forge_runs.OPENED_FILE)
-    # Processes this cockpit starts (Start / Resume), watched and reaped in the background.
-    launcher = app.server.config["UMOEC_LAUNCHER"] = Launcher(runs_dir, stop_timeout=stop_timeout)
-    # The Datasets tab lists and builds into this folder.
-    app.server.config["UMOEC_DATA_DIR"] = str(Path(data_dir or DEFAULT_DATA_DIR).resolve())
-    # Compression / Evaluation tabs: upload sandbox, its size limit, the job time limit.
-    app.server.config["UMOEC_UPLOAD_DIR"] = str(upload_dir or DEFAULT_UPLOAD_DIR)
-    app.server.config["UMOEC_MAX_UPLOAD_MB"] = float(max_upload_mb or DEFAULT_MAX_UPLOAD_MB)
     # Uploads arrive base64-encoded inside a callback request: cap any request body at that size.
-    app.server.config["MAX_CONTENT_LENGTH"] = int(
-        1.4 * app.server.config["UMOEC_MAX_UPLOAD_MB"] * 1e6) + (1 << 20)
-    app.server.config["UMOEC_JOB_TIMEOUT"] = float(job_timeout or DEFAULT_JOB_TIMEOUT_S)
+    app.server.config["MAX_CONTENT_LENGTH"] = int(1.4 * settings.max_upload_mb * 1e6) + (1 << 20)
     # Watchdog: runs whose process died while no cockpit was running are marked crashed now;
     # then a server thread keeps every run's honest state, with or without a browser open.
     reconcile_dead_runs(runs_dir)
-    app.server.config["UMOEC_WATCHDOG"] = RunWatchdog(runs_dir, launcher).start(owner=app.server)
+    ctx = AppContext.build(settings)
+    attach(app.server, ctx)
+    ctx.watchdog.start(owner=app.server)
     if token:
         _install_token_check(app.server, token)
     app.layout = build_layout(runs_dir, refresh_ms)
-    register_all_callbacks(app)
+    register_all_callbacks(app, ctx)
     return app
 
 

@@ -264,19 +264,14 @@ class ForgeRegistry:
             return list(self._paths)
 
 
-REGISTRY_KEY = "UMOEC_FORGE_REGISTRY"
 OPENED_FILE = ".forge_opened.json"      # in the runs folder: Forge folders opened by path
 
 
 def registry() -> Optional[ForgeRegistry]:
     """The serving app's registry (inside a request), else None."""
-    try:
-        from flask import current_app, has_app_context
-        if has_app_context():
-            return current_app.config.get(REGISTRY_KEY)
-    except ImportError:  # pragma: no cover - flask ships with dash
-        pass
-    return None
+    from .context import current   # the context module imports this one
+    ctx = current()
+    return ctx.forge if ctx is not None else None
 
 
 def external_key(path: Path) -> str:

@@ -27,7 +27,6 @@ from umoec import config as C
 
 from . import form
 
-DIR_KEY = "UMOEC_PRESETS_DIR"
 NAME_RE = re.compile(r"[^A-Za-z0-9._-]+")
 MAX_NAME = 64
 MAX_IMPORT_BYTES = 1 << 20
@@ -43,13 +42,9 @@ def default_dir(runs_dir: Path) -> Path:
 
 def active_dir() -> Optional[Path]:
     """The serving cockpit's presets folder (inside a request), else None (no user presets)."""
-    try:
-        from flask import current_app, has_app_context
-        if has_app_context() and current_app.config.get(DIR_KEY):
-            return Path(current_app.config[DIR_KEY])
-    except ImportError:  # pragma: no cover - flask ships with dash
-        pass
-    return None
+    from .context import current   # lazy: the context module imports the services
+    ctx = current()
+    return ctx.settings.presets_dir if ctx is not None else None
 
 
 def sanitise(name: Optional[str]) -> str:

@@ -21,8 +21,8 @@ from .model_export_callbacks import register as reg_model_export
 from .tick_callbacks import register as reg_tick
 
 
-def register_all_callbacks(app) -> None:
+def register_all_callbacks(app, ctx) -> None:
     for reg in (reg_compare, reg_runs, reg_presets, reg_zoom, reg_run, reg_training, reg_routing,
                 reg_mod, reg_activation, reg_brain, reg_arch, reg_growth, reg_config, reg_datasets,
                 reg_generate, reg_notify, reg_compression, reg_eval, reg_model_export, reg_tick):
-        reg(app)
+        reg(app, ctx)

@@ -6,7 +6,6 @@ new snapshots; `views` reads the one snapshot shown (one row per block).
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
 
 from dash import Input, Output, State
 from dash.exceptions import PreventUpdate
@@ -16,6 +15,7 @@ from ..figures.activations import activation_dist_fig, activation_heatmap_fig
 from ..figures.base import empty_fig
 from ..runs import resolve
 from . import analysis_common as common
+from ..context import AppContext
 
 TABLE = "activation_stats"
 READ_ERRORS = (FileNotFoundError, sqlite3.Error, OSError, ValueError)
@@ -31,8 +31,8 @@ def missing_snapshots(what: str, every_key: str = "eval_every"):
     return explain
 
 
-def register(app) -> None:
-    runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
+def register(app, cockpit: AppContext) -> None:
+    runs_dir = cockpit.settings.runs_dir
     missing = missing_snapshots("activation statistics")
 
     @app.callback(*common.slider_outputs(ids.ACT_STEP),

@@ -17,6 +17,7 @@ from ..architecture import describe
 from ..figures.architecture import architecture_fig
 from ..figures.base import empty_fig
 from ..panels import architecture_panel as panel
+from ..context import AppContext
 
 FIELD_IDS = [f.component_id for f in form.FIELDS]
 FIELD_KEYS = [f.key for f in form.FIELDS]
@@ -53,7 +54,7 @@ def arch_view(values: dict[str, Any], tier: Any) -> dict[str, Any]:
             "figure": architecture_fig(view), "table": panel.block_table(view)}
 
 
-def register(app) -> None:
+def register(app, cockpit: AppContext) -> None:
     @app.callback(Output(ids.ARCH_MESSAGE, "children"), Output(ids.ARCH_CARDS, "children"),
                   Output(ids.ARCH_DIAGRAM, "figure"), Output(ids.ARCH_TABLE, "children"),
                   *[Input(i, "value") for i in FIELD_IDS], Input(ids.CONFIG_TIER, "value"),

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
 
 from dash import Input, Output, State
 from dash.exceptions import PreventUpdate
@@ -17,6 +16,7 @@ from ..figures.base import empty_fig
 from ..panels.brain_panel import ALL_BLOCKS
 from ..runs import resolve
 from . import analysis_common as common
+from ..context import AppContext
 from .activation_callbacks import missing_snapshots
 
 TABLE = "hidden_states"
@@ -28,8 +28,8 @@ def block_options(blocks) -> list[dict]:
             + [{"label": f"block {b}", "value": b} for b in blocks])
 
 
-def register(app) -> None:
-    runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
+def register(app, cockpit: AppContext) -> None:
+    runs_dir = cockpit.settings.runs_dir
     missing = missing_snapshots("hidden-state snapshots")
 
     @app.callback(*common.slider_outputs(ids.BRAIN_STEP),

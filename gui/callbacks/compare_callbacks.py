@@ -24,6 +24,7 @@ from ..figures import series
 from ..figures.base import empty_fig
 from ..figures.compare import AXES, compare_fig, config_diff
 from ..runs import run_options
+from ..context import AppContext
 
 OUTPUTS = ("figure", "data", "columns", "message", "state")
 
@@ -112,8 +113,8 @@ def compare_update(runs_dir: Path, keys: Optional[list], axis: Optional[str], sm
                 state={"runs": keys, "axis": axis, "sig": sig, "settings": settings, "extent": extent})
 
 
-def register(app) -> None:
-    runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
+def register(app, cockpit: AppContext) -> None:
+    runs_dir = cockpit.settings.runs_dir
 
     @app.callback(Output(ids.COMPARE_RUNS, "options"), Input(ids.tab_tick(ids.TAB_COMPARE), "data"),
                   Input(ids.TABS, "active_tab"), State(ids.COMPARE_RUNS, "options"))

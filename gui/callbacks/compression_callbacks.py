@@ -19,13 +19,13 @@ from dash import Input, Output, State, ctx, html, no_update
 from dash.exceptions import PreventUpdate
 
 from .. import db, forge, ids, models
-from ..compress_jobs import (DEFAULT_JOB_TIMEOUT_S, Job, JobError, JobManager, read_sidecar,
-                             status_kind, status_reason)
+from ..compress_jobs import Job, JobError, JobManager, read_sidecar, status_kind, status_reason
 from ..figures.base import empty_fig
 from ..figures.compression import compression_comparison_fig
+from ..context import AppContext
 from ..runs import resolve
-from ..uploads import (DEFAULT_MAX_UPLOAD_MB, DEFAULT_UPLOAD_DIR, UploadError, decode_contents,
-                       decoded_size, format_bytes, store_upload, too_large_message)
+from ..uploads import (UploadError, decode_contents, decoded_size, format_bytes, store_upload,
+                       too_large_message)
 from umoec.run import RunDir
 
 READ_ERRORS = (FileNotFoundError, sqlite3.Error, OSError, ValueError)
@@ -34,25 +34,6 @@ STATUS_COLOURS = {"done": "success", "failed": "danger", "cancelled": "secondary
 
 
 # -- the cockpit's job manager ----------------------------------------------------------------
-def manager_for(app) -> JobManager:
-    """The app's JobManager, created (and stale jobs reconciled) on first use."""
-    cfg = app.server.config
-    jobs = cfg.get("UMOEC_JOBS")
-    if jobs is None:
-        jobs = JobManager(Path(cfg["UMOEC_RUNS_DIR"]),
-                          timeout=float(cfg.get("UMOEC_JOB_TIMEOUT") or DEFAULT_JOB_TIMEOUT_S))
-        cfg["UMOEC_JOBS"] = jobs
-        jobs.reconcile()
-    return jobs
-
-
-def upload_settings(app) -> tuple[Path, int]:
-    cfg = app.server.config
-    sandbox = Path(cfg.get("UMOEC_UPLOAD_DIR") or DEFAULT_UPLOAD_DIR)
-    mb = float(cfg.get("UMOEC_MAX_UPLOAD_MB") or DEFAULT_MAX_UPLOAD_MB)
-    return sandbox, int(mb * 1_000_000)
-
-
 # -- shared rendering (the Evaluation tab uses these too) -------------------------------------
 def alert(text, colour: str) -> dbc.Alert:
     return dbc.Alert(text, color=colour, class_name="py-2 px-3 mb-0 small")
@@ -411,10 +392,10 @@ def do_action(jobs: JobManager, runs_dir: Path, trigger, path, profile, checkpoi
     return {"text": "", "ts": now}
 
 
-def register(app) -> None:
-    runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
-    jobs = manager_for(app)
-    sandbox, max_bytes = upload_settings(app)
+def register(app, cockpit: AppContext) -> None:
+    runs_dir = cockpit.settings.runs_dir
+    jobs = cockpit.jobs
+    sandbox, max_bytes = cockpit.settings.upload_dir, cockpit.settings.max_upload_bytes
 
     @app.callback(Output(ids.COMPRESS_FILE_UPLOAD, "max_size"),
                   Output(ids.COMPRESS_UPLOAD_HINT, "children"),

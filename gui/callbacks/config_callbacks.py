@@ -36,6 +36,7 @@ from ..figures.training import lr_preview_fig
 from ..panels.config_panel import LR_PREVIEW_HEIGHT
 from ..process import RUNNERS, LaunchError, Launcher, last_output_line, trainer_available
 from ..runs import ACTIVE, BADGE_COLOURS, resolve, run_options, summarise
+from ..context import AppContext
 from .training_callbacks import step_rate
 
 FIELD_IDS = [f.component_id for f in form.FIELDS]
@@ -339,9 +340,9 @@ STOP_CONFIRM_JS = """function(n, run) {
 }"""
 
 
-def register(app) -> None:
-    runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
-    launcher: Launcher = app.server.config["UMOEC_LAUNCHER"]
+def register(app, cockpit: AppContext) -> None:
+    runs_dir = cockpit.settings.runs_dir
+    launcher = cockpit.launcher
     switch_ids = [form.BY_KEY[k].component_id for k in SWITCH_KEYS]
 
     @app.callback(*[Output(i, "value") for i in FIELD_IDS],

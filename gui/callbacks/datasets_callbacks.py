@@ -13,6 +13,7 @@ from dash.exceptions import PreventUpdate
 from .. import datasets as D
 from .. import ids
 from ..derived import fmt_bytes
+from ..context import AppContext
 
 LEVEL_CLASS = {"running": "text-primary", "ok": "text-success", "failed": "text-danger"}
 
@@ -137,11 +138,9 @@ def poll_build(builder: D.DatasetBuilder, name: Optional[str]) -> dict:
 
 
 # -- wiring -----------------------------------------------------------------------------------------
-def register(app) -> None:
-    runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
-    data_dir = Path(app.server.config.get("UMOEC_DATA_DIR") or D.DEFAULT_DATA_DIR)
-    builder: D.DatasetBuilder = app.server.config.setdefault("UMOEC_DATASET_BUILDER",
-                                                             D.DatasetBuilder(data_dir))
+def register(app, cockpit: AppContext) -> None:
+    runs_dir = cockpit.settings.runs_dir
+    data_dir, builder = cockpit.settings.data_dir, cockpit.datasets
 
     @app.callback(Output(ids.DATASETS_NOTE, "children"), Output(ids.DATASETS_TABLE, "children"),
                   Output(ids.DATASETS_RUNS, "children"), Output(ids.DATASETS_SELECT, "options"),

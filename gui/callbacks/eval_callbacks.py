@@ -32,7 +32,8 @@ from ..compress_worker import MODEL_TAG
 from ..figures.base import empty_fig
 from ..figures.compression import REFERENCE_BPB, eval_bpb_history_fig
 from ..runs import resolve
-from .compression_callbacks import (alert, manager_for, progress_outputs,
+from ..context import AppContext
+from .compression_callbacks import (alert, progress_outputs,
                                     register_checkpoint_dropdown, register_model_dropdown,
                                     status_area)
 
@@ -201,9 +202,9 @@ def do_eval_action(jobs: JobManager, runs_dir: Path, trigger, run_name, checkpoi
     return {"text": "", "ts": now}
 
 
-def register(app) -> None:
-    runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
-    jobs = manager_for(app)
+def register(app, cockpit: AppContext) -> None:
+    runs_dir = cockpit.settings.runs_dir
+    jobs = cockpit.jobs
 
     register_checkpoint_dropdown(app, runs_dir, ids.EVAL_CHECKPOINT, ids.TAB_EVAL)
     register_model_dropdown(app, runs_dir, ids.EVAL_MODEL, ids.EVAL_MODEL_NOTE,

@@ -17,6 +17,7 @@ from .. import forge, ids, surprisal
 from ..datasets import escape_text
 from ..derived import fmt_bytes
 from ..runs import resolve, summarise
+from ..context import AppContext
 
 
 def _muted(text: str) -> html.Span:
@@ -183,8 +184,8 @@ def poll_score(job_id: Optional[str]) -> dict[str, Any]:
 
 
 # -- wiring -----------------------------------------------------------------------------------------
-def register(app) -> None:
-    runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
+def register(app, cockpit: AppContext) -> None:
+    runs_dir = cockpit.settings.runs_dir
 
     @app.callback(Output(ids.GEN_INFO, "children"), Output(ids.GEN_CHECKPOINT, "options"),
                   Output(ids.GEN_CHECKPOINT, "value"), Output(ids.GEN_START, "disabled"),

@@ -21,6 +21,7 @@ from .. import form, growth, ids
 from ..figures.base import empty_fig
 from ..figures.growth import growth_fig
 from ..panels import growth_panel as panel
+from ..context import AppContext
 
 FIELD_IDS = [f.component_id for f in form.FIELDS]
 FIELD_KEYS = [f.key for f in form.FIELDS]
@@ -103,7 +104,7 @@ def copy_payload(pending: Any) -> tuple[Optional[dict], Any]:
             html.Span(f"Copied into the config editor: {listed}.", className="text-success"))
 
 
-def register(app) -> None:
+def register(app, cockpit: AppContext) -> None:
     @app.callback(*[Output(i, prop) for i in SLIDER_IDS for prop in ("max", "marks", "value")],
                   Output(ids.GROWTH_LADDERS, "data"),
                   *[Input(form.BY_KEY[k].component_id, "value") for k in FOLLOW_KEYS],

@@ -6,7 +6,6 @@ figures only when new rows arrived; the history is read incrementally through a 
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
 
 from dash import Input, Output, State
 from dash.exceptions import PreventUpdate
@@ -16,6 +15,7 @@ from ..figures.base import empty_fig
 from ..figures.mod import mod_current_fig, mod_gate_history_fig, mod_summary
 from ..panels.analysis_widgets import metric_card
 from . import analysis_common as common
+from ..context import AppContext
 
 TABLE = "mod_gates"
 HISTORY = common.HistoryCache(TABLE)
@@ -60,8 +60,8 @@ def cards(s: dict) -> list:
     return out
 
 
-def register(app) -> None:
-    runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
+def register(app, cockpit: AppContext) -> None:
+    runs_dir = cockpit.settings.runs_dir
 
     @app.callback(Output(ids.MOD_MESSAGE, "children"), Output(ids.MOD_CARDS, "children"),
                   Output(ids.MOD_CURRENT, "figure"), Output(ids.MOD_HISTORY, "figure"),

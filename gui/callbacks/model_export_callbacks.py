@@ -15,7 +15,8 @@ from dash.exceptions import PreventUpdate
 from .. import ids
 from ..compress_jobs import JobError, JobManager
 from ..runs import resolve
-from .compression_callbacks import manager_for, status_area
+from ..context import AppContext
+from .compression_callbacks import status_area
 
 
 def do_export(jobs: JobManager, runs_dir: Path, run_name, checkpoint) -> dict:
@@ -36,9 +37,9 @@ def export_status(jobs: JobManager, run_name, action) -> object:
     return status_area(jobs.latest(run_name, "export"), action)
 
 
-def register(app) -> None:
-    runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
-    jobs = manager_for(app)
+def register(app, cockpit: AppContext) -> None:
+    runs_dir = cockpit.settings.runs_dir
+    jobs = cockpit.jobs
 
     @app.callback(Output(ids.CHECKPOINT_EXPORT_ACTION, "data"),
                   Input({"type": ids.CHECKPOINT_EXPORT_BTN, "index": ALL}, "n_clicks"),

@@ -18,6 +18,7 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, State, html, no_update
 
 from .. import ids, notify
+from ..context import AppContext
 
 MAX_TOASTS = 6
 STICKY = {"danger", "warning"}       # crashes and stalls stay until dismissed
@@ -83,8 +84,8 @@ def tick(current: dict[str, dict], seen: Optional[dict], toasts: Optional[list])
     return out
 
 
-def register(app) -> None:
-    watchdog = app.server.config["UMOEC_WATCHDOG"]
+def register(app, cockpit: AppContext) -> None:
+    watchdog = cockpit.watchdog
 
     @app.callback(Output(ids.NOTIFY_SEEN, "data"), Output(ids.NOTIFY_EVENTS, "data"),
                   Output(ids.NOTIFY_TOASTS, "children"),

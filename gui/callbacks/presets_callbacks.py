@@ -17,6 +17,7 @@ from dash import Input, Output, State, ctx, dcc, html, no_update
 from dash.exceptions import PreventUpdate
 
 from .. import ids, presets
+from ..context import AppContext
 from .config_callbacks import FIELD_IDS, _values, tier_options
 
 
@@ -61,8 +62,8 @@ def import_action(contents: Optional[str], filename: Optional[str]) -> dict[str,
             "message": _ok(f"Imported {filename}{note}.")}
 
 
-def register(app) -> None:
-    folder = Path(app.server.config[presets.DIR_KEY]) if app.server.config.get(presets.DIR_KEY) else None
+def register(app, cockpit: AppContext) -> None:
+    folder = cockpit.settings.presets_dir
 
     @app.callback(Output(ids.PRESET_STATUS, "children"),
                   Output(ids.CONFIG_TIER, "options", allow_duplicate=True),

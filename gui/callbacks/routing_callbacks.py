@@ -7,7 +7,6 @@ from an incremental, thinned cache; the heatmap and the drill-down read one step
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
 
 from dash import Input, Output, State, ctx, no_update
 from dash.exceptions import PreventUpdate
@@ -18,6 +17,7 @@ from ..figures.routing import (expert_detail_fig, load_balance_fig, moe_routing_
                                routing_heatmap_fig)
 from ..runs import resolve
 from . import analysis_common as common
+from ..context import AppContext
 
 TABLE = "moe_routing"
 HISTORY = common.HistoryCache(TABLE)
@@ -43,8 +43,8 @@ def _selected(selected, run_name):
     return int(selected["block"]), int(selected["expert"])
 
 
-def register(app) -> None:
-    runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
+def register(app, cockpit: AppContext) -> None:
+    runs_dir = cockpit.settings.runs_dir
 
     @app.callback(
         *common.slider_outputs(ids.ROUTING_STEP), Output(ids.ROUTING_BLOCK, "options"),

@@ -2,7 +2,6 @@
 on or changes state; gui/callbacks/tick_callbacks.py), so a run's state is never stale."""
 from __future__ import annotations
 
-from pathlib import Path
 
 from dash.exceptions import PreventUpdate
 from dash import Input, Output, State, no_update
@@ -10,11 +9,12 @@ from dash import Input, Output, State, no_update
 from .. import ids
 from ..forge import resolve_forge
 from ..runs import resolve, run_options, summarise
+from ..context import AppContext
 
 
-def register(app) -> None:
-    runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
-    launcher = app.server.config.get("UMOEC_LAUNCHER")
+def register(app, cockpit: AppContext) -> None:
+    runs_dir = cockpit.settings.runs_dir
+    launcher = cockpit.launcher
 
     @app.callback(Output(ids.RUN_SELECT, "options"), Output(ids.RUN_SELECT, "value"),
                   Input(ids.HEADER_TICK, "data"), State(ids.RUN_SELECT, "value"),

@@ -11,6 +11,7 @@ from dash.exceptions import PreventUpdate
 
 from .. import forge, ids, run_admin
 from ..runs import resolve, run_options
+from ..context import AppContext
 
 MANAGE_OUTPUTS = ("message", "modal_open", "modal_body", "target", "options", "value", "table")
 
@@ -80,9 +81,9 @@ def manage_action(trigger: Optional[str], runs_dir: Path, launcher: Any, selecte
     return out
 
 
-def register(app) -> None:
-    runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
-    launcher = app.server.config.get("UMOEC_LAUNCHER")
+def register(app, cockpit: AppContext) -> None:
+    runs_dir = cockpit.settings.runs_dir
+    launcher = cockpit.launcher
 
     @app.callback(Output(ids.RUNS_TABLE, "data"), Input(ids.tab_tick(ids.TAB_RUNS), "data"),
                   Input(ids.TABS, "active_tab"), State(ids.RUNS_TABLE, "data"))

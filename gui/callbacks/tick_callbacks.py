@@ -24,6 +24,7 @@ from .. import ids
 from ..forge import resolve_forge
 from ..runs import resolve
 from ..services import pulse as P
+from ..context import AppContext
 
 log = logging.getLogger(__name__)
 ROUTER_JS = """function(pulse, active) {
@@ -46,17 +47,15 @@ def run_folder(runs_dir: Path, name) -> Path | None:
     return forge_run.path if forge_run is not None else None
 
 
-def register(app) -> None:
-    cfg = app.server.config
-    runs_dir = Path(cfg["UMOEC_RUNS_DIR"])
-    data_dir = Path(cfg["UMOEC_DATA_DIR"]) if cfg.get("UMOEC_DATA_DIR") else None
-    watchdog, launcher = cfg["UMOEC_WATCHDOG"], cfg.get("UMOEC_LAUNCHER")
+def register(app, cockpit: AppContext) -> None:
+    runs_dir, data_dir = cockpit.settings.runs_dir, cockpit.settings.data_dir
+    watchdog, launcher = cockpit.watchdog, cockpit.launcher
 
     @app.callback(Output(ids.PULSE, "data"), Input(ids.REFRESH, "n_intervals"),
                   State(ids.RUN_SELECT, "value"), State(ids.PULSE, "data"))
     def pulse(_n, name, last):
         try:
-            busy = P.any_busy(cfg.get("UMOEC_JOBS"), cfg.get("UMOEC_DATASET_BUILDER"))
+            busy = P.any_busy(cockpit.jobs, cockpit.datasets)
             sig = P.signature(watchdog.version, run_folder(runs_dir, name), data_dir,
                               launcher.pending() if launcher is not None else (), busy)
         except Exception:  # never freeze the page: refresh every tick, as without a pulse

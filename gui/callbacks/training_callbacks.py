@@ -31,6 +31,7 @@ from ..figures.training import best_val_name, loss_fig, lr_grad_fig
 from ..panels.training_panel import kpi_card
 from ..runs import resolve, summarise
 from ..forge import resolve_forge
+from ..context import AppContext
 from .forge_training import forge_training_update
 
 LN2 = math.log(2.0)
@@ -313,9 +314,9 @@ OUTPUT_ORDER = ("kpis", "eta", "loss", "lr", "heads", "checkpoints", "log", "err
                 "ck_options", "ck_value")
 
 
-def register(app) -> None:
-    runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
-    launcher = app.server.config.get("UMOEC_LAUNCHER")
+def register(app, cockpit: AppContext) -> None:
+    runs_dir = cockpit.settings.runs_dir
+    launcher = cockpit.launcher
     outputs = [Output(ids.TRAINING_KPIS, "children"), Output(ids.TRAINING_ETA, "children"),
                Output(ids.TRAINING_LOSS, "figure"), Output(ids.TRAINING_LR, "figure"),
                Output(ids.TRAINING_HEADS, "children"), Output(ids.CHECKPOINT_LIST, "children"),

@@ -25,6 +25,7 @@ from .. import ids
 from ..compare import CompareError, load_run
 from ..figures import series
 from ..figures.series import MAX_POINTS, ema
+from ..context import AppContext
 
 OUTPUTS = ("figure", "zoom", "follow")
 
@@ -122,8 +123,8 @@ def track_redraws(runs_dir: Path, name: Optional[str], chart: Optional[dict],
     return figure, {"run": chart["run"], "chart": sig, "points": points}
 
 
-def register(app) -> None:
-    runs_dir = Path(app.server.config["UMOEC_RUNS_DIR"])
+def register(app, cockpit: AppContext) -> None:
+    runs_dir = cockpit.settings.runs_dir
 
     @app.callback(Output(ids.TRAINING_LOSS, "figure", allow_duplicate=True),
                   Output(ids.TRAINING_ZOOM, "data"), Output(ids.TRAINING_FOLLOW, "value"),

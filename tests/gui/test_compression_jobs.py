@@ -282,11 +282,12 @@ def test_every_end_is_recorded_never_running(run, tmp_path, fake_python, monkeyp
     src.write_text("hello")
     jobs = JobManager(run.root.parent, python=fake_python, timeout=1.5 if how == "timeout" else 60)
     job = jobs.start_compress(run, str(src), "turbo", "step000004.pt")  # no model: checkpoint
-    assert job.running and rows(run)[0]["status"] == "running"
     assert job.argv[job.argv.index("--checkpoint") + 1] == str(run.checkpoints()[0].path)
     assert job.env["UMOEC_RUNS_DIR"] == str(run.root.parent.resolve())  # the store's runs folder
-    with pytest.raises(JobError, match="already running"):
-        jobs.start_compress(run, str(src), "turbo")
+    if how != "crash":  # a crashing worker may already be gone on a loaded machine
+        assert job.running and rows(run)[0]["status"] == "running"
+        with pytest.raises(JobError, match="already running"):
+            jobs.start_compress(run, str(src), "turbo")
     if how == "cancel":
         wait_running(job)
         assert "cancelling the compress job" in jobs.cancel("r1", "compress")
@@ -484,7 +485,7 @@ def test_jobs_table_names_the_model():
 
 # -- the new callbacks, called the way the browser calls them -----------------------------------
 def test_model_dropdowns_and_export_button_through_dash(run):
-    from gui import ids
+    from gui import context, ids
     from tests.gui.analysis_support import dash_client
     name, digest = default_name_hash()
     with dash_client(run.root.parent) as client:
@@ -506,7 +507,7 @@ def test_model_dropdowns_and_export_button_through_dash(run):
                                   [f"{ids.COMPRESS_MODEL}.value"])
             assert resp[ids.COMPRESS_CHECKPOINT]["disabled"] is disabled
 
-        client.app.server.config["UMOEC_JOBS"].python = "/nonexistent/python"
+        context.of(client.app).jobs.python = "/nonexistent/python"
         key = client.key(f"{ids.CHECKPOINT_EXPORT_ACTION}.data")
         button = {"type": ids.CHECKPOINT_EXPORT_BTN, "index": "step000004.pt"}
 
@@ -532,11 +533,11 @@ def test_model_dropdowns_and_export_button_through_dash(run):
 
 
 def test_buttons_pass_the_chosen_model_through_dash(run, tmp_path):
-    from gui import ids
+    from gui import context, ids
     from tests.gui.analysis_support import dash_client
     _, digest = default_name_hash()
     with dash_client(run.root.parent) as client:
-        jobs = client.app.server.config["UMOEC_JOBS"]
+        jobs = context.of(client.app).jobs
         jobs.python = "/nonexistent/python"
         _, resp = client.call(f"{ids.COMPRESS_ACTION}.data", {
             f"{ids.COMPRESS_BTN}.n_clicks": 1, f"{ids.COMPRESS_FILE_PATH}.value":

@@ -1,0 +1,78 @@
+"""What a cockpit is made of, built once in `create_app` and handed to every page's `register`.
+
+`CockpitSettings` holds the typed settings (from `python gui/app.py`'s arguments or a test);
+`AppContext` the long-lived services built from them. No Dash imports here: a page reads
+through these objects, never through string keys in the server's config. Code that runs inside a
+request without a handle on the app (Forge folder lookup, the user-preset folder) reaches the
+context with `current()`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from .compress_jobs import JobManager
+from .datasets import DatasetBuilder
+from .forge import OPENED_FILE, ForgeRegistry
+from .process import Launcher
+from .services.watchdog import RunWatchdog
+
+EXTENSION = "umoec"   # the key in the Flask app's `extensions` dict
+
+
+@dataclass(frozen=True)
+class CockpitSettings:
+    runs_dir: Path
+    data_dir: Path
+    presets_dir: Path
+    upload_dir: Path
+    max_upload_mb: float
+    job_timeout_s: float
+    stop_timeout_s: float
+    refresh_ms: int
+
+    @property
+    def max_upload_bytes(self) -> int:
+        return int(self.max_upload_mb * 1_000_000)
+
+
+@dataclass
+class AppContext:
+    settings: CockpitSettings
+    launcher: Launcher            # training runs started or resumed here
+    watchdog: RunWatchdog         # every run's honest state, from a server thread
+    forge: ForgeRegistry          # Forge folders opened by path
+    datasets: DatasetBuilder      # prepare_data builds
+    jobs: JobManager              # compression, verification, evaluation and export jobs
+
+    @classmethod
+    def build(cls, settings: CockpitSettings) -> "AppContext":
+        """The services of one cockpit; jobs a previous cockpit left behind are reconciled
+        (their sidecars say what happened, orphaned workers are stopped)."""
+        launcher = Launcher(settings.runs_dir, stop_timeout=settings.stop_timeout_s)
+        jobs = JobManager(settings.runs_dir, timeout=settings.job_timeout_s)
+        jobs.reconcile()
+        return cls(settings=settings, launcher=launcher,
+                   watchdog=RunWatchdog(settings.runs_dir, launcher),
+                   forge=ForgeRegistry(settings.runs_dir / OPENED_FILE),
+                   datasets=DatasetBuilder(settings.data_dir), jobs=jobs)
+
+
+def attach(server: Any, ctx: AppContext) -> None:
+    server.extensions[EXTENSION] = ctx
+
+
+def of(app: Any) -> AppContext:
+    """The context of a Dash app (or its Flask server)."""
+    server = getattr(app, "server", app)
+    return server.extensions[EXTENSION]
+
+
+def current() -> Optional[AppContext]:
+    """The serving cockpit's context inside a request, else None."""
+    try:
+        from flask import current_app, has_app_context
+    except ImportError:  # pragma: no cover - flask ships with dash
+        return None
+    return current_app.extensions.get(EXTENSION) if has_app_context() else None
