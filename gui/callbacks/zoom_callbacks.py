@@ -5,11 +5,15 @@ tick). This module only listens beside it:
 - a zoom or pan (relayoutData) re-reads the run at full resolution and replaces the two train
   traces (raw, EMA) with the visible range re-aggregated plus a coarse overview around it
   (gui/figures/series.view_indices), as a Patch; a zoom turns "follow live" off;
+- the y axis fits what is inside the zoomed x range (a late, flat stretch shows its detail),
+  unless the user's box zoom chose a y range;
 - a double-click (autorange) or "follow live" switched on puts the whole-run overview back and
-  lets the x axis grow with the run again; "follow live" switched off holds the current x range;
+  lets the x axis grow with the run again (a double-click turns "follow live" on: the chart
+  follows); "follow live" switched off holds the current x range;
 - when the training callback redraws the chart from scratch while a zoom is held (smoothing or
   log-y changed, or its periodic re-downsampling), the zoom is re-applied (`track_redraws`, a
-  second callback on the chart state, so the every-tick input never delays a user's zoom).
+  second callback on the chart state, so the every-tick input never delays a user's zoom); a
+  zoom made on a newly selected run before its first draw came back is re-applied too.
 The EMA is computed on every row (gui/figures/series.ema) before any point is picked.
 `training_zoom` and `track_redraws` are the callback bodies as plain functions.
 """
@@ -18,6 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional
 
+import numpy as np
 from dash import Input, Output, Patch, State, ctx, no_update
 from dash.exceptions import PreventUpdate
 
@@ -36,11 +41,29 @@ def _chart_sig(chart: Optional[dict]) -> Optional[list]:
     return [chart.get("run"), chart.get("gen"), chart.get("smoothing"), chart.get("log_y")]
 
 
-def _patch(runs_dir: Path, name: str, smoothing: float,
-           window: Optional[list]) -> Optional[Patch]:
+def y_range(ys: list, xs: list, window: tuple[float, float], log_y: bool) -> Optional[list]:
+    """The y range that fits the points inside the x window (5% margin; log10 units on a log
+    axis), so a zoom on a late, flat stretch of the curve shows its detail; None when nothing
+    plottable is inside."""
+    lo, hi = window
+    x = np.asarray(xs, dtype=np.float64)
+    y = np.asarray(ys, dtype=np.float64)
+    y = y[(x >= lo) & (x <= hi) & np.isfinite(y)]
+    if log_y:
+        y = np.log10(y[y > 0])
+    if not len(y):
+        return None
+    bottom, top = float(y.min()), float(y.max())
+    pad = (top - bottom) * 0.05 or max(abs(top) * 0.05, 1e-3)
+    return [bottom - pad, top + pad]
+
+
+def _patch(runs_dir: Path, name: str, smoothing: float, window: Optional[list],
+           log_y: bool = False, fit_y: bool = True) -> Optional[Patch]:
     """Train traces 0 (raw) and 1 (EMA) for `window` (None: the whole run), and the x range
     written into the figure (so a later full redraw by the training callback cannot keep a
-    stale one: it is re-applied by `track_redraws`)."""
+    stale one: it is re-applied by `track_redraws`). With `fit_y` the y axis fits what is
+    inside the window (the whole run when unzoomed); off when the user chose a y range."""
     try:
         run = load_run(runs_dir, name)
     except CompareError:
@@ -51,16 +74,32 @@ def _patch(runs_dir: Path, name: str, smoothing: float,
     smooth = ema(run.train_bits, smoothing)
     patch = Patch()
     win = tuple(window) if window else None
+    shown_x: list = []
+    shown_y: list = []
     for trace, y in ((0, run.train_bits), (1, smooth)):
         xs, ys = series.points(x, y, win, MAX_POINTS)
         patch["data"][trace]["x"] = xs
         patch["data"][trace]["y"] = ys
+        shown_x += xs
+        shown_y += ys
     if win:
         patch["layout"]["xaxis"]["range"] = list(win)
         patch["layout"]["xaxis"]["autorange"] = False
+        fitted = y_range(shown_y, shown_x, win, log_y) if fit_y else None
+        if fitted is not None:
+            patch["layout"]["yaxis"]["range"] = fitted
+            patch["layout"]["yaxis"]["autorange"] = False
     else:
         patch["layout"]["xaxis"]["autorange"] = True
+        if fit_y:
+            patch["layout"]["yaxis"]["autorange"] = True
     return patch
+
+
+def _user_set_y(relayout: Any) -> bool:
+    """A box zoom (or a y-axis drag) names a y range: the user's, kept as is."""
+    return isinstance(relayout, dict) and any(str(k).startswith("yaxis") and "range" in str(k)
+                                              for k in relayout)
 
 
 def _extent(runs_dir: Path, name: str) -> Optional[list]:
@@ -79,6 +118,7 @@ def training_zoom(runs_dir: Path, name: Optional[str], trigger: Optional[str], r
     if not name:
         return out
     smoothing = float((chart or {}).get("smoothing", 0.6) or 0.0)
+    log_y = bool((chart or {}).get("log_y"))
     zoom = dict(zoom or {})
     window = zoom.get("window") if zoom.get("run") == name else None
     if trigger == ids.TRAINING_LOSS:
@@ -88,14 +128,18 @@ def training_zoom(runs_dir: Path, name: Optional[str], trigger: Optional[str], r
         window = None if z.reset else [z.lo, z.hi]
         if window is not None and follow:
             out["follow"] = False
-        out["figure"] = _patch(runs_dir, name, smoothing, window) or no_update
+        elif window is None and not follow:
+            out["follow"] = True  # a double-click fits the whole run, which then grows: following
+        out["figure"] = _patch(runs_dir, name, smoothing, window, log_y,
+                               fit_y=not _user_set_y(relayout)) or no_update
     elif trigger == ids.TRAINING_FOLLOW:
         if follow:
             window = None
-            out["figure"] = _patch(runs_dir, name, smoothing, None) or no_update
+            out["figure"] = _patch(runs_dir, name, smoothing, None, log_y) or no_update
         elif window is None:
             window = _extent(runs_dir, name)  # hold the x range the chart shows now
-            out["figure"] = _patch(runs_dir, name, smoothing, window) if window else no_update
+            out["figure"] = (_patch(runs_dir, name, smoothing, window, log_y) if window
+                             else no_update)
     new = {"run": name, "window": window}
     if new != zoom:
         out["zoom"] = new
@@ -114,12 +158,15 @@ def track_redraws(runs_dir: Path, name: Optional[str], chart: Optional[dict],
     redrawn = sig != seen.get("chart") or points < seen.get("points", 0)
     figure: Any = no_update
     window = (zoom or {}).get("window") if (zoom or {}).get("run") == chart["run"] == name else None
-    if chart["run"] != seen.get("run") and seen.get("run") is not None:
+    smoothing, log_y = float(chart.get("smoothing", 0.6) or 0.0), bool(chart.get("log_y"))
+    if chart["run"] != seen.get("run") and seen.get("run") is not None and window is None:
         patch = Patch()  # another run: its whole range (plotly would keep the old zoom)
         patch["layout"]["xaxis"]["autorange"] = True
+        patch["layout"]["yaxis"]["autorange"] = True
         figure = patch
-    elif redrawn and window is not None:
-        figure = _patch(runs_dir, name, float(chart.get("smoothing", 0.6) or 0.0), window) or no_update
+    elif window is not None and (redrawn or chart["run"] != seen.get("run")):
+        # a held zoom, or one made on a new run before its first draw came back: kept
+        figure = _patch(runs_dir, name, smoothing, window, log_y) or no_update
     return figure, {"run": chart["run"], "chart": sig, "points": points}
 
 

@@ -195,6 +195,39 @@ def test_training_chart_zoom_follow_and_redraw(tmp_path):
     assert fig is not no_update                                # another run: back to its whole range
 
 
+def layout_ops(patch) -> dict:
+    return {tuple(o["location"][1:]): o["params"]["value"]
+            for o in patch.to_plotly_json()["operations"] if o["location"][0] == "layout"}
+
+
+def test_zoom_fits_y_to_the_window_and_a_double_click_follows_again(tmp_path):
+    make_run(tmp_path, "long", steps=range(1, 8001), spike_at=4321)
+    chart = {"run": "long", "gen": 1, "smoothing": 0.6, "log_y": False, "points": 2000}
+    late = training_zoom(tmp_path, "long", ids.TRAINING_LOSS,
+                         {"xaxis.range[0]": 6000, "xaxis.range[1]": 6500}, True, chart, None)
+    lo, hi = layout_ops(late["figure"])[("yaxis", "range")]
+    # bpb there is 2 + 6/sqrt(step): 2.0744..2.0775, not the run's 2.07..24 (start and spike)
+    assert 2.0740 < lo < 2.0744 and 2.0775 < hi < 2.0780
+    assert layout_ops(late["figure"])[("yaxis", "autorange")] is False
+    logged = training_zoom(tmp_path, "long", ids.TRAINING_LOSS,
+                           {"xaxis.range[0]": 6000, "xaxis.range[1]": 6500}, True,
+                           {**chart, "log_y": True}, None)
+    lo, hi = layout_ops(logged["figure"])[("yaxis", "range")]
+    assert 0.3166 < lo < 0.3169 and 0.3175 < hi < 0.3178          # log10 units on a log axis
+    box = training_zoom(tmp_path, "long", ids.TRAINING_LOSS,
+                        {"xaxis.range[0]": 6000, "xaxis.range[1]": 6500,
+                         "yaxis.range[0]": 0.0, "yaxis.range[1]": 1.0}, True, chart, None)
+    assert ("yaxis", "range") not in layout_ops(box["figure"])    # the user's own y range
+    reset = training_zoom(tmp_path, "long", ids.TRAINING_LOSS, {"xaxis.autorange": True}, False,
+                          chart, late["zoom"])
+    assert reset["follow"] is True and reset["zoom"]["window"] is None
+    assert layout_ops(reset["figure"])[("yaxis", "autorange")] is True
+    # a zoom made on a newly picked run before its first draw came back is kept, not reset
+    fig, _ = track_redraws(tmp_path, "long", chart, late["zoom"], {"run": "other", "chart": None,
+                                                                   "points": 10})
+    assert layout_ops(fig)[("xaxis", "range")] == [6000.0, 6500.0]
+
+
 def test_units_on_the_y_axis_and_no_made_up_values_in_legends(runs):
     """The y axis says bits per token when Forge runs are drawn; a Forge run without
     config.json gets no 'lr=none' in its legend."""
