@@ -97,7 +97,8 @@ class Page:
                        {"id": "training-logy", "property": "value", "value": False},
                        {"id": "main-tabs", "property": "active_tab", "value": "tab-training"}],
             "state": [{"id": "training-chart-state", "property": "data", "value": self.state},
-                      {"id": "resume-checkpoint", "property": "value", "value": self.checkpoint}],
+                      {"id": "resume-checkpoint", "property": "value", "value": self.checkpoint},
+                      {"id": "resume-controls", "property": "style", "value": None}],
             "changedPropIds": ["refresh-interval.n_intervals"]}
         t0 = time.perf_counter()
         r = self.client.post("/_dash-update-component", json=payload)

@@ -110,6 +110,7 @@ CONFIG_STATUS = "config-status"
 CONFIG_CONTROL_MSG = "config-control-msg"  # store: the last start/stop/resume outcome
 RESUME_CHECKPOINT = "resume-checkpoint"
 RESUME_BTN = "resume-btn"
+RESUME_CONTROLS = "resume-controls"   # checkpoint picker + Resume; hidden for Forge runs
 # training tab chart controls
 TRAINING_SMOOTHING = "training-smoothing"
 TRAINING_LOGY = "training-logy"

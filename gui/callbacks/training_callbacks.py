@@ -310,6 +310,13 @@ def training_update(runs_dir: Path, name: Optional[str], smoothing: float = 0.6,
                 heads=heads_table(heads), error=None, state=new_state)
 
 
+def resume_controls_style(runs_dir: Path, name: Optional[str]) -> dict:
+    """The checkpoint picker and Resume button: hidden for a Forge run (read-only here; its
+    checkpoints are listed in the table below), shown otherwise."""
+    forge_run = resolve_forge(runs_dir, name) if resolve(runs_dir, name) is None else None
+    return {"display": "none"} if forge_run is not None else {}
+
+
 OUTPUT_ORDER = ("kpis", "eta", "loss", "lr", "heads", "checkpoints", "log", "error", "state",
                 "ck_options", "ck_value")
 
@@ -322,15 +329,16 @@ def register(app, cockpit: AppContext) -> None:
                Output(ids.TRAINING_HEADS, "children"), Output(ids.CHECKPOINT_LIST, "children"),
                Output(ids.LOG_TAIL, "children"), Output(ids.TRAINING_ERROR, "children"),
                Output(ids.TRAINING_CHART_STATE, "data"), Output(ids.RESUME_CHECKPOINT, "options"),
-               Output(ids.RESUME_CHECKPOINT, "value")]
+               Output(ids.RESUME_CHECKPOINT, "value"), Output(ids.RESUME_CONTROLS, "style")]
 
     @app.callback(*outputs, Input(ids.tab_tick(ids.TAB_TRAINING), "data"), Input(ids.RUN_SELECT, "value"),
                   Input(ids.TRAINING_SMOOTHING, "value"), Input(ids.TRAINING_LOGY, "value"),
                   Input(ids.TABS, "active_tab"), State(ids.TRAINING_CHART_STATE, "data"),
-                  State(ids.RESUME_CHECKPOINT, "value"))
-    def refresh(_n, name, smoothing, log_y, tab, state, checkpoint):
+                  State(ids.RESUME_CHECKPOINT, "value"), State(ids.RESUME_CONTROLS, "style"))
+    def refresh(_n, name, smoothing, log_y, tab, state, checkpoint, resume_style):
         if tab not in (None, ids.TAB_TRAINING):
             raise PreventUpdate  # hidden tab: no reads; switching back triggers a refresh
         launched = launcher.get(name) if launcher is not None else None
         out = training_update(runs_dir, name, smoothing, log_y, state, checkpoint, launched)
-        return tuple(out[k] for k in OUTPUT_ORDER)
+        style = resume_controls_style(runs_dir, name)
+        return (*(out[k] for k in OUTPUT_ORDER), no_update if style == (resume_style or {}) else style)

@@ -43,7 +43,7 @@ def resume_controls() -> html.Div:
                      placeholder="no checkpoints", style={"minWidth": "220px"},
                      className="flex-grow-1 me-2"),
         dbc.Button("Resume", id=ids.RESUME_BTN, color="primary", size="sm", disabled=True),
-    ], className="d-flex align-items-center mb-2")
+    ], id=ids.RESUME_CONTROLS, className="d-flex align-items-center mb-2")
 
 
 def layout() -> html.Div:
