@@ -21,6 +21,7 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, Patch, State, html, no_update
 from dash.exceptions import PreventUpdate
 
+from umoec import config as C
 from umoec.run import RunState
 
 from .. import db, ids, models
@@ -192,11 +193,21 @@ def _read_log(run, state: Optional[dict]) -> tuple[Any, Optional[list]]:
     return ("\n".join(lines) or "(training.log is empty)"), sig
 
 
-def _full_charts(conn, smoothing: float, log_y: bool) -> tuple[object, object, dict]:
+def grad_clip_of(run) -> Optional[float]:
+    """The run's gradient-clipping threshold (training.grad_clip; None when off or unreadable)."""
+    try:
+        clip = float(C.load(run.config_path).training.grad_clip)
+    except (OSError, C.ConfigError, ValueError):
+        return None
+    return clip if clip > 0 else None
+
+
+def _full_charts(conn, smoothing: float, log_y: bool,
+                 grad_clip: Optional[float] = None) -> tuple[object, object, dict]:
     train = db.train_series(conn)
     val = db.val_metrics(conn)
     loss = loss_fig(train, val, smoothing, log_y, max_points=MAX_POINTS)
-    lr = lr_grad_fig(train, max_points=MAX_POINTS)
+    lr = lr_grad_fig(train, max_points=MAX_POINTS, grad_clip=grad_clip)
     if train.empty:
         return loss, lr, {}
     num, den = ema_state(train["bpb"].to_numpy(dtype=float), smoothing)
@@ -288,7 +299,7 @@ def training_update(runs_dir: Path, name: Optional[str], smoothing: float = 0.6,
             if same:
                 loss, lr, chart = _patch_charts(conn, state, smoothing)
             else:
-                loss, lr, chart = _full_charts(conn, smoothing, log_y)
+                loss, lr, chart = _full_charts(conn, smoothing, log_y, grad_clip_of(run))
             recent = db.recent_train_metrics(conn, 20)
             heads = db.head_losses_at(conn)
     except (FileNotFoundError, sqlite3.DatabaseError) as exc:

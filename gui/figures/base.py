@@ -40,6 +40,15 @@ def empty_fig(message: str, height: int = 320) -> go.Figure:
     return fig
 
 
+def crosshair(fig: go.Figure) -> go.Figure:
+    """A vertical spike line across the plot at the cursor's step, and one callout listing every
+    trace's value at that step (W&B/TensorBoard-style reading of several curves at once)."""
+    fig.update_layout(hovermode="x unified")
+    fig.update_xaxes(showspikes=True, spikemode="across", spikesnap="cursor", spikethickness=1,
+                     spikedash="dot", spikecolor="#6c757d")
+    return fig
+
+
 def graph_config(filename: str) -> dict:
     """dcc.Graph config: toolbar on hover with 'Download plot as a PNG' (2x), no plotly logo."""
     return {"displaylogo": False, "toImageButtonOptions": {

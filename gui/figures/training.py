@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from .base import TEMPLATE, empty_fig
+from .base import TEMPLATE, crosshair, empty_fig
 from .series import downsample, ema
 
 # Trace order of the live training charts: callbacks extend these by index (dash.Patch).
@@ -56,14 +56,15 @@ def loss_fig(train: pd.DataFrame, val: pd.DataFrame, smoothing: float = 0.6,
                       uirevision="loss")
     if log_y:
         fig.update_yaxes(type="log")
-    return fig
+    return crosshair(fig)
 
 
 def lr_grad_fig(train: pd.DataFrame, max_points: int | None = None,
-                lr_label: str = "lr (AdamW)") -> go.Figure:
+                lr_label: str = "lr (AdamW)", grad_clip: float | None = None) -> go.Figure:
     """Learning rate and gradient norm against step (two y axes), each downsampled to about
     `max_points` when given. Traces: LR_TRACES. `lr_label`: what the lr trace is (a Forge
-    run's optimizer is not ours)."""
+    run's optimizer is not ours). `grad_clip` (> 0): the clipping threshold as a dashed line on
+    the grad-norm axis, so clipped steps show as the curve reaching it."""
     if train.empty:
         return empty_fig("No training metrics yet", height=260)
     steps = train["step"].to_numpy()
@@ -78,7 +79,13 @@ def lr_grad_fig(train: pd.DataFrame, max_points: int | None = None,
                       xaxis_title="step", yaxis={"title": "lr", "exponentformat": "e"},
                       yaxis2={"title": "grad norm", "overlaying": "y", "side": "right"},
                       legend={"orientation": "h", "y": -0.3}, uirevision="lr")
-    return fig
+    if grad_clip:
+        fig.add_shape(type="line", xref="paper", x0=0, x1=1, yref="y2", y0=grad_clip,
+                      y1=grad_clip, line={"color": "#fd7e14", "width": 1, "dash": "dash"})
+        fig.add_annotation(xref="paper", x=1, xanchor="right", yref="y2", y=grad_clip,
+                           yanchor="bottom", showarrow=False, text=f"grad clip {grad_clip:g}",
+                           font={"size": 10, "color": "#fd7e14"})
+    return crosshair(fig)
 
 
 def lr_preview_fig(steps, adamw, muon, warmup_steps: int, height: int = 190) -> go.Figure:

@@ -14,3 +14,30 @@ def test_loss_figure_has_raw_smoothed_val_and_best_marker():
     assert loss_fig(train, val, log_y=True).layout.yaxis.type == "log"
     empty = loss_fig(train.iloc[:0], val.iloc[:0])
     assert "No training metrics yet" in empty.layout.annotations[0].text
+
+
+def test_training_charts_read_with_a_crosshair_and_show_the_clip_threshold():
+    from gui.figures.training import lr_grad_fig
+    train = pd.DataFrame({"step": [1, 2, 3], "bpb": [8.0, 6.0, 5.0], "lr": [1e-3, 2e-3, 3e-3],
+                          "grad_norm": [3.0, 1.0, 0.5]})
+    for fig in (loss_fig(train, train.iloc[:0]), lr_grad_fig(train)):
+        assert fig.layout.hovermode == "x unified"            # one callout, every curve
+        assert fig.layout.xaxis.showspikes and fig.layout.xaxis.spikemode == "across"
+    assert not lr_grad_fig(train).layout.shapes
+    clipped = lr_grad_fig(train, grad_clip=1.0)
+    [line] = clipped.layout.shapes
+    assert (line.yref, line.y0, line.y1, line.line.dash) == ("y2", 1.0, 1.0, "dash")
+    assert clipped.layout.annotations[0].text == "grad clip 1"
+
+
+def test_the_run_config_gives_the_clip_line(tmp_path):
+    from gui.callbacks.training_callbacks import grad_clip_of
+    from umoec import config as C
+    from umoec.run import RunDir
+    run = RunDir(tmp_path / "r")
+    run.root.mkdir()
+    assert grad_clip_of(run) is None                          # no config: no line
+    C.save(C.load_preset("tier1_micro", ["training.grad_clip=0.5"]), run.config_path)
+    assert grad_clip_of(run) == 0.5
+    C.save(C.load_preset("tier1_micro", ["training.grad_clip=0"]), run.config_path)
+    assert grad_clip_of(run) is None                          # clipping off
