@@ -105,6 +105,14 @@ def train_series(conn: sqlite3.Connection, columns: Sequence[str] = ("step", "bp
                   params, cols)
 
 
+def metrics_export(conn: sqlite3.Connection) -> pd.DataFrame:
+    """Every train_metrics row with the validation bpb of its step (empty when none), oldest
+    first: what the Training tab's CSV export holds."""
+    train = train_metrics(conn)
+    val = val_metrics(conn)[["step", "bpb"]].rename(columns={"bpb": "val_bpb"})
+    return train.merge(val.drop_duplicates("step", keep="last"), on="step", how="left")
+
+
 def recent_train_metrics(conn: sqlite3.Connection, n: int = 20) -> pd.DataFrame:
     """The newest `n` train_metrics rows, oldest first (ETA and step rate)."""
     df = _query(conn, f"SELECT {', '.join(TRAIN_COLUMNS)} FROM train_metrics ORDER BY step DESC "

@@ -27,7 +27,7 @@ from umoec.run import RunState
 from .. import db, ids, models
 from ..derived import fmt_bytes
 from ..figures.base import empty_fig
-from ..figures.series import MAX_POINTS, ema_continue, ema_state
+from ..figures.series import MAX_POINTS, ema, ema_continue, ema_state
 from ..figures.training import best_val_name, loss_fig, lr_grad_fig
 from ..panels.training_panel import kpi_card
 from ..runs import resolve, summarise
@@ -321,6 +321,31 @@ def training_update(runs_dir: Path, name: Optional[str], smoothing: float = 0.6,
                 heads=heads_table(heads), error=None, state=new_state)
 
 
+def metrics_csv(runs_dir: Path, name: Optional[str], smoothing: float = 0.6) -> Optional[dict]:
+    """The selected run's metrics as a dcc.Download dict: every logged row (with its EMA at the
+    chart's smoothing and the step's validation bpb), or a Forge run's own log.csv; None when
+    there is nothing readable."""
+    run = resolve(runs_dir, name)
+    if run is None:
+        forge_run = resolve_forge(runs_dir, name)
+        if forge_run is None or not forge_run.log_path.is_file():
+            return None
+        return {"content": forge_run.log_path.read_text(errors="replace"),
+                "filename": f"{forge_run.path.name}-log.csv", "type": "text/csv"}
+    try:
+        with db.open_db(run.db_path) as conn:
+            table = db.metrics_export(conn)
+    except (FileNotFoundError, sqlite3.DatabaseError):
+        return None
+    if table.empty:
+        return None
+    smoothing = min(0.999, max(0.0, float(smoothing or 0.0)))
+    table.insert(table.columns.get_loc("bpb") + 1, f"bpb_ema_{smoothing:.2f}",
+                 ema(table["bpb"].to_numpy(dtype=float), smoothing))
+    return {"content": table.to_csv(index=False), "filename": f"{run.name}-metrics.csv",
+            "type": "text/csv"}
+
+
 def resume_controls_style(runs_dir: Path, name: Optional[str]) -> dict:
     """The checkpoint picker and Resume button: hidden for a Forge run (read-only here; its
     checkpoints are listed in the table below), shown otherwise."""
@@ -341,6 +366,15 @@ def register(app, cockpit: AppContext) -> None:
                Output(ids.LOG_TAIL, "children"), Output(ids.TRAINING_ERROR, "children"),
                Output(ids.TRAINING_CHART_STATE, "data"), Output(ids.RESUME_CHECKPOINT, "options"),
                Output(ids.RESUME_CHECKPOINT, "value"), Output(ids.RESUME_CONTROLS, "style")]
+
+    @app.callback(Output(ids.TRAINING_CSV, "data"), Input(ids.TRAINING_CSV_BTN, "n_clicks"),
+                  State(ids.RUN_SELECT, "value"), State(ids.TRAINING_SMOOTHING, "value"),
+                  prevent_initial_call=True)
+    def export_csv(_n, name, smoothing):
+        out = metrics_csv(runs_dir, name, smoothing)
+        if out is None:
+            raise PreventUpdate
+        return out
 
     @app.callback(*outputs, Input(ids.tab_tick(ids.TAB_TRAINING), "data"), Input(ids.RUN_SELECT, "value"),
                   Input(ids.TRAINING_SMOOTHING, "value"), Input(ids.TRAINING_LOGY, "value"),

@@ -34,6 +34,9 @@ def chart_controls() -> html.Div:
                    persistence=True, persistence_type="local"),
         dbc.Switch(id=ids.TRAINING_FOLLOW, label="follow live", value=True,
                    class_name="ms-3 mb-0 small"),  # zoom re-aggregation: gui/callbacks/zoom_callbacks.py
+        dbc.Button("CSV", id=ids.TRAINING_CSV_BTN, size="sm", color="secondary", outline=True,
+                   class_name="ms-3 py-0", title="every logged row of this run as CSV"),
+        dcc.Download(id=ids.TRAINING_CSV),
     ], className="d-flex align-items-center flex-wrap")
 
 

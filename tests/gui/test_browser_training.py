@@ -49,6 +49,11 @@ def test_completed_run_renders_kpis_charts_and_logs(page, sim_run, tmp_path):
         bg = page.eval_on_selector("nav", "e => getComputedStyle(e).backgroundColor")
         assert bg not in ("rgba(0, 0, 0, 0)", "transparent")
         shot(page, "training_completed")
+        with page.expect_download(timeout=30_000) as download:   # the run's metrics as CSV
+            page.click("#training-csv-btn")
+        assert download.value.suggested_filename == "sim600-metrics.csv"
+        lines = open(download.value.path()).read().splitlines()
+        assert lines[0].startswith("step,") and lines[-1].startswith("600,")  # every logged row
         assert page.console_errors == []
     finally:
         proc.terminate()

@@ -136,3 +136,27 @@ def test_a_resumed_run_shows_resuming_not_completed_until_its_first_status(tmp_p
     old = SimpleNamespace(alive=True, pid=4321, started=time.time() - 60)
     assert not summarise(run, launched=old).resuming
     assert not summarise(run, launched=SimpleNamespace(alive=False, pid=1, started=time.time() + 1)).resuming
+
+
+def test_csv_export_holds_every_row_its_ema_and_validation(tmp_path):
+    import io
+
+    from gui.callbacks.training_callbacks import metrics_csv
+    make_run(tmp_path, steps=range(1, 101))
+    out = metrics_csv(tmp_path, "r", 0.6)
+    assert out["filename"] == "r-metrics.csv" and out["type"] == "text/csv"
+    table = pd.read_csv(io.StringIO(out["content"]))
+    assert len(table) == 100 and list(table["step"]) == list(range(1, 101))
+    assert list(table.columns[:6]) == ["step", "ts", "elapsed_s", "loss", "bpb", "bpb_ema_0.60"]
+    assert np.allclose(table["bpb_ema_0.60"], ema(table["bpb"].to_numpy(), 0.6))
+    assert table["val_bpb"].notna().sum() == 2 and not math.isnan(table.loc[49, "val_bpb"])
+    assert metrics_csv(tmp_path, "missing") is None
+
+
+def test_csv_export_of_a_forge_run_is_its_own_log(tmp_path):
+    from gui.callbacks.training_callbacks import metrics_csv
+    from tests.gui.forge_fixtures import write_forge_run
+    write_forge_run(tmp_path / "forge-a", steps=50)
+    out = metrics_csv(tmp_path, "forge-a")
+    assert out["filename"] == "forge-a-log.csv"
+    assert out["content"] == (tmp_path / "forge-a" / "log.csv").read_text()
