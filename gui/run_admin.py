@@ -13,6 +13,7 @@ No Dash in this module.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -140,15 +141,26 @@ def _first_line(lines: list[str], limit: int = NOTE_PREVIEW) -> str:
     return line[:limit].rsplit(" ", 1)[0].rstrip(" ,;:.") + "…"
 
 
+TAG_RE = re.compile(r"(?<![\w&])#([A-Za-z][\w.-]*)")
+
+
+def tags_of(text: str) -> str:
+    """The #tags written anywhere in a run's notes ("#baseline #lr-sweep"), sorted, as the Runs
+    table shows and filters them."""
+    return " ".join("#" + t for t in sorted({m.rstrip(".-") for m in TAG_RE.findall(text)},
+                                            key=str.lower))
+
+
 def run_rows(runs_dir: Path) -> list[dict[str, Any]]:
     """The Runs tab's table: ours (newest first), then Forge runs."""
     rows = []
     for run in list_runs(runs_dir):
         s = summarise(run)
         try:
-            note = run.notes_path.read_text(encoding="utf-8").strip().splitlines()
+            text = run.notes_path.read_text(encoding="utf-8").strip()
         except (OSError, UnicodeDecodeError):
-            note = []
+            text = ""
+        note = text.splitlines()
         try:
             updated = max(p.stat().st_mtime for p in (run.status_path, run.config_path) if p.exists())
         except ValueError:
@@ -157,7 +169,7 @@ def run_rows(runs_dir: Path) -> list[dict[str, Any]]:
                      "kind": "simulated" if s.kind == "simulate" else "u-moec-tiny",
                      "status": s.label, "steps": s.step, "total_steps": s.total_steps,
                      "updated": time.strftime("%Y-%m-%d %H:%M", time.localtime(updated)) if updated
-                     else "", "notes": _first_line(note)})
+                     else "", "tags": tags_of(text), "notes": _first_line(note)})
     for fr in forge.forge_runs(runs_dir):
         age = fr.log_age()
         try:
@@ -168,5 +180,5 @@ def run_rows(runs_dir: Path) -> list[dict[str, Any]]:
         rows.append({"run": fr.label, "key": fr.key, "kind": "Forge", "status": fr.status_label(),
                      "steps": last, "total_steps": None,
                      "updated": time.strftime("%Y-%m-%d %H:%M", time.localtime(time.time() - age))
-                     if age is not None else "", "notes": "read-only"})
+                     if age is not None else "", "tags": "", "notes": "read-only"})
     return rows

@@ -8,12 +8,15 @@ from dash import dash_table, dcc, html
 from .. import ids
 
 RUN_COLUMNS = [("run", "run"), ("kind", "kind"), ("status", "status"), ("steps", "steps"),
-               ("updated", "updated"), ("notes", "notes")]
+               ("updated", "updated"), ("tags", "tags"), ("notes", "notes")]
 
 
 def run_table() -> dash_table.DataTable:
     return dash_table.DataTable(
         id=ids.RUNS_TABLE, data=[], sort_action="native",
+        # a filter row under the header: type to search a column ("crashed", "#baseline",
+        # ">1000" on steps), as W&B's run table does
+        filter_action="native", filter_options={"case": "insensitive"},
         columns=[{"name": n, "id": c, "type": "numeric" if c == "steps" else "text"}
                  for c, n in RUN_COLUMNS],
         style_table={"overflowX": "auto", "maxHeight": "420px", "overflowY": "auto"},
@@ -42,7 +45,8 @@ def manage_card() -> dbc.Card:
             dbc.Label("Notes (saved in the run folder as notes.md)", html_for=ids.RUNS_NOTES,
                       class_name="small mb-0"),
             dbc.Textarea(id=ids.RUNS_NOTES, rows=5, class_name="mb-2 small",
-                         placeholder="what this run tries, what you saw..."),
+                         placeholder="what this run tries, what you saw... (#tags anywhere "
+                                     "are listed and filterable in the table)"),
             dbc.Button("Save notes", id=ids.RUNS_NOTES_SAVE, color="primary", size="sm"),
             html.Div(id=ids.RUNS_MESSAGE, className="small mt-2", role="status"),
         ]),

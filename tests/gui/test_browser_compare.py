@@ -119,10 +119,22 @@ def test_run_management_notes_rename_delete(page, cockpit):
     page.get_by_role("tab", name="Runs", exact=True).click()
     page.locator("#runs-table td:has-text('victim')").first.click()    # a row click selects the run
     wait_text(page, "#runs-selected", "victim")
-    page.fill("#runs-notes", "keeps the default lr")
+    page.fill("#runs-notes", "keeps the default lr #baseline")
     page.click("#runs-notes-save-btn")
     wait_text(page, "#runs-message", "Saved notes of victim")
-    assert (runs / "victim" / "notes.md").read_text() == "keeps the default lr"
+    assert (runs / "victim" / "notes.md").read_text() == "keeps the default lr #baseline"
+    # its tag is listed, and the table's filter row finds the run by it
+    wait_text(page, "#runs-table", "#baseline")
+    box = page.locator("#runs-table th.dash-filter[data-dash-column='tags'] input").first
+    box.fill("baseline")
+    box.press("Enter")
+    page.wait_for_function("document.querySelectorAll('#runs-table tr td.dash-cell.column-0').length === 1",
+                           timeout=10_000)
+    shown = page.inner_text("#runs-table tbody")
+    assert "victim" in shown and "fast" not in shown
+    box.fill("")
+    box.press("Enter")
+    wait_text(page, "#runs-table", "fast")
     page.fill("#runs-rename-input", "victim two")
     page.click("#runs-rename-btn")
     wait_text(page, "#runs-message", "Renamed victim to victim-two")

@@ -95,7 +95,9 @@ def test_notes_round_trip_and_limit(tmp_path):
     with pytest.raises(run_admin.RunAdminError, match="at most"):
         run_admin.write_notes(tmp_path, "a", "x" * (run_admin.MAX_NOTES + 1))
     rows = run_admin.run_rows(tmp_path)
-    assert rows[0]["run"] == "a" and rows[0]["notes"] == "tries lr 1e-3"
+    assert rows[0]["run"] == "a" and rows[0]["notes"] == "tries lr 1e-3" and rows[0]["tags"] == ""
+    run_admin.write_notes(tmp_path, "a", "#baseline run\nsame as #LR-sweep. but see a#b and &#38;")
+    assert run_admin.run_rows(tmp_path)[0]["tags"] == "#baseline #LR-sweep"
     run_admin.write_notes(tmp_path, "a", "a bigger learning rate with muon and a longer warmup " * 3)
     note = run_admin.run_rows(tmp_path)[0]["notes"]   # cut at a word, and says so
     assert note.endswith("\u2026") and len(note) <= run_admin.NOTE_PREVIEW + 1
