@@ -52,6 +52,8 @@ from umoec.run.layout import list_runs
 from . import models
 from .db import open_db
 from .process import describe_exit
+from .services.supervisor import (Child, SpawnError, Supervisor, create_time_of, same_process,
+                                  signal_group)
 from .uploads import safe_upload_name
 from umoec.compress.profiles import PROFILES as CODEC_PROFILES
 
@@ -109,6 +111,7 @@ class Job:
     proc: Optional[subprocess.Popen] = None
     stderr_tail: deque = field(default_factory=lambda: deque(maxlen=20))
     finished: threading.Event = field(default_factory=threading.Event)
+    child: Optional[Child] = field(default=None, repr=False)  # the supervisor's handle
 
     @property
     def running(self) -> bool:
@@ -133,39 +136,29 @@ class Job:
         return what
 
 
-def _signal_group(pid: int, sig: int) -> None:
-    try:
-        os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 class JobRunner:
-    """Starts worker processes and ends each job exactly once (see the module docstring)."""
+    """Starts worker processes and ends each job exactly once (see the module docstring); the
+    supervisor spawns, reaps, times out and cancels them."""
 
-    def __init__(self, cwd: Path = ROOT, grace: float = CANCEL_GRACE_S):
+    def __init__(self, cwd: Path = ROOT, grace: float = CANCEL_GRACE_S,
+                 supervisor: Optional[Supervisor] = None):
         self.cwd, self.grace = Path(cwd), grace
+        self.supervisor = supervisor or Supervisor()
 
     def start(self, job: Job, on_finish: Callable[[Job], None]) -> Job:
         # The worker picks its thread count and OpenMP wait policy from the load it finds (one
         # thread, sleeping, while a training run shares the cores: umoec/compress/threads.py).
-        env = {**os.environ, **job.env, "PYTHONUNBUFFERED": "1"}
+        # The time limit counts from the job's start.
         try:
-            job.proc = subprocess.Popen(job.argv, cwd=self.cwd, env=env, stdin=subprocess.DEVNULL,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        start_new_session=True, close_fds=True)
-        except OSError as exc:
-            raise JobError(f"cannot start the worker ({job.argv[0]}): "
-                           f"{exc.strerror or exc}") from None
-        job.pid = job.proc.pid
-        readers = [threading.Thread(target=self._read_stdout, args=(job,), daemon=True,
-                                    name=f"job-{job.pid}-out"),
-                   threading.Thread(target=self._read_stderr, args=(job,), daemon=True,
-                                    name=f"job-{job.pid}-err")]
-        for t in readers:
-            t.start()
-        threading.Thread(target=self._watch, args=(job, on_finish, readers), daemon=True,
-                         name=f"job-{job.pid}").start()
+            child = self.supervisor.start(
+                job.argv, name=f"job-{job.kind}-{job.run_name}", cwd=self.cwd, env=job.env,
+                on_stdout=lambda raw: self._stdout_line(job, raw),
+                on_stderr=lambda raw: self._stderr_line(job, raw),
+                time_limit=job.started + job.timeout - time.time(), grace=self.grace)
+        except SpawnError as exc:
+            raise JobError(f"cannot start the worker ({job.argv[0]}): {exc.reason}") from None
+        job.child, job.proc, job.pid = child, child.proc, child.pid
+        child.add_exit_callback(lambda c: self._ended(job, c, on_finish))
         return job
 
     def cancel(self, job: Job) -> None:
@@ -173,58 +166,42 @@ class JobRunner:
         if not job.running or job.cancel_requested is not None:
             return
         job.cancel_requested = time.time()
-        self._terminate(job)
-
-    def _terminate(self, job: Job) -> None:
-        _signal_group(job.pid, signal.SIGTERM)
-
-        def escalate():
-            if not job.finished.wait(self.grace) and job.proc is not None and job.proc.poll() is None:
-                _signal_group(job.pid, signal.SIGKILL)
-        threading.Thread(target=escalate, daemon=True).start()
-
-    def _read_stdout(self, job: Job) -> None:
-        assert job.proc is not None and job.proc.stdout is not None
-        for raw in job.proc.stdout:
+        if job.child is not None:
             try:
-                msg = json.loads(raw)
-            except ValueError:
-                job.stderr_tail.append(raw.decode("utf-8", "replace").strip())
-                continue
-            if not isinstance(msg, dict):
-                continue
-            event = msg.get("event")
-            if event == "progress":
-                job.stage = str(msg.get("stage", job.stage))
-                job.done_bytes, job.total_bytes = int(msg.get("done", 0)), int(msg.get("total", 0))
-            elif event == "result":
-                job.result = {k: v for k, v in msg.items() if k != "event"}
-            elif event == "error":
-                job.error = str(msg.get("message", ""))[:500]
+                job.child.cancel(self.grace)
+            except PermissionError:
+                pass
 
-    def _read_stderr(self, job: Job) -> None:
-        assert job.proc is not None and job.proc.stderr is not None
-        for raw in job.proc.stderr:
-            line = raw.decode("utf-8", "replace").strip()
-            if line:
-                job.stderr_tail.append(line[:300])
+    @staticmethod
+    def _stdout_line(job: Job, raw: bytes) -> None:
+        try:
+            msg = json.loads(raw)
+        except ValueError:
+            job.stderr_tail.append(raw.decode("utf-8", "replace").strip())
+            return
+        if not isinstance(msg, dict):
+            return
+        event = msg.get("event")
+        if event == "progress":
+            job.stage = str(msg.get("stage", job.stage))
+            job.done_bytes, job.total_bytes = int(msg.get("done", 0)), int(msg.get("total", 0))
+        elif event == "result":
+            job.result = {k: v for k, v in msg.items() if k != "event"}
+        elif event == "error":
+            job.error = str(msg.get("message", ""))[:500]
 
-    def _watch(self, job: Job, on_finish: Callable[[Job], None],
-               readers: list[threading.Thread]) -> None:
-        assert job.proc is not None
-        deadline = job.started + job.timeout
-        while True:
-            try:
-                code = job.proc.wait(timeout=max(0.05, min(1.0, deadline - time.time())))
-                break
-            except subprocess.TimeoutExpired:
-                if time.time() >= deadline and not job.timed_out and job.cancel_requested is None:
-                    job.timed_out = True
-                    self._terminate(job)
-        for t in readers:  # the last lines (result or error) are read before concluding
-            t.join(5.0)
-        job.exit_code, job.ended = code, time.time()
-        job.state, job.message = conclude(job, code)
+    @staticmethod
+    def _stderr_line(job: Job, raw: bytes) -> None:
+        line = raw.decode("utf-8", "replace").strip()
+        if line:
+            job.stderr_tail.append(line[:300])
+
+    @staticmethod
+    def _ended(job: Job, child: Child, on_finish: Callable[[Job], None]) -> None:
+        """The worker was reaped and its output read: conclude, record, then `finished`."""
+        job.exit_code, job.ended = child.exit_code, time.time()
+        job.timed_out = job.timed_out or child.timed_out
+        job.state, job.message = conclude(job, child.exit_code)
         try:
             on_finish(job)
         except Exception as exc:  # recording failed: say so instead of a silent stuck job
@@ -270,13 +247,6 @@ def _update_sidecar(run: RunDir, number: int, **items) -> None:
             atomic_write_text(run.job_sidecar_path(number), json.dumps(data, indent=1) + "\n")
         except OSError:
             pass  # the row in metrics.db still holds the outcome
-
-
-def _process_identity(pid: int) -> Optional[float]:
-    try:
-        return psutil.Process(pid).create_time()
-    except psutil.Error:
-        return None
 
 
 def choose(model: Optional[str], checkpoint: Optional[str]) -> str:
@@ -325,7 +295,7 @@ class JobManager:
         self._lock = threading.Lock()
         self._jobs: dict[tuple[str, str], Job] = {}
         self._verify: dict[tuple[str, int], Job] = {}
-        self.pid, self.create_time = os.getpid(), _process_identity(os.getpid())
+        self.pid, self.create_time = os.getpid(), create_time_of(os.getpid())
         self.token = f"{self.pid}-{id(self)}-{time.time()}"
         _LIVE_MANAGERS.add(self)
 
@@ -552,7 +522,7 @@ class JobManager:
                 job.finished.set()
         if job.job_id is not None and job.kind == "compress":
             _update_sidecar(run, job.job_id, worker_pid=job.pid,
-                            worker_create_time=_process_identity(job.pid) if job.pid else None)
+                            worker_create_time=job.child.create_time if job.child else None)
         return job
 
     def cancel(self, run_name: Optional[str], slot: str) -> str:
@@ -607,8 +577,7 @@ class JobManager:
         if pid == os.getpid() and any(m.token == token for m in list(_LIVE_MANAGERS)):
             return None  # a live manager in this process runs it
         if pid and pid != os.getpid() and owner.get("create_time") is not None:
-            created = _process_identity(pid)
-            if created is not None and abs(created - float(owner["create_time"])) < 1.0:
+            if same_process(pid, float(owner["create_time"])):
                 return None  # another cockpit, still alive, owns it
         self._kill_orphan_worker(side)
         who = f" (pid {pid})" if pid else ""
@@ -620,12 +589,10 @@ class JobManager:
         pid, created = int(side.get("worker_pid") or 0), side.get("worker_create_time")
         if not pid or created is None:
             return
-        try:
-            proc = psutil.Process(pid)
-            if abs(proc.create_time() - float(created)) < 1.0 and \
-                    "gui.compress_worker" in " ".join(proc.cmdline()):
-                os.killpg(pid, signal.SIGKILL)
-        except (psutil.Error, ProcessLookupError, PermissionError, ValueError):
+        try:  # the command line too: a recycled pid or a stranger's process is left alone
+            if "gui.compress_worker" in " ".join(psutil.Process(pid).cmdline()):
+                signal_group(pid, signal.SIGKILL, create_time=float(created))
+        except (psutil.Error, PermissionError, ValueError):
             pass
 
 

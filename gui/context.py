@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from .compress_jobs import JobManager
+from .compress_jobs import JobManager, JobRunner
 from .datasets import DatasetBuilder
 from .forge import OPENED_FILE, ForgeRegistry
 from .process import Launcher
+from .services.supervisor import Supervisor
 from .services.watchdog import RunWatchdog
 
 EXTENSION = "umoec"   # the key in the Flask app's `extensions` dict
@@ -40,6 +41,7 @@ class CockpitSettings:
 @dataclass
 class AppContext:
     settings: CockpitSettings
+    supervisor: Supervisor        # the one spawn/watch/reap/time-limit/cancel of every child
     launcher: Launcher            # training runs started or resumed here
     watchdog: RunWatchdog         # every run's honest state, from a server thread
     forge: ForgeRegistry          # Forge folders opened by path
@@ -50,13 +52,16 @@ class AppContext:
     def build(cls, settings: CockpitSettings) -> "AppContext":
         """The services of one cockpit; jobs a previous cockpit left behind are reconciled
         (their sidecars say what happened, orphaned workers are stopped)."""
-        launcher = Launcher(settings.runs_dir, stop_timeout=settings.stop_timeout_s)
-        jobs = JobManager(settings.runs_dir, timeout=settings.job_timeout_s)
+        supervisor = Supervisor()
+        launcher = Launcher(settings.runs_dir, stop_timeout=settings.stop_timeout_s,
+                            supervisor=supervisor)
+        jobs = JobManager(settings.runs_dir, timeout=settings.job_timeout_s,
+                          runner=JobRunner(supervisor=supervisor))
         jobs.reconcile()
-        return cls(settings=settings, launcher=launcher,
+        return cls(settings=settings, supervisor=supervisor, launcher=launcher,
                    watchdog=RunWatchdog(settings.runs_dir, launcher),
                    forge=ForgeRegistry(settings.runs_dir / OPENED_FILE),
-                   datasets=DatasetBuilder(settings.data_dir), jobs=jobs)
+                   datasets=DatasetBuilder(settings.data_dir, supervisor=supervisor), jobs=jobs)
 
 
 def attach(server: Any, ctx: AppContext) -> None:

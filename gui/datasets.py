@@ -8,14 +8,14 @@ folder directly inside it. A folder that does not hold a whole dataset is still 
 what is wrong ("damaged: val.bin has 10 bytes, dataset.json says 512"), never hidden.
 
 New datasets are built by running prepare_data as a background process (argument list, own
-session, output in <dataset>/prepare.log), watched by a thread that reaps it and keeps its exit
-code; the page tails the log while it runs. No torch here: the cockpit imports this at start.
+session, output in <dataset>/prepare.log), started, reaped and cancelled by the supervisor
+(gui/services/supervisor.py), which keeps its exit code; the page tails the log while it runs.
+No torch here: the cockpit imports this at start.
 """
 from __future__ import annotations
 
 import os
 import re
-import shlex
 import signal
 import subprocess
 import sys
@@ -32,6 +32,7 @@ from umoec.data.dataset import NOT_A_DATASET, DatasetInfo, bin_path, read_record
 from umoec.run.layout import list_runs
 
 from .process import describe_exit, last_output_line, sanitise_name
+from .services.supervisor import Child, SpawnError, Supervisor
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA_DIR = ROOT / "data"
@@ -248,6 +249,7 @@ class BuildJob:
     ended: Optional[float] = None
     cancelled: bool = False
     done: threading.Event = field(default_factory=threading.Event)
+    child: Optional[Child] = field(default=None, repr=False)  # the supervisor's handle
 
     @property
     def alive(self) -> bool:
@@ -286,8 +288,10 @@ class BuildJob:
 class DatasetBuilder:
     """prepare_data processes started by one cockpit, keyed by dataset name (thread-safe)."""
 
-    def __init__(self, data_dir: Path, root: Path = ROOT, python: str = sys.executable):
+    def __init__(self, data_dir: Path, root: Path = ROOT, python: str = sys.executable,
+                 supervisor: Optional[Supervisor] = None):
         self.data_dir, self.root, self.python = Path(data_dir), Path(root), python
+        self.supervisor = supervisor or Supervisor()
         self._lock = threading.Lock()
         self._jobs: dict[str, BuildJob] = {}
 
@@ -317,55 +321,40 @@ class DatasetBuilder:
         except OSError as exc:
             raise BuildError(f"cannot create {out}: {exc.strerror or exc}") from None
         argv = build_command(out, sources, val_fraction, max_bytes, self.python, weights)
+        notes = () if sources else ("no sources given: the default corpus (Python standard "
+                                    "library sources and docs)",)
         try:
-            log = open(out / BUILD_LOG, "w", encoding="utf-8")
-        except OSError as exc:
-            raise BuildError(f"cannot write {out / BUILD_LOG}: {exc.strerror or exc}") from None
-        log.write(f"# cockpit: {time.strftime('%Y-%m-%d %H:%M:%S')} {shlex.join(argv)}\n")
-        if not sources:
-            log.write("# cockpit: no sources given: the default corpus (Python standard "
-                      "library sources and docs)\n")
-        log.flush()
-        try:
-            proc = subprocess.Popen(argv, cwd=self.root, stdin=subprocess.DEVNULL, stdout=log,
-                                    stderr=subprocess.STDOUT, start_new_session=True,
-                                    close_fds=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        except OSError as exc:
-            log.close()
-            raise BuildError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
-        job = BuildJob(clean, out, argv, proc, log)
+            child = self.supervisor.start(argv, name=f"dataset-{clean}", cwd=self.root,
+                                          log_path=out / BUILD_LOG, notes=notes)
+        except SpawnError as exc:
+            raise BuildError(str(exc)) from None  # cannot write <out>/prepare.log | start argv[0]
+        job = BuildJob(clean, out, argv, child.proc, child.log, child=child)
         with self._lock:
             self._jobs[clean] = job
-        threading.Thread(target=self._watch, args=(job,), daemon=True,
-                         name=f"dataset-{clean}").start()
+        child.add_exit_callback(lambda c: self._ended(job, c))
         return job
 
-    def _watch(self, job: BuildJob) -> None:
-        job.exit_code = job.proc.wait()
-        job.ended = time.time()
-        if job.log is not None:
-            job.log.close()
+    @staticmethod
+    def _ended(job: BuildJob, child: Child) -> None:
+        job.exit_code, job.ended = child.exit_code, child.ended
         job.done.set()
 
     def cancel(self, name: Optional[str]) -> str:
+        """SIGTERM the build's process group (SIGKILL if it is still there after the grace)."""
         job = self.get(name)
         if job is None or not job.alive:
             return "Nothing is being built."
         job.cancelled = True
-        try:
-            os.killpg(job.proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
+        if job.child is not None:
+            job.child.cancel()
         return f"Cancelling the build of {job.name}..."
 
     def shutdown(self, timeout: float = 10.0) -> None:
         with self._lock:
             jobs = [j for j in self._jobs.values() if j.alive]
         for j in jobs:
-            try:
-                os.killpg(j.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            if j.child is not None:
+                j.child.signal(signal.SIGKILL)
             j.done.wait(timeout)
 
 

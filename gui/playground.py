@@ -14,7 +14,8 @@ step fed BOS = 0):
   the whole text as the compressor stores it in the .umc header. Their sum is the ideal code
   length; the real coder adds only the rounding of probabilities to integer frequencies.
 
-Jobs run in daemon threads writing into a server-side buffer; the page polls it (`Jobs`).
+Jobs run in daemon threads (the supervisor's thread tasks, gui/services/supervisor.py) writing into
+a server-side buffer; the page polls it (`Jobs`).
 """
 from __future__ import annotations
 
@@ -35,6 +36,8 @@ from umoec.compress.neural import LoadedModel, ModelLoadError, globals_for, load
 from umoec.compress.profiles import Profile
 from umoec.train.checkpoint import CheckpointError
 from umoec.units import nats_to_bits
+
+from .services.supervisor import Supervisor, ThreadTask
 
 # The checkpoint's own early-exit and cascade settings, no online adaptation.
 PLAYGROUND = Profile("playground", 1, None, None, False, 1,
@@ -197,8 +200,9 @@ class Job:
 class Jobs:
     """The running and recent jobs of one cockpit (the oldest finished ones are dropped)."""
 
-    def __init__(self, keep: int = 16):
+    def __init__(self, keep: int = 16, supervisor: Optional[Supervisor] = None):
         self.keep = keep
+        self.supervisor = supervisor or Supervisor()
         self._lock = threading.Lock()
         self._jobs: "OrderedDict[str, Job]" = OrderedDict()
         self._ids = itertools.count(1)
@@ -259,22 +263,22 @@ class Jobs:
         self._run(job, work)
         return job
 
-    @staticmethod
-    def _run(job: Job, work: Callable[[LoadedModel], None]) -> None:
-        def target() -> None:
-            try:
-                loaded = get_model(job.checkpoint)
-                with job.lock:
-                    job.phase, job.step = "running", loaded.step
-                work(loaded)
-                phase, error = ("cancelled" if job.cancel.is_set() else "done"), ""
-            except PlaygroundError as exc:
-                phase, error = "failed", str(exc)
-            except Exception as exc:  # the page must say what happened, never hang on "running"
-                phase, error = "failed", f"{type(exc).__name__}: {exc}"
+    def _run(self, job: Job, work: Callable[[LoadedModel], None]) -> None:
+        def target(_cancel: threading.Event) -> None:   # _cancel is job.cancel
+            loaded = get_model(job.checkpoint)
             with job.lock:
-                job.phase, job.error, job.ended = phase, error, time.time()
-        threading.Thread(target=target, daemon=True, name=f"playground-{job.id}").start()
+                job.phase, job.step = "running", loaded.step
+            work(loaded)
+
+        def ended(task: ThreadTask) -> None:  # the page must say what happened, never hang
+            error = "" if task.error is None else (
+                str(task.error) if isinstance(task.error, PlaygroundError)
+                else f"{type(task.error).__name__}: {task.error}")
+            with job.lock:
+                job.phase, job.error, job.ended = task.state, error, task.ended or time.time()
+
+        task = self.supervisor.run_thread(target, name=f"playground-{job.id}", cancel=job.cancel)
+        task.add_exit_callback(ended)
 
 
 JOBS = Jobs()

@@ -2,15 +2,16 @@
 
 A run is started as an argument list (never a shell string) in its own session, so Stop can
 signal the whole process group (torchrun and its workers included); stdout and stderr go to
-RUNDIR/process.log. A watcher thread per child reaps it the moment it exits (no zombies) and
-records the real exit code. If the child died without writing a final status.json (killed,
-crashed before its first heartbeat), the watcher writes one: `crashed` with the exit code and
-the last line the process printed, so the run stays honestly "Crashed (exit code N)" after the
-cockpit restarts.
+RUNDIR/process.log. The supervisor (gui/services/supervisor.py, which does the spawning,
+reaping and signalling) reaps it the moment it exits (no zombies) and records the real exit
+code. If the child died without writing a final status.json (killed, crashed before its first
+heartbeat), the Launcher then writes one: `crashed` with the exit code and the last line the
+process printed, so the run stays honestly "Crashed (exit code N)" after the cockpit restarts.
 
 Stop = SIGTERM (the trainer finishes its step, saves a checkpoint and exits 0), then SIGKILL if
 it has not exited after `stop_timeout` seconds, and the status says which happened. Runs started
-by an earlier cockpit are stopped through the pid and start time in their status.json.
+by an earlier cockpit are stopped through the pid and start time in their status.json (the
+supervisor adopts them: a recycled pid is never signalled).
 The cockpit's files in the run folder (launch.yaml, launch.json, process.log) are named by
 umoec.run.RunDir.
 """
@@ -19,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 import signal
 import socket
 import subprocess
@@ -28,13 +28,15 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Optional
+from typing import IO, Optional, Union
 
 import psutil
 
 from umoec import config as C
 from umoec.run import RunDir, RunState, RunStatus, effective_state, pid_alive
 from umoec.run.atomic import atomic_write_text
+
+from .services.supervisor import HEADER, Adopted, Child, SpawnError, Supervisor, terminate_all
 
 ROOT = Path(__file__).resolve().parents[1]
 STOP_TIMEOUT_S = 30.0
@@ -119,7 +121,7 @@ def last_output_line(path: Path, max_bytes: int = 8192) -> str:
     except OSError:
         return ""
     for line in reversed(lines):
-        if line.strip() and not line.startswith("# cockpit:"):
+        if line.strip() and not line.startswith(HEADER):
             return line.strip()[:300]
     return ""
 
@@ -143,6 +145,7 @@ class Launched:
     stop_note: str = ""
     killed: bool = False
     done: threading.Event = field(default_factory=threading.Event)
+    child: Optional[Union[Child, Adopted]] = field(default=None, repr=False)  # the supervisor's
 
     @property
     def alive(self) -> bool:
@@ -153,9 +156,10 @@ class Launcher:
     """Processes started by one cockpit, keyed by run name (thread-safe)."""
 
     def __init__(self, runs_dir: Path, root: Path = ROOT, stop_timeout: float = STOP_TIMEOUT_S,
-                 python: str = sys.executable):
+                 python: str = sys.executable, supervisor: Optional[Supervisor] = None):
         self.runs_dir, self.root = Path(runs_dir), Path(root)
         self.stop_timeout, self.python = stop_timeout, python
+        self.supervisor = supervisor or Supervisor()
         self._lock = threading.Lock()
         self._runs: dict[str, Launched] = {}
 
@@ -257,43 +261,40 @@ class Launcher:
                mode: str) -> Launched:
         log_path = RunDir(run_dir).process_log_path
         try:
-            log = open(log_path, mode, encoding="utf-8")
-        except OSError as exc:
-            raise LaunchError(f"cannot write {log_path}: {exc.strerror or exc}") from None
-        log.write(f"# cockpit: {time.strftime('%Y-%m-%d %H:%M:%S')} {shlex.join(argv)}\n")
-        log.flush()
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        try:
-            proc = subprocess.Popen(argv, cwd=self.root, env=env, stdin=subprocess.DEVNULL,
-                                    stdout=log, stderr=subprocess.STDOUT,
-                                    start_new_session=True, close_fds=True)
-        except FileNotFoundError:
-            log.close()
-            raise LaunchError(f"cannot start {argv[0]}: no such program (is the environment "
-                              "complete? torchrun comes with torch)") from None
-        except PermissionError:
-            log.close()
-            raise LaunchError(f"cannot start {argv[0]}: permission denied") from None
-        except OSError as exc:
-            log.close()
-            raise LaunchError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
-        launched = Launched(run_dir.name, run_dir, argv, runner, proc=proc, pid=proc.pid,
-                            total_steps=total_steps, log=log)
+            child = self.supervisor.start(argv, name=f"run-{run_dir.name}", cwd=self.root,
+                                          log_path=log_path, log_mode=mode)
+        except SpawnError as exc:
+            if exc.stage == "output":
+                raise LaunchError(f"cannot write {log_path}: {exc.reason}") from None
+            if isinstance(exc.cause, FileNotFoundError):
+                raise LaunchError(f"cannot start {argv[0]}: no such program (is the environment "
+                                  "complete? torchrun comes with torch)") from None
+            if isinstance(exc.cause, PermissionError):
+                raise LaunchError(f"cannot start {argv[0]}: permission denied") from None
+            raise LaunchError(f"cannot start {argv[0]}: {exc.reason}") from None
+        launched = Launched(run_dir.name, run_dir, argv, runner, proc=child.proc, pid=child.pid,
+                            total_steps=total_steps, log=child.log, child=child)
         _write_launch_info(run_dir, launched)
         with self._lock:
             self._runs[launched.name] = launched
-        threading.Thread(target=self._watch, args=(launched,), daemon=True,
-                         name=f"watch-{launched.name}").start()
+        child.add_exit_callback(lambda c: self._ended(launched, c))
         return launched
 
     # -- watching --------------------------------------------------------------------------
-    def _watch(self, launched: Launched) -> None:
-        """Reap the child as soon as it exits and make its final status honest."""
-        assert launched.proc is not None
-        code = launched.proc.wait()
-        launched.exit_code, launched.ended = code, time.time()
-        if launched.log is not None:
-            launched.log.close()
+    def _ended(self, launched: Launched, child: Union[Child, Adopted]) -> None:
+        """The supervisor reaped the child (or saw an adopted process go): make its final status
+        honest. An adopted process's exit code is unknown: 0, or -9 after SIGKILL."""
+        launched.ended = child.ended
+        if child.killed:
+            launched.killed = True
+            launched.stop_note = (f"did not exit within {self.stop_timeout:g} s of SIGTERM: "
+                                  "killed with SIGKILL (no final checkpoint; resume from the "
+                                  "last one)")
+        code = child.exit_code
+        if code is None:
+            code = -signal.SIGKILL if launched.killed else 0
+        else:
+            launched.exit_code = code
         try:
             self._finalise(launched, code)
         finally:
@@ -335,16 +336,15 @@ class Launcher:
             if launched.stop_requested is not None:
                 return (f"Stop already requested {time.time() - launched.stop_requested:.0f} s "
                         "ago; waiting for the process to exit")
-            _signal_group(launched.pid, signal.SIGTERM)
+            self._cancel(launched)
             launched.stop_requested = time.time()
-            threading.Thread(target=self._escalate, args=(launched, launched.done.wait),
-                             daemon=True).start()
             return (f"SIGTERM sent to {run.name} (pid {launched.pid}); waiting up to "
                     f"{self.stop_timeout:g} s for its checkpoint and a clean exit")
         return self._stop_external(run)
 
     def _stop_external(self, run: RunDir) -> str:
-        """Stop a run this cockpit did not start (e.g. started before a restart), by pid."""
+        """Stop a run this cockpit did not start (e.g. started before a restart), by pid and the
+        start time in its status.json."""
         try:
             status = run.read_status()
         except ValueError as exc:
@@ -363,34 +363,21 @@ class Launcher:
             launched = Launched(run.name, run.root, [], status.kind, pid=status.pid,
                                 total_steps=status.total_steps, stop_requested=time.time())
             self._runs[run.name] = launched
-        _signal_group(status.pid, signal.SIGTERM)
-
-        def wait(timeout: float) -> bool:
-            try:
-                psutil.Process(status.pid).wait(timeout)
-            except psutil.TimeoutExpired:
-                return False
-            except psutil.NoSuchProcess:
-                pass
-            return True
-
-        def watch() -> None:
-            self._escalate(launched, wait)
-            launched.ended = time.time()
-            self._finalise(launched, -9 if launched.killed else 0)
-            launched.done.set()
-
-        threading.Thread(target=watch, daemon=True).start()
+        adopted = self.supervisor.adopt(status.pid, status.proc_start, name=f"run-{run.name}")
+        launched.child = adopted
+        adopted.add_exit_callback(lambda c: self._ended(launched, c))
+        self._cancel(launched)
         return (f"SIGTERM sent to {run.name} (pid {status.pid}, started before this cockpit); "
                 f"waiting up to {self.stop_timeout:g} s")
 
-    def _escalate(self, launched: Launched, wait) -> None:
-        if wait(self.stop_timeout):
-            return
-        launched.stop_note = (f"did not exit within {self.stop_timeout:g} s of SIGTERM: killed "
-                              "with SIGKILL (no final checkpoint; resume from the last one)")
-        launched.killed = True
-        _signal_group(launched.pid, signal.SIGKILL)
+    def _cancel(self, launched: Launched) -> None:
+        """SIGTERM to the group now, SIGKILL after stop_timeout (the supervisor's cancel)."""
+        assert launched.child is not None
+        try:
+            launched.child.cancel(grace=self.stop_timeout)
+        except PermissionError as exc:
+            raise LaunchError(f"not allowed to signal process {launched.pid}: "
+                              f"{exc.strerror}") from None
 
     def note(self, name: Optional[str]) -> str:
         """What this cockpit knows about the run's process beyond its status.json."""
@@ -413,31 +400,13 @@ class Launcher:
         """Stop every live process this cockpit started (tests; the CLI leaves runs going)."""
         with self._lock:
             items = [r for r in self._runs.values() if r.alive and r.proc is not None]
-        for r in items:
-            _signal_group(r.pid, signal.SIGTERM)
-        for r in items:
-            if not r.done.wait(timeout):
-                _signal_group(r.pid, signal.SIGKILL)
-                r.done.wait(timeout)
+        terminate_all([r.child for r in items if r.child is not None], timeout)
 
 
 def _check_rate(rate: float) -> None:
     if not isinstance(rate, (int, float)) or not 0 < rate <= 10_000:
         raise LaunchError(f"simulation rate {rate!r} must be a number of steps per second in "
                           "(0, 10000]")
-
-
-def _signal_group(pid: int, sig: int) -> None:
-    """Signal pid's process group if it leads one (runs we start do), else just pid."""
-    try:
-        if os.getpgid(pid) == pid:
-            os.killpg(pid, sig)
-        else:
-            os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
-    except PermissionError as exc:
-        raise LaunchError(f"not allowed to signal process {pid}: {exc.strerror}") from None
 
 
 def _write_launch_info(run_dir: Path, launched: Launched) -> None:

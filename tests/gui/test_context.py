@@ -19,6 +19,9 @@ def test_create_app_builds_one_typed_context(tmp_path):
     assert (s.max_upload_bytes, s.job_timeout_s, s.stop_timeout_s, s.refresh_ms) == (3_000_000, 12.0,
                                                                                       4.0, 1500)
     assert ctx.launcher.stop_timeout == 4 and ctx.watchdog.launcher is ctx.launcher
+    # one supervisor for every kind of child the cockpit starts
+    assert ctx.launcher.supervisor is ctx.supervisor is ctx.jobs.runner.supervisor
+    assert ctx.datasets.supervisor is ctx.supervisor
     assert ctx.jobs.timeout == 12.0 and ctx.datasets.data_dir == s.data_dir
     assert app.server.config["MAX_CONTENT_LENGTH"] > 3_000_000
     # inside a request, code with no handle on the app finds the same services
