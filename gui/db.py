@@ -113,6 +113,16 @@ def metrics_export(conn: sqlite3.Connection) -> pd.DataFrame:
     return train.merge(val.drop_duplicates("step", keep="last"), on="step", how="left")
 
 
+SYSTEM_COLUMNS = ["step", "ts", "cpu_percent", "rss_bytes", "disk_free_bytes", "gpu_util",
+                  "gpu_mem_bytes"]
+
+
+def system_metrics(conn: sqlite3.Connection) -> pd.DataFrame:
+    """The run's system samples, oldest first (empty for a run logged before they existed)."""
+    return _query(conn, f"SELECT {', '.join(SYSTEM_COLUMNS)} FROM system_metrics ORDER BY step",
+                  [], SYSTEM_COLUMNS)
+
+
 def recent_train_metrics(conn: sqlite3.Connection, n: int = 20) -> pd.DataFrame:
     """The newest `n` train_metrics rows, oldest first (ETA and step rate)."""
     df = _query(conn, f"SELECT {', '.join(TRAIN_COLUMNS)} FROM train_metrics ORDER BY step DESC "

@@ -28,7 +28,7 @@ from .. import db, ids, models
 from ..derived import fmt_bytes
 from ..figures.base import empty_fig
 from ..figures.series import MAX_POINTS, ema, ema_continue, ema_state
-from ..figures.training import best_val_name, loss_fig, lr_grad_fig
+from ..figures.training import best_val_name, loss_fig, lr_grad_fig, system_fig
 from ..panels.training_panel import kpi_card
 from ..runs import resolve, summarise
 from ..forge import resolve_forge
@@ -346,6 +346,26 @@ def metrics_csv(runs_dir: Path, name: Optional[str], smoothing: float = 0.6) -> 
             "type": "text/csv"}
 
 
+def system_update(runs_dir: Path, name: Optional[str], seen: Optional[dict]) -> tuple[Any, Any]:
+    """(system figure or no_update, new state): redrawn only when the run or its newest sample
+    changed (a few hundred rows at most, downsampled; cheaper than patching)."""
+    run = resolve(runs_dir, name)
+    if run is None:
+        fig = empty_fig("Forge runs log no system metrics" if resolve_forge(runs_dir, name)
+                        else "No run selected", height=240)
+        return fig, {"run": name}
+    try:
+        with db.open_db(run.db_path) as conn:
+            system = db.system_metrics(conn)
+    except (FileNotFoundError, sqlite3.DatabaseError):
+        return empty_fig("Metrics unavailable", height=240), {"run": name}
+    key = {"run": name, "rows": len(system),
+           "last": int(system["step"].iloc[-1]) if len(system) else None}
+    if seen == key:
+        return no_update, no_update
+    return system_fig(system, max_points=MAX_POINTS), key
+
+
 def resume_controls_style(runs_dir: Path, name: Optional[str]) -> dict:
     """The checkpoint picker and Resume button: hidden for a Forge run (read-only here; its
     checkpoints are listed in the table below), shown otherwise."""
@@ -366,6 +386,17 @@ def register(app, cockpit: AppContext) -> None:
                Output(ids.LOG_TAIL, "children"), Output(ids.TRAINING_ERROR, "children"),
                Output(ids.TRAINING_CHART_STATE, "data"), Output(ids.RESUME_CHECKPOINT, "options"),
                Output(ids.RESUME_CHECKPOINT, "value"), Output(ids.RESUME_CONTROLS, "style")]
+
+    @app.callback(Output(ids.TRAINING_SYSTEM, "figure"), Output(ids.TRAINING_SYSTEM_STATE, "data"),
+                  Input(ids.tab_tick(ids.TAB_TRAINING), "data"), Input(ids.RUN_SELECT, "value"),
+                  Input(ids.TABS, "active_tab"), State(ids.TRAINING_SYSTEM_STATE, "data"))
+    def refresh_system(_n, name, tab, seen):
+        if tab not in (None, ids.TAB_TRAINING):
+            raise PreventUpdate
+        figure, state = system_update(runs_dir, name, seen)
+        if figure is no_update:
+            raise PreventUpdate
+        return figure, state
 
     @app.callback(Output(ids.TRAINING_CSV, "data"), Input(ids.TRAINING_CSV_BTN, "n_clicks"),
                   State(ids.RUN_SELECT, "value"), State(ids.TRAINING_SMOOTHING, "value"),

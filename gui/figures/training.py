@@ -2,8 +2,11 @@
 Config tab's preview of the learning-rate schedule."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+
+from umoec.units import fmt_bytes
 
 from .base import TEMPLATE, crosshair, empty_fig
 from .series import downsample, ema
@@ -108,3 +111,35 @@ def lr_preview_fig(steps, adamw, muon, warmup_steps: int, height: int = 190) -> 
                       yaxis2={"overlaying": "y", "side": "right", "exponentformat": "e",
                               "tickfont": {"size": 9}, "showgrid": False})
     return fig
+
+
+def system_fig(system: pd.DataFrame, max_points: int | None = None) -> go.Figure:
+    """CPU use (% of one core) and resident memory (MB) against step, GPU use and memory when
+    measured; the newest free disk space in the title. Empty with a reason before any sample."""
+    if system.empty:
+        return empty_fig("No system samples: they are logged with each step by runs started "
+                         "with this version", height=240)
+    steps = system["step"].to_numpy()
+    fig = go.Figure()
+
+    def line(column: str, name: str, colour: str, scale: float = 1.0, axis: str = "y"):
+        y = system[column].to_numpy(dtype=float) / scale
+        if np.isnan(y).all():
+            return
+        i = downsample(steps, np.nan_to_num(y, nan=0.0), max_points)
+        fig.add_trace(go.Scattergl(x=steps[i].tolist(), y=y[i].tolist(), name=name, mode="lines",
+                                   yaxis=axis, line={"color": colour, "width": 1.5}))
+
+    line("cpu_percent", "CPU % (of one core)", "#0d6efd")
+    line("gpu_util", "GPU %", "#6f42c1")
+    line("rss_bytes", "memory (MB, resident)", "#198754", 1e6, "y2")
+    line("gpu_mem_bytes", "GPU memory (MB)", "#d63384", 1e6, "y2")
+    disk = system["disk_free_bytes"].dropna()
+    title = f"disk free {fmt_bytes(float(disk.iloc[-1]))}" if len(disk) else None
+    fig.update_layout(template=TEMPLATE, height=240, margin={"l": 60, "r": 60, "t": 30, "b": 40},
+                      title={"text": title, "font": {"size": 12}, "x": 0.01} if title else None,
+                      xaxis_title="step", yaxis={"title": "%", "rangemode": "tozero"},
+                      yaxis2={"title": "MB", "overlaying": "y", "side": "right",
+                              "rangemode": "tozero", "showgrid": False},
+                      legend={"orientation": "h", "y": -0.35})
+    return crosshair(fig)

@@ -77,6 +77,13 @@ def layout() -> html.Div:
                                             html.Div(id=ids.CHECKPOINT_EXPORT_STATUS,
                                                      className="mt-2")])]), lg=4),
         ], class_name="g-3 mb-3"),
+        dbc.Row([
+            dbc.Col(dbc.Card([dbc.CardHeader("System (the run's process, sampled at each logged step)"),
+                              dbc.CardBody(dcc.Graph(id=ids.TRAINING_SYSTEM,
+                                                     config=graph_config("training-system")))]),
+                    lg=8),
+        ], class_name="g-3 mb-3"),
+        dcc.Store(id=ids.TRAINING_SYSTEM_STATE, storage_type="memory"),
         dbc.Card([dbc.CardHeader("Run log, last 100 lines (training.log; log.csv for a Forge run)"),
                   dbc.CardBody(html.Div(html.Pre(id=ids.LOG_TAIL, style=LOG_STYLE, className="mb-0"),
                                         style=LOG_BOX_STYLE))]),

@@ -160,3 +160,16 @@ def test_csv_export_of_a_forge_run_is_its_own_log(tmp_path):
     out = metrics_csv(tmp_path, "forge-a")
     assert out["filename"] == "forge-a-log.csv"
     assert out["content"] == (tmp_path / "forge-a" / "log.csv").read_text()
+
+
+def test_system_chart_redraws_only_on_new_samples(tmp_path):
+    from gui.callbacks.training_callbacks import system_update
+    run = make_run(tmp_path)                        # logged before system samples: none
+    fig, seen = system_update(tmp_path, "r", None)
+    assert "No system samples" in fig.layout.annotations[0].text
+    with TrainingDB(run.db_path) as db:
+        for s in (10, 20):
+            db.insert_system_metrics(s, cpu_percent=90.0, rss_bytes=3e8, disk_free_bytes=1e10)
+    fig, seen = system_update(tmp_path, "r", seen)
+    assert fig.data[0].name.startswith("CPU") and seen["last"] == 20
+    assert system_update(tmp_path, "r", seen) == (no_update, no_update)   # nothing new: nothing sent

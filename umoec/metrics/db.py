@@ -96,6 +96,13 @@ class TrainingDB:
                    [(step, ts or time.time(), elapsed_s, loss, bpb, lr, grad_norm,
                      tokens_per_sec, bytes_seen)])
 
+    def insert_system_metrics(self, step: int, *, cpu_percent=None, rss_bytes=None,
+                              disk_free_bytes=None, gpu_util=None, gpu_mem_bytes=None,
+                              ts: Optional[float] = None) -> None:
+        self._many("INSERT OR REPLACE INTO system_metrics VALUES (?,?,?,?,?,?,?)",
+                   [(step, ts or time.time(), cpu_percent, rss_bytes, disk_free_bytes, gpu_util,
+                     gpu_mem_bytes)])
+
     def insert_head_losses(self, step: int, losses: Mapping[str, float]) -> None:
         self._many("INSERT OR REPLACE INTO head_losses VALUES (?,?,?)",
                    [(step, head, float(v)) for head, v in losses.items()])

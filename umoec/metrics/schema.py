@@ -17,6 +17,8 @@ Tables (one row per logged step unless noted):
                    tests/umoec/metrics/test_schema.py.
   eval_baselines   step, dataset, method ('gzip -9', 'xz -9e', ...), compressed_bytes,
                    original_bytes, seconds: classical compressors on the same bytes as an eval
+  system_metrics   step, ts, cpu_percent (% of one core), rss_bytes, disk_free_bytes, gpu_util
+                   (%), gpu_mem_bytes; NULL where not measured (umoec/metrics/system.py)
 """
 from __future__ import annotations
 
@@ -72,13 +74,18 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
             step INTEGER, dataset TEXT, method TEXT, compressed_bytes INTEGER,
             original_bytes INTEGER, seconds REAL, PRIMARY KEY (step, dataset, method))""",
     ]),
+    ("system metrics sampled at each logged step", [
+        """CREATE TABLE IF NOT EXISTS system_metrics (
+            step INTEGER PRIMARY KEY, ts REAL, cpu_percent REAL, rss_bytes INTEGER,
+            disk_free_bytes INTEGER, gpu_util REAL, gpu_mem_bytes INTEGER)""",
+    ]),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # Tables whose rows belong to a training step (a resume discards rows after its checkpoint).
 STEP_TABLES = ("train_metrics", "head_losses", "val_metrics", "moe_routing", "mod_gates",
-               "activation_stats", "hidden_states")
+               "activation_stats", "hidden_states", "system_metrics")
 
 
 def _columns(conn: sqlite3.Connection, table: str) -> set[str]:

@@ -15,6 +15,7 @@ from typing import Mapping, Optional, Sequence
 
 from ..config import Config, dumps
 from ..metrics import TextLog, TrainingDB
+from ..metrics.system import GpuProbe, SystemSampler
 from .atomic import atomic_write_text
 from .csvlog import CsvLog
 from .layout import RunDir
@@ -54,6 +55,7 @@ class RunRecorder:
         run.root.mkdir(parents=True, exist_ok=True)
         run.checkpoints_dir.mkdir(exist_ok=True)
         self.db = TrainingDB(run.db_path)
+        self.system = SystemSampler(run.root)
         self.csv = CsvLog(run.csv_path)
         self.log = TextLog(run.log_path, echo=echo)
         self.step = 0
@@ -100,6 +102,10 @@ class RunRecorder:
             self.step = self._status.step = step
             if force or now - self._last_beat >= HEARTBEAT_S:
                 self._write(now)
+
+    def watch_gpu(self, probe: GpuProbe) -> None:
+        """Sample GPU use and memory with each logged step (the trainer, on CUDA)."""
+        self.system.gpu = probe
 
     def pause_heartbeat(self, paused: bool = True) -> None:
         """Stop (or restart) the heartbeat thread's writes: the simulator's frozen process."""
@@ -162,6 +168,7 @@ class RunRecorder:
             if r.mod_fraction:
                 self.db.insert_mod_gates(r.step, r.mod_fraction, r.mod_capacity,
                                          r.mod_fraction_inference)
+            self.db.insert_system_metrics(r.step, **self.system.sample())
         self.csv.write(r.step, r.loss, r.lr, r.grad_norm, r.tokens_per_sec, r.elapsed_s, val_loss)
         self.log.step(r.step, r.loss, r.lr, r.grad_norm, r.tokens_per_sec, val_loss)
         self.heartbeat(r.step)

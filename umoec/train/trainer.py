@@ -19,6 +19,7 @@ import torch
 
 from .. import config as C
 from ..data import ByteDataset
+from ..metrics.system import torch_cuda_probe
 from ..run.layout import RunDir
 from ..run.recorder import RunRecorder, StepRecord
 from ..run.signals import StopFlag
@@ -116,6 +117,8 @@ class Trainer:
             if dist.main:
                 rec = RunRecorder(self.run, cfg, cfg.training.steps, kind="train",
                                   echo=self.opts.echo)
+                if dist.device.type == "cuda":
+                    rec.watch_gpu(torch_cuda_probe(dist.device))
                 if self.resume is not None:
                     C.save(cfg, self.run.config_path, f"Config of run {self.run.name}, resumed "
                            f"from {self.resume} at step {start['step']}.")

@@ -41,3 +41,19 @@ def test_the_run_config_gives_the_clip_line(tmp_path):
     assert grad_clip_of(run) == 0.5
     C.save(C.load_preset("tier1_micro", ["training.grad_clip=0"]), run.config_path)
     assert grad_clip_of(run) is None                          # clipping off
+
+
+def test_system_chart_draws_what_was_measured():
+    import numpy as np
+
+    from gui.figures.training import system_fig
+    assert "No system samples" in system_fig(pd.DataFrame()).layout.annotations[0].text
+    cpu = pd.DataFrame({"step": [10, 20, 30], "ts": [1.0, 2.0, 3.0], "cpu_percent": [95.0, 180.0, 175.0],
+                        "rss_bytes": [2e8, 2.5e8, 2.5e8], "disk_free_bytes": [5e10, 5e10, 4.9e10],
+                        "gpu_util": [np.nan] * 3, "gpu_mem_bytes": [np.nan] * 3})
+    fig = system_fig(cpu)
+    assert [t.name for t in fig.data] == ["CPU % (of one core)", "memory (MB, resident)"]
+    assert list(fig.data[1].y) == [200.0, 250.0, 250.0] and fig.data[1].yaxis == "y2"
+    assert fig.layout.title.text == "disk free 49 GB"
+    gpu = cpu.assign(gpu_util=[50.0, 60.0, 70.0], gpu_mem_bytes=[1e9, 1e9, 1e9])
+    assert len(system_fig(gpu).data) == 4                       # GPU lines only when measured

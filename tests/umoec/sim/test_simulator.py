@@ -29,7 +29,8 @@ def test_every_table_is_filled(run5000):
     with q.open_db(run5000.db_path) as conn:
         counts = {t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in (
             "train_metrics", "head_losses", "val_metrics", "moe_routing", "mod_gates",
-            "activation_stats", "hidden_states", "eval_results", "compression_jobs", "run_events")}
+            "activation_stats", "hidden_states", "eval_results", "compression_jobs", "run_events",
+            "system_metrics")}
     cfg = C.load(run5000.config_path)
     n_log = 5000 // cfg.logging.log_every
     assert counts["train_metrics"] == n_log
@@ -39,6 +40,11 @@ def test_every_table_is_filled(run5000):
     assert counts["mod_gates"] == n_log * 1  # one lower-case block
     assert counts["eval_results"] == 5000 // cfg.logging.eval_every
     assert counts["compression_jobs"] == 3 and counts["run_events"] > 10
+    assert counts["system_metrics"] == n_log                    # the process, at each logged step
+    with q.open_db(run5000.db_path) as conn:
+        system = q.system_metrics(conn)
+    assert (system["rss_bytes"] > 1e6).all() and (system["disk_free_bytes"] > 0).all()
+    assert system["cpu_percent"].notna().all() and system["gpu_util"].isna().all()  # no GPU here
 
 
 def test_curves_are_plausible_and_moving(run5000):

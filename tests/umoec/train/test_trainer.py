@@ -33,6 +33,8 @@ def test_tiny_run_fills_every_table(tmp_path, small_data):
         assert q.val_metrics(conn)["step"].tolist() == [6, 12]
         assert len(q.activation_stats_at(conn)) == 3
         assert len(q.hidden_states_at(conn)) == 3 * 200
+        system = q.system_metrics(conn)
+        assert system["step"].tolist() == [2, 4, 6, 8, 10, 12] and (system["rss_bytes"] > 0).all()
     assert [c.step for c in run.checkpoints()] == [4, 8, 12]
     status = run.read_status()
     assert status.state == "completed" and status.kind == "train" and status.exit_code == 0
