@@ -24,7 +24,7 @@ from dash.exceptions import PreventUpdate
 from umoec import config as C
 from umoec.run import RunState
 
-from .. import db, ids, models
+from .. import db, ids, models, report
 from ..derived import fmt_bytes
 from ..figures.base import empty_fig
 from ..figures.series import MAX_POINTS, ema, ema_continue, ema_state
@@ -366,6 +366,19 @@ def system_update(runs_dir: Path, name: Optional[str], seen: Optional[dict]) -> 
     return system_fig(system, max_points=MAX_POINTS), key
 
 
+def report_download(runs_dir: Path, name: Optional[str]) -> Optional[dict]:
+    """The selected run's HTML report as a dcc.Download dict (None: no run of ours, or its
+    metrics cannot be read; Forge folders have no metrics.db to report from)."""
+    run = resolve(runs_dir, name)
+    if run is None:
+        return None
+    try:
+        text = report.run_report(run, grad_clip_of(run))
+    except report.READ_ERRORS:
+        return None
+    return {"content": text, "filename": f"{run.name}-report.html", "type": "text/html"}
+
+
 def resume_controls_style(runs_dir: Path, name: Optional[str]) -> dict:
     """The checkpoint picker and Resume button: hidden for a Forge run (read-only here; its
     checkpoints are listed in the table below), shown otherwise."""
@@ -397,6 +410,14 @@ def register(app, cockpit: AppContext) -> None:
         if figure is no_update:
             raise PreventUpdate
         return figure, state
+
+    @app.callback(Output(ids.TRAINING_REPORT, "data"), Input(ids.TRAINING_REPORT_BTN, "n_clicks"),
+                  State(ids.RUN_SELECT, "value"), prevent_initial_call=True)
+    def export_report(_n, name):
+        out = report_download(runs_dir, name)
+        if out is None:
+            raise PreventUpdate
+        return out
 
     @app.callback(Output(ids.TRAINING_CSV, "data"), Input(ids.TRAINING_CSV_BTN, "n_clicks"),
                   State(ids.RUN_SELECT, "value"), State(ids.TRAINING_SMOOTHING, "value"),

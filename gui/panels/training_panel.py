@@ -37,6 +37,11 @@ def chart_controls() -> html.Div:
         dbc.Button("CSV", id=ids.TRAINING_CSV_BTN, size="sm", color="secondary", outline=True,
                    class_name="ms-3 py-0", title="every logged row of this run as CSV"),
         dcc.Download(id=ids.TRAINING_CSV),
+        dbc.Button("Report", id=ids.TRAINING_REPORT_BTN, size="sm", color="secondary",
+                   outline=True, class_name="ms-2 py-0",
+                   title="charts, config, evaluations and compression jobs in one HTML file "
+                         "that opens with no server"),
+        dcc.Download(id=ids.TRAINING_REPORT),
     ], className="d-flex align-items-center flex-wrap")
 
 

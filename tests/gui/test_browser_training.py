@@ -54,6 +54,11 @@ def test_completed_run_renders_kpis_charts_and_logs(page, sim_run, tmp_path):
         assert download.value.suggested_filename == "sim600-metrics.csv"
         lines = open(download.value.path()).read().splitlines()
         assert lines[0].startswith("step,") and lines[-1].startswith("600,")  # every logged row
+        with page.expect_download(timeout=60_000) as download:   # the run as one HTML file
+            page.click("#training-report-btn")
+        assert download.value.suggested_filename == "sim600-report.html"
+        report = open(download.value.path(), encoding="utf-8").read()
+        assert "<h2>System</h2>" in report and "plotly.js v" in report and len(report) > 1e6
         assert page.console_errors == []
     finally:
         proc.terminate()
