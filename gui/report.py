@@ -24,6 +24,7 @@ from .figures.series import MAX_POINTS
 from .figures.training import loss_fig, lr_grad_fig, system_fig
 from .runs import summarise
 
+READ_ERRORS = (FileNotFoundError, sqlite3.DatabaseError, OSError)   # run_report raises these
 STYLE = """body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#212529}
 h1{font-size:1.6rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #dee2e6}
 table{border-collapse:collapse;font-size:.85rem}td,th{padding:3px 10px;border-bottom:1px solid #eee;
@@ -111,5 +112,3 @@ def run_report(run: RunDir, grad_clip: Optional[float] = None) -> str:
         f"<pre>{html.escape(config)}</pre>",
         "</body></html>"])
 
-
-READ_ERRORS = (FileNotFoundError, sqlite3.DatabaseError, OSError)

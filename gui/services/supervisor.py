@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import logging
 import os
+from abc import ABC, abstractmethod
 import shlex
 import signal
 import subprocess
@@ -161,7 +162,7 @@ class _Task:
         self.done.set()
 
 
-class _Process(_Task):
+class _Process(_Task, ABC):
     """A process: cancel with grace and SIGKILL, optional time limit."""
 
     def __init__(self, name: str, pid: int, create_time: Optional[float], grace: float):
@@ -215,8 +216,10 @@ class _Process(_Task):
             self.timed_out = True
         self.terminate()
 
+    @abstractmethod
     def _send(self, sig: int, escalation: bool = False) -> bool:
-        raise NotImplementedError
+        """Signal the process group unless the process is gone (Child: unreaped; Adopted: the
+        same pid and create time); `escalation` marks the SIGKILL after a grace period."""
 
 
 class Child(_Process):

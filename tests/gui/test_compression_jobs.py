@@ -204,15 +204,21 @@ def run(tmp_path) -> RunDir:
     return run
 
 
+def fake_python_for(tmp_path, script: str) -> str:
+    """An executable standing in for python: runs `script` with the worker's arguments (after
+    `-m gui.compress_worker`) in sys.argv."""
+    worker = tmp_path / "fake_worker.py"
+    worker.write_text(script)
+    exe = tmp_path / "fake-python"
+    exe.write_text(f"#!/bin/sh\nexec {PY} {worker} \"$@\"\n")
+    exe.chmod(0o755)
+    return str(exe)
+
+
 @pytest.fixture
 def fake_python(tmp_path) -> str:
     """An executable that ignores `-m gui.compress_worker ...` and runs FAKE_WORKER."""
-    worker = tmp_path / "fake_worker.py"
-    worker.write_text(FAKE_WORKER)
-    exe = tmp_path / "fake-python"
-    exe.write_text(f"#!/bin/sh\nexec {PY} {worker}\n")
-    exe.chmod(0o755)
-    return str(exe)
+    return fake_python_for(tmp_path, FAKE_WORKER)
 
 
 def rows(run: RunDir) -> list[dict]:

@@ -2,16 +2,14 @@
 from the cockpit (launch.yaml, launch.json, process.log beside the run's own files), its notes,
 a compression job (its compressed/ sidecar and output) and a checkpoint exported to a model."""
 import json
-import sys
 from pathlib import Path
 
 from gui import run_admin
 from gui.compress_jobs import JobManager
 from gui.process import Launcher
+from tests.gui.test_compression_jobs import fake_python_for
 from umoec import config as C
 from umoec.run import RunDir, RunState
-
-PY = sys.executable
 
 # Stands in for `python -m gui.compress_worker compress|export ... --output OUT ...`: writes OUT
 # and reports a result, as the real worker does.
@@ -22,15 +20,6 @@ os.makedirs(os.path.dirname(out), exist_ok=True)
 open(out, "wb").write(b"x")
 print(json.dumps({"event": "result", "raw_bytes": 5, "packed_bytes": 1, "seconds": 0.1}))
 """
-
-
-def fake_worker(tmp_path: Path) -> str:
-    script = tmp_path / "fake_worker.py"
-    script.write_text(FAKE_WORKER)
-    exe = tmp_path / "fake-python"
-    exe.write_text(f"#!/bin/sh\nexec {PY} {script} \"$@\"\n")
-    exe.chmod(0o755)
-    return str(exe)
 
 
 def test_rundir_names_every_file_a_cockpit_writes(tmp_path):
@@ -46,7 +35,7 @@ def test_rundir_names_every_file_a_cockpit_writes(tmp_path):
     src = tmp_path / "in.txt"
     src.write_text("hello")
     ck = run.latest_checkpoint()
-    jobs = JobManager(runs, python=fake_worker(tmp_path))
+    jobs = JobManager(runs, python=fake_python_for(tmp_path, FAKE_WORKER))
     compress = jobs.start_compress(run, str(src), "turbo", ck.path.name)
     export = jobs.start_export(run, ck.path.name)
     for job in (compress, export):

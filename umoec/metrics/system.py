@@ -43,7 +43,7 @@ class SystemSampler:
         if self.gpu is not None:
             try:
                 out["gpu_util"], out["gpu_mem_bytes"] = self.gpu()
-            except Exception:  # a driver hiccup must not stop training  # noqa: BLE001
+            except Exception:  # a driver hiccup must not stop training
                 pass
         return out
 
@@ -56,7 +56,7 @@ def torch_cuda_probe(device) -> GpuProbe:
     def probe() -> tuple[Optional[float], Optional[int]]:
         try:
             util: Optional[float] = float(torch.cuda.utilization(device))
-        except Exception:  # no pynvml, or a driver that does not say  # noqa: BLE001
+        except Exception:  # no pynvml, or a driver that does not say
             util = None
         return util, int(torch.cuda.memory_allocated(device))
     return probe

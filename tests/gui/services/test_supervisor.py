@@ -16,6 +16,8 @@ import pytest
 
 from gui.services import supervisor as S
 from gui.services.supervisor import SpawnError, Supervisor, signal_group
+from tests.gui import test_process as process_tests
+from tests.gui.test_process import no_zombie_children
 
 PY = sys.executable
 # ignores SIGTERM, then says so (a signal sent before that would kill it: a race, not a test)
@@ -28,17 +30,8 @@ STUBBORN = textwrap.dedent("""
 
 
 def wait_for(predicate, timeout=15.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def no_zombie_children():
-    return not [c for c in psutil.Process().children(recursive=True)
-                if c.status() == psutil.STATUS_ZOMBIE]
+    """test_process's, with this module's shorter default wait."""
+    process_tests.wait_for(predicate, timeout, what)
 
 
 def lines_of(child_kw: dict):

@@ -5,18 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.gui.figures.frames import routing   # routing rows shaped as gui/db.py returns them
 from umoec.metrics.balance import MIN_LOAD_FLOOR, gini, load_balance_table, max_min_ratio
-
-
-def routing(steps=(10, 20, 30), blocks=(1, 3), n=4, skew=0.0) -> pd.DataFrame:
-    rows = []
-    for s in steps:
-        for b in blocks:
-            load = np.full(n, 1.0 / n)
-            load[0] += skew
-            load /= load.sum()
-            rows += [(s, b, e, load[e], 0.01 * e - 0.015) for e in range(n)]
-    return pd.DataFrame(rows, columns=["step", "block_idx", "expert_idx", "load", "bias"])
 
 
 @pytest.mark.parametrize("n", [2, 4, 16])
