@@ -1,7 +1,7 @@
-"""Builds the exact engine's compiled loops (umoec/engine/_kernels.c) and the context-mixing
-stage's (umoec/codec/_cm.c); everything else is in pyproject.toml. Both extensions are optional:
-without a C compiler the engine runs its numpy references and the mixing stage its Python
-reference, which give the same bits, slower."""
+"""Builds the compiled loops: the exact engine's (umoec/engine/_kernels.c), the context-mixing
+stage's (umoec/codec/_cm.c) and the probability path's (umoec/codec/_probs.c); everything else
+is in pyproject.toml. The extensions are optional: without a C compiler the engine runs its
+numpy references and the codec its Python references, which give the same bits, slower."""
 import sys
 
 from setuptools import Extension, setup
@@ -13,4 +13,6 @@ LINK = [] if sys.platform == "win32" else ["-pthread"]
 setup(ext_modules=[Extension("umoec.engine._kernels", ["umoec/engine/_kernels.c"],
                              extra_compile_args=ARGS + LINK, extra_link_args=LINK, optional=True),
                    Extension("umoec.codec._cm", ["umoec/codec/_cm.c"], extra_compile_args=ARGS,
-                             optional=True)])
+                             optional=True),
+                   Extension("umoec.codec._probs", ["umoec/codec/_probs.c"],
+                             extra_compile_args=ARGS, optional=True)])

@@ -25,7 +25,8 @@ from ..engine import ENGINE_VERSION
 from .. import units
 from .errors import CodecError, DecodeMismatch, FingerprintMismatch, FormatError, IntegrityError
 from .predictor import BOS
-from .probs import ALPHA_ONE, SHARPEN_GRID, distances_to_freqs, ideal_bits, logit_distances, symbol_intervals
+from .probs import (ALPHA_ONE, SHARPEN_GRID, cum_freqs, distances_to_freqs, ideal_bits,
+                    logit_distances, symbol_intervals)
 
 Progress = Callable[[int, int], None]   # (bytes done, bytes total)
 PROGRESS_EVERY = 16                     # steps between progress calls inside a block
@@ -198,8 +199,7 @@ def _fingerprint(predictor, coder: str, version: int = cm.VERSION) -> bytes:
 
 def _cum(logits: np.ndarray, n: int, out: np.ndarray) -> None:
     """Cumulative frequencies (k, 257) of the network's distribution into out[0, :k]."""
-    k = len(logits)
-    out[0, :k, 1:] = np.cumsum(distances_to_freqs(logit_distances(logits), n, ALPHA_ONE), axis=1)
+    cum_freqs(logits, n, out[0, :len(logits)])
 
 
 def _cm_encode(matrix, lay, predictor, settings, progress, total) -> list[bytes]:

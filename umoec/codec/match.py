@@ -26,7 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from .predictor import int_log
+from ..units import LN2
+from . import probs
+from .predictor import _ln_mantissa_table, int_log
 from .probs import EXP_TABLE, logit_distances
 
 VERSION = 1
@@ -79,7 +81,8 @@ class MatchState:
     hist: np.ndarray        # (B, capacity) uint8: every stream's bytes so far
     t: int                  # bytes known per stream
     tables: list            # per hashed length (long first): (2**hash_bits,) int64 arrays of
-                            # stream << 32 | position of the byte that followed; -1 empty
+                            # 1 + (stream << 32 | position of the byte that followed); 0 empty
+                            # (zeroed memory costs nothing until a bucket is written)
     src: np.ndarray         # (B,) int64 packed position of the predicted byte
     length: np.ndarray      # (B,) int64 verified match length, 0 = no match
     pred: np.ndarray        # (B,) int64 predicted byte, -1 none
@@ -103,7 +106,7 @@ class MatchModel:
     def init_state(self, n_streams: int) -> MatchState:
         B = n_streams
         return MatchState(hist=np.zeros((B, 1024), dtype=np.uint8), t=0,
-                          tables=[np.full(1 << self.s.hash_bits, -1, dtype=np.int64)
+                          tables=[np.zeros(1 << self.s.hash_bits, dtype=np.int64)
                                   for _ in self.lengths],
                           src=np.zeros(B, np.int64), length=np.zeros(B, np.int64),
                           pred=np.full(B, -1, np.int64), cell=np.full(B, -1, np.int64),
@@ -144,7 +147,7 @@ class MatchModel:
         h = ((h * _MIX) >> np.uint64(64 - self.s.hash_bits)).astype(np.int64)
         need = np.flatnonzero(st.length < n)
         if len(need):
-            cand = table[h[need]]
+            cand = table[h[need]] - 1
             found = cand >= 0
             need, cand = need[found], cand[found]
             if len(need):
@@ -152,7 +155,7 @@ class MatchModel:
                 keep = (length >= n) & (length > st.length[need])
                 st.length[need[keep]] = length[keep]
                 st.src[need[keep]] = cand[keep]
-        here = (np.arange(B, dtype=np.int64) << 32) | st.t       # the byte that comes next
+        here = ((np.arange(B, dtype=np.int64) << 32) | st.t) + 1  # the byte that comes next
         last_h, last_i = np.unique(h[::-1], return_index=True)   # one writer per bucket: the
         table[last_h] = here[::-1][last_i]                        # highest stream, every time
 
@@ -179,6 +182,15 @@ class MatchModel:
             return logits
         src = st.src[rows]
         pred = st.hist[src >> 32, src & 0xFFFFFFFF].astype(np.int64)
+        if probs._c is not None and logits.dtype == np.float32:   # the compiled twin (_probs.c)
+            x = np.ascontiguousarray(logits)
+            out, cell = x.copy(), np.empty(len(rows), dtype=np.int64)
+            if probs._c.match_mix(x, out, rows, pred, st.length[rows], st.hits, st.tries,
+                                  self.s.prior, EXP_TABLE, _ln_mantissa_table(), LN2, LEN_EDGES,
+                                  P_EDGES, cell, len(x), len(rows), len(EXP_TABLE), N_CELLS,
+                                  len(LEN_EDGES), len(P_EDGES)):
+                st.pred[rows], st.cell[rows] = pred, cell
+                return out
         w = np.take(EXP_TABLE, logit_distances(logits[rows]))          # (R, 256), max 2**30
         total = w.sum(axis=1)
         r = np.arange(len(rows))

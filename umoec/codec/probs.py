@@ -16,6 +16,7 @@ Rounding the logits to 1/256 nat costs well under 1e-4 bit per byte (tested).
 """
 from __future__ import annotations
 
+import os
 from decimal import Decimal, localcontext
 
 import numpy as np
@@ -106,6 +107,25 @@ def distances_to_freqs(dq: np.ndarray, prob_precision: int, alpha_q: int = ALPHA
 def logits_to_freqs(logits, prob_precision: int, alpha_q: int = ALPHA_ONE) -> np.ndarray:
     """THE probability path: (B, 256) float logits (numpy or torch) -> int64 frequencies."""
     return distances_to_freqs(logit_distances(logits), prob_precision, alpha_q)
+
+
+_c = None
+if os.environ.get("UMOEC_CM_KERNELS", "") != "python":
+    try:  # the compiled per-step loops (_probs.c), when pip built them: the same integers
+        from . import _probs as _c
+    except ImportError:
+        _c = None
+
+
+def cum_freqs(logits: np.ndarray, prob_precision: int, out: np.ndarray) -> None:
+    """out[:, 1:] = the cumulative frequencies of `logits` (R, 256) (no sharpening): what a
+    coder consumes each step; out is (R, 257) int64 and out[:, 0] is left as it is."""
+    if _c is not None and logits.dtype == np.float32 and out.dtype == np.int64:
+        x = np.ascontiguousarray(logits)
+        if x.ndim == 2 and x.shape[1] == N_SYMBOLS and out.flags.c_contiguous and \
+                _c.cum_freqs(x, EXP_TABLE, len(x), len(EXP_TABLE), prob_precision, out):
+            return
+    out[:, 1:] = np.cumsum(logits_to_freqs(logits, prob_precision), axis=1)
 
 
 def freqs_to_cdf(freqs: np.ndarray) -> np.ndarray:

@@ -22,9 +22,10 @@ PAIRS = [(a, b) for a in range(K) for b in range(a + 1, K)]
 
 
 def init_state(batch: int) -> dict:
+    """Zeroed tables (pages untouched until written) hold 1 + the last byte of each bucket."""
     return {"hist": np.full((batch, max(CASCADE_ORDERS)), START, dtype=np.int64),
             "prev": np.zeros((batch, K), dtype=np.int64),
-            "last": np.full((batch, N_BUCKETS), -1, dtype=np.int16),
+            "last": np.zeros((batch, N_BUCKETS), dtype=np.int16),    # 1 + byte, 0 = none yet
             "run": np.zeros((batch, N_BUCKETS), dtype=np.int16),
             "cnt": np.zeros((batch, N_BUCKETS), dtype=np.int16)}
 
@@ -40,7 +41,7 @@ def update_stats(byte: np.ndarray, st: dict, t: int):
     rows = np.arange(len(byte))[:, None]
     if t > 0:
         idx = st["prev"]
-        b16 = np.broadcast_to(byte.astype(np.int16)[:, None], idx.shape)
+        b16 = np.broadcast_to((byte + 1).astype(np.int16)[:, None], idx.shape)
         same = st["last"][rows, idx] == b16
         run = np.where(same, np.minimum(st["run"][rows, idx].astype(np.int64) + 1, CASCADE_CAP), 1)
         cnt = np.minimum(st["cnt"][rows, idx].astype(np.int64) + 1, CASCADE_CAP)
@@ -54,7 +55,7 @@ def update_stats(byte: np.ndarray, st: dict, t: int):
         cols.append(_bucket(value, k) + off)
     idx = np.stack(cols, axis=1)
     st["prev"] = idx
-    last = st["last"][rows, idx].astype(np.int64)
+    last = st["last"][rows, idx].astype(np.int64) - 1
     has = last >= 0
     return (np.maximum(last, 0), st["run"][rows, idx].astype(np.int64),
             st["cnt"][rows, idx].astype(np.int64), has)

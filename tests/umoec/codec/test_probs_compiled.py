@@ -1,0 +1,103 @@
+"""The probability path's compiled loops (_probs.c) equal their references integer for integer:
+the cumulative frequencies every coded step consumes and the match model's mixing."""
+import os
+
+import numpy as np
+import pytest
+
+from umoec.codec import probs
+from umoec.codec.errors import ProbabilityError
+from umoec.codec.match import N_CELLS, MatchModel, MatchSettings
+
+C = probs._c
+if C is None:
+    if os.environ.get("CI") and os.environ.get("UMOEC_CM_KERNELS") != "python":
+        pytest.fail("the compiled probability loops were not built (pip install needs a C compiler)",
+                    pytrace=False)
+    pytest.skip("compiled probability loops not built here", allow_module_level=True)
+
+
+def reference(monkeypatch, fn, *args):
+    monkeypatch.setattr(probs, "_c", None)
+    try:
+        return fn(*args)
+    finally:
+        monkeypatch.setattr(probs, "_c", C)
+
+
+def hard_logits(rng, R: int) -> np.ndarray:
+    """Rows a coder meets, and the corners: ties, -inf entries, one finite value, huge spreads,
+    values whose scaled distance is exactly half-way between two integers."""
+    x = (rng.normal(0, 3, (R, 256))).astype(np.float32)
+    x[0] = 0.0                                           # all tied: the remainder to byte 0
+    x[1, :] = -np.inf
+    x[1, 17] = 2.5                                       # one possible byte
+    x[2, ::3] = -np.inf
+    x[3] = np.float32(1e30) * rng.normal(size=256).astype(np.float32)
+    x[4] = (np.arange(256) / 512).astype(np.float32)     # distances k/2 in 1/256 nat: ties to even
+    x[5, 200] = x[5, 3] = np.float32(40.0)               # two maxima: the first one wins
+    x[6] = np.float32(-0.0)
+    x[6, ::2] = np.float32(0.0)
+    x[7] = np.round(rng.normal(0, 1, 256) * 4096).astype(np.float32) / np.float32(4096)  # engine
+    return x
+
+
+@pytest.mark.parametrize("precision", [10, 16, 24, 32])
+def test_cum_freqs_equals_reference(monkeypatch, precision):
+    rng = np.random.default_rng(precision)
+    x = hard_logits(rng, 64)
+    got = np.zeros((64, 257), dtype=np.int64)
+    probs.cum_freqs(x, precision, got)
+    want = np.zeros((64, 257), dtype=np.int64)
+    reference(monkeypatch, probs.cum_freqs, x, precision, want)
+    np.testing.assert_array_equal(got, want)
+    assert (got[:, -1] == 1 << precision).all() and (np.diff(got, axis=1) >= 1).all()
+
+
+def test_cum_freqs_refuses_what_the_reference_refuses():
+    out = np.zeros((2, 257), dtype=np.int64)
+    for bad in (np.nan, np.inf):
+        x = np.zeros((2, 256), dtype=np.float32)
+        x[1, 9] = bad
+        with pytest.raises(ProbabilityError, match="stream 1, byte 9"):
+            probs.cum_freqs(x, 16, out)
+    x = np.full((2, 256), -np.inf, dtype=np.float32)
+    with pytest.raises(ProbabilityError, match="only -inf"):
+        probs.cum_freqs(x, 16, out)
+    assert not out.any()                                 # nothing written before the refusal
+
+
+def matched_state(rng, model: MatchModel, B: int):
+    st = model.init_state(B)
+    st.t = 300
+    st.hist = rng.integers(0, 256, (B, 1024)).astype(np.uint8)
+    st.length = rng.integers(0, 300, B) * (rng.random(B) < 0.6)
+    st.src = (rng.integers(0, B, B) << 32) | rng.integers(0, 300, B)
+    st.tries = rng.integers(0, 1024, N_CELLS)
+    st.hits = (st.tries * rng.random(N_CELLS)).astype(np.int64)
+    return st
+
+
+def test_match_mix_equals_reference(monkeypatch):
+    rng = np.random.default_rng(5)
+    model = MatchModel(MatchSettings.standard(5))
+    B = 64
+    x = hard_logits(rng, B)
+    st_c, st_ref = (matched_state(np.random.default_rng(7), model, B) for _ in range(2))
+    got = model.mix(x, st_c)
+    want = reference(monkeypatch, model.mix, x, st_ref)
+    assert (st_c.length > 0).sum() > 10
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))   # bit for bit
+    np.testing.assert_array_equal(st_c.pred, st_ref.pred)
+    np.testing.assert_array_equal(st_c.cell, st_ref.cell)
+    assert got.dtype == np.float32 and x is not got
+
+
+def test_match_mix_refuses_a_bad_row_like_the_reference():
+    model = MatchModel(MatchSettings.standard(5))
+    st = matched_state(np.random.default_rng(1), model, 4)
+    st.length[:] = 5
+    x = np.zeros((4, 256), dtype=np.float32)
+    x[2, 3] = np.nan
+    with pytest.raises(ProbabilityError, match="byte 3"):
+        model.mix(x, st)
