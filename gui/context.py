@@ -16,6 +16,7 @@ from .compress_jobs import JobManager, JobRunner
 from .datasets import DatasetBuilder
 from .forge import OPENED_FILE, ForgeRegistry
 from .process import Launcher
+from .services.generation import Generation
 from .services.supervisor import Supervisor
 from .services.watchdog import RunWatchdog
 
@@ -47,6 +48,7 @@ class AppContext:
     forge: ForgeRegistry          # Forge folders opened by path
     datasets: DatasetBuilder      # prepare_data builds
     jobs: JobManager              # compression, verification, evaluation and export jobs
+    generation: Generation        # the Generate tab's sampling and scoring jobs
 
     @classmethod
     def build(cls, settings: CockpitSettings) -> "AppContext":
@@ -61,7 +63,8 @@ class AppContext:
         return cls(settings=settings, supervisor=supervisor, launcher=launcher,
                    watchdog=RunWatchdog(settings.runs_dir, launcher),
                    forge=ForgeRegistry(settings.runs_dir / OPENED_FILE),
-                   datasets=DatasetBuilder(settings.data_dir, supervisor=supervisor), jobs=jobs)
+                   datasets=DatasetBuilder(settings.data_dir, supervisor=supervisor), jobs=jobs,
+                   generation=Generation(supervisor))
 
 
 def attach(server: Any, ctx: AppContext) -> None:

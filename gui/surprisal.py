@@ -1,6 +1,6 @@
 """Per-byte surprisal as a heat-coloured text (what the compressor "sees"). Pure: no torch, no I/O.
 
-`bits[i]` = -log2 p(byte i | bytes before it) under the model (gui/playground.py computes it).
+`bits[i]` = -log2 p(byte i | bytes before it) under the model (umoec/generate.py computes it).
 Text is shown one character at a time (a UTF-8 character of several bytes gets the mean of its
 bytes' bits, its tooltip lists each); colours come from 17 bins of half a bit (0 to >= 8 bits),
 classes `sp-0` .. `sp-16` in gui/assets/20_datasets_generate_notify.css (PALETTE below is the same list).

@@ -1,7 +1,8 @@
 """Generate / playground tab: which checkpoint, sampling streamed into the page, and
-surprisal colouring. The torch work is gui/playground.py, imported only when a job starts, so the
-cockpit starts without torch. Jobs run in server threads; the page polls them every 300 ms while
-one runs (ids.GEN_POLL / ids.SURPRISAL_POLL) and stops polling when it ends."""
+surprisal colouring. The torch work is umoec/generate.py, imported only when a job starts, so the
+cockpit starts without torch. Jobs run in the cockpit's Generation service (server threads of its
+supervisor); the page polls them every 300 ms while one runs (ids.GEN_POLL / ids.SURPRISAL_POLL)
+and stops polling when it ends."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,6 +19,7 @@ from ..datasets import escape_text
 from ..derived import fmt_bytes
 from ..runs import resolve, summarise
 from ..context import AppContext
+from ..services.generation import Generation
 
 
 def _muted(text: str) -> html.Span:
@@ -67,15 +69,15 @@ def checkpoint_path(runs_dir: Path, name: Optional[str], checkpoint: Optional[st
 
 
 # -- sampling ---------------------------------------------------------------------------------------
-def start_sample(runs_dir: Path, name, checkpoint, prompt, temperature, top_k, max_bytes, seed,
-                 previous: Optional[str]) -> dict[str, Any]:
-    from .. import playground as P  # torch: only now
-    P.JOBS.cancel(previous)
+def start_sample(jobs: Generation, runs_dir: Path, name, checkpoint, prompt, temperature, top_k,
+                 max_bytes, seed, previous: Optional[str]) -> dict[str, Any]:
+    from umoec.generate import GenerateError  # torch: only now
+    jobs.cancel(previous)
     try:
         path = checkpoint_path(runs_dir, name, checkpoint)
-        job = P.JOBS.start_sample(path, (prompt or "").encode("utf-8"), temperature=temperature,
-                                  top_k=top_k, max_bytes=max_bytes, seed=seed)
-    except (ValueError, P.PlaygroundError) as exc:
+        job = jobs.start_sample(path, (prompt or "").encode("utf-8"), temperature=temperature,
+                                top_k=top_k, max_bytes=max_bytes, seed=seed)
+    except (ValueError, GenerateError) as exc:
         return {"job": None, "poll_disabled": True, "cancel_disabled": True,
                 "status": _bad(f"Not started: {exc}"), "output": no_update}
     return {"job": job.id, "poll_disabled": False, "cancel_disabled": False,
@@ -104,11 +106,10 @@ def sample_status(v: dict) -> Any:
     return _bad(f"Failed: {v['error']}")
 
 
-def poll_sample(job_id: Optional[str]) -> dict[str, Any]:
+def poll_sample(jobs: Generation, job_id: Optional[str]) -> dict[str, Any]:
     if not job_id:
         raise PreventUpdate
-    from .. import playground as P
-    job = P.JOBS.get(job_id)
+    job = jobs.get(job_id)
     if job is None:
         return {"output": no_update, "status": _muted("That generation is no longer kept."),
                 "poll_disabled": True, "cancel_disabled": True}
@@ -118,21 +119,21 @@ def poll_sample(job_id: Optional[str]) -> dict[str, Any]:
             "cancel_disabled": done}
 
 
-def cancel_job(job_id: Optional[str]) -> Any:
+def cancel_job(jobs: Generation, job_id: Optional[str]) -> Any:
     if not job_id:
         raise PreventUpdate
-    from .. import playground as P
-    return _muted("Cancelling...") if P.JOBS.cancel(job_id) else no_update
+    return _muted("Cancelling...") if jobs.cancel(job_id) else no_update
 
 
 # -- scoring ----------------------------------------------------------------------------------------
-def start_score(runs_dir: Path, name, checkpoint, text, previous: Optional[str]) -> dict[str, Any]:
-    from .. import playground as P
-    P.JOBS.cancel(previous)
+def start_score(jobs: Generation, runs_dir: Path, name, checkpoint, text,
+                previous: Optional[str]) -> dict[str, Any]:
+    from umoec.generate import GenerateError  # torch: only now
+    jobs.cancel(previous)
     try:
         path = checkpoint_path(runs_dir, name, checkpoint)
-        job = P.JOBS.start_score(path, (text or "").encode("utf-8"))
-    except (ValueError, P.PlaygroundError) as exc:
+        job = jobs.start_score(path, (text or "").encode("utf-8"))
+    except (ValueError, GenerateError) as exc:
         return {"job": None, "poll_disabled": True, "cancel_disabled": True,
                 "status": _bad(f"Not scored: {exc}")}
     return {"job": job.id, "poll_disabled": False, "cancel_disabled": False,
@@ -150,11 +151,10 @@ def score_summary(v: dict) -> Any:
     ])
 
 
-def poll_score(job_id: Optional[str]) -> dict[str, Any]:
+def poll_score(jobs: Generation, job_id: Optional[str]) -> dict[str, Any]:
     if not job_id:
         raise PreventUpdate
-    from .. import playground as P
-    job = P.JOBS.get(job_id)
+    job = jobs.get(job_id)
     if job is None:
         return {"status": _muted("That scoring job is no longer kept."), "view": no_update,
                 "summary": no_update, "poll_disabled": True, "cancel_disabled": True}
@@ -185,7 +185,7 @@ def poll_score(job_id: Optional[str]) -> dict[str, Any]:
 
 # -- wiring -----------------------------------------------------------------------------------------
 def register(app, cockpit: AppContext) -> None:
-    runs_dir = cockpit.settings.runs_dir
+    runs_dir, jobs = cockpit.settings.runs_dir, cockpit.generation
 
     @app.callback(Output(ids.GEN_INFO, "children"), Output(ids.GEN_CHECKPOINT, "options"),
                   Output(ids.GEN_CHECKPOINT, "value"), Output(ids.GEN_START, "disabled"),
@@ -210,8 +210,8 @@ def register(app, cockpit: AppContext) -> None:
                   State(ids.GEN_MAX_BYTES, "value"), State(ids.GEN_SEED, "value"),
                   State(ids.GEN_JOB, "data"), prevent_initial_call=True)
     def generate(_n, name, checkpoint, prompt, temperature, top_k, max_bytes, seed, previous):
-        out = start_sample(runs_dir, name, checkpoint, prompt, temperature, top_k, max_bytes,
-                           seed, previous)
+        out = start_sample(jobs, runs_dir, name, checkpoint, prompt, temperature, top_k,
+                           max_bytes, seed, previous)
         return out["job"], out["poll_disabled"], out["cancel_disabled"], out["status"], \
             out["output"]
 
@@ -222,14 +222,14 @@ def register(app, cockpit: AppContext) -> None:
                   Input(ids.GEN_POLL, "n_intervals"), State(ids.GEN_JOB, "data"),
                   prevent_initial_call=True)
     def poll_generation(_n, job_id):
-        out = poll_sample(job_id)
+        out = poll_sample(jobs, job_id)
         return out["output"], out["status"], out["poll_disabled"], out["cancel_disabled"]
 
     @app.callback(Output(ids.GEN_STATUS, "children", allow_duplicate=True),
                   Input(ids.GEN_CANCEL, "n_clicks"), State(ids.GEN_JOB, "data"),
                   prevent_initial_call=True)
     def cancel_generation(_n, job_id):
-        return cancel_job(job_id)
+        return cancel_job(jobs, job_id)
 
     @app.callback(Output(ids.SURPRISAL_JOB, "data"), Output(ids.SURPRISAL_POLL, "disabled"),
                   Output(ids.SURPRISAL_CANCEL, "disabled"), Output(ids.SURPRISAL_STATUS, "children"),
@@ -238,7 +238,7 @@ def register(app, cockpit: AppContext) -> None:
                   State(ids.GEN_CHECKPOINT, "value"), State(ids.SURPRISAL_TEXT, "value"),
                   State(ids.SURPRISAL_JOB, "data"), prevent_initial_call=True)
     def score(_n, name, checkpoint, text, previous):
-        out = start_score(runs_dir, name, checkpoint, text, previous)
+        out = start_score(jobs, runs_dir, name, checkpoint, text, previous)
         return out["job"], out["poll_disabled"], out["cancel_disabled"], out["status"], None, None
 
     @app.callback(Output(ids.SURPRISAL_STATUS, "children", allow_duplicate=True),
@@ -249,7 +249,7 @@ def register(app, cockpit: AppContext) -> None:
                   Input(ids.SURPRISAL_POLL, "n_intervals"), State(ids.SURPRISAL_JOB, "data"),
                   prevent_initial_call=True)
     def poll_scoring(_n, job_id):
-        out = poll_score(job_id)
+        out = poll_score(jobs, job_id)
         return out["status"], out["view"], out["summary"], out["poll_disabled"], \
             out["cancel_disabled"]
 
@@ -257,5 +257,5 @@ def register(app, cockpit: AppContext) -> None:
                   Input(ids.SURPRISAL_CANCEL, "n_clicks"), State(ids.SURPRISAL_JOB, "data"),
                   prevent_initial_call=True)
     def cancel_scoring(_n, job_id):
-        return cancel_job(job_id)
+        return cancel_job(jobs, job_id)
 

@@ -11,11 +11,11 @@ import sys
 
 import pytest
 
-from gui import playground as P
 from tests.conftest import ROOT
 from tests.gui.browser_util import TIMEOUT_MS, new_page, shot, wait_text
 from tests.gui.playground_support import STEPS, copy_run
 from tests.gui.test_app_server import start_app
+from umoec import generate as G
 from umoec.run import RunDir
 
 pytestmark = pytest.mark.browser
@@ -115,7 +115,7 @@ def test_generation_streams_and_cancels(page):
     wait_text(page, "#generate-model-info", "tiny")
     page.wait_for_selector("#generate-start-btn:not([disabled])", timeout=TIMEOUT_MS)
     page.fill("#generate-prompt", "import ")
-    page.fill("#generate-max-bytes", str(P.MAX_SAMPLE_BYTES))
+    page.fill("#generate-max-bytes", str(G.MAX_SAMPLE_BYTES))
     page.fill("#generate-temperature", "1")
     page.click("#generate-start-btn")
     wait_text(page, "#generate-status", "Generating:")
@@ -128,7 +128,7 @@ def test_generation_streams_and_cancels(page):
     assert page.inner_text("#generate-output .prompt") == "import "
     page.click("#generate-cancel-btn")
     status = wait_text(page, "#generate-status", "Cancelled after")
-    assert f"of {P.MAX_SAMPLE_BYTES:,} bytes" in status
+    assert f"of {G.MAX_SAMPLE_BYTES:,} bytes" in status
     page.wait_for_selector("#generate-cancel-btn[disabled]", timeout=TIMEOUT_MS)
     shot(page, "generate_cancelled")
 
@@ -146,7 +146,7 @@ def test_surprisal_colouring(page, cockpit):
     page.click("#surprisal-btn")
     summary = wait_text(page, "#surprisal-summary", "bpb")
     ckpt = RunDir(cockpit[1] / "tiny").latest_checkpoint().path
-    bits = P.surprisal_bits(P.get_model(ckpt), SCORED.encode())
+    bits = G.surprisal_bits(G.load(ckpt), SCORED.encode())
     assert f"{bits.mean():.3f} bpb" in summary and f"{len(SCORED)} bytes" in summary
     classes = page.eval_on_selector_all("#surprisal-view span", "els => els.map(e => e.className)")
     assert len(classes) == len(SCORED) and all(c.startswith("sp-") for c in classes)
