@@ -245,6 +245,10 @@ COMPARE_TABLE = "compare-table"
 COMPARE_CSV_BTN = "compare-csv-btn"
 COMPARE_CSV = "compare-csv-download"
 COMPARE_STATE = "compare-state"                  # memory: data signature and zoom window
+COMPARE_SYSTEM_GRAPH = "compare-system-graph"    # one system metric of every picked run
+COMPARE_SYSTEM_METRIC = "compare-system-metric"  # cpu_percent | rss_bytes | gpu_util | ...
+COMPARE_SYSTEM_NOTE = "compare-system-note"      # the runs the System chart leaves out, and why
+COMPARE_SYSTEM_STATE = "compare-system-state"    # memory: what the System chart last drew
 TRAINING_FOLLOW = "training-follow"              # the loss chart's follow-live switch
 TRAINING_CSV_BTN = "training-csv-btn"            # the run's metrics as CSV
 TRAINING_CSV = "training-csv"
@@ -280,6 +284,9 @@ CONFIG_IMPORT = "config-import-upload"
 RUNS_DELETE_TARGET = "runs-delete-target"              # memory: the run the open dialog deletes
 COMPARE_ZOOM = "compare-zoom"                          # memory: the compare chart's held x range
 TRAINING_ZOOM_SEEN = "training-zoom-seen"              # memory: the loss chart draws seen so far
+TRAINING_SMOOTH_METHOD = "training-smooth-method"      # EMA, running mean or none
+TRAINING_CLIP = "training-clip-outliers"               # clip loss outliers before smoothing
+TRAINING_THROUGHPUT = "training-throughput-graph"      # tokens/s against step
 
 
 # Every tab, in the order of the tab bar; a tab's refresh-driven callbacks listen to

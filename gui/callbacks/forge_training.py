@@ -2,10 +2,10 @@
 
 training_callbacks.training_update hands Forge runs (gui/forge.py) to `forge_training_update`,
 which returns the same outputs: KPIs from the newest log.csv row, the loss chart (Forge's loss in
-bits per *token* = loss / ln 2, raw, EMA and validation, best point starred; same trace order as
-ours so the zoom re-aggregation works unchanged), lr and gradient norm, the ckpt_*.bin list, and
-the tail of log.csv in place of training.log. No resume (the cockpit does not drive Forge), no
-per-head losses (Forge logs one). The charts are redrawn only when log.csv changed.
+bits per *token* = loss / ln 2, raw, smoothed and validation, best point starred; same trace order
+as ours so the zoom re-aggregation works unchanged), lr and gradient norm, tokens/s, the
+ckpt_*.bin list, and the tail of log.csv in place of training.log. No resume (the cockpit does
+not drive Forge), no per-head losses (Forge logs one). The charts are redrawn only when log.csv changed.
 """
 from __future__ import annotations
 
@@ -21,12 +21,12 @@ from dash import html, no_update
 from .. import forge
 from ..derived import fmt_bytes
 from ..figures.base import empty_fig
-from ..figures.series import MAX_POINTS
-from ..figures.training import loss_fig, lr_grad_fig
+from ..figures.series import MAX_POINTS, Smoothing
+from ..figures.training import loss_fig, lr_grad_fig, throughput_fig
 from ..panels.training_panel import kpi_card
 
 LN2 = math.log(2.0)
-KEYS = ("kpis", "eta", "loss", "lr", "heads", "checkpoints", "log", "error", "state",
+KEYS = ("kpis", "eta", "loss", "lr", "throughput", "heads", "checkpoints", "log", "error", "state",
         "ck_options", "ck_value")
 
 
@@ -80,27 +80,27 @@ def log_tail(path, n: int = 100, max_bytes: int = 64 * 1024) -> str:
     return "\n".join(lines[-n:]) or "(log.csv is empty)"
 
 
-def loss_figure(log: forge.ForgeLog, smoothing: float, log_y: bool):
+def loss_figure(log: forge.ForgeLog, smoothing: Smoothing, log_y: bool):
     train = pd.DataFrame({"step": log.train["step"], "bpb": log.train["loss"] / LN2})
     val = pd.DataFrame({"step": log.val["step"], "bpb": log.val["val_loss"] / LN2})
     fig = loss_fig(train, val, smoothing, log_y, max_points=MAX_POINTS)
     if train.empty:
         return fig
     fig.data[0].name = "train bits/token"
-    fig.data[1].name = f"train bits/token (EMA {smoothing:.2f})"
+    fig.data[1].name = f"train bits/token ({smoothing.label()})"
     fig.data[2].name = "val bits/token"
     fig.update_layout(yaxis_title="bits per token (Forge loss / ln 2)")
     return fig
 
 
-def forge_training_update(run: forge.ForgeRun, smoothing: float, log_y: bool,
+def forge_training_update(run: forge.ForgeRun, smoothing: Smoothing, log_y: bool,
                           state: Optional[dict]) -> dict[str, Any]:
     """The Training tab's outputs for a Forge run (see training_callbacks.OUTPUT_ORDER)."""
     # a string: the browser keeps numbers as doubles, and st_mtime_ns (~1.8e18) > 2**53 would
     # come back rounded, never equal, and the run be redrawn (and a zoom undone) every tick
     sig = "-".join(str(v) for v in (run.signature() or (-1, -1)))
     if (state and state.get("run") == run.key and state.get("forge_sig") == sig
-            and state.get("smoothing") == smoothing and state.get("log_y") == log_y):
+            and Smoothing.from_state(state) == smoothing and state.get("log_y") == log_y):
         return {k: no_update for k in KEYS}
     common = dict(eta=f"{run.status_label()}. The cockpit reads this folder and never writes "
                       "to it; resume it with forge train --resume.",
@@ -113,7 +113,7 @@ def forge_training_update(run: forge.ForgeRun, smoothing: float, log_y: bool,
         log = run.read_log()
     except forge.ForgeFormatError as exc:
         empty = empty_fig("log.csv cannot be read")
-        return dict(common, kpis=[], loss=empty, lr=empty,
+        return dict(common, kpis=[], loss=empty, lr=empty, throughput=empty,
                     error=dbc.Alert(str(exc), color="danger", class_name="py-2 mb-2"),
                     state={"run": run.key, "forge_sig": sig})
     train = log.train
@@ -125,8 +125,9 @@ def forge_training_update(run: forge.ForgeRun, smoothing: float, log_y: bool,
         info.append(" (" + "; ".join(log.notes) + ")")
     info.append(". Loss is in nats per token, so the chart shows bits per token, not per byte.")
     return dict(common, kpis=kpis(train), loss=loss_figure(log, smoothing, log_y), lr=lr,
+                throughput=throughput_fig(train[["step", "tokens_per_sec"]], max_points=MAX_POINTS),
                 error=dbc.Alert(info, color="secondary", class_name="py-2 mb-2 small"),
-                state={"run": run.key, "forge_sig": sig, "smoothing": smoothing, "log_y": log_y,
+                state={"run": run.key, "forge_sig": sig, **smoothing.as_state(), "log_y": log_y,
                        "gen": f"forge-{sig}",
                        "last_step": int(train["step"].iloc[-1]) if len(train) else None,
                        "points": min(len(train), MAX_POINTS)})

@@ -1,11 +1,13 @@
 """Training tab: KPIs, ETA, live charts, head losses, checkpoints (each with its coding
 model, or an Export model button: gui/callbacks/model_export_callbacks.py), resume list, log.
 
-The charts are drawn once (EMA on every row, each trace downsampled to about
-series.MAX_POINTS points) and then only extended: every tick reads the rows newer than the
-page's last step and sends them as a `dash.Patch`. A full redraw happens when the run, its
-generation (a resume rewrites rows), the smoothing or the log-Y toggle changes, or when enough
-points have been appended that the chart should be downsampled again.
+The loss, lr and throughput charts are drawn once (smoothing on every row, each trace
+downsampled to about series.MAX_POINTS points) and then only extended: every tick reads the rows
+newer than the page's last step and sends them as a `dash.Patch` (the smoothing, clipping
+included, carried on by series.smooth_continue). A full redraw happens when the run, its
+generation (a resume rewrites rows), the smoothing (method, strength, clipping) or the log-Y
+toggle changes, or when enough points have been appended that the charts should be downsampled
+again.
 
 `training_update` is the callback body as a plain function (tests and bench/bench_gui.py call it).
 """
@@ -27,8 +29,8 @@ from umoec.run import RunState
 from .. import db, ids, models, report
 from ..derived import fmt_bytes
 from ..figures.base import empty_fig
-from ..figures.series import MAX_POINTS, ema, ema_continue, ema_state
-from ..figures.training import best_val_name, loss_fig, lr_grad_fig, system_fig
+from ..figures.series import MAX_POINTS, Smoothing, ema, smooth_continue, smooth_state
+from ..figures.training import best_val_name, loss_fig, lr_grad_fig, system_fig, throughput_fig
 from ..panels.training_panel import kpi_card
 from ..runs import resolve, summarise
 from ..forge import resolve_forge
@@ -202,47 +204,53 @@ def grad_clip_of(run) -> Optional[float]:
     return clip if clip > 0 else None
 
 
-def _full_charts(conn, smoothing: float, log_y: bool,
-                 grad_clip: Optional[float] = None) -> tuple[object, object, dict]:
-    train = db.train_series(conn)
+CHART_COLUMNS = ("step", "bpb", "lr", "grad_norm", "tokens_per_sec")
+
+
+def _full_charts(conn, smoothing: Smoothing, log_y: bool,
+                 grad_clip: Optional[float] = None) -> tuple[object, object, object, dict]:
+    """(loss, lr, throughput figures, chart state): every row read, drawn from scratch."""
+    train = db.train_series(conn, CHART_COLUMNS)
     val = db.val_metrics(conn)
     loss = loss_fig(train, val, smoothing, log_y, max_points=MAX_POINTS)
     lr = lr_grad_fig(train, max_points=MAX_POINTS, grad_clip=grad_clip)
+    throughput = throughput_fig(train, max_points=MAX_POINTS)
     if train.empty:
-        return loss, lr, {}
-    num, den = ema_state(train["bpb"].to_numpy(dtype=float), smoothing)
+        return loss, lr, throughput, {}
     best = float(val["bpb"].min()) if not val.empty else None
-    return loss, lr, {"last_step": int(train["step"].iloc[-1]),
-                      "last_val_step": int(val["step"].iloc[-1]) if not val.empty else -1,
-                      "ema_num": num, "ema_den": den, "best_val": best,
-                      "points": min(len(train), MAX_POINTS)}
+    return loss, lr, throughput, {
+        "last_step": int(train["step"].iloc[-1]),
+        "last_val_step": int(val["step"].iloc[-1]) if not val.empty else -1,
+        "smooth": smooth_state(train["bpb"].to_numpy(dtype=float), smoothing),
+        "best_val": best, "points": min(len(train), MAX_POINTS)}
 
 
-def _patch_charts(conn, state: dict, smoothing: float) -> tuple[Any, Any, dict]:
+def _patch_charts(conn, state: dict, smoothing: Smoothing) -> tuple[Any, Any, Any, dict]:
     """Extend the charts with rows newer than the page has; no_update when there are none."""
-    new = db.train_series(conn, since_step=state["last_step"])
+    new = db.train_series(conn, CHART_COLUMNS, since_step=state["last_step"])
     val = db.val_metrics(conn, since_step=state["last_val_step"])
     if new.empty and val.empty:
-        return no_update, no_update, state
+        return no_update, no_update, no_update, state
     state = dict(state)
-    loss, lr = Patch(), Patch()
+    loss, lr, throughput = Patch(), Patch(), Patch()
     if not new.empty:
         steps = new["step"].tolist()
         bpb = new["bpb"].to_numpy(dtype=float)
-        smooth, state["ema_num"], state["ema_den"] = ema_continue(bpb, smoothing, state["ema_num"],
-                                                                  state["ema_den"])
+        smoothed, state["smooth"] = smooth_continue(bpb, smoothing, state["smooth"])
         loss["data"][0]["x"].extend(steps)
         loss["data"][0]["y"].extend(bpb.tolist())
         loss["data"][1]["x"].extend(steps)
-        loss["data"][1]["y"].extend(smooth.tolist())
+        loss["data"][1]["y"].extend(smoothed.tolist())
         lr["data"][0]["x"].extend(steps)
         lr["data"][0]["y"].extend(new["lr"].astype(float).tolist())
         lr["data"][1]["x"].extend(steps)
         lr["data"][1]["y"].extend(new["grad_norm"].astype(float).tolist())
+        throughput["data"][0]["x"].extend(steps)
+        throughput["data"][0]["y"].extend(new["tokens_per_sec"].astype(float).tolist())
         state["last_step"] = int(steps[-1])
         state["points"] += len(steps)
     else:
-        lr = no_update
+        lr = throughput = no_update
     if not val.empty:
         loss["data"][2]["x"].extend(val["step"].tolist())
         loss["data"][2]["y"].extend(val["bpb"].astype(float).tolist())
@@ -254,23 +262,26 @@ def _patch_charts(conn, state: dict, smoothing: float) -> tuple[Any, Any, dict]:
             loss["data"][3]["name"] = best_val_name(low)
             state["best_val"] = low
         state["last_val_step"] = int(val["step"].iloc[-1])
-    return loss, lr, state
+    return loss, lr, throughput, state
 
 
 def training_update(runs_dir: Path, name: Optional[str], smoothing: float = 0.6,
                     log_y: bool = False, state: Optional[dict] = None,
-                    checkpoint: Optional[str] = None, launched: Any = None) -> dict[str, Any]:
+                    checkpoint: Optional[str] = None, launched: Any = None,
+                    method: str = "ema", clip: bool = False) -> dict[str, Any]:
     """Everything the training tab shows for run `name`, given what the page already has.
-    `launched`: the Launcher's entry for the run (a resumed run's gap before its first status)."""
-    smoothing = min(0.999, max(0.0, float(smoothing or 0.0)))
+    `launched`: the Launcher's entry for the run (a resumed run's gap before its first status).
+    `smoothing`, `method`, `clip`: the loss chart's smoothing controls (series.Smoothing)."""
+    spec = Smoothing.of(method, smoothing, clip)
     log_y = bool(log_y)
     run = resolve(runs_dir, name)
     forge_run = resolve_forge(runs_dir, name) if run is None else None
     if forge_run is not None:  # a Forge run folder, read-only
-        return forge_training_update(forge_run, smoothing, log_y, state)
+        return forge_training_update(forge_run, spec, log_y, state)
     if run is None:
         empty = empty_fig("No run selected")
-        return dict(kpis=[], eta="", loss=empty, lr=empty, heads="", checkpoints="", log="",
+        return dict(kpis=[], eta="", loss=empty, lr=empty, throughput=empty, heads="",
+                    checkpoints="", log="",
                     error=dbc.Alert(EMPTY_RUNS_HINT.format(Path(runs_dir) / "demo"), color="info"),
                     state=None, ck_options=[], ck_value=None)
     summary = summarise(run, launched=launched)
@@ -292,14 +303,14 @@ def training_update(runs_dir: Path, name: Optional[str], smoothing: float = 0.6,
             gen = db.run_generation(conn)
             latest = db.latest_metrics(conn)
             same = (state is not None and state.get("run") == name and state.get("gen") == gen
-                    and state.get("smoothing") == smoothing and state.get("log_y") == log_y
-                    and "last_step" in state and latest is not None
+                    and Smoothing.from_state(state) == spec and state.get("log_y") == log_y
+                    and "last_step" in state and "smooth" in state and latest is not None
                     and latest["step"] >= state["last_step"]
                     and state.get("points", 0) < REDRAW_AFTER)
             if same:
-                loss, lr, chart = _patch_charts(conn, state, smoothing)
+                loss, lr, throughput, chart = _patch_charts(conn, state, spec)
             else:
-                loss, lr, chart = _full_charts(conn, smoothing, log_y, grad_clip_of(run))
+                loss, lr, throughput, chart = _full_charts(conn, spec, log_y, grad_clip_of(run))
             recent = db.recent_train_metrics(conn, 20)
             heads = db.head_losses_at(conn)
     except (FileNotFoundError, sqlite3.DatabaseError) as exc:
@@ -310,14 +321,14 @@ def training_update(runs_dir: Path, name: Optional[str], smoothing: float = 0.6,
             colour = "danger"
             text = (f"The run crashed before its first logged step ({summary.detail}); the log "
                     "below says more.")
-        return dict(out, kpis=[], eta="", loss=empty, lr=empty, heads="",
+        return dict(out, kpis=[], eta="", loss=empty, lr=empty, throughput=empty, heads="",
                     error=_error(text, colour),
                     state={"run": name, "log_sig": log_sig, "ck_sig": ck_sig})
-    new_state = {**chart, "run": name, "gen": gen, "smoothing": smoothing, "log_y": log_y,
+    new_state = {**chart, **spec.as_state(), "run": name, "gen": gen, "log_y": log_y,
                  "log_sig": log_sig, "ck_sig": ck_sig}
     return dict(out, kpis=kpis(latest, summary.total_steps),
                 eta=eta_text(recent, summary.state, summary.total_steps, summary.resuming),
-                loss=loss, lr=lr,
+                loss=loss, lr=lr, throughput=throughput,
                 heads=heads_table(heads), error=None, state=new_state)
 
 
@@ -386,8 +397,8 @@ def resume_controls_style(runs_dir: Path, name: Optional[str]) -> dict:
     return {"display": "none"} if forge_run is not None else {}
 
 
-OUTPUT_ORDER = ("kpis", "eta", "loss", "lr", "heads", "checkpoints", "log", "error", "state",
-                "ck_options", "ck_value")
+OUTPUT_ORDER = ("kpis", "eta", "loss", "lr", "throughput", "heads", "checkpoints", "log", "error",
+                "state", "ck_options", "ck_value")
 
 
 def register(app, cockpit: AppContext) -> None:
@@ -395,10 +406,11 @@ def register(app, cockpit: AppContext) -> None:
     launcher = cockpit.launcher
     outputs = [Output(ids.TRAINING_KPIS, "children"), Output(ids.TRAINING_ETA, "children"),
                Output(ids.TRAINING_LOSS, "figure"), Output(ids.TRAINING_LR, "figure"),
-               Output(ids.TRAINING_HEADS, "children"), Output(ids.CHECKPOINT_LIST, "children"),
-               Output(ids.LOG_TAIL, "children"), Output(ids.TRAINING_ERROR, "children"),
-               Output(ids.TRAINING_CHART_STATE, "data"), Output(ids.RESUME_CHECKPOINT, "options"),
-               Output(ids.RESUME_CHECKPOINT, "value"), Output(ids.RESUME_CONTROLS, "style")]
+               Output(ids.TRAINING_THROUGHPUT, "figure"), Output(ids.TRAINING_HEADS, "children"),
+               Output(ids.CHECKPOINT_LIST, "children"), Output(ids.LOG_TAIL, "children"),
+               Output(ids.TRAINING_ERROR, "children"), Output(ids.TRAINING_CHART_STATE, "data"),
+               Output(ids.RESUME_CHECKPOINT, "options"), Output(ids.RESUME_CHECKPOINT, "value"),
+               Output(ids.RESUME_CONTROLS, "style")]
 
     @app.callback(Output(ids.TRAINING_SYSTEM, "figure"), Output(ids.TRAINING_SYSTEM_STATE, "data"),
                   Input(ids.tab_tick(ids.TAB_TRAINING), "data"), Input(ids.RUN_SELECT, "value"),
@@ -428,14 +440,21 @@ def register(app, cockpit: AppContext) -> None:
             raise PreventUpdate
         return out
 
+    # "none" smooths nothing, so its strength slider is greyed out (in the page: no request)
+    app.clientside_callback("function(method) { return method === 'none'; }",
+                            Output(ids.TRAINING_SMOOTHING, "disabled"),
+                            Input(ids.TRAINING_SMOOTH_METHOD, "value"))
+
     @app.callback(*outputs, Input(ids.tab_tick(ids.TAB_TRAINING), "data"), Input(ids.RUN_SELECT, "value"),
                   Input(ids.TRAINING_SMOOTHING, "value"), Input(ids.TRAINING_LOGY, "value"),
+                  Input(ids.TRAINING_SMOOTH_METHOD, "value"), Input(ids.TRAINING_CLIP, "value"),
                   Input(ids.TABS, "active_tab"), State(ids.TRAINING_CHART_STATE, "data"),
                   State(ids.RESUME_CHECKPOINT, "value"), State(ids.RESUME_CONTROLS, "style"))
-    def refresh(_n, name, smoothing, log_y, tab, state, checkpoint, resume_style):
+    def refresh(_n, name, smoothing, log_y, method, clip, tab, state, checkpoint, resume_style):
         if tab not in (None, ids.TAB_TRAINING):
             raise PreventUpdate  # hidden tab: no reads; switching back triggers a refresh
         launched = launcher.get(name) if launcher is not None else None
-        out = training_update(runs_dir, name, smoothing, log_y, state, checkpoint, launched)
+        out = training_update(runs_dir, name, smoothing, log_y, state, checkpoint, launched,
+                              method, clip)
         style = resume_controls_style(runs_dir, name)
         return (*(out[k] for k in OUTPUT_ORDER), no_update if style == (resume_style or {}) else style)

@@ -3,18 +3,21 @@
 The chart itself is drawn and extended by training_callbacks (full draw, then dash.Patch per
 tick). This module only listens beside it:
 - a zoom or pan (relayoutData) re-reads the run at full resolution and replaces the two train
-  traces (raw, EMA) with the visible range re-aggregated plus a coarse overview around it
+  traces (raw, smoothed) with the visible range re-aggregated plus a coarse overview around it
   (gui/figures/series.view_indices), as a Patch; a zoom turns "follow live" off;
 - the y axis fits what is inside the zoomed x range (a late, flat stretch shows its detail),
   unless the user's box zoom chose a y range;
 - a double-click (autorange) or "follow live" switched on puts the whole-run overview back and
   lets the x axis grow with the run again (a double-click turns "follow live" on: the chart
   follows); "follow live" switched off holds the current x range;
-- when the training callback redraws the chart from scratch while a zoom is held (smoothing or
-  log-y changed, or its periodic re-downsampling), the zoom is re-applied (`track_redraws`, a
-  second callback on the chart state, so the every-tick input never delays a user's zoom); a
+- when the training callback redraws the chart from scratch while a zoom is held (smoothing
+  method, strength or clipping, or log-y changed, or its periodic re-downsampling), the zoom
+  is re-applied (`track_redraws`, a second callback on the chart state, so the every-tick input
+  never delays a user's zoom); a
   zoom made on a newly selected run before its first draw came back is re-applied too.
-The EMA is computed on every row (gui/figures/series.ema) before any point is picked.
+The smoothing the chart state names (series.Smoothing: EMA, running mean or none, clipped or
+not) is computed on every row (series.smooth) before any point is picked, so a zoomed line is
+the same line as the unzoomed one.
 `training_zoom` and `track_redraws` are the callback bodies as plain functions.
 """
 from __future__ import annotations
@@ -29,7 +32,7 @@ from dash.exceptions import PreventUpdate
 from .. import ids
 from ..compare import CompareError, load_run
 from ..figures import series
-from ..figures.series import MAX_POINTS, ema
+from ..figures.series import MAX_POINTS, Smoothing, smooth
 from ..context import AppContext
 
 OUTPUTS = ("figure", "zoom", "follow")
@@ -38,7 +41,8 @@ OUTPUTS = ("figure", "zoom", "follow")
 def _chart_sig(chart: Optional[dict]) -> Optional[list]:
     if not isinstance(chart, dict):
         return None
-    return [chart.get("run"), chart.get("gen"), chart.get("smoothing"), chart.get("log_y")]
+    return [chart.get("run"), chart.get("gen"), chart.get("smoothing"), chart.get("method"),
+            chart.get("clip"), chart.get("log_y")]
 
 
 def y_range(ys: list, xs: list, window: tuple[float, float], log_y: bool) -> Optional[list]:
@@ -58,9 +62,9 @@ def y_range(ys: list, xs: list, window: tuple[float, float], log_y: bool) -> Opt
     return [bottom - pad, top + pad]
 
 
-def _patch(runs_dir: Path, name: str, smoothing: float, window: Optional[list],
+def _patch(runs_dir: Path, name: str, smoothing: Smoothing, window: Optional[list],
            log_y: bool = False, fit_y: bool = True) -> Optional[Patch]:
-    """Train traces 0 (raw) and 1 (EMA) for `window` (None: the whole run), and the x range
+    """Train traces 0 (raw) and 1 (smoothed) for `window` (None: the whole run), and the x range
     written into the figure (so a later full redraw by the training callback cannot keep a
     stale one: it is re-applied by `track_redraws`). With `fit_y` the y axis fits what is
     inside the window (the whole run when unzoomed); off when the user chose a y range."""
@@ -71,12 +75,12 @@ def _patch(runs_dir: Path, name: str, smoothing: float, window: Optional[list],
     if not len(run.step):
         return None
     x = run.step.astype(float)
-    smooth = ema(run.train_bits, smoothing)
+    smoothed = smooth(run.train_bits, smoothing)
     patch = Patch()
     win = tuple(window) if window else None
     shown_x: list = []
     shown_y: list = []
-    for trace, y in ((0, run.train_bits), (1, smooth)):
+    for trace, y in ((0, run.train_bits), (1, smoothed)):
         xs, ys = series.points(x, y, win, MAX_POINTS)
         patch["data"][trace]["x"] = xs
         patch["data"][trace]["y"] = ys
@@ -117,7 +121,7 @@ def training_zoom(runs_dir: Path, name: Optional[str], trigger: Optional[str], r
     out: dict[str, Any] = {k: no_update for k in OUTPUTS}
     if not name:
         return out
-    smoothing = float((chart or {}).get("smoothing", 0.6) or 0.0)
+    smoothing = Smoothing.from_state(chart)
     log_y = bool((chart or {}).get("log_y"))
     zoom = dict(zoom or {})
     window = zoom.get("window") if zoom.get("run") == name else None
@@ -158,7 +162,7 @@ def track_redraws(runs_dir: Path, name: Optional[str], chart: Optional[dict],
     redrawn = sig != seen.get("chart") or points < seen.get("points", 0)
     figure: Any = no_update
     window = (zoom or {}).get("window") if (zoom or {}).get("run") == chart["run"] == name else None
-    smoothing, log_y = float(chart.get("smoothing", 0.6) or 0.0), bool(chart.get("log_y"))
+    smoothing, log_y = Smoothing.from_state(chart), bool(chart.get("log_y"))
     if chart["run"] != seen.get("run") and seen.get("run") is not None and window is None:
         patch = Patch()  # another run: its whole range (plotly would keep the old zoom)
         patch["layout"]["xaxis"]["autorange"] = True

@@ -2,6 +2,21 @@
 
 - `ema(values, smoothing)`: debiased EMA (TensorBoard's smoothing), on full-resolution data;
   `ema_state` / `ema_continue` carry it on row by row for the live training charts.
+- `Smoothing` (method, slider strength, clip) and `smooth(values, spec)`: the loss chart's
+  smoothed line. Methods: "ema" (above; the slider is its factor a), "mean" (a trailing running
+  mean, `running_mean`, over `window_of(s)` = round(1 / (1 - s)) rows, half up: the number of rows
+  an EMA of factor s effectively averages; 0 -> 1 row, 0.6 -> 3, 0.9 -> 10, 0.95 -> 20,
+  0.99 -> 100; the first rows average the rows there are) and "none". `smooth_state` /
+  `smooth_continue` carry any of them on row by row.
+- `clip_outliers(values)`: the "clip outliers" rule, applied before smoothing (the raw trace
+  stays unclipped). Each value x_t is clipped to c_t +- CLIP_K * sigma_t, where c_t is the median
+  of the last CENTER_WINDOW raw values (x_t included) and sigma_t = 1.0483 * the median of the
+  last CLIP_WINDOW step sizes |x_i - x_(i-1)| (the noise's standard deviation for normal noise;
+  steps, not deviations from a window's median, so a falling loss curve does not widen the
+  band). A spike lasting one or two rows is clipped; a jump that lasts CENTER_WINDOW // 2 + 1
+  rows or more moves the median and is kept (shown after that lag). Trailing windows only, so a
+  row's clipped value never changes as rows arrive (the live chart extends it exactly); the first
+  row, and rows where sigma_t is 0 (a flat stretch), are left as they are.
 - `downsample(x, y, n_out)`: indices of ~n_out points keeping the shape (MinMaxLTTB via
   tsdownsample, peaks kept); `thin(x, ys, n_out)`: the same for several series sharing x.
 - `view_indices(x, y, lo, hi)` / `points(...)`: which points to draw. Without a zoom, the whole
@@ -11,8 +26,9 @@
   before the next re-aggregation arrives.
 - `parse_relayout(relayoutData)`: what a zoom, pan or double-click on a chart asked for.
 
-EMA is never computed by the point pickers: callers smooth the full-resolution series first and
-pick points of the smoothed series, so a zoom never changes the smoothed values.
+Smoothing (and clipping) is never computed by the point pickers: callers smooth the
+full-resolution series first and pick points of the smoothed series, so a zoom never changes the
+smoothed values.
 
 Point budgets (per trace), all passed as `n_out`: MAX_POINTS for the live Training/Forge charts,
 VIEW_POINTS for a chart's view (Compare) and every line of the analysis tabs.
@@ -67,6 +83,150 @@ def ema_continue(values: np.ndarray, smoothing: float, num: float,
         den = a * den + 1.0
         out[i] = num / den
     return out, num, den
+
+
+# -- smoothing methods and outlier clipping -------------------------------------------------------
+METHODS = ("ema", "mean", "none")
+CENTER_WINDOW = 5        # raw values whose median is the clipping band's centre
+CLIP_WINDOW = 50         # step sizes whose median gives the band's noise scale
+CLIP_K = 5.0             # band half-width, in noise standard deviations
+STEP_MAD_TO_SD = 1.0483  # 1 / (0.6745 * sqrt(2)): median |step| -> sd, for normal noise
+
+
+def window_of(strength: float) -> int:
+    """The running mean's window for the slider's value s: round(1 / (1 - s)), half up."""
+    return max(1, int(np.floor(1.0 / (1.0 - min(0.999, max(0.0, strength))) + 0.5)))
+
+
+@dataclass(frozen=True)
+class Smoothing:
+    """The loss chart's smoothed line: `method` in METHODS, `strength` the slider (the EMA's
+    factor, or the running mean's window through `window_of`; "none" disables the slider),
+    `clip` outlier clipping (`clip_outliers`) before smoothing."""
+
+    method: str = "ema"
+    strength: float = 0.6
+    clip: bool = False
+
+    @classmethod
+    def of(cls, method: Any = "ema", strength: Any = 0.6, clip: Any = False) -> "Smoothing":
+        """From the controls' values or a chart state's: an unknown method reads as EMA, a
+        missing strength as 0, a missing clip as off."""
+        return cls(method if method in METHODS else "ema",
+                   min(0.999, max(0.0, float(strength or 0.0))), bool(clip))
+
+    @classmethod
+    def from_state(cls, state: Optional[dict]) -> "Smoothing":
+        state = state or {}
+        return cls.of(state.get("method", "ema"), state.get("smoothing", 0.6), state.get("clip"))
+
+    def as_state(self) -> dict:
+        """The keys a chart state keeps (`from_state` reads them back)."""
+        return {"smoothing": self.strength, "method": self.method, "clip": self.clip}
+
+    @property
+    def window(self) -> int:
+        return window_of(self.strength)
+
+    def label(self) -> str:
+        """What the legend calls the line: "EMA 0.60", "mean of 20", "unsmoothed", + ", clipped"."""
+        text = {"ema": f"EMA {self.strength:.2f}", "mean": f"mean of {self.window}",
+                "none": "unsmoothed"}[self.method]
+        return f"{text}, clipped" if self.clip else text
+
+
+def _rolling_median(x: np.ndarray, window: int) -> np.ndarray:
+    import pandas as pd
+    return pd.Series(x).rolling(window, min_periods=1).median().to_numpy()
+
+
+def _clip(x: np.ndarray, prev_x: np.ndarray, prev_d: np.ndarray) -> tuple[np.ndarray, dict]:
+    """`x` clipped (module docstring), after raw rows `prev_x` (the last CENTER_WINDOW - 1, or
+    none at the start) whose step sizes end with `prev_d`; returns (clipped, state to go on)."""
+    if x.size == 0:
+        return x.copy(), {"clip_x": prev_x.tolist(), "clip_d": prev_d.tolist()}
+    both = np.concatenate([prev_x, x])
+    k = len(prev_x)
+    centre = _rolling_median(both, CENTER_WINDOW)[k:]
+    steps = np.concatenate([prev_d, np.abs(np.diff(both))[max(0, k - 1):]])
+    scale = _rolling_median(steps, CLIP_WINDOW)[len(prev_d):]
+    if k == 0:  # the very first row has no step into it
+        scale = np.concatenate([[np.nan], scale])
+    half = CLIP_K * STEP_MAD_TO_SD * scale
+    with np.errstate(invalid="ignore"):
+        out = np.where(scale > 0, np.clip(x, centre - half, centre + half), x)
+    return out, {"clip_x": _tail(both, CENTER_WINDOW - 1), "clip_d": _tail(steps, CLIP_WINDOW - 1)}
+
+
+def clip_outliers(values: np.ndarray) -> np.ndarray:
+    """`values` clipped to their trailing median +- CLIP_K noise standard deviations (module
+    docstring)."""
+    x = np.asarray(values, dtype=np.float64)
+    return _clip(x, np.zeros(0), np.zeros(0))[0]
+
+
+def running_mean(values: np.ndarray, window: int) -> np.ndarray:
+    """Mean of the last `window` values at each row (of the rows there are, at the start)."""
+    x = np.asarray(values, dtype=np.float64)
+    if window <= 1 or x.size == 0:
+        return x.copy()
+    import pandas as pd
+    return pd.Series(x).rolling(window, min_periods=1).mean().to_numpy()
+
+
+def running_mean_continue(values: np.ndarray, window: int,
+                          tail: list) -> tuple[np.ndarray, list]:
+    """Running mean of the next `values` after the rows `tail` (the last window - 1 of them);
+    returns (means, new tail)."""
+    prev = np.asarray(tail, dtype=np.float64)
+    both = np.concatenate([prev, np.asarray(values, dtype=np.float64)])
+    return running_mean(both, window)[len(prev):], _tail(both, window - 1)
+
+
+def _tail(x: np.ndarray, n: int) -> list:
+    return x[max(0, len(x) - n):].tolist() if n > 0 else []
+
+
+def smooth(values: np.ndarray, spec: Smoothing) -> np.ndarray:
+    """The smoothed line of `values` (full resolution): clipped first when `spec.clip`."""
+    x = clip_outliers(values) if spec.clip else np.asarray(values, dtype=np.float64)
+    if spec.method == "ema":
+        return ema(x, spec.strength)
+    if spec.method == "mean":
+        return running_mean(x, spec.window)
+    return x.copy()
+
+
+def smooth_state(values: np.ndarray, spec: Smoothing) -> dict:
+    """What `smooth_continue` needs to carry `smooth(values, spec)` on (JSON-safe lists)."""
+    x = np.asarray(values, dtype=np.float64)
+    state: dict = {}
+    if spec.clip:
+        x, clip_state = _clip(x, np.zeros(0), np.zeros(0))
+        state.update(clip_state)
+    if spec.method == "ema":
+        state["ema"] = list(ema_state(x, spec.strength))
+    elif spec.method == "mean":
+        state["mean"] = _tail(x, spec.window - 1)
+    return state
+
+
+def smooth_continue(values: np.ndarray, spec: Smoothing, state: dict) -> tuple[np.ndarray, dict]:
+    """The smoothed line of the rows `values` that follow those `state` came from (the same
+    numbers `smooth` gives on all rows); returns (smoothed, new state)."""
+    raw = np.asarray(values, dtype=np.float64)
+    x, state = raw, dict(state)
+    if spec.clip:
+        x, clip_state = _clip(raw, np.asarray(state.get("clip_x", []), dtype=np.float64),
+                              np.asarray(state.get("clip_d", []), dtype=np.float64))
+        state.update(clip_state)
+    if spec.method == "ema":
+        num, den = state.get("ema", (0.0, 0.0))
+        x, num, den = ema_continue(x, spec.strength, num, den)
+        state["ema"] = [num, den]
+    elif spec.method == "mean":
+        x, state["mean"] = running_mean_continue(x, spec.window, state.get("mean", []))
+    return x.copy(), state
 
 
 # -- downsampling ----------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""Training charts: loss (raw, EMA, validation, best), learning rate and gradient norm, and the
-Config tab's preview of the learning-rate schedule."""
+"""Training charts: loss (raw, smoothed, validation, best), learning rate and gradient norm,
+throughput (tokens/s), and the Config tab's preview of the learning-rate schedule."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,37 +9,40 @@ import plotly.graph_objects as go
 from umoec.units import fmt_bytes
 
 from .base import TEMPLATE, crosshair, empty_fig
-from .series import downsample, ema
+from .series import Smoothing, downsample, smooth
 
 # Trace order of the live training charts: callbacks extend these by index (dash.Patch).
-LOSS_TRACES = ("train", "ema", "val", "best")
+LOSS_TRACES = ("train", "smoothed", "val", "best")
 LR_TRACES = ("lr", "grad_norm")
+THROUGHPUT_TRACES = ("tokens_per_sec",)
 
 
 def best_val_name(bpb: float) -> str:
     return f"best val {bpb:.3f}"
 
 
-def loss_fig(train: pd.DataFrame, val: pd.DataFrame, smoothing: float = 0.6,
+def loss_fig(train: pd.DataFrame, val: pd.DataFrame, smoothing: Smoothing = Smoothing(),
              log_y: bool = False, max_points: int | None = None) -> go.Figure:
-    """Training bpb (raw and EMA-smoothed) and validation bpb against step, best val marked.
+    """Training bpb (raw, and smoothed as `smoothing` says) and validation bpb against step,
+    best val marked.
 
-    The EMA is computed on every row; with `max_points`, each long trace is then downsampled
-    (MinMaxLTTB, peaks kept) to about that many points. Traces are always LOSS_TRACES, in that
-    order (val and best empty until the first evaluation), so live updates can extend them.
+    The smoothing is computed on every row; with `max_points`, each long trace is then
+    downsampled (MinMaxLTTB, peaks kept) to about that many points. Traces are always
+    LOSS_TRACES, in that order (val and best empty until the first evaluation), so live updates
+    can extend them. The raw trace is never clipped.
     """
     if train.empty:
         return empty_fig("No training metrics yet: the first row appears after "
                          "logging.log_every steps")
     steps = train["step"].to_numpy()
     bpb = train["bpb"].to_numpy(dtype=float)
-    smooth = ema(bpb, smoothing)
-    raw_i, ema_i = downsample(steps, bpb, max_points), downsample(steps, smooth, max_points)
+    smoothed = smooth(bpb, smoothing)
+    raw_i, smooth_i = downsample(steps, bpb, max_points), downsample(steps, smoothed, max_points)
     fig = go.Figure()
     fig.add_trace(go.Scattergl(x=steps[raw_i].tolist(), y=bpb[raw_i].tolist(), name="train bpb", mode="lines",
                                line={"color": "rgba(13,110,253,0.30)", "width": 1}))
-    fig.add_trace(go.Scattergl(x=steps[ema_i].tolist(), y=smooth[ema_i].tolist(),
-                               name=f"train bpb (EMA {smoothing:.2f})", mode="lines",
+    fig.add_trace(go.Scattergl(x=steps[smooth_i].tolist(), y=smoothed[smooth_i].tolist(),
+                               name=f"train bpb ({smoothing.label()})", mode="lines",
                                line={"color": "#0d6efd", "width": 2}))
     fig.add_trace(go.Scatter(x=val["step"].tolist(), y=val["bpb"].astype(float).tolist(),
                              name="val bpb", mode="lines+markers",
@@ -88,6 +91,23 @@ def lr_grad_fig(train: pd.DataFrame, max_points: int | None = None,
         fig.add_annotation(xref="paper", x=1, xanchor="right", yref="y2", y=grad_clip,
                            yanchor="bottom", showarrow=False, text=f"grad clip {grad_clip:g}",
                            font={"size": 10, "color": "#fd7e14"})
+    return crosshair(fig)
+
+
+def throughput_fig(train: pd.DataFrame, max_points: int | None = None) -> go.Figure:
+    """Training throughput (`tokens_per_sec`) against step, downsampled to about `max_points`
+    when given. Traces: THROUGHPUT_TRACES."""
+    if train.empty:
+        return empty_fig("No throughput yet: the first row appears after logging.log_every steps",
+                         height=260)
+    steps = train["step"].to_numpy()
+    tps = train["tokens_per_sec"].to_numpy(dtype=float)
+    i = downsample(steps, tps, max_points)
+    fig = go.Figure(go.Scattergl(x=steps[i].tolist(), y=tps[i].tolist(), name="tokens/s",
+                                 mode="lines", line={"color": "#20c997", "width": 1.5}))
+    fig.update_layout(template=TEMPLATE, height=260, margin={"l": 60, "r": 20, "t": 30, "b": 40},
+                      xaxis_title="step", yaxis={"title": "tokens/s", "rangemode": "tozero"},
+                      showlegend=False, uirevision="throughput")
     return crosshair(fig)
 
 

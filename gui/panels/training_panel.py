@@ -1,5 +1,5 @@
-"""Training tab: KPIs, ETA, loss and lr charts (EMA, log y), head losses, checkpoints
-with resume and Export model, log tail."""
+"""Training tab: KPIs, ETA, loss chart (EMA / running mean / none, outlier clipping, log y),
+lr and throughput charts, head losses, checkpoints with resume and Export model, log tail."""
 from __future__ import annotations
 
 import dash_bootstrap_components as dbc
@@ -22,14 +22,27 @@ def kpi_card(title: str, value: str, sub: str = "") -> dbc.Col:
     ]), class_name="h-100"), xs=6, md=4, xl=2, class_name="mb-2")
 
 
+SMOOTH_METHODS = [{"label": "EMA", "value": "ema"}, {"label": "running mean", "value": "mean"},
+                  {"label": "none", "value": "none"}]
+
+
 def chart_controls() -> html.Div:
-    """EMA smoothing (computed on every row, TensorBoard-style) and a log-scale toggle."""
+    """Smoothing (computed on every row: gui/figures/series.Smoothing): the method, its strength
+    (the EMA's factor, or the running mean's window round(1 / (1 - s)); disabled for "none"),
+    outlier clipping; and a log-scale toggle."""
     return html.Div([
-        html.Span("EMA smoothing", className="small text-muted me-2"),
+        dbc.RadioItems(id=ids.TRAINING_SMOOTH_METHOD, options=SMOOTH_METHODS, value="ema",
+                       inline=True, class_name="small me-2", persistence=True,
+                       persistence_type="local"),
+        html.Span("smoothing", className="small text-muted me-2",
+                  title="EMA: the factor a. Running mean: a window of round(1 / (1 - a)) rows "
+                        "(0.9 -> 10, 0.95 -> 20, 0.99 -> 100). The legend names the choice."),
         html.Div(dcc.Slider(id=ids.TRAINING_SMOOTHING, min=0.0, max=0.99, step=0.01, value=0.6,
                             marks={0: "0", 0.5: "0.5", 0.99: "0.99"},
                             updatemode="mouseup", persistence=True, persistence_type="local"),
                  style={"width": "260px"}),
+        dbc.Switch(id=ids.TRAINING_CLIP, label="clip outliers", value=False,
+                   class_name="ms-3 mb-0 small", persistence=True, persistence_type="local"),
         dbc.Switch(id=ids.TRAINING_LOGY, label="log y", value=False, class_name="ms-3 mb-0 small",
                    persistence=True, persistence_type="local"),
         dbc.Switch(id=ids.TRAINING_FOLLOW, label="follow live", value=True,
@@ -65,7 +78,7 @@ def layout() -> html.Div:
         html.Div(id=ids.TRAINING_ETA, className="text-muted mb-2"),
         dbc.Row([
             dbc.Col(dbc.Card([dbc.CardHeader(html.Div([
-                                html.Span("Bits per byte", className="me-auto"),
+                                html.Span("Bits per byte", className="me-auto text-nowrap pe-2"),
                                 chart_controls()], className="d-flex align-items-center")),
                               dbc.CardBody(dcc.Graph(id=ids.TRAINING_LOSS,
                                                      config=graph_config("training-bpb")))]), lg=8),
@@ -87,6 +100,10 @@ def layout() -> html.Div:
                               dbc.CardBody(dcc.Graph(id=ids.TRAINING_SYSTEM,
                                                      config=graph_config("training-system")))]),
                     lg=8),
+            dbc.Col(dbc.Card([dbc.CardHeader("Throughput (tokens/s; a token is a byte in our runs)"),
+                              dbc.CardBody(dcc.Graph(id=ids.TRAINING_THROUGHPUT,
+                                                     config=graph_config("training-throughput")))]),
+                    lg=4),
         ], class_name="g-3 mb-3"),
         dcc.Store(id=ids.TRAINING_SYSTEM_STATE, storage_type="memory"),
         dbc.Card([dbc.CardHeader("Run log, last 100 lines (training.log; log.csv for a Forge run)"),

@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from gui import ids
 from tests.conftest import ARTIFACTS, ROOT
 from tests.gui.test_app_server import start_app
 
@@ -45,6 +46,22 @@ def test_completed_run_renders_kpis_charts_and_logs(page, sim_run, tmp_path):
         assert gap <= 1, gap
         assert "step000600.pt" in page.inner_text("#checkpoint-list")
         assert "exit_1" in page.inner_text("#training-head-losses")
+        # the smoothing method: the legend names it; "none" greys the slider out
+        legend = "#training-loss-graph .legendtext"
+        page.wait_for_selector(f"{legend} >> text='train bpb (EMA 0.60)'", timeout=30_000)
+        method = page.locator(f"#{ids.TRAINING_SMOOTH_METHOD}")
+        method.get_by_text("running mean", exact=True).click()
+        page.wait_for_selector(f"{legend} >> text='train bpb (mean of 3)'", timeout=30_000)
+        page.locator(f"label[for='{ids.TRAINING_CLIP}']").click()
+        page.wait_for_selector(f"{legend} >> text='train bpb (mean of 3, clipped)'", timeout=30_000)
+        method.get_by_text("none", exact=True).click()
+        page.wait_for_selector(f"{legend} >> text='train bpb (unsmoothed, clipped)'", timeout=30_000)
+        page.wait_for_selector(f"#{ids.TRAINING_SMOOTHING} [aria-disabled='true']", timeout=30_000)
+        # tokens/s: one point per logged step (every 10th), drawn with the other charts
+        tokens = page.evaluate(f"""() => document.querySelector(
+            '#{ids.TRAINING_THROUGHPUT} .js-plotly-plot').data[0]""")
+        assert tokens["name"] == "tokens/s" and tokens["x"] == list(range(10, 601, 10))
+        assert min(tokens["y"]) > 0
         # Bootstrap comes from the local asset: the navbar is styled (dark background).
         bg = page.eval_on_selector("nav", "e => getComputedStyle(e).backgroundColor")
         assert bg not in ("rgba(0, 0, 0, 0)", "transparent")

@@ -1,5 +1,6 @@
 """The training tab's refresh (training_update): a full draw once, then only new rows as a
-dash.Patch; EMA continued exactly; long runs downsampled with their peaks; redraw on resume."""
+dash.Patch; the smoothing (EMA, running mean, clipped or not) continued exactly; tokens/s drawn
+and extended with the rest; long runs downsampled with their peaks; redraw on resume."""
 import math
 
 import numpy as np
@@ -7,7 +8,7 @@ import pandas as pd
 from dash import no_update
 
 from gui.callbacks.training_callbacks import training_update
-from gui.figures.series import MAX_POINTS, ema
+from gui.figures.series import MAX_POINTS, Smoothing, ema, smooth
 from umoec.metrics import TrainingDB
 from umoec.run import RunDir, RunStatus
 
@@ -23,12 +24,17 @@ def make_run(runs_dir, name="r", steps=range(1, 101), spike_at=None):
     return run
 
 
+def bpb_at(s, spike_at=None):
+    return 8.0 / math.sqrt(s) + 0.01 * math.sin(s) + (50.0 if s == spike_at else 0.0)
+
+
 def add_rows(run, steps, spike_at=None):
     with TrainingDB(run.db_path) as db, db.batch():
         for s in steps:
-            bpb = 8.0 / math.sqrt(s) + (50.0 if s == spike_at else 0.0)
+            bpb = bpb_at(s, spike_at)
             db.insert_train_metrics(s, loss=bpb * math.log(2), bpb=bpb, lr=1e-3, grad_norm=1.0,
-                                    tokens_per_sec=1000.0, bytes_seen=s * 4096, elapsed_s=s * 0.1)
+                                    tokens_per_sec=1000.0 + s, bytes_seen=s * 4096,
+                                    elapsed_s=s * 0.1)
             if s % 50 == 0:
                 db.insert_val(s, loss=bpb, bpb=bpb / (1 + s / 1000), n_bytes=100)
 
@@ -50,15 +56,19 @@ def test_first_load_then_only_new_rows_as_a_patch(tmp_path):
     assert first["error"] is None and first["state"]["last_step"] == 100
     assert [t.name for t in first["loss"].data][:3] == ["train bpb", "train bpb (EMA 0.60)", "val bpb"]
 
+    assert list(first["throughput"].data[0].y) == [1000.0 + s for s in range(1, 101)]
+
     idle = training_update(tmp_path, "r", 0.6, False, first["state"])
     assert idle["loss"] is no_update and idle["lr"] is no_update
+    assert idle["throughput"] is no_update
     assert idle["log"] is no_update  # training.log unchanged: not sent again
 
     add_rows(run, range(101, 121))
     tick = training_update(tmp_path, "r", 0.6, False, idle["state"])
     assert extended(tick["loss"], 0, "x") == list(range(101, 121))
     assert extended(tick["lr"], 1, "x") == list(range(101, 121))
-    all_bpb = pd.Series([8.0 / math.sqrt(s) for s in range(1, 121)])
+    assert extended(tick["throughput"], 0, "y") == [1000.0 + s for s in range(101, 121)]
+    all_bpb = pd.Series([bpb_at(s) for s in range(1, 121)])
     assert np.isclose(extended(tick["loss"], 1, "y")[-1], ema(all_bpb.to_numpy(), 0.6)[-1])
     assert tick["state"]["last_step"] == 120
     # a new best validation point moves the star
@@ -80,6 +90,53 @@ def test_smoothing_log_y_and_resume_force_a_full_redraw(tmp_path):
         db.insert_event("resume", "resumed", step=80)
     redrawn = training_update(tmp_path, "r", 0.6, False, state)
     assert redrawn["state"]["last_step"] == 80 and hasattr(redrawn["loss"], "data")
+
+
+def test_the_smoothing_method_and_clipping_redraw_then_continue_exactly(tmp_path):
+    run = make_run(tmp_path, steps=range(1, 101), spike_at=60)
+    state = training_update(tmp_path, "r", 0.6, False, None)["state"]
+    mean = training_update(tmp_path, "r", 0.9, False, state, method="mean", clip=True)
+    assert mean["loss"].data[1].name == "train bpb (mean of 10, clipped)"    # redrawn
+    near_spike = mean["loss"].data[1].y[59:70]                   # steps 60..69, bpb about 1.0
+    assert max(near_spike) < 1.1 and max(mean["loss"].data[0].y) > 50    # the raw trace unclipped
+    assert training_update(tmp_path, "r", 0.9, False, mean["state"], method="mean",
+                           clip=True)["loss"] is no_update
+    none = training_update(tmp_path, "r", 0.9, False, mean["state"], method="none")
+    assert none["loss"].data[1].name == "train bpb (unsmoothed)"
+    assert list(none["loss"].data[1].y) == list(none["loss"].data[0].y)
+    # live rows, a spike among them: the patched line is the one a full draw gives
+    add_rows(run, range(101, 131), spike_at=115)
+    tick = training_update(tmp_path, "r", 0.9, False, mean["state"], method="mean", clip=True)
+    patched = extended(tick["loss"], 1, "y")
+    bpb = [bpb_at(s, 60) for s in range(1, 101)] + [bpb_at(s, 115) for s in range(101, 131)]
+    full = smooth(np.array(bpb), Smoothing("mean", 0.9, clip=True))
+    assert np.allclose(patched, full[100:], rtol=0, atol=1e-12) and max(patched) < 0.9
+
+
+def assigned(patch, trace, axis):
+    return next(op["params"]["value"] for op in operations(patch)
+                if op["location"] == ["data", trace, axis])
+
+
+def test_a_zoom_draws_the_same_smoothed_line_and_a_method_change_keeps_the_zoom(tmp_path):
+    from gui import ids
+    from gui.callbacks.zoom_callbacks import track_redraws, training_zoom
+    make_run(tmp_path, steps=range(1, 3001), spike_at=1500)
+    bpb = np.array([bpb_at(s, 1500) for s in range(1, 3001)])
+    chart = training_update(tmp_path, "r", 0.9, False, None, method="mean", clip=True)["state"]
+    out = training_zoom(tmp_path, "r", ids.TRAINING_LOSS,
+                        {"xaxis.range[0]": 1400, "xaxis.range[1]": 1600}, True, chart, None)
+    xs = np.array(assigned(out["figure"], 1, "x"), dtype=int)
+    ys = assigned(out["figure"], 1, "y")
+    assert np.allclose(ys, smooth(bpb, Smoothing("mean", 0.9, clip=True))[xs - 1])
+    assert max(np.asarray(ys)[(xs >= 1400) & (xs <= 1600)]) < 0.3       # bpb ~0.2, spike clipped
+    fig, seen = track_redraws(tmp_path, "r", chart, out["zoom"], None)
+    assert track_redraws(tmp_path, "r", chart, out["zoom"], seen)[0] is no_update
+    # the method changes: the training callback redraws and the held zoom is drawn again with it
+    ema_chart = training_update(tmp_path, "r", 0.9, False, chart, method="ema")["state"]
+    fig, _ = track_redraws(tmp_path, "r", ema_chart, out["zoom"], seen)
+    xs = np.array(assigned(fig, 1, "x"), dtype=int)
+    assert np.allclose(assigned(fig, 1, "y"), ema(bpb, 0.9)[xs - 1])
 
 
 def test_long_runs_are_downsampled_keeping_peaks(tmp_path):
@@ -151,6 +208,18 @@ def test_csv_export_holds_every_row_its_ema_and_validation(tmp_path):
     assert np.allclose(table["bpb_ema_0.60"], ema(table["bpb"].to_numpy(), 0.6))
     assert table["val_bpb"].notna().sum() == 2 and not math.isnan(table.loc[49, "val_bpb"])
     assert metrics_csv(tmp_path, "missing") is None
+
+
+def test_a_forge_run_names_its_smoothing_and_draws_its_tokens_per_second(tmp_path):
+    from tests.gui.forge_fixtures import write_forge_run
+    write_forge_run(tmp_path / "forge-a", steps=50)
+    out = training_update(tmp_path, "forge-a", 0.9, False, None, method="mean", clip=True)
+    assert out["loss"].data[1].name == "train bits/token (mean of 10, clipped)"
+    assert list(out["throughput"].data[0].x) == list(range(50))
+    assert set(out["throughput"].data[0].y) == {13692.0}
+    again = training_update(tmp_path, "forge-a", 0.9, False, out["state"], method="mean", clip=True)
+    assert again["throughput"] is no_update and again["loss"] is no_update
+    assert training_update(tmp_path, "forge-a", 0.9, False, out["state"])["loss"] is not no_update
 
 
 def test_csv_export_of_a_forge_run_is_its_own_log(tmp_path):

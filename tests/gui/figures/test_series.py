@@ -1,12 +1,15 @@
 """Charts that stay honest (gui/figures/series.py): downsampling keeps peaks, a zoom re-aggregates
 the visible range at full resolution, the EMA is debiased, computed on every row and continued
-exactly, relayout events are read correctly."""
+exactly, relayout events are read correctly; the running mean and outlier clipping give the
+numbers their rules say and continue exactly too."""
 import numpy as np
 import pandas as pd
 import pytest
 
-from gui.figures.series import (CONTEXT_FRACTION, Zoom, downsample, ema, ema_continue, ema_state,
-                                parse_relayout, points, thin, view_indices)
+from gui.figures.series import (CLIP_K, CONTEXT_FRACTION, METHODS, STEP_MAD_TO_SD, Smoothing,
+                                Zoom, clip_outliers, downsample, ema, ema_continue, ema_state,
+                                parse_relayout, points, running_mean, running_mean_continue, smooth,
+                                smooth_continue, smooth_state, thin, view_indices, window_of)
 
 
 def spiky(n=200_000, seed=0, spike_at=123_457, dip_at=54_321):
@@ -108,3 +111,68 @@ def test_ema_continuation_matches_full_ema():
         assert np.allclose(tail, ema(x, a)[300:])
     idx = downsample(np.arange(10), np.arange(10.0), 100)
     assert list(idx) == list(range(10))
+
+
+# -- smoothing methods and outlier clipping --------------------------------------------------------
+def test_the_slider_maps_to_a_running_mean_window():
+    assert [window_of(s) for s in (0.0, 0.5, 0.6, 0.9, 0.95, 0.99)] == [1, 2, 3, 10, 20, 100]
+    assert Smoothing.of("mean", 0.95).label() == "mean of 20"
+    assert Smoothing.of("ema", 0.6, clip=True).label() == "EMA 0.60, clipped"
+    assert Smoothing.of("none", 0.3).label() == "unsmoothed"
+    assert Smoothing.of("bogus", None, None) == Smoothing("ema", 0.0, False)
+    spec = Smoothing("mean", 0.9, True)
+    assert Smoothing.from_state(spec.as_state()) == spec
+
+
+def test_running_mean_averages_the_trailing_window():
+    assert running_mean([1.0, 2.0, 3.0, 4.0, 5.0], 3).tolist() == [1.0, 1.5, 2.0, 3.0, 4.0]
+    assert running_mean([4.0, 8.0], 1).tolist() == [4.0, 8.0]
+    out, tail = running_mean_continue([4.0, 5.0], 3, [2.0, 3.0])
+    assert out.tolist() == [3.0, 4.0] and tail == [4.0, 5.0]
+
+
+def test_none_returns_the_input_and_the_methods_differ():
+    x = np.array([3.0, 1.0, 4.0, 1.0, 5.0])
+    assert smooth(x, Smoothing("none", 0.9)).tolist() == x.tolist()
+    assert np.allclose(smooth(x, Smoothing("ema", 0.9)), ema(x, 0.9))
+    assert smooth(x, Smoothing("mean", 0.5)).tolist() == [3.0, 2.0, 2.5, 2.5, 3.0]
+
+
+def test_clipping_pulls_a_spike_into_the_band_and_leaves_the_rest():
+    x = np.array([1.0, 1.1, 0.9, 1.0, 1.1, 0.9, 1.0, 100.0, 1.0])
+    # at the spike: the median of rows 3..7 is 1.0, the steps into rows 1..7 are .1 .2 .1 .1 .2
+    # .1 99 (median .1): the band is 1.0 +- 5 * 1.0483 * 0.1
+    out = clip_outliers(x)
+    assert out[7] == pytest.approx(1.0 + CLIP_K * STEP_MAD_TO_SD * 0.1)
+    assert np.array_equal(np.delete(out, 7), np.delete(x, 7))
+    assert clip_outliers(np.full(5, 2.0)).tolist() == [2.0] * 5          # flat: nothing to clip
+    falling = 8.0 / np.sqrt(np.arange(1.0, 200.0))                     # a steep, clean curve
+    assert np.array_equal(clip_outliers(falling), falling)
+    jump = np.r_[np.full(20, 3.0), np.full(20, 2.0)] + 0.01 * np.sin(np.arange(40))
+    kept = clip_outliers(jump) == jump                                # a real drop at row 20:
+    assert not kept[20:22].any() and kept[22:].all() and kept[:20].all()   # kept from its 3rd row
+
+
+def test_clipping_removes_a_single_spikes_effect_on_the_smoothed_line():
+    rng = np.random.default_rng(1)
+    x = 2.0 + rng.normal(0, 0.02, 400)
+    spiked = x.copy()
+    spiked[200] += 40.0
+    for method in ("ema", "mean"):
+        spec = Smoothing(method, 0.95, clip=True)
+        assert np.abs(smooth(spiked, spec) - smooth(x, spec)).max() < 0.02
+        unclipped = Smoothing(method, 0.95)
+        assert np.abs(smooth(spiked, unclipped) - smooth(x, unclipped)).max() > 1.0
+
+
+@pytest.mark.parametrize("spec", [Smoothing(m, s, c) for m in METHODS for s in (0.0, 0.9, 0.99)
+                                  for c in (False, True)])
+def test_every_smoothing_continued_row_by_row_equals_the_full_computation(spec):
+    x = 1.5 + np.random.default_rng(2).normal(0, 0.05, 600)
+    x[[37, 310, 311]] += 20.0
+    state = smooth_state(x[:7], spec)
+    parts = [smooth(x[:7], spec)]
+    for lo, hi in ((7, 8), (8, 150), (150, 599), (599, 600)):
+        out, state = smooth_continue(x[lo:hi], spec, state)
+        parts.append(out)
+    assert np.allclose(np.concatenate(parts), smooth(x, spec), rtol=0, atol=1e-12)

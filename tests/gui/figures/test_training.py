@@ -57,3 +57,31 @@ def test_system_chart_draws_what_was_measured():
     assert fig.layout.title.text == "disk free 49 GB"
     gpu = cpu.assign(gpu_util=[50.0, 60.0, 70.0], gpu_mem_bytes=[1e9, 1e9, 1e9])
     assert len(system_fig(gpu).data) == 4                       # GPU lines only when measured
+
+
+def test_the_smoothed_trace_names_its_method_and_the_raw_trace_stays_unclipped():
+    from gui.figures.series import Smoothing
+    train = pd.DataFrame({"step": range(1, 9), "bpb": [4.0, 4.1, 3.9, 4.0, 4.1, 3.9, 4.0, 90.0]})
+    val = train.iloc[:0]
+    names = {m: loss_fig(train, val, Smoothing(m, 0.9)).data[1].name for m in ("ema", "mean", "none")}
+    assert names == {"ema": "train bpb (EMA 0.90)", "mean": "train bpb (mean of 10)",
+                     "none": "train bpb (unsmoothed)"}
+    clipped = loss_fig(train, val, Smoothing("none", 0.9, clip=True))
+    assert clipped.data[1].name == "train bpb (unsmoothed, clipped)"
+    assert clipped.data[0].y[-1] == 90.0 and clipped.data[1].y[-1] < 5.0
+    means = loss_fig(train, val, Smoothing("mean", 0.5)).data[1].y     # a window of 2
+    assert list(means[:3]) == [4.0, 4.05, 4.0]
+
+
+def test_throughput_chart_draws_tokens_per_second_against_step():
+    from gui.figures.series import MAX_POINTS
+    from gui.figures.training import throughput_fig
+    train = pd.DataFrame({"step": [10, 20, 30], "tokens_per_sec": [1500.0, 2400.0, 2300.0]})
+    [trace] = throughput_fig(train).data
+    assert trace.name == "tokens/s" and list(trace.x) == [10, 20, 30]
+    assert list(trace.y) == [1500.0, 2400.0, 2300.0]
+    assert "No throughput yet" in throughput_fig(train.iloc[:0]).layout.annotations[0].text
+    long = pd.DataFrame({"step": range(50_000), "tokens_per_sec": 1000.0})
+    long.loc[31_337, "tokens_per_sec"] = 9.0                           # one slow step survives
+    [trace] = throughput_fig(long, max_points=MAX_POINTS).data
+    assert len(trace.x) <= MAX_POINTS + 4 and 31_337 in list(trace.x)
