@@ -7,7 +7,9 @@
   is gui/figures/compare.config_diff(runs), the hyperparameters that differ between the chosen
   runs (of the same kind: our config.yaml keys among ours, Forge's JSON keys among Forge runs),
   the same keys the chart's legend shows.
-- The chart itself is gui/figures/compare.compare_fig(runs, ...), drawn from these `RunData`.
+- The chart itself is gui/figures/compare.compare_fig(runs, ...), drawn from these `RunData`;
+  the System chart (gui/figures/compare.system_fig) from their `system` samples, read from the
+  same metrics.db connection as the curves (none for Forge runs: log.csv has no such columns).
 
 Units: our loss is nats per byte, shown as bits per byte (bpb = loss / ln 2). Forge's loss is nats
 per *token*: its curves are bits per token and say so in the legend; its "training bytes" are
@@ -71,6 +73,8 @@ class RunData:
     bytes_note: str = ""               # "" or what the bytes axis holds instead of bytes
     gen: int = 0                       # our runs: starts + resumes (a resume rewrites rows)
     missing: dict[str, str] = field(default_factory=dict)   # axis -> why it cannot be drawn
+    # system_metrics rows: "step" and each of SYSTEM_COLUMNS, NaN where not measured; {} = none
+    system: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -85,14 +89,19 @@ class RunData:
 
     def val_x(self, axis: str) -> Optional[np.ndarray]:
         """x of the validation points: interpolated from the training rows on bytes/time."""
+        return self.x_at(self.val_step, axis)
+
+    def x_at(self, steps: np.ndarray, axis: str) -> Optional[np.ndarray]:
+        """x of rows logged at `steps` (validation, system samples): the training rows' bytes or
+        time interpolated at those steps; NaN where there is no training row to go by."""
         x = self.x(axis)
         if x is None:
             return None
         if axis == "step":
-            return self.val_step.astype(np.float64)
+            return np.asarray(steps, dtype=np.float64)
         if len(self.step) == 0:
-            return np.zeros(0)
-        return np.interp(self.val_step, self.step, x)
+            return np.full(len(steps), np.nan)
+        return np.interp(steps, self.step, x)
 
     def best_val(self) -> Optional[tuple[int, float]]:
         if len(self.val_bits) == 0 or not np.isfinite(self.val_bits).any():
@@ -149,6 +158,8 @@ def _columns(rows: list[tuple], n: int) -> list[np.ndarray]:
 
 TRAIN_SQL = "SELECT step, elapsed_s, bpb, bytes_seen FROM train_metrics WHERE step > ? ORDER BY step"
 VAL_SQL = "SELECT step, bpb FROM val_metrics WHERE step > ? ORDER BY step"
+SYSTEM_COLUMNS = ("cpu_percent", "rss_bytes", "gpu_util", "gpu_mem_bytes", "disk_free_bytes")
+SYSTEM_SQL = f"SELECT step, {', '.join(SYSTEM_COLUMNS)} FROM system_metrics WHERE step > ? ORDER BY step"
 
 
 def read_umoec_series(conn: sqlite3.Connection, since: float = -1.0,
@@ -171,6 +182,26 @@ def read_umoec_series(conn: sqlite3.Connection, since: float = -1.0,
     return _columns(train, 4), _columns(val, 2)
 
 
+def read_system(conn: sqlite3.Connection, since: float = -1.0) -> dict[str, np.ndarray]:
+    """The system_metrics rows newer than `since` as {"step", *SYSTEM_COLUMNS} float arrays (NULL:
+    NaN); {} when there are none (a run logged before the sampler existed has no such table)."""
+    try:
+        rows = conn.execute(SYSTEM_SQL, (since,)).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "no such table" not in str(exc):
+            raise
+        rows = []
+    if not rows:
+        return {}
+    return dict(zip(("step",) + SYSTEM_COLUMNS, _columns(rows, 1 + len(SYSTEM_COLUMNS)), strict=True))
+
+
+def _append_system(old: dict[str, np.ndarray], new: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    if not old or not new:
+        return old or new
+    return {k: np.concatenate([old[k], v]) for k, v in new.items()}
+
+
 def _load_umoec(runs_dir: Path, key: str, cached: Optional[RunData]) -> RunData:
     run = resolve(runs_dir, key)
     if run is None:
@@ -181,20 +212,23 @@ def _load_umoec(runs_dir: Path, key: str, cached: Optional[RunData]) -> RunData:
             if cached is not None and cached.gen == gen and len(cached.step):
                 last_val = float(cached.val_step[-1]) if len(cached.val_step) else -1.0
                 (st, el, bpb, by), (vs, vb) = read_umoec_series(conn, float(cached.step[-1]), last_val)
+                last_sys = float(cached.system["step"][-1]) if cached.system else -1.0
+                system = _append_system(cached.system, read_system(conn, last_sys))
                 return _replace(cached, step=np.concatenate([cached.step, st]),
                                 elapsed=np.concatenate([cached.elapsed, el]),
                                 train_bits=np.concatenate([cached.train_bits, bpb]),
                                 bytes_seen=np.concatenate([cached.bytes_seen, by]),
                                 val_step=np.concatenate([cached.val_step, vs]),
-                                val_bits=np.concatenate([cached.val_bits, vb]))
+                                val_bits=np.concatenate([cached.val_bits, vb]), system=system)
             (st, el, bpb, by), (vs, vb) = read_umoec_series(conn)
+            system = read_system(conn)
     except FileNotFoundError:
         raise CompareError(f"{key}: no metrics.db yet (the run has not logged its first step)") from None
     except sqlite3.DatabaseError as exc:
         raise CompareError(f"{key}: cannot read metrics.db ({exc})") from None
     config, params = run_config(run.config_path)
     return RunData(key, run.name, "umoec", "bits/byte", st, bpb, by, el, vs, vb, config, params,
-                   gen=gen)
+                   gen=gen, system=system)
 
 
 def _replace(data: RunData, **changes) -> RunData:
@@ -236,8 +270,9 @@ def _load_forge(run: forge.ForgeRun) -> RunData:
                    missing=missing)
 
 
-def load_run(runs_dir: Path, key: str) -> RunData:
-    """A run's curves by its selector value (ours or Forge); CompareError says why not."""
+def load_run(runs_dir: Path, key: str, status: bool = True) -> RunData:
+    """A run's curves by its selector value (ours or Forge); CompareError says why not.
+    `status=False` skips reading its status (the System chart has no use for it)."""
     runs_dir = Path(runs_dir)
     fr = forge.resolve_forge(runs_dir, key) if resolve(runs_dir, key) is None else None
     if fr is not None:
@@ -263,7 +298,8 @@ def load_run(runs_dir: Path, key: str) -> RunData:
             _CACHE[cache_key] = (sig, data)
             while len(_CACHE) > _CACHE_SIZE:
                 _CACHE.pop(next(iter(_CACHE)))
-    data.status = fr.status_label() if fr is not None else _status(runs_dir, key)
+    if status:
+        data.status = fr.status_label() if fr is not None else _status(runs_dir, key)
     return data
 
 
@@ -272,12 +308,13 @@ def _status(runs_dir: Path, key: str) -> str:
     return summarise(run).label if run is not None else "?"
 
 
-def load_runs(runs_dir: Path, keys: list[str]) -> tuple[list[RunData], list[str]]:
+def load_runs(runs_dir: Path, keys: list[str],
+              status: bool = True) -> tuple[list[RunData], list[str]]:
     """The runs that could be loaded (in order, at most MAX_RUNS) and a message per failure."""
     out, errors = [], []
     for key in keys[:MAX_RUNS]:
         try:
-            out.append(load_run(runs_dir, key))
+            out.append(load_run(runs_dir, key, status))
         except CompareError as exc:
             errors.append(str(exc))
     return out, errors
@@ -348,3 +385,10 @@ def data_signature(runs: list[RunData]) -> list:
     """What the charts depend on: changes when any chosen run has new rows or a new status."""
     return [[r.key, int(r.step[-1]) if len(r.step) else -1, len(r.step), len(r.val_step), r.gen,
              r.status.split(" (")[0]] for r in runs]
+
+
+def system_signature(runs: list[RunData]) -> list:
+    """What the System chart depends on: the runs drawn and their newest sample (a resume that
+    rewrote samples changes `gen`)."""
+    return [[r.key, r.gen, len(r.system.get("step", ())),
+             float(r.system["step"][-1]) if r.system else -1.0] for r in runs]

@@ -7,6 +7,12 @@ when the zoom store changes: a zoom's visible x range is then re-read at full re
 view stays put while rows arrive); turning it back on returns to the whole runs, growing with
 them. The zoom has its own small callback (no refresh-tick input), so a tick never delays it.
 Hidden tab: no reads.
+
+The System chart (`system_update`) listens to the store the loss chart writes when it redraws
+(`COMPARE_STATE`: picked runs, axis) and to its metric selector, and finds the runs in
+gui/compare's cache (the loss chart just loaded them: no database read of its own while nothing
+changed). It is sent again only when the runs, the axis, the metric or the runs' samples changed:
+a zoom, the smoothing slider or log y leave it alone.
 """
 from __future__ import annotations
 
@@ -18,15 +24,17 @@ from dash import Input, Output, State, ctx, dcc, html, no_update
 from dash.exceptions import PreventUpdate
 
 from .. import ids
-from ..compare import (MAX_RUNS, data_extent, data_signature, load_runs, summary_rows, table_columns,
-                       table_csv)
+from ..compare import (MAX_RUNS, data_extent, data_signature, load_runs, summary_rows, system_signature,
+                       table_columns, table_csv)
 from ..figures import series
 from ..figures.base import empty_fig
-from ..figures.compare import AXES, compare_fig, config_diff
+from ..figures.compare import (AXES, SYSTEM_HEIGHT, SYSTEM_METRICS, compare_fig, config_diff, system_fig,
+                               system_options)
 from ..runs import run_options
 from ..context import AppContext
 
 OUTPUTS = ("figure", "data", "columns", "message", "state")
+SYSTEM_OUTPUTS = ("figure", "options", "value", "note", "seen")
 
 
 def _unchanged() -> dict[str, Any]:
@@ -113,6 +121,31 @@ def compare_update(runs_dir: Path, keys: Optional[list], axis: Optional[str], sm
                 state={"runs": keys, "axis": axis, "sig": sig, "settings": settings, "extent": extent})
 
 
+def system_update(runs_dir: Path, state: Optional[dict], metric: Optional[str],
+                  seen: Optional[dict]) -> dict[str, Any]:
+    """The System chart for the runs and axis the loss chart drew last (`state`) and `metric`
+    (the first metric the runs recorded when they have no `metric`); every output no_update when
+    that is what `seen` says was drawn."""
+    state = state or {}
+    keys = [k for k in (state.get("runs") or []) if isinstance(k, str)]
+    axis = state.get("axis") if state.get("axis") in AXES else "step"
+    runs = load_runs(runs_dir, keys, status=False)[0] if keys else []  # the loss chart shows errors
+    options = system_options(runs)
+    chosen = metric if metric in SYSTEM_METRICS else next(iter(SYSTEM_METRICS))
+    if options and chosen not in options:
+        chosen = options[0]
+    key = {"runs": keys, "axis": axis, "metric": chosen, "sig": system_signature(runs)}
+    if key == seen:
+        return {k: no_update for k in SYSTEM_OUTPUTS}
+    if keys:
+        fig, notes = system_fig(runs, chosen, axis)
+    else:
+        fig, notes = empty_fig("Pick runs above to see their system metrics", height=SYSTEM_HEIGHT), []
+    return dict(figure=fig, options=[{"label": SYSTEM_METRICS[c][0], "value": c} for c in options],
+                value=chosen if chosen != metric else no_update,
+                note=[html.Div(n) for n in notes] or None, seen=key)
+
+
 def register(app, cockpit: AppContext) -> None:
     runs_dir = cockpit.settings.runs_dir
 
@@ -148,6 +181,17 @@ def register(app, cockpit: AppContext) -> None:
             raise PreventUpdate  # hidden tab: no reads; switching to it triggers a refresh
         out = compare_update(runs_dir, keys, axis, smoothing, log_y, zoom, ctx.triggered_id, state)
         return tuple(out[k] for k in OUTPUTS)
+
+    @app.callback(Output(ids.COMPARE_SYSTEM_GRAPH, "figure"), Output(ids.COMPARE_SYSTEM_METRIC, "options"),
+                  Output(ids.COMPARE_SYSTEM_METRIC, "value"), Output(ids.COMPARE_SYSTEM_NOTE, "children"),
+                  Output(ids.COMPARE_SYSTEM_STATE, "data"),
+                  Input(ids.COMPARE_STATE, "data"), Input(ids.COMPARE_SYSTEM_METRIC, "value"),
+                  State(ids.COMPARE_SYSTEM_STATE, "data"))
+    def refresh_system(state, metric, seen):
+        out = system_update(runs_dir, state, metric, seen)
+        if out["seen"] is no_update:
+            raise PreventUpdate
+        return tuple(out[k] for k in SYSTEM_OUTPUTS)
 
     @app.callback(Output(ids.COMPARE_CSV, "data"), Input(ids.COMPARE_CSV_BTN, "n_clicks"),
                   State(ids.COMPARE_TABLE, "derived_virtual_data"), State(ids.COMPARE_TABLE, "data"),

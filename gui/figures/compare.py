@@ -4,6 +4,11 @@ the view by series.points (a zoom re-aggregates the visible range at full resolu
 
 The legend names each run by the hyperparameters that differ between the chosen runs
 (`config_diff`, `legend_name`); the Compare table (gui/compare.py) shows the same keys.
+
+Below it, `system_fig`: one system metric (CPU, resident memory, GPU, free disk; the trainer's
+SystemSampler samples them at each logged step) of every run, in the colour the loss chart gives
+that run, on the same x axis choice. `system_options` lists the metrics some run recorded.
+
 `runs` are gui.compare.RunData, already loaded: nothing here reads a file.
 """
 from __future__ import annotations
@@ -14,7 +19,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .base import TEMPLATE
+from .base import TEMPLATE, empty_fig
 from .series import VIEW_POINTS, ema, points
 
 if TYPE_CHECKING:
@@ -23,6 +28,20 @@ if TYPE_CHECKING:
 AXES = {"step": "step", "bytes": "training bytes", "time": "wall time (s)"}
 COLOURS = ["#0d6efd", "#d63384", "#198754", "#fd7e14", "#6f42c1", "#20c997", "#dc3545", "#6c757d"]
 LEGEND_KEYS = 4   # differing hyperparameters shown in a legend entry (all of them in the table)
+# system_metrics column -> (selector label, y axis title, divisor from the stored unit)
+SYSTEM_METRICS = {
+    "cpu_percent": ("CPU %", "CPU (% of one core)", 1.0),
+    "rss_bytes": ("RSS MiB", "resident memory (MiB)", 2.0 ** 20),
+    "gpu_util": ("GPU util %", "GPU utilisation (%)", 1.0),
+    "gpu_mem_bytes": ("GPU memory MiB", "GPU memory allocated (MiB)", 2.0 ** 20),
+    "disk_free_bytes": ("disk free GiB", "disk free (GiB)", 2.0 ** 30),
+}
+SYSTEM_HEIGHT = 320
+
+
+def run_colour(i: int) -> str:
+    """The colour of the i-th chosen run, the same in every Compare chart."""
+    return COLOURS[i % len(COLOURS)]
 
 
 # -- legend: only what differs ---------------------------------------------------------------------
@@ -90,7 +109,7 @@ def compare_fig(runs: list[RunData], axis: str = "step", smoothing: float = 0.6,
                         subplot_titles=("Training loss: raw and EMA (bits)", "Validation (bits)"))
     diff = config_diff(runs)
     for i, r in enumerate(runs):
-        colour = COLOURS[i % len(COLOURS)]
+        colour = run_colour(i)
         x = r.x(axis)
         if x is None:
             notes.append(f"{r.label}: not drawn against {AXES[axis]} "
@@ -149,4 +168,55 @@ def compare_fig(runs: list[RunData], axis: str = "step", smoothing: float = 0.6,
         fig.update_xaxes(autorange=True, uirevision=x_rev)
     if log_y:
         fig.update_yaxes(type="log")
+    return fig, notes
+
+
+# -- system metrics --------------------------------------------------------------------------------
+def _recorded(run: RunData, column: str) -> bool:
+    values = run.system.get(column)
+    return values is not None and bool(np.isfinite(values).any())
+
+
+def system_options(runs: list[RunData]) -> list[str]:
+    """The SYSTEM_METRICS columns at least one of `runs` recorded (GPU ones only from GPU runs)."""
+    return [c for c in SYSTEM_METRICS if any(_recorded(r, c) for r in runs)]
+
+
+def system_fig(runs: list[RunData], metric: str, axis: str = "step",
+               n_out: int = VIEW_POINTS) -> tuple[go.Figure, list[str]]:
+    """(figure, notes): `metric` of every run that recorded it, one line per run in its loss
+    chart colour; the notes name the runs not drawn and why."""
+    if not any(r.system for r in runs):
+        return empty_fig("None of the picked runs recorded system metrics: runs made before the "
+                         "sampler existed and Forge runs have none", height=SYSTEM_HEIGHT), []
+    label, title, scale = SYSTEM_METRICS[metric]
+    notes: list[str] = []
+    fig = go.Figure()
+    diff = config_diff(runs)
+    for i, r in enumerate(runs):
+        if not r.system:
+            why = "Forge runs log none" if r.kind == "forge" else "the run predates the sampler"
+            notes.append(f"{r.label}: no system metrics ({why})")
+            continue
+        if not _recorded(r, metric):
+            notes.append(f"{r.label}: no {label} recorded")
+            continue
+        x = r.x_at(r.system["step"], axis)
+        if x is None:
+            notes.append(f"{r.label}: not drawn against {AXES[axis]} ({r.missing.get(axis, 'no data')})")
+            continue
+        y = r.system[metric] / scale
+        keep = np.isfinite(x)     # bytes/time need a training row at or before the sample
+        px, py = points(x[keep], y[keep], None, n_out)
+        fig.add_trace(go.Scattergl(x=px, y=py, mode="lines", name=legend_name(r, diff.get(r.kind, [])),
+                                   line={"color": run_colour(i), "width": 2},
+                                   hovertemplate=f"{r.name}<br>%{{x}}: %{{y:,.1f}} {label}"
+                                                 "<extra></extra>"))
+    if not fig.data:
+        fig.add_annotation(text="No run can be drawn on this axis", showarrow=False,
+                           xref="paper", yref="paper", x=0.5, y=0.5)
+    fig.update_layout(template=TEMPLATE, height=SYSTEM_HEIGHT, uirevision="compare-system",
+                      margin={"l": 60, "r": 20, "t": 20, "b": 40}, hovermode="closest",
+                      showlegend=True, legend={"orientation": "h", "y": -0.25, "x": 0},
+                      xaxis_title=AXES[axis], yaxis={"title": title, "rangemode": "tozero"})
     return fig, notes

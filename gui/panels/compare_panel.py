@@ -1,5 +1,6 @@
 """Compare tab: 2-8 runs overlaid (training loss raw + EMA, validation with best
-points), x axis steps / training bytes / wall time, a sortable table with CSV export."""
+points), x axis steps / training bytes / wall time, one system metric of every run (a metric
+selector), a sortable table with CSV export."""
 from __future__ import annotations
 
 import dash_bootstrap_components as dbc
@@ -7,8 +8,8 @@ from dash import dash_table, dcc, html
 
 from .. import ids
 from ..compare import MAX_RUNS
-from ..figures.base import graph_config
-from ..figures.compare import AXES
+from ..figures.base import empty_fig, graph_config
+from ..figures.compare import AXES, SYSTEM_HEIGHT
 
 
 def controls() -> html.Div:
@@ -34,6 +35,25 @@ def controls() -> html.Div:
     ])
 
 
+def system_card() -> dbc.Card:
+    """The System chart; its metric options are the metrics the picked runs recorded (set by
+    the callback), so the selector starts empty."""
+    header = html.Div([
+        html.Span("System", className="me-3"),
+        dbc.RadioItems(id=ids.COMPARE_SYSTEM_METRIC, options=[], value="cpu_percent", inline=True,
+                       class_name="small", persistence=True, persistence_type="local"),
+    ], className="d-flex align-items-center flex-wrap")
+    return dbc.Card([
+        dbc.CardHeader(header),
+        dbc.CardBody([
+            dcc.Graph(id=ids.COMPARE_SYSTEM_GRAPH, config=graph_config("compare-system"),
+                      figure=empty_fig("Pick runs above to see their system metrics",
+                                       height=SYSTEM_HEIGHT)),
+            html.Div(id=ids.COMPARE_SYSTEM_NOTE, className="small text-muted"),
+        ]),
+    ], class_name="mb-3")
+
+
 def table() -> dash_table.DataTable:
     return dash_table.DataTable(
         id=ids.COMPARE_TABLE, data=[], columns=[], sort_action="native", sort_mode="single",
@@ -47,11 +67,13 @@ def layout() -> html.Div:
     return html.Div([
         dcc.Store(id=ids.COMPARE_STATE, storage_type="memory"),
         dcc.Store(id=ids.COMPARE_ZOOM, storage_type="memory"),
+        dcc.Store(id=ids.COMPARE_SYSTEM_STATE, storage_type="memory"),
         dbc.Card([dbc.CardHeader("Compare runs"), dbc.CardBody(controls())], class_name="mb-3"),
         html.Div(id=ids.COMPARE_MESSAGE),
         dbc.Card(dbc.CardBody(dcc.Graph(id=ids.COMPARE_GRAPH, config=graph_config("compare"),
                                         figure={"data": [], "layout": {"height": 620}})),
                  class_name="mb-3"),
+        system_card(),
         dbc.Card([
             dbc.CardHeader(html.Div([
                 html.Span("Runs compared (click a header to sort)", className="me-auto"),

@@ -1,6 +1,7 @@
 """Issue 9 part A in headless Chromium, one cockpit for the module: Compare (pick runs, legend of
-differing keys only, axis switch, zoom, CSV), presets (save, select), run management (notes,
-rename, delete with its dialog) and Forge runs (listed, opened by path, shown read-only)."""
+differing keys only, axis switch, zoom, CSV, the System chart and its metric selector), presets
+(save, select), run management (notes, rename, delete with its dialog) and Forge runs (listed,
+opened by path, shown read-only)."""
 import shutil
 import time
 
@@ -9,7 +10,7 @@ import pytest
 from tests.gui.browser_util import new_page, open_section, shot, wait_text
 from tests.gui.forge_fixtures import write_forge_run
 from tests.gui.test_app_server import start_app
-from tests.gui.test_compare import make_run
+from tests.gui.test_compare import add_system_rows, make_run
 
 pytestmark = pytest.mark.browser
 
@@ -17,7 +18,13 @@ GRAPH_JS = """() => {const gd = document.querySelector('#compare-graph .js-plotl
   if (!gd || !gd.data || !gd.data.length) return null;
   return {traces: gd.data.length, x2: gd.layout.xaxis2.title.text, range: gd.layout.xaxis.range,
           auto: !!gd.layout.xaxis.autorange,
-          legend: [...document.querySelectorAll('#compare-graph .legendtext')].map(e => e.textContent)};}"""
+          legend: [...document.querySelectorAll('#compare-graph .legendtext')].map(e => e.textContent),
+          colours: Object.fromEntries(gd.data.filter(t => t.showlegend !== false)
+                                             .map(t => [t.name, t.line.color]))};}"""
+SYSTEM_JS = """() => {const gd = document.querySelector('#compare-system-graph .js-plotly-plot');
+  if (!gd || !gd.data || !gd.data.length) return null;
+  return {names: gd.data.map(t => t.name), colours: gd.data.map(t => t.line.color),
+          y: gd.layout.yaxis.title.text};}"""
 
 
 @pytest.fixture(scope="module")
@@ -27,6 +34,9 @@ def cockpit(sim_run, tmp_path_factory):
     shutil.copytree(sim_run, runs / "base")
     make_run(runs, "fast", ["optimizer.adamw.lr=0.001", "training.steps=600"], steps=range(10, 601, 10))
     make_run(runs, "victim")
+    # "base" (simulated) has the samples the recorder takes; this one adds GPU columns
+    add_system_rows(make_run(runs, "sys-gpu", ["optimizer.adamw.lr=0.002"], steps=range(10, 601, 10)),
+                    range(10, 601, 10), gpu=True)
     write_forge_run(runs / "forge-a", steps=400, resume_from=250, resume_upto=320)
     outside = write_forge_run(root / "elsewhere" / "forge-out", steps=200, columns=6)
     proc, url = start_app(runs, "--refresh-ms", "1000", "--presets-dir", str(root / "presets"))
@@ -45,15 +55,21 @@ def page(browser, cockpit):
     ctx.close()
 
 
-def graph(page, pred, timeout_s=30):
+def graph(page, pred, timeout_s=30, js=GRAPH_JS):
     deadline = time.monotonic() + timeout_s
     last = None
     while time.monotonic() < deadline:
-        last = page.evaluate(GRAPH_JS)
+        last = page.evaluate(js)
         if last and pred(last):
             return last
         page.wait_for_timeout(200)
     raise AssertionError(f"compare chart never got there; last: {last}")
+
+
+def clear_runs(page) -> None:
+    clear = page.locator("#compare-runs .dash-dropdown-clear")
+    if clear.count():
+        clear.click()
 
 
 def pick(page, dropdown: str, *values: str) -> None:
@@ -90,6 +106,30 @@ def test_compare_runs_axis_zoom_and_csv(page, cockpit):
     text = open(download.value.path()).read()
     assert text.splitlines()[0].startswith("run,kind,status,steps,training bytes")
     assert len(text.splitlines()) == 4 and "forge-a (Forge, read-only)" in text
+    assert page.console_errors == []
+
+
+def test_compare_system_chart_overlays_runs_and_switches_metric(page, cockpit):
+    page.get_by_role("tab", name="Compare", exact=True).click()
+    clear_runs(page)       # the module shares one page: start from no runs picked
+    pick(page, "compare-runs", "base", "sys-gpu")
+    loss = graph(page, lambda g: len(g["legend"]) == 2)
+    system = graph(page, lambda g: len(g["names"]) == 2, js=SYSTEM_JS)
+    # one line per run, named and coloured as in the loss chart
+    assert system["names"] == loss["legend"]
+    assert system["colours"] == [loss["colours"][n] for n in system["names"]]
+    assert system["y"] == "CPU (% of one core)"
+    assert "GPU memory MiB" in page.inner_text("#compare-system-metric")   # sys-gpu has GPU samples
+    page.get_by_label("RSS MiB").check()
+    system = graph(page, lambda g: g["y"] == "resident memory (MiB)", js=SYSTEM_JS)
+    assert len(system["names"]) == 2
+    page.get_by_label("GPU memory MiB").check()
+    system = graph(page, lambda g: g["y"] == "GPU memory allocated (MiB)", js=SYSTEM_JS)
+    assert len(system["names"]) == 1 and system["names"][0].startswith("sys-gpu")
+    wait_text(page, "#compare-system-note", "base: no GPU memory MiB recorded")
+    shot(page, "compare_system")
+    page.get_by_label("CPU %").check()
+    clear_runs(page)
     assert page.console_errors == []
 
 

@@ -1,5 +1,6 @@
 """Compare tab: runs loaded (ours incrementally, Forge's from log.csv), the legend shows only the
-hyperparameters that differ, the table and its CSV export, axes, zoom and follow live."""
+hyperparameters that differ, the table and its CSV export, axes, zoom and follow live, and the
+System chart (one system metric of every run)."""
 import csv
 import io
 import math
@@ -9,9 +10,9 @@ import pytest
 from dash import no_update
 
 from gui import compare, ids
-from gui.callbacks.compare_callbacks import compare_update, compare_zoom
+from gui.callbacks.compare_callbacks import compare_update, compare_zoom, system_update
 from gui.callbacks.zoom_callbacks import track_redraws, training_zoom
-from gui.figures.compare import compare_fig, config_diff, legend_name
+from gui.figures.compare import compare_fig, config_diff, legend_name, system_fig, system_options
 from tests.gui.forge_fixtures import write_forge_run
 from umoec import config as C
 from umoec.metrics import TrainingDB
@@ -38,6 +39,19 @@ def add_rows(run, steps, spike_at=None):
                                     tokens_per_sec=1000.0, bytes_seen=s * 4096, elapsed_s=s * 0.5)
             if s % 100 == 0:
                 db.insert_val(s, loss=bpb, bpb=bpb + 0.1 - s / 1e5, n_bytes=100)
+
+
+MIB = 2 ** 20
+
+
+def add_system_rows(run, steps, cpu=50.0, gpu=False):
+    """System samples as the trainer's recorder writes them (TrainingDB.insert_system_metrics);
+    GPU columns stay NULL unless `gpu`, as on a CPU run."""
+    with TrainingDB(run.db_path) as db, db.batch():
+        for s in steps:
+            db.insert_system_metrics(s, cpu_percent=cpu + s / 100, rss_bytes=(100 + s) * MIB,
+                                     disk_free_bytes=10 * 2 ** 30, gpu_util=80.0 if gpu else None,
+                                     gpu_mem_bytes=3 * 2 ** 30 if gpu else None)
 
 
 @pytest.fixture
@@ -246,3 +260,111 @@ def test_units_on_the_y_axis_and_no_made_up_values_in_legends(runs):
     names = [legend_name(r, diff[r.kind]) for r in data]
     assert "none" not in names[0] and names[0] == "forge-a (Forge, read-only) (bits/token)"
     assert "lr=0.001" in names[1] and "lr=0.002" in names[2]
+
+
+# -- System chart ----------------------------------------------------------------------------------
+@pytest.fixture
+def system_runs(runs):
+    """gpu: samples with GPU columns; cpu: CPU-only samples; base (already in `runs`): none,
+    like a run made before the sampler existed; forge-a: a Forge run (never any)."""
+    add_system_rows(make_run(runs, "gpu", ["moe.top_k=1"]), range(10, 1001, 10), cpu=200.0, gpu=True)
+    add_system_rows(make_run(runs, "cpu"), range(10, 1001, 10))
+    return runs
+
+
+def test_the_loader_reads_system_rows_with_the_curves_and_incrementally(system_runs):
+    gpu = compare.load_run(system_runs, "gpu")
+    assert list(gpu.system) == ["step", *compare.SYSTEM_COLUMNS] and len(gpu.system["step"]) == 100
+    assert gpu.system["cpu_percent"][0] == 200.1 and gpu.system["gpu_mem_bytes"][-1] == 3 * 2 ** 30
+    cpu = compare.load_run(system_runs, "cpu")
+    assert np.isnan(cpu.system["gpu_util"]).all()             # NULL stays missing, never 0
+    assert compare.load_run(system_runs, "base").system == {}
+    assert compare.load_run(system_runs, "forge-a").system == {}
+    run = RunDir(system_runs / "cpu")
+    add_rows(run, range(1010, 1051, 10))
+    add_system_rows(run, range(1010, 1051, 10))
+    more = compare.load_run(system_runs, "cpu")
+    assert more.system["step"][-1] == 1050 and len(more.system["step"]) == 105
+    assert np.array_equal(more.system["rss_bytes"][:100], cpu.system["rss_bytes"])
+
+
+def test_system_chart_overlays_the_runs_in_their_loss_chart_colours(system_runs):
+    data, _ = compare.load_runs(system_runs, ["gpu", "base", "cpu", "forge-a"])
+    assert system_options(data) == ["cpu_percent", "rss_bytes", "gpu_util", "gpu_mem_bytes",
+                                    "disk_free_bytes"]
+    assert system_options([d for d in data if d.key != "gpu"]) == ["cpu_percent", "rss_bytes",
+                                                                   "disk_free_bytes"]
+    loss, _ = compare_fig(data, "step")
+    loss_colour = {t.name: t.line.color for t in loss.data if t.showlegend is not False}
+    fig, notes = system_fig(data, "cpu_percent")
+    assert [t.name for t in fig.data] == ["gpu: top_k=1", "cpu: top_k=2"]
+    assert [t.line.color for t in fig.data] == [loss_colour[t.name] for t in fig.data]
+    assert fig.data[0].y[0] == 200.1 and fig.layout.yaxis.title.text == "CPU (% of one core)"
+    assert notes == ["base: no system metrics (the run predates the sampler)",
+                     "forge-a (Forge, read-only): no system metrics (Forge runs log none)"]
+    rss, _ = system_fig(data, "rss_bytes", "time")
+    assert rss.data[1].y[-1] == 1100.0 and rss.layout.yaxis.title.text == "resident memory (MiB)"
+    assert rss.data[1].x[-1] == 500.0 and rss.layout.xaxis.title.text == "wall time (s)"
+    gpu, notes = system_fig(data, "gpu_util")
+    assert [t.name for t in gpu.data] == ["gpu: top_k=1"] and "cpu: no GPU util % recorded" in notes
+    disk, _ = system_fig(data, "disk_free_bytes")
+    assert disk.data[0].y[0] == 10.0
+
+
+def test_system_chart_says_when_no_picked_run_recorded_any(system_runs):
+    data, _ = compare.load_runs(system_runs, ["base", "forge-a"])
+    assert system_options(data) == []
+    fig, notes = system_fig(data, "cpu_percent")
+    assert fig.data == () and notes == []
+    assert "None of the picked runs recorded system metrics" in fig.layout.annotations[0].text
+
+
+def test_long_system_series_are_downsampled_with_their_peaks(tmp_path):
+    run = make_run(tmp_path, "long", steps=range(1, 5001))
+    add_system_rows(run, range(1, 5001))
+    with TrainingDB(run.db_path) as db:
+        db.insert_system_metrics(3333, cpu_percent=900.0)
+    data, _ = compare.load_runs(tmp_path, ["long"])
+    fig, _ = system_fig(data, "cpu_percent", n_out=500)
+    assert len(fig.data[0].x) <= 504 and 3333 in fig.data[0].x and max(fig.data[0].y) == 900.0
+
+
+def test_system_update_redraws_only_when_runs_metric_or_samples_change(system_runs, monkeypatch):
+    keys = ["gpu", "cpu", "base"]
+    start = system_update(system_runs, None, "cpu_percent", None)
+    assert "Pick runs" in start["figure"].layout.annotations[0].text and start["options"] == []
+    out = compare_update(system_runs, keys, "step", 0.6, False, None, ids.COMPARE_RUNS, None)
+    with monkeypatch.context() as m:      # the loss chart just read the runs: no read of its own
+        m.setattr(compare.db, "open_db", lambda *_: pytest.fail("System chart opened metrics.db"))
+        first = system_update(system_runs, out["state"], "cpu_percent", start["seen"])
+    assert len(first["figure"].data) == 2 and first["value"] is no_update
+    assert [o["label"] for o in first["options"]] == ["CPU %", "RSS MiB", "GPU util %", "GPU memory MiB",
+                                                      "disk free GiB"]
+    assert "base: no system metrics" in str(first["note"])
+    assert all(v is no_update for v in system_update(system_runs, out["state"], "cpu_percent",
+                                                     first["seen"]).values())
+    # a zoom or a smoothing change redraws the loss chart, not this one
+    zoom = {"runs": keys, "axis": "step", "window": [200.0, 400.0]}
+    zoomed = compare_update(system_runs, keys, "step", 0.9, False, zoom, ids.COMPARE_ZOOM, out["state"])
+    assert zoomed["state"] != out["state"]
+    assert all(v is no_update for v in system_update(system_runs, zoomed["state"], "cpu_percent",
+                                                     first["seen"]).values())
+    rss = system_update(system_runs, out["state"], "rss_bytes", first["seen"])
+    assert rss["figure"].layout.yaxis.title.text == "resident memory (MiB)"
+    # new samples of a picked run: drawn
+    run = RunDir(system_runs / "cpu")
+    add_rows(run, [1010])
+    add_system_rows(run, [1010])
+    grown = system_update(system_runs, out["state"], "rss_bytes", rss["seen"])
+    assert grown["figure"].data[1].x[-1] == 1010
+    # a metric none of the runs has (GPU, after the GPU run is dropped): the first they have
+    cpu_only = compare_update(system_runs, ["cpu", "base"], "step", 0.6, False, None, ids.COMPARE_RUNS,
+                              out["state"])
+    fallback = system_update(system_runs, cpu_only["state"], "gpu_util", grown["seen"])
+    assert fallback["value"] == "cpu_percent" and len(fallback["figure"].data) == 1
+    assert "gpu_util" not in [o["value"] for o in fallback["options"]]
+    nothing = compare_update(system_runs, ["base", "forge-a"], "step", 0.6, False, None,
+                             ids.COMPARE_RUNS, out["state"])
+    empty = system_update(system_runs, nothing["state"], "cpu_percent", fallback["seen"])
+    assert "None of the picked runs" in empty["figure"].layout.annotations[0].text
+    assert empty["options"] == []
