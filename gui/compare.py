@@ -21,7 +21,6 @@ from __future__ import annotations
 import csv
 import io
 import sqlite3
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -34,6 +33,7 @@ from umoec.units import nats_to_bits
 from . import db, forge
 from .figures.compare import fmt_value
 from .runs import resolve, summarise
+from .services.cache import SignatureCache
 
 MAX_RUNS = 8
 TABLE_COLUMNS = [("run", "run", "text"), ("kind", "kind", "text"), ("status", "status", "text"),
@@ -111,10 +111,8 @@ class RunData:
 
 
 # -- loading -------------------------------------------------------------------------------------
-_CACHE_LOCK = threading.Lock()
-_CACHE: dict[str, tuple[Any, RunData]] = {}
-_CACHE_SIZE = 16
-_CONFIG_CACHE: dict[str, tuple[Any, dict, Optional[int]]] = {}
+_RUNS = SignatureCache(16)      # RunData per run, extended while a run grows
+_CONFIGS = SignatureCache(64)   # flattened config.yaml and parameter count per run
 
 
 def _stat(path: Path) -> tuple[int, int]:
@@ -128,25 +126,20 @@ def _stat(path: Path) -> tuple[int, int]:
 
 def run_config(path: Path) -> tuple[dict[str, Any], Optional[int]]:
     """(flattened config.yaml, total parameters by umoec.sizing) of one of our runs; cached."""
-    sig = _stat(path)
-    hit = _CONFIG_CACHE.get(str(path))
-    if hit and hit[0] == sig:
-        return hit[1], hit[2]
-    flat: dict[str, Any] = {}
-    params = None
+    return _CONFIGS.get(str(path), _stat(path), lambda _stale: _read_config(path))
+
+
+def _read_config(path: Path) -> tuple[dict[str, Any], Optional[int]]:
     try:
         cfg = C.load(path)
     except C.ConfigError:
-        cfg = None
-    if cfg is not None:
-        from umoec.sizing import total_params
-        flat = forge.flatten(C.to_dict(cfg))
-        try:
-            params = int(total_params(cfg))
-        except Exception:  # sizing is informative; a bad config must not break the table
-            params = None
-    _CONFIG_CACHE[str(path)] = (sig, flat, params)
-    return flat, params
+        return {}, None
+    from umoec.sizing import total_params
+    try:
+        params = int(total_params(cfg))
+    except Exception:  # sizing is informative; a bad config must not break the table
+        params = None
+    return forge.flatten(C.to_dict(cfg)), params
 
 
 def _columns(rows: list[tuple], n: int) -> list[np.ndarray]:
@@ -282,22 +275,12 @@ def load_run(runs_dir: Path, key: str, status: bool = True) -> RunData:
         wal = _stat(root / "metrics.db-wal")  # an empty WAL (a reader opened it) = no WAL
         sig = ("umoec", _stat(root / "metrics.db"), wal if wal[0] > 0 else None,
                _stat(root / "config.yaml"))
-    cache_key = f"{runs_dir}\0{key}"
-    with _CACHE_LOCK:
-        hit = _CACHE.get(cache_key)
-    if hit is not None and hit[0] == sig:
-        data = hit[1]
-    else:
+    def build(stale: Optional[RunData]) -> RunData:
         try:
-            data = _load_forge(fr) if fr is not None else _load_umoec(runs_dir, key,
-                                                                     hit[1] if hit else None)
+            return _load_forge(fr) if fr is not None else _load_umoec(runs_dir, key, stale)
         except forge.ForgeFormatError as exc:
             raise CompareError(f"{key}: {exc}") from None
-        with _CACHE_LOCK:
-            _CACHE.pop(cache_key, None)
-            _CACHE[cache_key] = (sig, data)
-            while len(_CACHE) > _CACHE_SIZE:
-                _CACHE.pop(next(iter(_CACHE)))
+    data = _RUNS.get(f"{runs_dir}\0{key}", sig, build)
     if status:
         data.status = fr.status_label() if fr is not None else _status(runs_dir, key)
     return data

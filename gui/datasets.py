@@ -32,6 +32,7 @@ from umoec.data.dataset import NOT_A_DATASET, DatasetInfo, bin_path, read_record
 from umoec.run.layout import list_runs
 
 from .process import describe_exit, last_output_line, sanitise_name
+from .services.cache import SignatureCache
 from .services.supervisor import Child, SpawnError, Supervisor
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,7 +101,7 @@ def run_datasets(runs_dir: Path, root: Path = ROOT) -> list[tuple[str, str, Opti
     return out
 
 
-_data_paths: dict[str, tuple[int, Optional[str]]] = {}  # config.yaml -> (mtime_ns, data.path)
+_DATA_PATHS = SignatureCache(256)   # config.yaml -> its data.path, until the file changes
 
 
 def _data_path_of(config_path: Path) -> Optional[str]:
@@ -109,17 +110,16 @@ def _data_path_of(config_path: Path) -> Optional[str]:
         mtime = config_path.stat().st_mtime_ns
     except OSError:
         return None
-    cached = _data_paths.get(str(config_path))
-    if cached is not None and cached[0] == mtime:
-        return cached[1]
+    return _DATA_PATHS.get(str(config_path), mtime, lambda _stale: _read_data_path(config_path))
+
+
+def _read_data_path(config_path: Path) -> Optional[str]:
     try:
         doc = yaml.safe_load(config_path.read_text(encoding="utf-8"))
         value = doc.get("data", {}).get("path") if isinstance(doc, dict) else None
     except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError):
         value = None
-    value = value if isinstance(value, str) and value else None
-    _data_paths[str(config_path)] = (mtime, value)
-    return value
+    return value if isinstance(value, str) and value else None
 
 
 def usage_by_dataset(datasets: Iterable[DatasetInfo],

@@ -29,6 +29,8 @@ from umoec.run.atomic import atomic_write_text
 from umoec.run.csvlog import CSV_COLUMNS, CsvLogError, ParsedCsvLog, read_log_csv
 from umoec.run.csvlog import parse_log_csv as parse_log_csv   # re-exported: tests, bench
 
+from .services.cache import SignatureCache
+
 LOG_NAME = "log.csv"
 FORGE_COLUMNS = CSV_COLUMNS     # Forge's log.csv is the format our runs write
 CKPT_RE = re.compile(r"^ckpt_(\d+)\.bin$")
@@ -160,7 +162,7 @@ class ForgeRun:
         sig = self.signature()
         if sig is None:
             raise ForgeFormatError(f"{self.log_path}: no such file")
-        return _LOG_CACHE.get(str(self.log_path), sig, lambda: read_log_csv(self.log_path))
+        return _LOG_CACHE.get(str(self.log_path), sig, lambda _stale: read_log_csv(self.log_path))
 
     def config(self) -> dict[str, Any]:
         """The flattened Forge config, if a copy of the --config JSON sits in the folder."""
@@ -202,30 +204,7 @@ def _ago(seconds: float) -> str:
     return f"{s // 86400} d"
 
 
-class _Cache:
-    """A small thread-safe LRU: key -> (signature, value); stale signatures are rebuilt."""
-
-    def __init__(self, size: int = 16):
-        self.size = size
-        self._lock = threading.Lock()
-        self._items: dict[str, tuple[Any, Any]] = {}
-
-    def get(self, key: str, sig: Any, build):
-        with self._lock:
-            hit = self._items.get(key)
-            if hit is not None and hit[0] == sig:
-                self._items[key] = self._items.pop(key)  # most recently used last
-                return hit[1]
-        value = build()
-        with self._lock:
-            self._items.pop(key, None)
-            self._items[key] = (sig, value)
-            while len(self._items) > self.size:
-                self._items.pop(next(iter(self._items)))
-        return value
-
-
-_LOG_CACHE = _Cache()
+_LOG_CACHE = SignatureCache(16)   # log.csv per Forge run, rebuilt when the file changes
 
 
 # == where Forge runs come from =================================================================

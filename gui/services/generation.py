@@ -17,6 +17,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from .cache import SignatureCache
 from .supervisor import Supervisor, ThreadTask
 
 MODELS_KEPT = 2
@@ -67,8 +68,7 @@ class Generation:
         self._lock = threading.Lock()
         self._jobs: "OrderedDict[str, Job]" = OrderedDict()
         self._ids = itertools.count(1)
-        self._models: "OrderedDict[tuple, Any]" = OrderedDict()
-        self._models_lock = threading.Lock()
+        self._models = SignatureCache(MODELS_KEPT)
 
     # -- models ------------------------------------------------------------------------------------
     def model(self, checkpoint: Path):
@@ -79,14 +79,8 @@ class Generation:
             st = checkpoint.stat()
         except OSError:
             raise generate.GenerateError(f"checkpoint {checkpoint} does not exist (deleted?)") from None
-        key = (str(checkpoint.resolve()), st.st_size, st.st_mtime_ns)
-        with self._models_lock:
-            if key not in self._models:
-                self._models[key] = generate.load(checkpoint)
-                while len(self._models) > MODELS_KEPT:
-                    self._models.popitem(last=False)
-            self._models.move_to_end(key)
-            return self._models[key]
+        return self._models.get(str(checkpoint.resolve()), (st.st_size, st.st_mtime_ns),
+                                lambda _stale: generate.load(checkpoint))
 
     # -- jobs --------------------------------------------------------------------------------------
     def get(self, job_id: Optional[str]) -> Optional[Job]:

@@ -1,0 +1,47 @@
+"""The cockpit's one cache: a small thread-safe LRU of values keyed by name and checked by a
+signature (what the value was built from: a file's size and mtime, a run's generation, ...).
+
+A lookup whose signature differs rebuilds the value, and the builder gets the stale value, so a
+reader can extend what it had (the Compare tab appends a live run's new rows instead of reading
+the whole database again). Builds run outside the lock: two threads missing the same key at
+once both build, the later one is kept (values are pure functions of their signature).
+No Dash here.
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any, Callable, Hashable, Optional
+
+
+class SignatureCache:
+    def __init__(self, size: int = 16):
+        if size < 1:
+            raise ValueError("a cache holds at least one value")
+        self.size = size
+        self._lock = threading.Lock()
+        self._items: "OrderedDict[Hashable, tuple[Any, Any]]" = OrderedDict()
+
+    def get(self, key: Hashable, sig: Any, build: Callable[[Optional[Any]], Any]) -> Any:
+        """The value cached for `key` when its signature is `sig`, else build(stale value or
+        None), kept as the most recently used."""
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None and hit[0] == sig:
+                self._items.move_to_end(key)
+                return hit[1]
+        value = build(hit[1] if hit is not None else None)
+        with self._lock:
+            self._items[key] = (sig, value)
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._items)
