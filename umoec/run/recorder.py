@@ -178,6 +178,13 @@ class RunRecorder:
         self.log.line(f"eval step {step}: val loss {loss:.4f} nats/byte, {bpb:.4f} bpb "
                       f"on {n_bytes} bytes")
 
+    def record_hidden_stats(self, step: int, blocks: list[tuple[dict, list]]) -> None:
+        """Per block, its activation statistics and hidden-state PCA points (one transaction)."""
+        with self.db.batch():
+            for b, (stats, points) in enumerate(blocks):
+                self.db.insert_activation_stat(step, b, **stats)
+                self.db.insert_hidden_states(step, b, points)
+
     def record_event(self, kind: str, text: str, step: int) -> None:
         """A line in training.log and a row in the events table (e.g. a thread-count change)."""
         self.log.line(text)

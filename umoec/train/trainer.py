@@ -58,12 +58,25 @@ def autocast_for(cfg: C.Config, device: torch.device):
 
 
 class Trainer:
+    """One training run. `run_all` sets up the run's objects on self (process group, data,
+    autocast, model and its step wrapper, optimizers, recorder on rank 0, stop flag); the loop
+    and its events read them from there."""
+
+    dist: Dist
+    data: ByteDataset
+    amp: contextlib.AbstractContextManager
+    model: torch.nn.Module
+    step_model: torch.nn.Module            # the model wrapped for steps (DDP, torch.compile)
+    optimizers: list
+    rec: Optional[RunRecorder] = None      # rank 0 only
+    stop: StopFlag
+
     def __init__(self, cfg: C.Config, run: RunDir, opts: TrainOptions,
                  resume: Optional[Path] = None):
         self.cfg, self.run, self.opts, self.resume = cfg, run, opts, resume
 
     # -- setup ---------------------------------------------------------------------------------
-    def _build(self, dist: Dist):
+    def _build(self):
         from ..model import build_model  # the model imports torch-heavy modules; keep it here
         cfg = self.cfg
         start = {"step": 0, "bytes_seen": 0, "elapsed_s": 0.0}
@@ -81,7 +94,7 @@ class Trainer:
             start = {k: state[k] for k in start}
             start["pending_eval"] = state.get("pending_eval")
         torch.manual_seed(cfg.data.seed)
-        model = build_model(cfg).to(dist.device)
+        model = build_model(cfg).to(self.dist.device)
         optimizers = build_optimizers(model, cfg)
         if state is not None:
             model.load_state_dict(state["model"])
@@ -97,25 +110,26 @@ class Trainer:
     def run_all(self) -> RunState:
         cfg = self.cfg
         try:
-            dist = setup(cfg)
+            self.dist = dist = setup(cfg)
         except LaunchError as exc:
             raise TrainError(str(exc)) from None
-        rec = None
+        rec = self.rec = None
         try:
             self.threads = ThreadGovernor(cfg.hardware.threads,
                                           cpus=max(1, available_cpus() // dist.world))
             torch.set_num_threads(self.threads.start())
-            data = ByteDataset(cfg.data.path, cfg.head.d_globals)
-            amp = autocast_for(cfg, dist.device)
-            model, optimizers, start = self._build(dist)
-            step_model = model
+            self.data = ByteDataset(cfg.data.path, cfg.head.d_globals)
+            self.amp = autocast_for(cfg, dist.device)
+            model, self.optimizers, start = self._build()
+            self.model = step_model = model
             if dist.ddp:
                 step_model = torch.nn.parallel.DistributedDataParallel(
                     model, find_unused_parameters=True)
             if cfg.hardware.compile:
                 step_model = torch.compile(step_model)
+            self.step_model = step_model
             if dist.main:
-                rec = RunRecorder(self.run, cfg, cfg.training.steps, kind="train",
+                rec = self.rec = RunRecorder(self.run, cfg, cfg.training.steps, kind="train",
                                   echo=self.opts.echo)
                 if dist.device.type == "cuda":
                     rec.watch_gpu(torch_cuda_probe(dist.device))
@@ -128,8 +142,8 @@ class Trainer:
                                f"{dist.device.type}, precision {cfg.training.precision}, "
                                f"{self.threads.describe()}")
             with StopFlag() as stop:
-                state, step = self._loop(dist, data, amp, model, step_model, optimizers, start,
-                                         rec, stop)
+                self.stop = stop
+                state, step = self._loop(start)
             if rec is not None:
                 if state is RunState.STOPPED:
                     why = (f"signal {stop.signal}" if stop.signal else
@@ -147,8 +161,10 @@ class Trainer:
         finally:
             dist.close()
 
-    def _loop(self, dist, data, amp, model, step_model, optimizers, start, rec, stop):
+    def _loop(self, start: dict) -> tuple[RunState, int]:
         cfg, t = self.cfg, self.cfg.training
+        dist, model, optimizers, rec, stop = (self.dist, self.model, self.optimizers, self.rec,
+                                              self.stop)
         lg = cfg.logging
         params = [p for p in model.parameters() if p.requires_grad]
         bytes_per_step = t.batch_size * t.seq_len * dist.world
@@ -158,22 +174,21 @@ class Trainer:
         # An evaluation cut short by a stop request is owed: the resumed run does it first.
         pending = start.get("pending_eval")
         if pending is not None and pending == step:
-            val = self._evaluate(dist, data, amp, model, step, rec, stop)
+            val = self._evaluate(step)
             pending = None if dist.all(val is not None or not dist.main) else step
         model.train()
         while step < t.steps:
             if dist.any(stop.signal is not None or self._budget_spent(step, t0)):
-                self._save(dist, model, optimizers, step, bytes_seen,
-                           elapsed0 + time.monotonic() - t0, rec, pending_eval=pending)
+                self._save(step, bytes_seen, elapsed0 + time.monotonic() - t0, pending_eval=pending)
                 return RunState.STOPPED, step
             step += 1
             lr = set_lr(optimizers, lr_multiplier(step - 1, t.steps, t.warmup_steps,
                                                   t.cosine_schedule))
             x, y, g = (torch.from_numpy(a).to(dist.device) for a in
-                       data.batch(step, t.batch_size, t.seq_len, cfg.data.seed,
+                       self.data.batch(step, t.batch_size, t.seq_len, cfg.data.seed,
                                   cfg.data.pack_documents, dist.rank, dist.world))
-            with amp:
-                out = step_model(x, g, targets=y)
+            with self.amp:
+                out = self.step_model(x, g, targets=y)
             out.loss.backward()
             grad_norm = torch.nn.utils.clip_grad_norm_(
                 params, t.grad_clip if t.grad_clip > 0 else float("inf"))
@@ -190,18 +205,17 @@ class Trainer:
                                  "learning rates or raise training.grad_clip")
             last = step == t.steps
             is_eval = step % lg.eval_every == 0 or last
-            val_loss = self._evaluate(dist, data, amp, model, step, rec, stop) if is_eval else None
+            val_loss = self._evaluate(step) if is_eval else None
             pending = step if is_eval and not dist.all(val_loss is not None or not dist.main) \
                 else None
             if step % lg.log_every == 0 or last or is_eval:  # same decision on every rank
                 now = time.monotonic()
                 rate = window_steps * bytes_per_step / max(1e-9, now - window_t)
                 window_t, window_steps = now, 0
-                self._log(dist, out, step, lr, grad_norm, rate, bytes_seen,
-                          elapsed0 + now - t0, val_loss, rec)
+                self._log(out, step, lr, grad_norm, rate, bytes_seen, elapsed0 + now - t0,
+                          val_loss)
             if step % lg.save_every == 0 or last:
-                self._save(dist, model, optimizers, step, bytes_seen,
-                           elapsed0 + time.monotonic() - t0, rec)
+                self._save(step, bytes_seen, elapsed0 + time.monotonic() - t0)
             if rec is not None:
                 rec.heartbeat(step)
             change = self.threads.poll()
@@ -218,8 +232,11 @@ class Trainer:
                 (o.time_budget_s is not None and time.monotonic() - t0 >= o.time_budget_s))
 
     # -- events --------------------------------------------------------------------------------
-    def _log(self, dist, out, step, lr, grad_norm, rate, bytes_seen, elapsed, val_loss, rec):
-        heads = {k: dist.all_mean(v.detach().float()).item() for k, v in out.head_losses.items()}
+    def _log(self, out, step: int, lr: float, grad_norm, rate: float, bytes_seen: int,
+             elapsed: float, val_loss: Optional[float]) -> None:
+        heads = {k: self.dist.all_mean(v.detach().float()).item()
+                 for k, v in out.head_losses.items()}
+        rec = self.rec
         if rec is None:
             return
         blocks = sorted(out.moe_load)
@@ -233,10 +250,11 @@ class Trainer:
             mod_fraction_inference=dict(out.mod_fraction_inference)), val_loss=val_loss)
 
     @torch.no_grad()
-    def _evaluate(self, dist, data, amp, model, step, rec, stop) -> Optional[float]:
+    def _evaluate(self, step: int) -> Optional[float]:
         """Validation loss (rank 0, fixed batches) and hidden-state statistics of one batch.
 
         Heartbeats between batches; a stop request cuts the evaluation short (no val row)."""
+        dist, model, rec, stop = self.dist, self.model, self.rec, self.stop
         if not dist.main:
             dist.barrier()
             return None
@@ -244,20 +262,21 @@ class Trainer:
         model.eval()
         total, count, first = 0.0, 0, True
         try:
-            for x, y, g in data.val_batches(t.batch_size, t.seq_len,
+            for x, y, g in self.data.val_batches(t.batch_size, t.seq_len,
                                             self.opts.eval_batches * t.batch_size * t.seq_len):
                 if stop.signal is not None:
                     rec.log.line(f"eval step {step}: interrupted by signal {stop.signal}")
                     break
                 rec.heartbeat(step)
                 x, y, g = (torch.from_numpy(a).to(dist.device) for a in (x, y, g))
-                with amp:
+                with self.amp:
                     out = model(x, g, targets=y, return_hidden=first)
                 n = int((y >= 0).sum())
                 total += out.head_losses["final"].float().item() * n
                 count += n
                 if first:
-                    self._hidden_stats(step, out.hidden, rec)
+                    rec.record_hidden_stats(step, [(activation_stats(h), pca_points(h).tolist())
+                                                   for h in out.hidden])
                     first = False
             else:
                 loss = total / max(1, count)
@@ -268,18 +287,13 @@ class Trainer:
             model.train()
             dist.barrier()
 
-    def _hidden_stats(self, step, hidden, rec) -> None:
-        with rec.db.batch():
-            for b, h in enumerate(hidden):
-                rec.db.insert_activation_stat(step, b, **activation_stats(h))
-                rec.db.insert_hidden_states(step, b, pca_points(h).tolist())
-
-    def _save(self, dist, model, optimizers, step, bytes_seen, elapsed, rec,
+    def _save(self, step: int, bytes_seen: int, elapsed: float,
               pending_eval: Optional[int] = None) -> None:
+        dist, rec = self.dist, self.rec
         if dist.main:
             path = self.run.checkpoint_path(step)
-            ckpt.save(path, model_state=model.state_dict(),
-                      optimizer_states=[o.state_dict() for o in optimizers], step=step,
+            ckpt.save(path, model_state=self.model.state_dict(),
+                      optimizer_states=[o.state_dict() for o in self.optimizers], step=step,
                       bytes_seen=bytes_seen, elapsed_s=elapsed, cfg=self.cfg,
                       world_size=dist.world, pending_eval=pending_eval)
             rec.record_checkpoint(step, path)
