@@ -28,8 +28,6 @@ CASCADE_ORDERS = (1, 2, 3)          # byte-context orders of the cascade's table
 CASCADE_FEATURES = 3 * len(CASCADE_ORDERS) + len(CASCADE_ORDERS) * (len(CASCADE_ORDERS) - 1) // 2
 CASCADE_HASH_BITS = 14  # buckets per hashed order (orders >= 2) = 2**bits; order 1 is exact
 CASCADE_CAP = 255       # saturation of the integer run / occurrence counters
-MOD_AUX_WEIGHT = 0.1    # weight of the MoD router's BCE auxiliary loss (no config field)
-CASCADE_LOSS_WEIGHT = 0.1  # weight of the cascade-alone cross-entropy (no config field)
 FLOAT_BYTES = 4
 
 

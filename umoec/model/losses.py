@@ -12,6 +12,8 @@ import torch
 import torch.nn.functional as F
 
 IGNORE = -1
+MOD_AUX_WEIGHT = 0.1       # weight of the MoD router's BCE auxiliary loss (no config field)
+CASCADE_LOSS_WEIGHT = 0.1  # weight of the cascade-alone cross-entropy (no config field)
 
 
 def cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:

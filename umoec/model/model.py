@@ -29,14 +29,14 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ..sizing import CASCADE_LOSS_WEIGHT, MOD_AUX_WEIGHT, dims
+from ..sizing import dims
 from .block import Block
 from .cascade import Cascade
 from .conditioning import GlobalTokens
 from .embed import ByteEmbedding
 from .heads import Heads, confidence
 from .layers import Linear, LoraSeeds
-from .losses import cross_entropy, mtp_weights, shifted_targets
+from .losses import CASCADE_LOSS_WEIGHT, MOD_AUX_WEIGHT, cross_entropy, mtp_weights, shifted_targets
 from .output import ModelOutput
 from .routing import compact, gather_rows, gather_values, mod_topk, scatter_rows
 from .state import ModelState

@@ -20,10 +20,10 @@ from ..run.recorder import RunRecorder, StepRecord
 from ..run.signals import StopFlag
 from ..run.status import RunState
 from ..schedule import lr_multiplier
+from ..train.formats import SIM_FORMAT
 from ..units import LN2
 from . import curves
 
-SIM_FORMAT = "u-moec-tiny simulated checkpoint v1"
 EVAL_DATASET = "default-val"
 EVAL_BYTES = 1 << 20
 PROFILES = ("turbo", "fast", "balanced")

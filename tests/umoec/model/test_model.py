@@ -9,6 +9,7 @@ from tests.umoec.model.helpers import sample_bytes, tiny_cfg, tiny_model
 from umoec import config as C
 from umoec import sizing
 from umoec.model import ModelOutput, build_model
+from umoec.model import losses
 from umoec.model.cascade import Cascade, bucket, context_stats
 from umoec.sizing import CASCADE_CAP, CASCADE_ORDERS
 
@@ -52,7 +53,7 @@ def test_loss_is_the_documented_sum():
     mtp = (0.5 * hl["mtp_1"] + 0.25 * hl["mtp_2"]) / 0.75
     aux = torch.stack(list(out.aux_losses.values())).mean()
     expect = (0.7 * hl["final"] + 0.4 * hl["exit_1"] + 0.2 * mtp
-              + sizing.CASCADE_LOSS_WEIGHT * hl["cascade"] + sizing.MOD_AUX_WEIGHT * aux)
+              + losses.CASCADE_LOSS_WEIGHT * hl["cascade"] + losses.MOD_AUX_WEIGHT * aux)
     torch.testing.assert_close(out.loss, expect)
 
 
