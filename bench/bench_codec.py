@@ -24,8 +24,9 @@ import constriction
 import numpy as np
 
 from umoec import units
-from umoec.codec import CodecSettings, Order2Predictor, compress, decompress
-from umoec.codec.match import MatchMixer, MatchSettings
+from umoec.codec import CodecSettings, compress, decompress
+from umoec.predict.match import MatchMixer, MatchSettings
+from umoec.predict.order2 import Order2Predictor
 from umoec.codec import coders
 from umoec.codec.baselines import run_baselines
 from umoec.codec.probs import logits_to_freqs, symbol_intervals

@@ -22,7 +22,7 @@ from typing import Callable, Optional
 import numpy as np
 import torch
 
-from .codec.predictor import BOS
+from .predict.protocol import BOS
 from .compress.neural import LoadedModel, ModelLoadError, globals_for, load_model
 from .compress.profiles import Profile
 from .train.checkpoint import CheckpointError

@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 from umoec import cli, errors
-from umoec.codec import CodecError, CodecSettings, DecodeMismatch, FormatError, Order2Predictor, compress
+from umoec.codec import CodecError, CodecSettings, DecodeMismatch, FormatError, compress
+from umoec.predict.order2 import Order2Predictor
 from umoec.compress import api, profiles
 
 

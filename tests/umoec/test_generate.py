@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 from tests.gui.playground_support import STEPS, tiny_trained_run
 from umoec import generate as G
-from umoec.codec.predictor import BOS
+from umoec.predict.protocol import BOS
 from umoec.compress.neural import globals_for
 
 TEXT = b"def main(argv=None):\n    return 0\n"   # shorter than the tiny model's context (64)

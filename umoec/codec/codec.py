@@ -24,7 +24,7 @@ from .container import (MAX_BLOCK_SIZE, MAX_STREAMS, MIN_BLOCK_SIZE, Header, fin
 from ..engine import ENGINE_VERSION
 from .. import units
 from .errors import CodecError, DecodeMismatch, FingerprintMismatch, FormatError, IntegrityError
-from .predictor import BOS
+from ..predict.protocol import BOS
 from .probs import (ALPHA_ONE, SHARPEN_GRID, cum_freqs, distances_to_freqs, ideal_bits,
                     logit_distances, symbol_intervals)
 

@@ -23,7 +23,7 @@ from .. import config as C
 from ..codec import CodecSettings, CodecStats, compress, decompress, read_header
 from ..codec.cm import NoNetwork
 from ..codec.errors import CodecError, FormatError
-from ..codec.match import MatchMixer, MatchSettings
+from ..predict.match import MatchMixer, MatchSettings
 from ..data import document_features
 from ..engine import modelfile as mf
 from ..engine import store

@@ -16,8 +16,8 @@ import numpy as np
 import torch
 
 from .. import config as C
-from ..codec.match import MatchMixer, MatchSettings
-from ..codec.torch_adapter import StepModelPredictor, model_fingerprint
+from ..predict.match import MatchMixer, MatchSettings
+from ..predict.torch_step import StepModelPredictor, model_fingerprint
 from ..data import IGNORE, document_features
 from ..train import checkpoint as ckpt
 from .profiles import Profile
@@ -147,7 +147,7 @@ class NeuralPredictor(StepModelPredictor):
 
 def build_predictor(loaded: LoadedModel, g: np.ndarray, threads: int):
     """What encoder and decoder both code with: the model, plus the match model when
-    `entropy.match_min_len` > 0 (umoec/codec/match.py)."""
+    `entropy.match_min_len` > 0 (umoec/predict/match.py)."""
     predictor = NeuralPredictor(loaded, g, threads)
     m = loaded.cfg.entropy.match_min_len
     return MatchMixer(predictor, MatchSettings.standard(m)) if m else predictor

@@ -1,4 +1,4 @@
-"""A coding model as the codec's Predictor (umoec/codec/predictor.py), exact on every machine.
+"""A coding model as the codec's Predictor (umoec/predict/protocol.py), exact on every machine.
 
 Encoder and decoder build it from the same inputs: the model file, the profile's inference
 settings (exit and cascade thresholds) and the input's global vector from the .umc header.

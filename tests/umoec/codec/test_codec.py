@@ -8,8 +8,9 @@ from tests.umoec.codec.helpers import (TEXT, AdaptingPredictor, CyclePredictor, 
                                        pseudo_random_bytes, sample_source)
 from umoec import config as C
 from umoec.codec import (CodecError, CodecSettings, CodecStats, CoderUnavailable, DecodeMismatch,
-                         FingerprintMismatch, Order2Predictor, compress, decompress, read_header)
+                         FingerprintMismatch, compress, decompress, read_header)
 from umoec.codec.container import parse_blocks, parse_header
+from umoec.predict.order2 import Order2Predictor
 from umoec.engine import ENGINE_VERSION
 
 SMALL = dict(block_size=256, model_name="cycle")

@@ -7,7 +7,7 @@ import pytest
 
 from umoec.codec import probs
 from umoec.codec.errors import ProbabilityError
-from umoec.codec.match import N_CELLS, MatchModel, MatchSettings
+from umoec.predict.match import N_CELLS, MatchModel, MatchSettings
 
 C = probs._c
 if C is None:

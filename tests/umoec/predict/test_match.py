@@ -1,4 +1,4 @@
-"""Match model (umoec/codec/match.py): round trips, what it gains and costs, and its contracts."""
+"""Match model (umoec/predict/match.py): round trips, what it gains and costs, and its contracts."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,10 +6,10 @@ import pytest
 
 from umoec.codec import CodecSettings, compress, decompress
 from umoec.codec.errors import FingerprintMismatch
-from umoec.codec.match import MatchMixer, MatchModel, MatchSettings
-from umoec.codec.predictor import Order2Predictor
+from umoec.predict.match import MatchMixer, MatchModel, MatchSettings
+from umoec.predict.order2 import Order2Predictor
 
-from .helpers import TEXT, pseudo_random_bytes
+from tests.umoec.codec.helpers import TEXT, pseudo_random_bytes
 
 
 def mixer(min_len: int = 5) -> MatchMixer:

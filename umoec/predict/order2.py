@@ -1,71 +1,14 @@
-"""What the codec drives: a byte predictor in step form, and a classical one (order-2 counts).
-
-Glossary: B = streams (the batch the predictor is stepped with, fixed for a whole file);
-prev_bytes (B,) int64 = the byte each stream coded at the previous step (BOS = 0 at the first
-step, 0 for a stream that has ended); logits (B, 256) float32, natural-log scale.
-
-The codec calls, identically when encoding and decoding:
-    state = p.init_state(B)
-    for every step: logits, state = p.step(prev_bytes, state)      # then codes one byte per stream
-    every `adapt_every` coded bytes (if > 0 and p has `adapt`): state = p.adapt(recent, state)
-where recent[i] is the bytes stream i coded since the previous adaptation round.
-`fingerprint()` must change whenever any of weights, config or numerics (library versions,
-threads, dtype) could change the logits; the container stores its sha256 and the decoder refuses
-a file whose fingerprint differs.
-"""
+"""A classical entropy model: adaptive order-2 byte contexts (interpolated Witten-Bell) in exact
+integers, shared by all streams. The codec's tests and benches drive it; its fingerprint text
+names its original module and must not change (files name it)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal, localcontext
-from functools import lru_cache
-from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..units import LN2
-
-BOS = 0
-MAX_STREAMS = 1 << 15
-
-
-@runtime_checkable
-class Predictor(Protocol):
-    def init_state(self, n_streams: int) -> Any: ...
-
-    def step(self, prev_bytes: np.ndarray, state: Any) -> tuple[Any, Any]: ...
-
-    def fingerprint(self) -> bytes: ...
-
-
-@runtime_checkable
-class AdaptivePredictor(Predictor, Protocol):
-    def adapt(self, recent: list[bytes], state: Any) -> Any: ...
-
-
-# ---------------------------------------------------------------------------------------------
-# Deterministic natural log of positive int64 weights (no libm): ln W = e*ln2 + ln(mantissa).
-
-LN_BITS = 12
-
-
-@lru_cache(maxsize=1)
-def _ln_mantissa_table() -> np.ndarray:
-    """T[i] = ln((2**11 + i + 0.5) / 2**12), i < 2**11: ln of a mantissa in [0.5, 1), Decimal-exact."""
-    half = 1 << (LN_BITS - 1)
-    with localcontext() as ctx:
-        ctx.prec = 30
-        return np.array([float(((Decimal(half + i) + Decimal("0.5")) / (1 << LN_BITS)).ln())
-                         for i in range(half)], dtype=np.float64)
-
-
-def int_log(weights: np.ndarray) -> np.ndarray:
-    """ln of positive int64 weights as float32, to within 2**-12 relative, identical everywhere."""
-    mant, expo = np.frexp(weights.astype(np.float64))
-    idx = (mant * (1 << LN_BITS)).astype(np.int64) - (1 << (LN_BITS - 1))
-    return (expo * LN2 + _ln_mantissa_table()[idx]).astype(np.float32)
-
-
-# ---------------------------------------------------------------------------------------------
+from .numerics import LN_BITS, int_log
+from .protocol import MAX_STREAMS
 
 @dataclass
 class Order2State:

@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
+from ..codec import probs
+from ..codec.probs import EXP_TABLE, logit_distances
 from ..units import LN2
-from . import probs
-from .predictor import _ln_mantissa_table, int_log
-from .probs import EXP_TABLE, logit_distances
+from .numerics import int_log, ln_mantissa_table
 
 VERSION = 1
 ONE = 1 << 16                                     # probabilities in 16-bit fixed point
@@ -186,7 +186,7 @@ class MatchModel:
             x = np.ascontiguousarray(logits)
             out, cell = x.copy(), np.empty(len(rows), dtype=np.int64)
             if probs._c.match_mix(x, out, rows, pred, st.length[rows], st.hits, st.tries,
-                                  self.s.prior, EXP_TABLE, _ln_mantissa_table(), LN2, LEN_EDGES,
+                                  self.s.prior, EXP_TABLE, ln_mantissa_table(), LN2, LEN_EDGES,
                                   P_EDGES, cell, len(x), len(rows), len(EXP_TABLE), N_CELLS,
                                   len(LEN_EDGES), len(P_EDGES)):
                 st.pred[rows], st.cell[rows] = pred, cell

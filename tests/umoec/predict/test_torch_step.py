@@ -3,8 +3,8 @@ import torch
 
 from tests.umoec.codec.helpers import TEXT
 from umoec.codec import CodecSettings, FingerprintMismatch, compress, decompress
-from umoec.codec.predictor import Predictor
-from umoec.codec.torch_adapter import StepModelPredictor, model_fingerprint
+from umoec.predict.protocol import Predictor
+from umoec.predict.torch_step import StepModelPredictor, model_fingerprint
 
 
 class TinyStepModel(torch.nn.Module):
