@@ -48,6 +48,9 @@ def build_layout(runs_dir: Path, refresh_ms: int) -> html.Div:
         dcc.Store(id=ids.PULSE, storage_type="memory"),
         dcc.Store(id=ids.HEADER_TICK, storage_type="memory"),
         *[dcc.Store(id=ids.tab_tick(t), storage_type="memory") for t in ids.TAB_IDS],
+        # a checkpoint clicked on the loss chart, and which pickers applied it (checkpoint_select)
+        dcc.Store(id=ids.SELECTED_CHECKPOINT, storage_type="memory"),
+        *[dcc.Store(id=ids.pick_seen(p), storage_type="memory") for p in ids.CHECKPOINT_PICKERS],
         notify_panel.layout(),
         dbc.Container(dbc.Row([
             dbc.Col(config_panel.layout(), xs=12, lg=4, xxl=3, class_name="config-sidebar"),

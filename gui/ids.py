@@ -298,3 +298,16 @@ TAB_IDS = (TAB_TRAINING, TAB_COMPARE, TAB_RUNS, TAB_ARCH, TAB_ROUTING, TAB_MOD, 
 
 def tab_tick(tab: str) -> str:
     return f"{TAB_TICK}-{tab}"
+
+
+# checkpoint markers on the Training tab's loss chart: a click selects that checkpoint in every
+# picker of the same run (gui/callbacks/checkpoint_select.py)
+SELECTED_CHECKPOINT = "selected-checkpoint"            # memory: {"run", "checkpoint", "ts"}
+TRAINING_CHECKPOINT_NOTE = "training-checkpoint-note"  # what the last marker click selected
+CHECKPOINT_PICKERS = (RESUME_CHECKPOINT, COMPRESS_CHECKPOINT, COMPRESS_MODEL, EVAL_CHECKPOINT,
+                      EVAL_MODEL, GEN_CHECKPOINT)
+
+
+def pick_seen(picker: str) -> str:
+    """Memory store: the stamp of the last selection `picker` applied (a later manual pick wins)."""
+    return f"{picker}-pick-seen"

@@ -26,6 +26,7 @@ from ..context import AppContext
 from ..runs import resolve
 from ..uploads import (UploadError, decode_contents, decoded_size, format_bytes, store_upload,
                        too_large_message)
+from .checkpoint_select import pending, pick, pick_model
 from umoec.run import RunDir
 
 READ_ERRORS = (FileNotFoundError, sqlite3.Error, OSError, ValueError)
@@ -62,20 +63,33 @@ def pick_value(options: list[dict], current):
     return current if current in values else (values[0] if values else None)
 
 
+def checkpoint_dropdown_view(runs_dir: Path, name, options, current, selected=None,
+                             seen=None) -> tuple:
+    """(options, value, seen) of a checkpoint dropdown: the run's checkpoints, the user's pick
+    while it is offered, else a checkpoint selected on the loss chart that the dropdown has not
+    applied yet (checkpoint_select), else the newest."""
+    new = checkpoint_options(resolve(runs_dir, name))
+    value, new_seen = pick(selected, seen, name, [o["value"] for o in new],
+                           pick_value(new, current))
+    if new == options and value == current and new_seen == seen:
+        raise PreventUpdate
+    return new, value, new_seen
+
+
 def register_checkpoint_dropdown(app, runs_dir: Path, dropdown: str, tab: str) -> None:
-    """Keep a tab's checkpoint dropdown in sync with the selected run (only while visible)."""
+    """Keep a tab's checkpoint dropdown in sync with the selected run (only while visible). The
+    loss chart's selection is a State: a click happens on the Training tab, with this tab
+    hidden, and is applied when this tab is opened."""
     @app.callback(Output(dropdown, "options"), Output(dropdown, "value"),
+                  Output(ids.pick_seen(dropdown), "data"),
                   Input(ids.tab_tick(tab), "data"), Input(ids.RUN_SELECT, "value"),
                   Input(ids.TABS, "active_tab"), State(dropdown, "options"),
-                  State(dropdown, "value"))
-    def checkpoints(_n, name, active, options, current):
+                  State(dropdown, "value"), State(ids.SELECTED_CHECKPOINT, "data"),
+                  State(ids.pick_seen(dropdown), "data"))
+    def checkpoints(_n, name, active, options, current, selected, seen):
         if active != tab:
             raise PreventUpdate
-        new = checkpoint_options(resolve(runs_dir, name))
-        value = pick_value(new, current)
-        if new == options and value == current:
-            raise PreventUpdate
-        return new, value
+        return checkpoint_dropdown_view(runs_dir, name, options, current, selected, seen)
 
 
 def model_dropdown_view(runs_dir: Path, run: Optional[RunDir], current, options, note,
@@ -111,9 +125,11 @@ def register_model_dropdown(app, runs_dir: Path, dropdown: str, note: str, check
     # of a hidden tab still costs the page a round trip, and on a slow machine enough of them
     # starve the sidebar's status (a model exported meanwhile shows up on the next visit)
     @app.callback(Output(dropdown, "options"), Output(dropdown, "value"), Output(note, "children"),
+                  Output(ids.pick_seen(dropdown), "data"),
                   Input(ids.RUN_SELECT, "value"), Input(ids.TABS, "active_tab"),
-                  State(dropdown, "options"), State(dropdown, "value"), State(note, "children"))
-    def model_list(name, active, options, current, text):
+                  State(dropdown, "options"), State(dropdown, "value"), State(note, "children"),
+                  State(ids.SELECTED_CHECKPOINT, "data"), State(ids.pick_seen(dropdown), "data"))
+    def model_list(name, active, options, current, text, selected, seen):
         if active != tab:
             raise PreventUpdate
         run = resolve(runs_dir, name)
@@ -122,14 +138,26 @@ def register_model_dropdown(app, runs_dir: Path, dropdown: str, note: str, check
                                                       or ctx.triggered_id == ids.RUN_SELECT):
             prefer = models.CHECKPOINT_CHOICE if has_real_checkpoints(run) else None
             current = None if ctx.triggered_id == ids.RUN_SELECT else current
-        out = model_dropdown_view(runs_dir, run, current, options, text, prefer)
-        if out[0] is no_update and out[1] == current and out[2] is no_update:
+        new, value, note_text = model_dropdown_view(runs_dir, run, current, options, text, prefer)
+        value, new_seen = checkpoint_model_pick(run, name, options if new is no_update else new,
+                                                value, selected, seen)
+        if new is no_update and value == current and note_text is no_update and new_seen == seen:
             raise PreventUpdate
-        return out
+        return new, value, note_text, new_seen
 
     @app.callback(Output(checkpoint, "disabled"), Input(dropdown, "value"))
     def checkpoint_enabled(value):
         return value != models.CHECKPOINT_CHOICE
+
+
+def checkpoint_model_pick(run: Optional[RunDir], name, options, value, selected, seen) -> tuple:
+    """(value, seen) of a model dropdown: a checkpoint selected on the loss chart switches it to
+    "a checkpoint of the run" once, if the run's checkpoints hold weights (a simulated run keeps
+    the default model, which can code)."""
+    if run is None or pending(selected, seen, name) is None or not has_real_checkpoints(run):
+        return value, seen
+    files = [c.path.name for c in run.checkpoints()]
+    return pick_model(selected, seen, name, files, options, value)
 
 
 def has_real_checkpoints(run: RunDir) -> bool:

@@ -20,6 +20,7 @@ from ..derived import fmt_bytes
 from ..runs import resolve, summarise
 from ..context import AppContext
 from ..services.generation import Generation
+from .checkpoint_select import pick
 
 
 def _muted(text: str) -> html.Span:
@@ -30,10 +31,12 @@ def _bad(text: str) -> html.Span:
     return html.Span(text, className="text-danger")
 
 
-def checkpoint_view(runs_dir: Path, name: Optional[str], current: Optional[str]) -> dict[str, Any]:
-    """The info line, the checkpoint choices and whether the buttons work, for the selected run."""
+def checkpoint_view(runs_dir: Path, name: Optional[str], current: Optional[str],
+                    selected: Any = None, seen: Any = None) -> dict[str, Any]:
+    """The info line, the checkpoint choices and whether the buttons work, for the selected run;
+    `selected`, `seen`: a checkpoint chosen on the loss chart, applied once (checkpoint_select)."""
     run = resolve(runs_dir, name)
-    off = {"options": [], "value": None, "disabled": True}
+    off = {"options": [], "value": None, "disabled": True, "seen": seen}
     if run is None:
         return {**off, "info": _muted(forge.not_usable_here(runs_dir, name, "generation")
                                       or "No run selected: choose one in the top bar.")}
@@ -50,11 +53,12 @@ def checkpoint_view(runs_dir: Path, name: Optional[str], current: Optional[str])
     options = [{"label": f"step {c.step:,} ({fmt_bytes(c.size)})", "value": c.path.name}
                for c in cks]
     value = current if current in {o["value"] for o in options} else cks[0].path.name
+    value, seen = pick(selected, seen, name, [o["value"] for o in options], value)
     info = html.Span([html.Strong(run.name), f" ({s.label}): {len(cks)} checkpoint"
                       f"{'s' if len(cks) > 1 else ''}. Sampling and scoring use the chosen one "
                       "in step form, as the compressor does (the checkpoint's early-exit and "
                       "cascade settings, no LoRA adaptation)."])
-    return {"options": options, "value": value, "disabled": False, "info": info}
+    return {"options": options, "value": value, "disabled": False, "info": info, "seen": seen}
 
 
 def checkpoint_path(runs_dir: Path, name: Optional[str], checkpoint: Optional[str]) -> Path:
@@ -190,16 +194,19 @@ def register(app, cockpit: AppContext) -> None:
     @app.callback(Output(ids.GEN_INFO, "children"), Output(ids.GEN_CHECKPOINT, "options"),
                   Output(ids.GEN_CHECKPOINT, "value"), Output(ids.GEN_START, "disabled"),
                   Output(ids.SURPRISAL_BTN, "disabled"),
+                  Output(ids.pick_seen(ids.GEN_CHECKPOINT), "data"),
                   Input(ids.RUN_SELECT, "value"), Input(ids.TABS, "active_tab"),
                   Input(ids.tab_tick(ids.TAB_GENERATE), "data"), State(ids.GEN_CHECKPOINT, "value"),
-                  State(ids.GEN_CHECKPOINT, "options"))
-    def show_checkpoints(name, tab, _n, current, current_options):
+                  State(ids.GEN_CHECKPOINT, "options"), State(ids.SELECTED_CHECKPOINT, "data"),
+                  State(ids.pick_seen(ids.GEN_CHECKPOINT), "data"))
+    def show_checkpoints(name, tab, _n, current, current_options, selected, seen):
         if tab != ids.TAB_GENERATE:
-            raise PreventUpdate  # hidden tab: no reads
-        v = checkpoint_view(runs_dir, name, current)
+            raise PreventUpdate  # hidden tab: no reads; a loss-chart selection waits till now
+        v = checkpoint_view(runs_dir, name, current, selected, seen)
         options = v["options"] if v["options"] != current_options else no_update
         value = v["value"] if v["value"] != current else no_update
-        return v["info"], options, value, v["disabled"], v["disabled"]
+        return (v["info"], options, value, v["disabled"], v["disabled"],
+                v["seen"] if v["seen"] != seen else no_update)
 
     @app.callback(Output(ids.GEN_JOB, "data"), Output(ids.GEN_POLL, "disabled"),
                   Output(ids.GEN_CANCEL, "disabled"), Output(ids.GEN_STATUS, "children"),

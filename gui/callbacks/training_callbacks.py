@@ -8,6 +8,9 @@ included, carried on by series.smooth_continue). A full redraw happens when the 
 generation (a resume rewrites rows), the smoothing (method, strength, clipping) or the log-Y
 toggle changes, or when enough points have been appended that the charts should be downsampled
 again.
+Each checkpoint is a marker in a lane under the loss curves (figures.training.CHECKPOINT_TRACE),
+drawn with the chart and, when the run's checkpoints change between full draws, replaced in the
+same Patch; a click on one selects it in every picker (checkpoint_select.py).
 
 `training_update` is the callback body as a plain function (tests and bench/bench_gui.py call it).
 """
@@ -20,6 +23,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import dash_bootstrap_components as dbc
+import pandas as pd
 from dash import Input, Output, Patch, State, html, no_update
 from dash.exceptions import PreventUpdate
 
@@ -30,11 +34,14 @@ from .. import db, ids, models, report
 from ..derived import fmt_bytes
 from ..figures.base import empty_fig
 from ..figures.series import MAX_POINTS, Smoothing, ema, smooth_continue, smooth_state
-from ..figures.training import best_val_name, loss_fig, lr_grad_fig, system_fig, throughput_fig
+from ..figures.training import (CHECKPOINT_COLUMNS, CHECKPOINT_TRACE, best_val_name,
+                                checkpoint_points, loss_fig, lr_grad_fig, system_fig,
+                                throughput_fig)
 from ..panels.training_panel import kpi_card
 from ..runs import resolve, summarise
 from ..forge import resolve_forge
 from ..context import AppContext
+from . import checkpoint_select
 from .forge_training import forge_training_update
 
 LN2 = math.log(2.0)
@@ -207,12 +214,19 @@ def grad_clip_of(run) -> Optional[float]:
 CHART_COLUMNS = ("step", "bpb", "lr", "grad_norm", "tokens_per_sec")
 
 
-def _full_charts(conn, smoothing: Smoothing, log_y: bool,
-                 grad_clip: Optional[float] = None) -> tuple[object, object, object, dict]:
+def checkpoint_frame(cks) -> pd.DataFrame:
+    """The run's checkpoints as the loss chart's markers take them (CHECKPOINT_COLUMNS)."""
+    return pd.DataFrame([(c.step, c.path.name, c.size, c.mtime) for c in cks],
+                        columns=list(CHECKPOINT_COLUMNS))
+
+
+def _full_charts(conn, smoothing: Smoothing, log_y: bool, grad_clip: Optional[float] = None,
+                 cks: tuple = ()) -> tuple[object, object, object, dict]:
     """(loss, lr, throughput figures, chart state): every row read, drawn from scratch."""
     train = db.train_series(conn, CHART_COLUMNS)
     val = db.val_metrics(conn)
-    loss = loss_fig(train, val, smoothing, log_y, max_points=MAX_POINTS)
+    loss = loss_fig(train, val, smoothing, log_y, max_points=MAX_POINTS,
+                    checkpoints=checkpoint_frame(cks))
     lr = lr_grad_fig(train, max_points=MAX_POINTS, grad_clip=grad_clip)
     throughput = throughput_fig(train, max_points=MAX_POINTS)
     if train.empty:
@@ -309,8 +323,13 @@ def training_update(runs_dir: Path, name: Optional[str], smoothing: float = 0.6,
                     and state.get("points", 0) < REDRAW_AFTER)
             if same:
                 loss, lr, throughput, chart = _patch_charts(conn, state, spec)
+                if state.get("ck_sig") != ck_sig:  # a checkpoint written, or deleted
+                    loss = loss if loss is not no_update else Patch()
+                    for key, value in checkpoint_points(checkpoint_frame(cks)).items():
+                        loss["data"][CHECKPOINT_TRACE][key] = value
             else:
-                loss, lr, throughput, chart = _full_charts(conn, spec, log_y, grad_clip_of(run))
+                loss, lr, throughput, chart = _full_charts(conn, spec, log_y, grad_clip_of(run),
+                                                           cks)
             recent = db.recent_train_metrics(conn, 20)
             heads = db.head_losses_at(conn)
     except (FileNotFoundError, sqlite3.DatabaseError) as exc:
@@ -401,6 +420,20 @@ OUTPUT_ORDER = ("kpis", "eta", "loss", "lr", "throughput", "heads", "checkpoints
                 "state", "ck_options", "ck_value")
 
 
+def apply_selection(out: dict, name: Optional[str], options: Optional[list], current: Any,
+                    selected: Any, seen: Any) -> Any:
+    """The resume picker takes a checkpoint selected on the loss chart (checkpoint_select.pick):
+    sets out["ck_value"] and returns the picker's new seen stamp. `options`, `current`: what
+    the page shows, for outputs training_update left unchanged."""
+    shown = out["ck_options"] if out["ck_options"] is not no_update else (options or [])
+    value = out["ck_value"] if out["ck_value"] is not no_update else current
+    picked, seen_now = checkpoint_select.pick(selected, seen, name, [o["value"] for o in shown],
+                                              value)
+    if picked != value:
+        out["ck_value"] = picked
+    return seen_now
+
+
 def register(app, cockpit: AppContext) -> None:
     runs_dir = cockpit.settings.runs_dir
     launcher = cockpit.launcher
@@ -410,7 +443,9 @@ def register(app, cockpit: AppContext) -> None:
                Output(ids.CHECKPOINT_LIST, "children"), Output(ids.LOG_TAIL, "children"),
                Output(ids.TRAINING_ERROR, "children"), Output(ids.TRAINING_CHART_STATE, "data"),
                Output(ids.RESUME_CHECKPOINT, "options"), Output(ids.RESUME_CHECKPOINT, "value"),
-               Output(ids.RESUME_CONTROLS, "style")]
+               Output(ids.RESUME_CONTROLS, "style"),
+               Output(ids.pick_seen(ids.RESUME_CHECKPOINT), "data")]
+    checkpoint_select.register(app, cockpit)
 
     @app.callback(Output(ids.TRAINING_SYSTEM, "figure"), Output(ids.TRAINING_SYSTEM_STATE, "data"),
                   Input(ids.tab_tick(ids.TAB_TRAINING), "data"), Input(ids.RUN_SELECT, "value"),
@@ -448,13 +483,18 @@ def register(app, cockpit: AppContext) -> None:
     @app.callback(*outputs, Input(ids.tab_tick(ids.TAB_TRAINING), "data"), Input(ids.RUN_SELECT, "value"),
                   Input(ids.TRAINING_SMOOTHING, "value"), Input(ids.TRAINING_LOGY, "value"),
                   Input(ids.TRAINING_SMOOTH_METHOD, "value"), Input(ids.TRAINING_CLIP, "value"),
-                  Input(ids.TABS, "active_tab"), State(ids.TRAINING_CHART_STATE, "data"),
-                  State(ids.RESUME_CHECKPOINT, "value"), State(ids.RESUME_CONTROLS, "style"))
-    def refresh(_n, name, smoothing, log_y, method, clip, tab, state, checkpoint, resume_style):
+                  Input(ids.TABS, "active_tab"), Input(ids.SELECTED_CHECKPOINT, "data"),
+                  State(ids.TRAINING_CHART_STATE, "data"), State(ids.RESUME_CHECKPOINT, "value"),
+                  State(ids.RESUME_CONTROLS, "style"), State(ids.RESUME_CHECKPOINT, "options"),
+                  State(ids.pick_seen(ids.RESUME_CHECKPOINT), "data"))
+    def refresh(_n, name, smoothing, log_y, method, clip, tab, selected, state, checkpoint,
+                resume_style, options, seen):
         if tab not in (None, ids.TAB_TRAINING):
             raise PreventUpdate  # hidden tab: no reads; switching back triggers a refresh
         launched = launcher.get(name) if launcher is not None else None
         out = training_update(runs_dir, name, smoothing, log_y, state, checkpoint, launched,
                               method, clip)
+        new_seen = apply_selection(out, name, options, checkpoint, selected, seen)
         style = resume_controls_style(runs_dir, name)
-        return (*(out[k] for k in OUTPUT_ORDER), no_update if style == (resume_style or {}) else style)
+        return (*(out[k] for k in OUTPUT_ORDER), no_update if style == (resume_style or {}) else style,
+                no_update if new_seen == seen else new_seen)

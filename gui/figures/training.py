@@ -1,6 +1,8 @@
-"""Training charts: loss (raw, smoothed, validation, best), learning rate and gradient norm,
-throughput (tokens/s), and the Config tab's preview of the learning-rate schedule."""
+"""Training charts: loss (raw, smoothed, validation, best, checkpoint markers), learning rate and
+gradient norm, throughput (tokens/s), and the Config tab's preview of the learning-rate schedule."""
 from __future__ import annotations
+
+import time
 
 import numpy as np
 import pandas as pd
@@ -12,7 +14,10 @@ from .base import TEMPLATE, crosshair, empty_fig
 from .series import Smoothing, downsample, smooth
 
 # Trace order of the live training charts: callbacks extend these by index (dash.Patch).
-LOSS_TRACES = ("train", "smoothed", "val", "best")
+LOSS_TRACES = ("train", "smoothed", "val", "best", "checkpoints")
+CHECKPOINT_TRACE = LOSS_TRACES.index("checkpoints")
+# columns of the checkpoints frame loss_fig takes (one row per checkpoint file)
+CHECKPOINT_COLUMNS = ("step", "file", "size", "mtime")
 LR_TRACES = ("lr", "grad_norm")
 THROUGHPUT_TRACES = ("tokens_per_sec",)
 
@@ -21,15 +26,43 @@ def best_val_name(bpb: float) -> str:
     return f"best val {bpb:.3f}"
 
 
+def checkpoint_points(checkpoints: pd.DataFrame) -> dict:
+    """The checkpoint trace's x, y, text (hover) and customdata (file name: what a click
+    selects), one point per row of `checkpoints` (CHECKPOINT_COLUMNS); y is the middle of the
+    marker lane. Live updates assign these to the trace whole (a handful of points)."""
+    rows = checkpoints.to_dict("records")
+    return {"x": [int(r["step"]) for r in rows], "y": [0.5] * len(rows),
+            "customdata": [str(r["file"]) for r in rows],
+            "text": [f"{r['file']}: step {int(r['step']):,}, {fmt_bytes(float(r['size']))}, "
+                     f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(float(r['mtime'])))}"
+                     for r in rows]}
+
+
+def _checkpoint_lane(fig: go.Figure, checkpoints: pd.DataFrame) -> None:
+    """Checkpoint markers in a thin lane of their own under the curves (y2), so they never hide
+    a curve and stay put under any zoom or log y; the x axis is drawn under the lane."""
+    fig.add_trace(go.Scatter(**checkpoint_points(checkpoints), name="checkpoints", mode="markers",
+                             yaxis="y2", hovertemplate="%{text}<extra></extra>", showlegend=False,
+                             marker={"symbol": "triangle-up", "size": 11, "color": "#6c757d",
+                                     "line": {"color": "#fff", "width": 1}}))
+    fig.update_layout(yaxis={"domain": [0.1, 1.0]},
+                      yaxis2={"domain": [0.0, 0.07], "range": [0, 1], "fixedrange": True,
+                              "showticklabels": False, "showgrid": False, "zeroline": False,
+                              "title": None},
+                      xaxis={"anchor": "y2"})
+
+
 def loss_fig(train: pd.DataFrame, val: pd.DataFrame, smoothing: Smoothing = Smoothing(),
-             log_y: bool = False, max_points: int | None = None) -> go.Figure:
+             log_y: bool = False, max_points: int | None = None,
+             checkpoints: pd.DataFrame | None = None) -> go.Figure:
     """Training bpb (raw, and smoothed as `smoothing` says) and validation bpb against step,
-    best val marked.
+    best val marked; with `checkpoints` (CHECKPOINT_COLUMNS, possibly no rows), a marker per
+    checkpoint in a lane under the curves, which a click selects (training_callbacks).
 
     The smoothing is computed on every row; with `max_points`, each long trace is then
     downsampled (MinMaxLTTB, peaks kept) to about that many points. Traces are always
-    LOSS_TRACES, in that order (val and best empty until the first evaluation), so live updates
-    can extend them. The raw trace is never clipped.
+    LOSS_TRACES, in that order (val and best empty until the first evaluation, checkpoints only
+    when given), so live updates can extend them. The raw trace is never clipped.
     """
     if train.empty:
         return empty_fig("No training metrics yet: the first row appears after "
@@ -61,7 +94,9 @@ def loss_fig(train: pd.DataFrame, val: pd.DataFrame, smoothing: Smoothing = Smoo
                       legend={"orientation": "h", "y": -0.3},
                       uirevision="loss")
     if log_y:
-        fig.update_yaxes(type="log")
+        fig.update_layout(yaxis_type="log")
+    if checkpoints is not None:
+        _checkpoint_lane(fig, checkpoints)
     return crosshair(fig)
 
 

@@ -1,5 +1,6 @@
-"""Training tab: KPIs, ETA, loss chart (EMA / running mean / none, outlier clipping, log y),
-lr and throughput charts, head losses, checkpoints with resume and Export model, log tail."""
+"""Training tab: KPIs, ETA, loss chart (EMA / running mean / none, outlier clipping, log y,
+clickable checkpoint markers), lr and throughput charts, head losses, checkpoints with resume and
+Export model, log tail."""
 from __future__ import annotations
 
 import dash_bootstrap_components as dbc
@@ -58,6 +59,13 @@ def chart_controls() -> html.Div:
     ], className="d-flex align-items-center flex-wrap")
 
 
+def checkpoint_hint() -> html.Div:
+    """Under the loss chart until a marker is clicked (then what the click selected)."""
+    return html.Div("Click a checkpoint's marker (the triangles under the curves) to select it "
+                    "for resume, compression, evaluation and generation.",
+                    className="text-muted small")
+
+
 def resume_controls() -> html.Div:
     return html.Div([
         dcc.Dropdown(id=ids.RESUME_CHECKPOINT, options=[], clearable=False,
@@ -80,8 +88,10 @@ def layout() -> html.Div:
             dbc.Col(dbc.Card([dbc.CardHeader(html.Div([
                                 html.Span("Bits per byte", className="me-auto text-nowrap pe-2"),
                                 chart_controls()], className="d-flex align-items-center")),
-                              dbc.CardBody(dcc.Graph(id=ids.TRAINING_LOSS,
-                                                     config=graph_config("training-bpb")))]), lg=8),
+                              dbc.CardBody([dcc.Graph(id=ids.TRAINING_LOSS,
+                                                      config=graph_config("training-bpb")),
+                                            html.Div(checkpoint_hint(),
+                                                     id=ids.TRAINING_CHECKPOINT_NOTE)])]), lg=8),
             dbc.Col(dbc.Card([dbc.CardHeader("Loss per head (latest step)"),
                               dbc.CardBody(html.Div(id=ids.TRAINING_HEADS))]), lg=4),
         ], class_name="g-3 mb-3"),

@@ -195,3 +195,51 @@ def test_long_statuses_and_notes_fit_a_1600px_window(page, tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_a_checkpoint_marker_click_selects_it_in_every_picker(page, sim_run, tmp_path):
+    """Click step 500's marker on the loss chart: the resume picker and, once their tabs are
+    opened, the Compression and Evaluation tabs' pickers show step 500 (the newest, 600, is
+    what they show otherwise); a manual pick afterwards stays."""
+    from tests.gui.browser_util import wait_text
+    shutil.copytree(sim_run, tmp_path / "sim600")
+    proc, url = start_app(tmp_path, "--refresh-ms", "1000")
+    graph = f"#{ids.TRAINING_LOSS} .js-plotly-plot"
+    try:
+        page.goto(url)
+        page.wait_for_selector("#training-kpi-cards >> text=600", timeout=30_000)
+        page.wait_for_function(f"""() => {{ const gd = document.querySelector('{graph}');
+            return gd && gd.data && gd.data.length === 5 && gd.data[4].x.join() === '500,600'; }}""",
+                               timeout=30_000)
+        wait_text(page, f"#{ids.RESUME_CHECKPOINT}", "step 600")
+        # the marker's place on the page, from the chart's own axes
+        x, y = page.evaluate(f"""() => {{ const gd = document.querySelector('{graph}');
+            const box = gd.getBoundingClientRect(), L = gd._fullLayout;
+            return [box.left + L.xaxis._offset + L.xaxis.l2p(500),
+                    box.top + L.yaxis2._offset + L.yaxis2.l2p(0.5)]; }}""")
+        page.mouse.move(x - 20, y)
+        page.mouse.move(x, y)
+        page.mouse.click(x, y)
+        wait_text(page, f"#{ids.TRAINING_CHECKPOINT_NOTE}",
+                  "step 500 checkpoint selected for resume, compression, evaluation and generation")
+        wait_text(page, f"#{ids.RESUME_CHECKPOINT}", "step 500")
+        shot(page, "training_checkpoint_selected")
+        page.get_by_role("tab", name="Compression", exact=True).click()
+        wait_text(page, f"#{ids.COMPRESS_CHECKPOINT}", "step 500")
+        page.get_by_role("tab", name="Evaluation", exact=True).click()
+        wait_text(page, f"#{ids.EVAL_CHECKPOINT}", "step 500")
+        # a pick made afterwards wins over the selection when the tab is opened again
+        page.get_by_role("tab", name="Training", exact=True).click()
+        page.click(f"#{ids.RESUME_CHECKPOINT}")
+        page.get_by_role("option", name="step 600", exact=False).click()
+        wait_text(page, f"#{ids.RESUME_CHECKPOINT}", "step 600")
+        page.get_by_role("tab", name="Compression", exact=True).click()
+        page.wait_for_timeout(1000)
+        assert "step 500" in page.inner_text(f"#{ids.COMPRESS_CHECKPOINT}")
+        page.get_by_role("tab", name="Training", exact=True).click()
+        page.wait_for_timeout(2500)  # the tab's refresh and a tick or two
+        assert "step 600" in page.inner_text(f"#{ids.RESUME_CHECKPOINT}")
+        assert page.console_errors == []
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -242,3 +242,42 @@ def test_system_chart_redraws_only_on_new_samples(tmp_path):
     fig, seen = system_update(tmp_path, "r", seen)
     assert fig.data[0].name.startswith("CPU") and seen["last"] == 20
     assert system_update(tmp_path, "r", seen) == (no_update, no_update)   # nothing new: nothing sent
+
+
+def test_checkpoint_markers_are_drawn_then_patched_when_a_checkpoint_appears(tmp_path):
+    from dash import Patch
+
+    from gui.figures.training import CHECKPOINT_TRACE
+    run = make_run(tmp_path)
+    run.checkpoints_dir.mkdir()
+    run.checkpoint_path(50).write_bytes(b"x" * 10)
+    first = training_update(tmp_path, "r", 0.6, False, None)
+    marks = first["loss"].data[CHECKPOINT_TRACE]
+    assert list(marks.x) == [50] and list(marks.customdata) == ["step000050.pt"]
+    assert training_update(tmp_path, "r", 0.6, False, first["state"])["loss"] is no_update
+    # a live run writes a checkpoint before its next logged row: the markers alone are patched
+    run.checkpoint_path(100).write_bytes(b"x" * 20)
+    tick = training_update(tmp_path, "r", 0.6, False, first["state"])
+    assert isinstance(tick["loss"], Patch)
+    assert assigned(tick["loss"], CHECKPOINT_TRACE, "x") == [50, 100]
+    assert assigned(tick["loss"], CHECKPOINT_TRACE, "customdata") == ["step000050.pt", "step000100.pt"]
+    assert training_update(tmp_path, "r", 0.6, False, tick["state"])["loss"] is no_update
+    # with new rows too: one Patch extends the curves and replaces the markers
+    add_rows(run, range(101, 111))
+    run.checkpoint_path(50).unlink()
+    tick = training_update(tmp_path, "r", 0.6, False, tick["state"])
+    assert extended(tick["loss"], 0, "x") == list(range(101, 111))
+    assert assigned(tick["loss"], CHECKPOINT_TRACE, "x") == [100]
+
+
+def test_a_forge_run_marks_its_numbered_checkpoints(tmp_path):
+    from gui.figures.training import CHECKPOINT_TRACE
+    from tests.gui.forge_fixtures import write_forge_run
+    folder = write_forge_run(tmp_path / "forge-a", steps=250)
+    out = training_update(tmp_path, "forge-a", 0.6, False, None)
+    marks = out["loss"].data[CHECKPOINT_TRACE]
+    assert list(marks.x) == [100, 200]                      # ckpt_latest.bin has no step
+    assert list(marks.customdata) == ["ckpt_000100.bin", "ckpt_000200.bin"]
+    (folder / "ckpt_000250.bin").write_bytes(b"FRGE" + bytes(60))  # log.csv unchanged
+    again = training_update(tmp_path, "forge-a", 0.6, False, out["state"])
+    assert list(again["loss"].data[CHECKPOINT_TRACE].x) == [100, 200, 250]

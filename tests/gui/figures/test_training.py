@@ -85,3 +85,24 @@ def test_throughput_chart_draws_tokens_per_second_against_step():
     long.loc[31_337, "tokens_per_sec"] = 9.0                           # one slow step survives
     [trace] = throughput_fig(long, max_points=MAX_POINTS).data
     assert len(trace.x) <= MAX_POINTS + 4 and 31_337 in list(trace.x)
+
+
+def test_checkpoints_are_markers_in_a_lane_under_the_curves():
+    from gui.figures.training import CHECKPOINT_TRACE, LOSS_TRACES
+    train = pd.DataFrame({"step": [100, 200, 300], "bpb": [8.0, 6.0, 5.0]})
+    cks = pd.DataFrame({"step": [100, 300], "file": ["step000100.pt", "step000300.pt"],
+                        "size": [9773, 2_500_000], "mtime": [1.7e9, 1.7e9 + 60]})
+    fig = loss_fig(train, train.iloc[:0], log_y=True, checkpoints=cks)
+    assert len(fig.data) == len(LOSS_TRACES)
+    marks = fig.data[CHECKPOINT_TRACE]
+    assert list(marks.x) == [100, 300] and list(marks.customdata) == ["step000100.pt", "step000300.pt"]
+    assert marks.text[1].startswith("step000300.pt: step 300, 2.5 MB, ")
+    assert marks.hovertemplate == "%{text}<extra></extra>" and not marks.showlegend
+    # their own lane (y2) below the curves' axis: no curve is hidden, log y is the curves' only
+    assert marks.yaxis == "y2" and fig.layout.yaxis2.domain[1] < fig.layout.yaxis.domain[0]
+    assert fig.layout.yaxis.type == "log" and fig.layout.yaxis2.type is None
+    assert fig.layout.yaxis2.fixedrange and fig.layout.xaxis.anchor == "y2"
+    # a run without checkpoints has an empty lane (markers appear live); callers that pass
+    # none (the HTML report) draw no lane
+    assert list(loss_fig(train, train.iloc[:0], checkpoints=cks.iloc[:0]).data[CHECKPOINT_TRACE].x) == []
+    assert len(loss_fig(train, train.iloc[:0]).data) == CHECKPOINT_TRACE

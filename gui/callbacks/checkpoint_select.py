@@ -1,0 +1,117 @@
+"""Selecting a checkpoint from the Training tab's loss chart.
+
+A click on a checkpoint marker (figures.training.CHECKPOINT_TRACE; its customdata is the file
+name) writes ids.SELECTED_CHECKPOINT = {"run", "checkpoint", "ts"} and says so under the chart.
+Every checkpoint picker of the cockpit (ids.CHECKPOINT_PICKERS: the Training tab's resume picker,
+the Compression and Evaluation tabs' checkpoint and model dropdowns, the Generate tab's picker)
+reads the store when its own callback runs, which is only while its tab is shown (hidden tabs do
+no reads: the selection waits until the tab is opened). A picker applies a selection once and
+keeps its stamp in its own store (ids.pick_seen), so a pick the user makes afterwards wins until
+the next click. A selection of another run, or of a file the picker does not offer (deleted, or
+a simulated run on the Generate tab), is left as it is. A Forge run's markers only say that its
+checkpoints cannot be resumed or coded here.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import dash_bootstrap_components as dbc
+from dash import Input, Output, ctx, no_update
+from dash.exceptions import PreventUpdate
+
+from .. import ids
+from ..figures.training import CHECKPOINT_TRACE
+from ..forge import resolve_forge
+from ..models import CHECKPOINT_CHOICE
+from ..panels.training_panel import checkpoint_hint
+from ..runs import resolve
+from ..context import AppContext
+
+USES = "resume, compression, evaluation and generation"
+
+
+def pending(selected: Any, seen: Any, run: Optional[str]) -> Optional[str]:
+    """The checkpoint file a picker of run `run` has still to apply (None: nothing new for it)."""
+    if not isinstance(selected, dict) or not run or selected.get("run") != run:
+        return None
+    if selected.get("ts") == seen:
+        return None
+    return selected.get("checkpoint")
+
+
+def pick(selected: Any, seen: Any, run: Optional[str], values: list, current: Any) -> tuple:
+    """(value, seen) of a checkpoint picker of run `run` that offers `values` and shows `current`:
+    the selection when it is new to the picker and offered, else `current` unchanged."""
+    wanted = pending(selected, seen, run)
+    if wanted is None or wanted not in values:
+        return current, seen
+    return wanted, selected["ts"]
+
+
+def pick_model(selected: Any, seen: Any, run: Optional[str], files: list, options: list,
+               current: Any) -> tuple:
+    """(value, seen) of a model dropdown: "a checkpoint of the run" for a new selection of one of
+    `files` (the run's checkpoints that hold weights), when that choice is offered."""
+    enabled = [o["value"] for o in options or [] if not o.get("disabled")]
+    wanted = pending(selected, seen, run)
+    if wanted is None or wanted not in files or CHECKPOINT_CHOICE not in enabled:
+        return current, seen
+    return CHECKPOINT_CHOICE, selected["ts"]
+
+
+def clicked_file(click: Any) -> Optional[str]:
+    """The checkpoint file of a click on a marker (clickData), None for a click elsewhere."""
+    for point in (click or {}).get("points") or []:
+        if point.get("curveNumber") == CHECKPOINT_TRACE and point.get("customdata"):
+            return str(point["customdata"])
+    return None
+
+
+def _note(text: str, colour: str) -> dbc.Alert:
+    return dbc.Alert(text, color=colour, class_name="py-1 px-2 mb-0 small")
+
+
+def _simulated(run) -> bool:
+    try:
+        status = run.read_status()
+    except ValueError:
+        return False
+    return status is not None and status.kind == "simulate"
+
+
+def select_checkpoint(runs_dir: Path, name: Optional[str], click: Any,
+                      now: Optional[float] = None) -> tuple[Any, Any]:
+    """(store value or no_update, note under the chart) for a click on the loss chart."""
+    file = clicked_file(click)
+    if file is None:
+        raise PreventUpdate  # a click on a curve, not on a marker
+    run = resolve(runs_dir, name)
+    if run is None:
+        if resolve_forge(runs_dir, name) is not None:
+            return no_update, _note(f"{file} is a Forge checkpoint: Forge checkpoints cannot be "
+                                    "resumed or coded here (resume the run with forge train "
+                                    "--resume).", "secondary")
+        raise PreventUpdate
+    steps = {c.path.name: c.step for c in run.checkpoints()}
+    if file not in steps:
+        return no_update, _note(f"{file} is no longer in {run.checkpoints_dir}.", "warning")
+    text = f"step {steps[file]:,} checkpoint selected for {USES}"
+    if _simulated(run):
+        text += " (a simulated run: its checkpoints hold no weights)"
+    selected = {"run": name, "checkpoint": file, "ts": time.time() if now is None else now}
+    return selected, _note(text + ".", "success")
+
+
+def register(app, cockpit: AppContext) -> None:
+    runs_dir = cockpit.settings.runs_dir
+
+    @app.callback(Output(ids.SELECTED_CHECKPOINT, "data"),
+                  Output(ids.TRAINING_CHECKPOINT_NOTE, "children"),
+                  Input(ids.TRAINING_LOSS, "clickData"), Input(ids.RUN_SELECT, "value"),
+                  prevent_initial_call=True)
+    def select(click, name):
+        if ctx.triggered_id == ids.RUN_SELECT:
+            return no_update, checkpoint_hint()  # the note spoke of the previous run's checkpoint
+        return select_checkpoint(runs_dir, name, click)
