@@ -14,7 +14,8 @@ tick). This module only listens beside it:
   method, strength or clipping, or log-y changed, or its periodic re-downsampling), the zoom
   is re-applied (`track_redraws`, a second callback on the chart state, so the every-tick input
   never delays a user's zoom); a
-  zoom made on a newly selected run before its first draw came back is re-applied too.
+  zoom made on a newly selected run before its first draw came back is re-applied too; another
+  run drawn whole turns "follow live" back on (the switch says what the chart does).
 The smoothing the chart state names (series.Smoothing: EMA, running mean or none, clipped or
 not) is computed on every row (series.smooth) before any point is picked, so a zoomed line is
 the same line as the unzoomed one.
@@ -174,6 +175,17 @@ def track_redraws(runs_dir: Path, name: Optional[str], chart: Optional[dict],
     return figure, {"run": chart["run"], "chart": sig, "points": points}
 
 
+def follows_new_run(name: Optional[str], chart: Optional[dict], zoom: Optional[dict],
+                    seen: Optional[dict], follow: Any) -> bool:
+    """True when the chart has just switched to another run, drawn whole (no zoom held for it),
+    while "follow live" is off: the switch is turned back on, since the chart follows that run."""
+    if not isinstance(chart, dict) or not chart.get("run") or follow:
+        return False
+    held = (zoom or {}).get("run") == chart["run"] == name and (zoom or {}).get("window")
+    previous = (seen or {}).get("run")
+    return previous is not None and chart["run"] != previous and not held
+
+
 def register(app, cockpit: AppContext) -> None:
     runs_dir = cockpit.settings.runs_dir
 
@@ -190,11 +202,13 @@ def register(app, cockpit: AppContext) -> None:
 
     @app.callback(Output(ids.TRAINING_LOSS, "figure", allow_duplicate=True),
                   Output(ids.TRAINING_ZOOM_SEEN, "data"),
+                  Output(ids.TRAINING_FOLLOW, "value", allow_duplicate=True),
                   Input(ids.TRAINING_CHART_STATE, "data"), State(ids.RUN_SELECT, "value"),
                   State(ids.TRAINING_ZOOM, "data"), State(ids.TRAINING_ZOOM_SEEN, "data"),
-                  prevent_initial_call=True)
-    def reapply(chart, name, zoom, seen):
+                  State(ids.TRAINING_FOLLOW, "value"), prevent_initial_call=True)
+    def reapply(chart, name, zoom, seen, follow):
         figure, new_seen = track_redraws(runs_dir, name, chart, zoom, seen)
-        if figure is no_update and new_seen == seen:
+        follow_now = True if follows_new_run(name, chart, zoom, seen, follow) else no_update
+        if figure is no_update and new_seen == seen and follow_now is no_update:
             raise PreventUpdate
-        return figure, new_seen
+        return figure, new_seen, follow_now

@@ -194,8 +194,9 @@ def test_follow_live_on_off_on_a_growing_run(page, cockpit, kind):
         select_run(page, key)
         first = chart(page, lambda v: title in v["ytitle"] and len(v["x"]) >= 20
                       and newest(v) < BIG_ROWS - 1, f"drew {key}", timeout_s=45)   # not forge-big
-        if not page.is_checked(FOLLOW):
-            page.locator(f"label[for='{ids.TRAINING_FOLLOW}']").click()
+        # another run drawn whole: the switch says it follows (the 200k test left it off)
+        page.wait_for_function(f"document.querySelector('#{ids.TRAINING_FOLLOW}').checked",
+                               timeout=15_000)
         # follow live on: the x axis covers the whole run and grows with it
         start = newest(first)
         grown = chart(page, lambda v: v["auto"] and v["range"][1] >= start + 5 * spacing

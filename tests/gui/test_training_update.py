@@ -281,3 +281,14 @@ def test_a_forge_run_marks_its_numbered_checkpoints(tmp_path):
     (folder / "ckpt_000250.bin").write_bytes(b"FRGE" + bytes(60))  # log.csv unchanged
     again = training_update(tmp_path, "forge-a", 0.6, False, out["state"])
     assert list(again["loss"].data[CHECKPOINT_TRACE].x) == [100, 200, 250]
+
+
+def test_switching_to_another_run_drawn_whole_turns_follow_live_back_on():
+    from gui.callbacks.zoom_callbacks import follows_new_run
+    seen = {"run": "a", "chart": None, "points": 10}
+    b = {"run": "b"}
+    assert follows_new_run("b", b, {"run": "a", "window": [1, 2]}, seen, False)  # a's zoom: not b's
+    assert not follows_new_run("b", b, None, seen, True)                      # already on
+    assert not follows_new_run("b", b, {"run": "b", "window": [1, 2]}, seen, False)  # zoom held
+    assert not follows_new_run("a", {"run": "a"}, None, seen, False)          # same run: user's off
+    assert not follows_new_run("b", b, None, None, False)                     # first draw of the page
