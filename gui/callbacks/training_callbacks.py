@@ -37,7 +37,7 @@ from ..figures.series import MAX_POINTS, Smoothing, ema, smooth_continue, smooth
 from ..figures.training import (CHECKPOINT_COLUMNS, CHECKPOINT_TRACE, best_val_name,
                                 checkpoint_points, loss_fig, lr_grad_fig, system_fig,
                                 throughput_fig)
-from ..panels.training_panel import kpi_card
+from ..panels.training_panel import RESUME_HIDDEN, RESUME_SHOWN, kpi_card
 from ..runs import resolve, summarise
 from ..forge import resolve_forge
 from ..context import AppContext
@@ -409,11 +409,11 @@ def report_download(runs_dir: Path, name: Optional[str]) -> Optional[dict]:
     return {"content": text, "filename": f"{run.name}-report.html", "type": "text/html"}
 
 
-def resume_controls_style(runs_dir: Path, name: Optional[str]) -> dict:
+def resume_controls_class(runs_dir: Path, name: Optional[str]) -> str:
     """The checkpoint picker and Resume button: hidden for a Forge run (read-only here; its
     checkpoints are listed in the table below), shown otherwise."""
     forge_run = resolve_forge(runs_dir, name) if resolve(runs_dir, name) is None else None
-    return {"display": "none"} if forge_run is not None else {}
+    return RESUME_HIDDEN if forge_run is not None else RESUME_SHOWN
 
 
 OUTPUT_ORDER = ("kpis", "eta", "loss", "lr", "throughput", "heads", "checkpoints", "log", "error",
@@ -443,7 +443,7 @@ def register(app, cockpit: AppContext) -> None:
                Output(ids.CHECKPOINT_LIST, "children"), Output(ids.LOG_TAIL, "children"),
                Output(ids.TRAINING_ERROR, "children"), Output(ids.TRAINING_CHART_STATE, "data"),
                Output(ids.RESUME_CHECKPOINT, "options"), Output(ids.RESUME_CHECKPOINT, "value"),
-               Output(ids.RESUME_CONTROLS, "style"),
+               Output(ids.RESUME_CONTROLS, "className"),
                Output(ids.pick_seen(ids.RESUME_CHECKPOINT), "data")]
     checkpoint_select.register(app, cockpit)
 
@@ -485,16 +485,16 @@ def register(app, cockpit: AppContext) -> None:
                   Input(ids.TRAINING_SMOOTH_METHOD, "value"), Input(ids.TRAINING_CLIP, "value"),
                   Input(ids.TABS, "active_tab"), Input(ids.SELECTED_CHECKPOINT, "data"),
                   State(ids.TRAINING_CHART_STATE, "data"), State(ids.RESUME_CHECKPOINT, "value"),
-                  State(ids.RESUME_CONTROLS, "style"), State(ids.RESUME_CHECKPOINT, "options"),
+                  State(ids.RESUME_CONTROLS, "className"), State(ids.RESUME_CHECKPOINT, "options"),
                   State(ids.pick_seen(ids.RESUME_CHECKPOINT), "data"))
     def refresh(_n, name, smoothing, log_y, method, clip, tab, selected, state, checkpoint,
-                resume_style, options, seen):
+                resume_class, options, seen):
         if tab not in (None, ids.TAB_TRAINING):
             raise PreventUpdate  # hidden tab: no reads; switching back triggers a refresh
         launched = launcher.get(name) if launcher is not None else None
         out = training_update(runs_dir, name, smoothing, log_y, state, checkpoint, launched,
                               method, clip)
         new_seen = apply_selection(out, name, options, checkpoint, selected, seen)
-        style = resume_controls_style(runs_dir, name)
-        return (*(out[k] for k in OUTPUT_ORDER), no_update if style == (resume_style or {}) else style,
+        shown = resume_controls_class(runs_dir, name)
+        return (*(out[k] for k in OUTPUT_ORDER), no_update if shown == resume_class else shown,
                 no_update if new_seen == seen else new_seen)

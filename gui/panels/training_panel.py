@@ -66,13 +66,17 @@ def checkpoint_hint() -> html.Div:
                     className="text-muted small")
 
 
+RESUME_SHOWN = "d-flex align-items-center mb-2"
+RESUME_HIDDEN = "d-none"   # a class: Bootstrap's d-flex (!important) would beat an inline display
+
+
 def resume_controls() -> html.Div:
     return html.Div([
         dcc.Dropdown(id=ids.RESUME_CHECKPOINT, options=[], clearable=False,
                      placeholder="no checkpoints", style={"minWidth": "220px"},
                      className="flex-grow-1 me-2"),
         dbc.Button("Resume", id=ids.RESUME_BTN, color="primary", size="sm", disabled=True),
-    ], id=ids.RESUME_CONTROLS, className="d-flex align-items-center mb-2")
+    ], id=ids.RESUME_CONTROLS, className=RESUME_SHOWN)
 
 
 def layout() -> html.Div:
@@ -86,7 +90,7 @@ def layout() -> html.Div:
         html.Div(id=ids.TRAINING_ETA, className="text-muted mb-2"),
         dbc.Row([
             dbc.Col(dbc.Card([dbc.CardHeader(html.Div([
-                                html.Span("Bits per byte", className="me-auto text-nowrap pe-2"),
+                                html.Span("Training loss", className="me-auto text-nowrap pe-2"),
                                 chart_controls()], className="d-flex align-items-center")),
                               dbc.CardBody([dcc.Graph(id=ids.TRAINING_LOSS,
                                                       config=graph_config("training-bpb")),

@@ -202,6 +202,7 @@ def test_forge_runs_listed_opened_and_shown_read_only(page, cockpit):
     assert "ckpt_000400.bin" in page.inner_text("#checkpoint-list")
     assert "399" in page.inner_text("#training-kpi-cards")
     page.wait_for_selector("#training-loss-graph .ytitle >> text=bits per token", timeout=30_000)
+    page.wait_for_selector("#resume-btn", state="hidden", timeout=10_000)   # read-only: no Resume
     shot(page, "forge_training")
     page.get_by_role("tab", name="Runs", exact=True).click()
     page.fill("#forge-open-path", str(cockpit["outside"]))

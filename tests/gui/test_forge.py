@@ -175,9 +175,9 @@ def test_training_tab_shows_a_forge_run_read_only(tmp_path):
     again = training_update(tmp_path, "forge-a", 0.6, False, out["state"])
     assert all(v is no_update for v in again.values())          # unchanged log: nothing sent
     # no empty checkpoint picker and Resume button above its filled checkpoint table
-    from gui.callbacks.training_callbacks import resume_controls_style
-    assert resume_controls_style(tmp_path, "forge-a") == {"display": "none"}
-    assert resume_controls_style(tmp_path, "not-there") == {}
+    from gui.callbacks.training_callbacks import resume_controls_class
+    assert resume_controls_class(tmp_path, "forge-a") == "d-none"
+    assert resume_controls_class(tmp_path, "not-there") == "d-flex align-items-center mb-2"
 
 
 def test_an_unchanged_forge_run_is_not_resent_after_the_browser_kept_its_state(tmp_path):
