@@ -16,6 +16,7 @@ same Patch; a click on one selects it in every picker (checkpoint_select.py).
 """
 from __future__ import annotations
 
+import json
 import math
 import sqlite3
 import time
@@ -416,6 +417,33 @@ def resume_controls_class(runs_dir: Path, name: Optional[str]) -> str:
     return RESUME_HIDDEN if forge_run is not None else RESUME_SHOWN
 
 
+XSYNC_JS = """function() {
+    const nu = window.dash_clientside.no_update;
+    const trig = (window.dash_clientside.callback_context.triggered || [])[0];
+    if (!trig || !trig.value) return nu;
+    const src = trig.prop_id.split('.')[0], ev = trig.value;
+    let upd = null;
+    if (src === %s) upd = {'xaxis.autorange': true};   // another run: its whole range
+    else if (ev['xaxis.autorange']) upd = {'xaxis.autorange': true};
+    else if ('xaxis.range[0]' in ev) upd = {'xaxis.range': [ev['xaxis.range[0]'], ev['xaxis.range[1]']]};
+    else if (ev['xaxis.range']) upd = {'xaxis.range': ev['xaxis.range'].slice(0, 2)};
+    if (!upd) return nu;
+    const same = (a, b) => Math.abs(Number(a) - Number(b)) <= 1e-9 * Math.max(1, Math.abs(Number(a)));
+    for (const id of %s) {
+        if (id === src || (src === %s && id === %s)) continue;   // the server resets the loss chart
+        const gd = document.querySelector('#' + id + ' .js-plotly-plot');
+        if (!gd || !gd.data || !gd.data.length || !gd.layout || !gd.layout.xaxis) continue;
+        const ax = gd.layout.xaxis;
+        if (upd['xaxis.autorange'] ? ax.autorange === true :
+            (ax.autorange !== true && ax.range && same(ax.range[0], upd['xaxis.range'][0]) &&
+             same(ax.range[1], upd['xaxis.range'][1]))) continue;
+        window.Plotly.relayout(gd, upd);
+    }
+    return upd['xaxis.range'] || 'auto';
+}""" % (json.dumps(ids.RUN_SELECT), json.dumps(list(ids.TRAINING_SHARED_X)), json.dumps(ids.RUN_SELECT),
+       json.dumps(ids.TRAINING_LOSS))
+
+
 OUTPUT_ORDER = ("kpis", "eta", "loss", "lr", "throughput", "heads", "checkpoints", "log", "error",
                 "state", "ck_options", "ck_value")
 
@@ -474,6 +502,15 @@ def register(app, cockpit: AppContext) -> None:
         if out is None:
             raise PreventUpdate
         return out
+
+    # The Training charts share their x axis (all are against step): a zoom, pan or double-click
+    # on one is applied to the others in the page, and another run starts them whole. A chart
+    # already showing that range is left alone, which ends the echo of its own relayout event;
+    # the loss chart's relayout then asks the server for its re-aggregated window as for a zoom
+    # made on it.
+    app.clientside_callback(XSYNC_JS, Output(ids.TRAINING_XSYNC, "data"),
+                            *(Input(g, "relayoutData") for g in ids.TRAINING_SHARED_X),
+                            Input(ids.RUN_SELECT, "value"), prevent_initial_call=True)
 
     # "none" smooths nothing, so its strength slider is greyed out (in the page: no request)
     app.clientside_callback("function(method) { return method === 'none'; }",

@@ -243,3 +243,44 @@ def test_a_checkpoint_marker_click_selects_it_in_every_picker(page, sim_run, tmp
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+XRANGE_JS = """(id) => {const gd = document.querySelector('#' + id + ' .js-plotly-plot');
+  if (!gd || !gd.layout || !gd.layout.xaxis) return null;
+  return {auto: gd.layout.xaxis.autorange === true, range: (gd.layout.xaxis.range || []).map(Number)};}"""
+
+
+def test_the_training_charts_share_their_x_axis(page, sim_run, tmp_path):
+    """A zoom on any of the step charts is applied to the others; a double-click fits them all."""
+    shutil.copytree(sim_run, tmp_path / "sim600")
+    proc, url = start_app(tmp_path, "--refresh-ms", "1000")
+    charts = ("training-loss-graph", "training-lr-graph", "training-throughput-graph")
+
+    def ranges_become(lo, hi, ids):
+        for cid in ids:
+            page.wait_for_function(
+                f"(() => {{const r = ({XRANGE_JS})('{cid}'); return r && !r.auto && "
+                f"Math.abs(r.range[0] - {lo}) < 1e-6 && Math.abs(r.range[1] - {hi}) < 1e-6;}})()",
+                timeout=15_000)
+
+    def relayout(cid, update):
+        page.evaluate("([id, u]) => window.Plotly.relayout("
+                      "document.querySelector('#' + id + ' .js-plotly-plot'), u)", [cid, update])
+    try:
+        page.goto(url)
+        page.wait_for_selector("#training-kpi-cards >> text=600", timeout=30_000)
+        for cid in charts:
+            page.wait_for_selector(f"#{cid} .main-svg", timeout=30_000)
+        relayout("training-loss-graph", {"xaxis.range": [100, 200]})
+        ranges_become(100, 200, charts[1:])
+        relayout("training-lr-graph", {"xaxis.range[0]": 300, "xaxis.range[1]": 420})
+        ranges_become(300, 420, (charts[0], charts[2]))
+        assert not page.is_checked("#training-follow")     # a zoom made on another chart counts
+        relayout("training-throughput-graph", {"xaxis.autorange": True})
+        for cid in charts[:2]:
+            page.wait_for_function(f"(({XRANGE_JS})('{cid}') || {{}}).auto === true", timeout=15_000)
+        shot(page, "training_shared_x")
+        assert page.console_errors == []
+    finally:
+        proc.terminate()
+        proc.wait(10)
