@@ -52,10 +52,16 @@ def test_rm_keeps_the_source_when_writing_fails_after_compressing(umc):
     assert (umc.cwd / "a.txt").read_bytes() == TEXT[:300]
 
 
+def _default_sigint() -> None:
+    """A suite started in the background by a non-interactive shell inherits SIGINT ignored,
+    and Python then installs no KeyboardInterrupt handler: give umc the terminal's default."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _started(umc, *args) -> subprocess.Popen:
     """umc -v ARGS, returned once it says it is compressing (so the signal hits the coding)."""
     proc = umc.popen("-v", *args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                     stderr=subprocess.PIPE)
+                     stderr=subprocess.PIPE, preexec_fn=_default_sigint)
     seen = b""
     while b"compressing with model" not in seen:
         line = proc.stderr.readline()
