@@ -30,7 +30,8 @@ from umoec.data import prepare
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _train(tmp: Path, data: Path, seconds: float) -> Path:
+def train_tier1(tmp: Path, data: Path, seconds: float) -> Path:
+    """tier1_micro trained on `data` for `seconds` (time budget) in tmp/run: its last checkpoint."""
     out = tmp / "run"
     cmd = [sys.executable, "-m", "bin.train", "--config", "configs/tier1_micro.yaml", "--out",
            str(out), "--quiet", "--time-budget", str(seconds), "--set", f"data.path={data}",
@@ -84,7 +85,7 @@ def main() -> None:
         if os.environ.get("BENCH_CHECKPOINT"):
             ckpt = Path(os.environ["BENCH_CHECKPOINT"])
         else:
-            ckpt = _train(tmp, data, seconds)
+            ckpt = train_tier1(tmp, data, seconds)
             rest = float(os.environ.get("BENCH_COOLDOWN", "120"))
             print(f"resting {rest:g} s after training before measuring (BENCH_COOLDOWN)", flush=True)
             time.sleep(rest)

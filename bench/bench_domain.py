@@ -24,19 +24,17 @@ from __future__ import annotations
 import gzip
 import os
 import random
-import subprocess
-import sys
 import sysconfig
 import tempfile
 import time
 from pathlib import Path
 
+from bench.bench_compress import train_tier1
 from umoec import units
 from umoec.codec.baselines import available, run_baseline, run_primed
 from umoec.compress.api import compress_bytes, decompress_bytes, export_for
 from umoec.data import prepare
 
-ROOT = Path(__file__).resolve().parents[1]
 SEED = 20261202
 PRIMED = ("PPMd -o16", "zpaq -m5", "xz -9e", "paq9a", "bzip3")
 PROFILES = ("turbo", "fast", "balanced", "cm")
@@ -88,17 +86,6 @@ def split_domain(files: list[Path], train_bytes: int, test_bytes: int) -> tuple[
     return bytes(train), bytes(test), used
 
 
-def _train(tmp: Path, data: Path, seconds: float) -> tuple[Path, int]:
-    out = tmp / "run"
-    cmd = [sys.executable, "-m", "bin.train", "--config", "configs/tier1_micro.yaml", "--out",
-           str(out), "--quiet", "--time-budget", str(seconds), "--set", f"data.path={data}",
-           "--set", "training.steps=1000000", "--set", "logging.eval_every=1000000",
-           "--set", "logging.save_every=1000000"]
-    subprocess.run(cmd, cwd=ROOT, check=True)
-    ckpt = sorted((out / "checkpoints").glob("step*.pt"))[-1]
-    return ckpt, int(ckpt.stem.removeprefix("step"))
-
-
 def _row(name: str, bpb: float, c: float | None, d: float | None, note: str = "") -> None:
     speeds = f"{c:13,.0f} {d:15,.0f}" if c is not None else f"{'':13s} {'':15s}"
     print(f"{name:22s} {bpb:7.3f} {speeds}  {note}", flush=True)
@@ -115,7 +102,8 @@ def domain(name: str, seconds: float, train_bytes: int, test_bytes: int) -> None
         data = tmp / "data"
         prepare(data, [tmp / "train.txt"])
         t0 = time.perf_counter()
-        ckpt, steps = _train(tmp, data, seconds)
+        ckpt = train_tier1(tmp, data, seconds)
+        steps = int(ckpt.stem.removeprefix("step"))
         trained = time.perf_counter() - t0
         model = export_for(ckpt)
         print(f"\n{name}: train {len(train):,} B, test {len(test):,} B ({used} files); "

@@ -155,35 +155,28 @@ SYSTEM_COLUMNS = ("cpu_percent", "rss_bytes", "gpu_util", "gpu_mem_bytes", "disk
 SYSTEM_SQL = f"SELECT step, {', '.join(SYSTEM_COLUMNS)} FROM system_metrics WHERE step > ? ORDER BY step"
 
 
+def _fetch(conn: sqlite3.Connection, sql: str, since: float) -> list[tuple]:
+    """The rows of `sql` after `since`; none when the table does not exist (an older run)."""
+    try:
+        return conn.execute(sql, (since,)).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "no such table" not in str(exc):
+            raise
+        return []
+
+
 def read_umoec_series(conn: sqlite3.Connection, since: float = -1.0,
                       since_val: float = -1.0) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """([step, elapsed_s, bpb, bytes_seen], [val step, val bpb]) of the rows newer than `since`
     (`since_val`) as float arrays (one fetch of plain tuples: the fastest way out of SQLite;
     gui/db.py does the DataFrame-shaped reads)."""
-    try:
-        train = conn.execute(TRAIN_SQL, (since,)).fetchall()
-    except sqlite3.OperationalError as exc:
-        if "no such table" not in str(exc):
-            raise
-        train = []
-    try:
-        val = conn.execute(VAL_SQL, (since_val,)).fetchall()
-    except sqlite3.OperationalError as exc:
-        if "no such table" not in str(exc):
-            raise
-        val = []
-    return _columns(train, 4), _columns(val, 2)
+    return _columns(_fetch(conn, TRAIN_SQL, since), 4), _columns(_fetch(conn, VAL_SQL, since_val), 2)
 
 
 def read_system(conn: sqlite3.Connection, since: float = -1.0) -> dict[str, np.ndarray]:
     """The system_metrics rows newer than `since` as {"step", *SYSTEM_COLUMNS} float arrays (NULL:
     NaN); {} when there are none (a run logged before the sampler existed has no such table)."""
-    try:
-        rows = conn.execute(SYSTEM_SQL, (since,)).fetchall()
-    except sqlite3.OperationalError as exc:
-        if "no such table" not in str(exc):
-            raise
-        rows = []
+    rows = _fetch(conn, SYSTEM_SQL, since)
     if not rows:
         return {}
     return dict(zip(("step",) + SYSTEM_COLUMNS, _columns(rows, 1 + len(SYSTEM_COLUMNS)), strict=True))

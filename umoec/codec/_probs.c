@@ -36,7 +36,7 @@ static int get(PyObject *o, Buf *buf, Py_ssize_t itemsize, Py_ssize_t count, int
     int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
     if (PyObject_GetBuffer(o, &buf->b, flags) < 0) return 0;
     buf->held = 1;
-    if (buf->b.itemsize != itemsize || buf->b.len < itemsize * count) {
+    if (buf->b.itemsize != itemsize || buf->b.len != itemsize * count) {
         PyErr_Format(PyExc_ValueError, "%s: expected %zd items of %zd bytes, got %zd bytes", what,
                      count, itemsize, (Py_ssize_t)buf->b.len);
         return 0;
