@@ -113,8 +113,9 @@ static void release(Buf *bufs, int n) {
 }
 
 /* The match model (version 2): a table of the positions that followed each hash of the last
- * MINLEN bytes, over every stream's history hb (B, T); per stream the pointer (s' * T + i) and
- * the length of the current match (0: none). */
+ * MINLEN bytes, over every stream's history hb (B, H) and (version 3) the primer's P bytes after
+ * them; per stream the pointer (s' * H + i, or B * H + i in the primer) and the length of the
+ * current match (0: none). */
 #define MINLEN 6
 #define MT_BITS 20
 #define MAXLEN 65535
@@ -124,26 +125,29 @@ static inline int len_bucket(int64_t len) {
     return len < 16 ? (int)len : (len < 72 ? 12 + (int)(len >> 2) : 31);
 }
 
-/* run(decode, use_nn, version, T, B, cap, data(T,B) u8, counts(T) i64, cum(T,B,257) i64|None,
+/* run(decode, use_nn, version, T, B, cap, H, P, data(T,B) u8, counts(T) i64,
+ *     cum(T,B,257) i64|None,
  *     t u32[2^TABLE_BITS], w i32[nsets*nin], apm i32[65536*33 + NCTX*SM_ROWS], hist u64[B],
  *     word u32[B], coder u32[3] (x1, x2, x), buf u8[cap], pos i64[1], end i64[1],
- *     chk u8[2^TABLE_BITS]|None, hb u8[B*H]|None, mt i64[2^MT_BITS]|None,
+ *     chk u8[2^TABLE_BITS]|None, hb u8[B*H+P]|None, mt i64[2^MT_BITS]|None,
  *     ms i64[2B+1]|None (pointers, lengths, steps done), mm u32[64]|None):
  *     one arithmetic coder per block, its decisions in the fixed order (steps, streams, bits).
- *     Version 1 has neither check bytes nor the match model. */
+ *     Version 1 has neither check bytes nor the match model; version 3 is version 2 with a
+ *     primer region of P bytes (P = 0 otherwise). */
 static PyObject *py_run(PyObject *self, PyObject *args) {
     int decode, use_nn, version;
-    Py_ssize_t T, B, cap, H;
+    Py_ssize_t T, B, cap, H, P;
     PyObject *o[17];
-    if (!PyArg_ParseTuple(args, "iiinnnnOOOOOOOOOOOOOOOOO", &decode, &use_nn, &version, &T, &B,
-                          &cap, &H, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
+    if (!PyArg_ParseTuple(args, "iiinnnnnOOOOOOOOOOOOOOOOO", &decode, &use_nn, &version, &T, &B,
+                          &cap, &H, &P, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
                           &o[9], &o[10], &o[11], &o[12], &o[13], &o[14], &o[15], &o[16]))
         return NULL;
-    if (version != 1 && version != 2) {
-        PyErr_Format(PyExc_ValueError, "cm: unknown version %d", version);
+    if (version < 1 || version > 3 || P < 0 || (P > 0 && version != 3)) {
+        PyErr_Format(PyExc_ValueError, "cm: unknown version %d (primer %zd)", version, P);
         return NULL;
     }
-    const int v2 = version == 2;
+    const int v2 = version >= 2;
+    const int64_t BH = (int64_t)B * H;       /* where the primer starts in hb */
     const int nin = v2 ? NIN2 : NIN1, nsets1 = v2 ? 20 : 6;
     Buf b[17];
     memset(b, 0, sizeof b);
@@ -159,7 +163,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         (v2 && (o[12] == Py_None || o[13] == Py_None || o[14] == Py_None || o[15] == Py_None ||
                 o[16] == Py_None) && (PyErr_SetString(PyExc_ValueError, "match state required"), 1)) ||
         !get(o[12], &b[12], 1, ((Py_ssize_t)1) << TABLE_BITS, 1, "chk") ||
-        !get(o[13], &b[13], 1, B * H, 1, "hb") ||
+        !get(o[13], &b[13], 1, B * H + P, 1, "hb") ||
         !get(o[14], &b[14], 8, ((Py_ssize_t)1) << MT_BITS, 1, "mt") ||
         !get(o[15], &b[15], 8, 2 * B + 1, 1, "ms") || !get(o[16], &b[16], 4, 64, 1, "mm")) {
         release(b, 17);
@@ -207,9 +211,9 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
             if (v2) {
                 mlen = ms[B + s];
                 if (mlen > 0) {
-                    int64_t s2 = ms[s] / H, i2 = ms[s] % H;
-                    if (i2 < tg || (i2 == tg && s2 < s)) eb = hb[ms[s]];
-                    else mlen = 0;        /* the byte it points at is not coded yet */
+                    int64_t p = ms[s], s2 = p / H, i2 = p % H;
+                    if (p >= BH ? p < BH + P : (i2 < tg || (i2 == tg && s2 < s))) eb = hb[p];
+                    else mlen = 0;        /* not coded yet, or past the primer's end */
                 }
             }
             for (int depth = 0; depth < 8; depth++) {
@@ -333,7 +337,8 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                     uint32_t h = mix32(mix32((uint32_t)v) + (uint32_t)(v >> 32) * 0x9E3779B1u +
                                        0x2545F491u) >> (32 - MT_BITS);
                     if (ms[B + s] == 0 && mt[h] > 0) {
-                        int64_t cand = mt[h] - 1, i2 = cand % H, len = 0;
+                        int64_t cand = mt[h] - 1, len = 0;
+                        int64_t i2 = cand >= BH ? cand - BH : cand % H;   /* offset in region */
                         while (len < CHECKLEN && i2 - 1 - len >= 0 && tg - len >= 0 &&
                                hb[cand - 1 - len] == hb[here - len])
                             len++;

@@ -144,7 +144,8 @@ def compress(data: bytes, predictor, settings: CodecSettings = CodecSettings(), 
     header = Header(settings.coder, settings.precision, settings.prob_precision, settings.sharpening,
                     settings.engine, settings.streams, settings.block_size, settings.adapt_every,
                     len(data), hashlib.sha256(data).digest(), bytes(settings.model_hash),
-                    fingerprint_digest(_fingerprint(predictor, settings.coder)), settings.model_name,
+                    fingerprint_digest(_fingerprint(predictor, settings.coder, _cm_version(predictor))),
+                    settings.model_name,
                     settings.profile, dict(settings.metadata))
     out = [pack_header(header)]
     lay = header.layout
@@ -197,6 +198,31 @@ def _fingerprint(predictor, coder: str, version: int = cm.VERSION) -> bytes:
     return fp + b"|" + cm.describe(version).encode() if coder == "cm" else fp
 
 
+def _primer(predictor) -> bytes:
+    """The text the mixing stage learns first (the model's primer; none without a network)."""
+    if isinstance(predictor, cm.NoNetwork):
+        return b""
+    return bytes(getattr(predictor, "primer", b"") or b"")
+
+
+def _cm_version(predictor) -> int:
+    """The mixing stage's version a new file gets: primed when the model has a primer."""
+    return cm.PRIMED if _primer(predictor) else cm.VERSION
+
+
+def _cm_state(predictor, streams: int, steps: int, version: int) -> cm.CMState:
+    """A fresh stage for `streams` streams, primed (version 3) with the model's primer."""
+    network = not isinstance(predictor, cm.NoNetwork)
+    text = _primer(predictor) if version == cm.PRIMED else b""
+    if version == cm.PRIMED and not text:
+        raise FingerprintMismatch("this .umc file was written with a primed model (mixing stage "
+                                  "v3), and the given model has no primer")
+    st = cm.CMState(streams, network, steps, version, len(text))
+    if text:
+        cm.prime(st, cm.taught(text), text)
+    return st
+
+
 def _cum(logits: np.ndarray, n: int, out: np.ndarray) -> None:
     """Cumulative frequencies (k, 257) of the network's distribution into out[0, :k]."""
     cum_freqs(logits, n, out[0, :len(logits)])
@@ -207,7 +233,7 @@ def _cm_encode(matrix, lay, predictor, settings, progress, total) -> list[bytes]
     step's bytes go through cm.BlockEncoder with its cumulative frequencies."""
     B, n = settings.streams, settings.prob_precision
     network = not isinstance(predictor, cm.NoNetwork)
-    st = cm.CMState(B, network, lay.steps)
+    st = _cm_state(predictor, B, lay.steps, _cm_version(predictor))
     state = predictor.init_state(B) if network else None
     clock = _AdaptClock(predictor, settings.adapt_every, total)
     prev = np.full(B, BOS, dtype=np.int64)
@@ -242,7 +268,7 @@ def _cm_decode(header: Header, blocks, predictor, progress, version: int) -> byt
     lay, total = header.layout, header.original_size
     B, n = header.streams, header.prob_precision
     network = not isinstance(predictor, cm.NoNetwork)
-    st = cm.CMState(B, network, lay.steps, version)
+    st = _cm_state(predictor, B, lay.steps, version)
     state = predictor.init_state(B) if network else None
     clock = _AdaptClock(predictor, header.adapt_every, total)
     prev = np.full(B, BOS, dtype=np.int64)

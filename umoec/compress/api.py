@@ -125,8 +125,11 @@ def _entropy(model: mf.ModelFile, config: Optional[C.Config]) -> C.Config:
 
 def _predictor(model: mf.ModelFile, prof: profiles.Profile, g: np.ndarray, match_min_len: int,
                adapt_rate: int):
-    p = ExactPredictor(model, g, exit_threshold=prof.exit_threshold,
-                       cascade_threshold=prof.cascade_threshold, adapt_rate=adapt_rate)
+    try:
+        p = ExactPredictor(model, g, exit_threshold=prof.exit_threshold,
+                           cascade_threshold=prof.cascade_threshold, adapt_rate=adapt_rate)
+    except mf.ModelFileError as exc:  # e.g. a primer that cannot be read
+        raise ModelError(str(exc)) from None
     return MatchMixer(p, MatchSettings.standard(match_min_len)) if match_min_len else p
 
 

@@ -13,6 +13,7 @@ from . import ENGINE_VERSION
 from .fixed import ACT
 from .model import ExactModel, threshold_q
 from .modelfile import ModelFile
+from .primer import text_of as primer_text
 
 LOGIT_SCALE = np.float32(1.0 / (1 << ACT))
 
@@ -23,6 +24,7 @@ class ExactPredictor:
                  adapt_rate: int = 0):
         cfg = model.build_config()
         self.model = model
+        self.primer = primer_text(model)       # what the mixing stage learns first (or b"")
         self.engine = ExactModel(model.tensors, cfg, exit_threshold=exit_threshold,
                                  cascade_threshold=cascade_threshold, adapt_rate=adapt_rate)
         self.g = None if g is None else np.asarray(g, dtype=np.float32)

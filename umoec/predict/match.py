@@ -222,6 +222,11 @@ class MatchMixer:
     def fingerprint(self) -> bytes:
         return bytes(self.inner.fingerprint()) + b"|" + self.model.s.describe().encode()
 
+    @property
+    def primer(self) -> bytes:
+        """The inner predictor's primer for the mixing stage (b"" if none)."""
+        return bytes(getattr(self.inner, "primer", b"") or b"")
+
     def init_state(self, n_streams: int) -> tuple[Any, MatchState]:
         return self.inner.init_state(n_streams), self.model.init_state(n_streams)
 

@@ -120,3 +120,34 @@ def test_model_export_of_a_run_and_of_a_checkpoint(umc, tiny_run, tmp_path):
     (umc.cwd / "a.txt").unlink()
     assert umc("-q", "-d", "a.txt.umc").rc == 0                 # found in the user store by hash
     assert (umc.cwd / "a.txt").read_bytes() == TEXT[:200]
+
+
+def test_model_prime_stores_a_primed_copy_that_codes_and_decodes(umc, default_model):
+    umc.write("p1.py", TEXT[:900])
+    umc.write("p2.py", TEXT[900:])
+    r = umc("model", "prime", "default", "p1.py", "p2.py", "--max-bytes", "1200", "--name", "py")
+    assert r.rc == 0, r.err
+    assert "1,200 bytes of 2 file(s)" in r.out.decode()
+    info = json.loads(umc("model", "info", "py", "--json").out)
+    assert info["info"]["primer"]["bytes"] == 1200 and info["hash"] != default_model.hash
+    umc.write("a.txt", TEXT[200:700])                          # text the primer holds
+    assert umc("-q", "--profile", "fast", "a.txt", "-o", "plain.umc").rc == 0
+    assert umc("-q", "--profile", "fast", "--model", "py", "a.txt", "-o", "primed.umc").rc == 0
+    assert (umc.cwd / "primed.umc").stat().st_size < 0.8 * (umc.cwd / "plain.umc").stat().st_size
+    r = umc("-d", "-c", "primed.umc")                          # the primed model, found by hash
+    assert r.rc == 0 and r.out == TEXT[200:700], r.err
+    r = umc("-d", "-c", "--model", "default", "primed.umc")
+    assert r.rc == 1 and "written with model py" in r.err
+
+    assert umc("model", "prime", "default", "p1.py", "-o", "out.umm").rc == 0
+    r = umc("model", "prime", "default", "p1.py", "-o", "out.umm")
+    assert r.rc == 1 and "already exists" in r.err
+    r = umc("model", "prime", "default", ".")
+    assert r.rc == 2 and "is a folder" in r.err
+    umc.write("empty.txt", b"")
+    r = umc("model", "prime", "default", "empty.txt")
+    assert r.rc == 2 and "empty" in r.err
+    r = umc("model", "prime", "default", "p1.py", "--max-bytes", "0")
+    assert r.rc == 2 and "--max-bytes" in r.err
+    r = umc("model", "prime", "default", "nosuch.txt")
+    assert r.rc != 0 and "nosuch.txt" in r.err

@@ -1,0 +1,86 @@
+"""The mixing stage primed with a model's primer (version 3): the compiled loop equals the plain
+reference with the primer's region in the match model (pointers into it, and one that runs off its
+end), either decodes what the other wrote, priming makes text of the primer's kind smaller, and a
+state made for another primer is refused."""
+import numpy as np
+import pytest
+
+from tests.umoec.codec.helpers import TEXT
+from tests.umoec.codec.test_cm import network_cum, streams_of
+from umoec.codec import cm
+
+PRIMER = TEXT[:600]
+# the primer's second half then what follows it in TEXT: a match runs to the primer's end and
+# must stop there; then text the primer never saw, then the primer's start again
+DATA = TEXT[300:900] + TEXT[:300]
+
+
+def primed(lanes: int, network: bool, steps: int, text: bytes = PRIMER) -> cm.CMState:
+    st = cm.CMState(lanes, network, steps, cm.PRIMED, len(text))
+    cm.prime(st, cm.learn(text), text)
+    return st
+
+
+def code(impl, monkeypatch, network, lanes=2, text=PRIMER, data=DATA):
+    if impl == "python":
+        monkeypatch.setattr(cm, "_c", None)
+    m, counts = streams_of(data, lanes)
+    cum = network_cum(len(counts), lanes, seed=3) if network else None
+    st = primed(lanes, network, len(counts), text)
+    enc = cm.BlockEncoder(st, lanes, len(counts))
+    enc.steps(m, counts, cum)
+    payload = enc.finish()
+    monkeypatch.undo()
+    return payload, st, (m, counts, cum)
+
+
+@pytest.mark.skipif(cm.backend() != "c", reason="the compiled loop was not built")
+@pytest.mark.parametrize("network", [False, True])
+def test_compiled_and_reference_are_identical_and_decode_each_other(network, monkeypatch):
+    got = {impl: code(impl, monkeypatch, network) for impl in ("c", "python")}
+    (pc, sc, (m, counts, cum)), (pp, sp, _) = got["c"], got["python"]
+    assert pc == pp
+    for a, b in zip(sc.arrays(), sp.arrays(), strict=True):
+        assert np.array_equal(a, b)
+    # the match model followed pointers into the primer (its region holds the primer)
+    hb = sc.match[1]
+    assert hb[-len(PRIMER):].tobytes() == PRIMER
+    for impl in ("c", "python"):
+        if impl == "python":
+            monkeypatch.setattr(cm, "_c", None)
+        st = primed(2, network, len(counts))
+        dec = cm.BlockDecoder(st, pc, 2, len(counts))
+        out = dec.steps(counts, cum)
+        dec.finish()
+        monkeypatch.undo()
+        assert np.array_equal(out, m)
+
+
+def test_priming_makes_text_of_its_kind_smaller(monkeypatch):
+    impl = cm.backend()
+    m, counts = streams_of(DATA, 2)
+    plain = cm.CMState(2, False, len(counts))
+    enc = cm.BlockEncoder(plain, 2, len(counts))
+    enc.steps(m, counts)
+    unprimed = len(enc.finish())
+    primed_size = len(code(impl, monkeypatch, False)[0])
+    # 900 bytes, 600 of them in the primer: the match model and counters already know them
+    assert primed_size < unprimed * 0.6, (primed_size, unprimed)
+
+
+def test_a_state_made_for_another_primer_is_refused():
+    taught = cm.learn(PRIMER)
+    with pytest.raises(ValueError):
+        cm.prime(cm.CMState(1, False, 10, cm.PRIMED, len(PRIMER) - 1), taught, PRIMER[:-1])
+    with pytest.raises(ValueError):
+        cm.prime(cm.CMState(1, False, 10, cm.VERSION), taught, PRIMER)
+    with pytest.raises(ValueError):
+        cm.CMState(1, False, 10, cm.VERSION, primer=5)     # only version 3 has a primer region
+
+
+def test_the_taught_state_is_kept_per_text():
+    cm.forget()
+    a = cm.taught(PRIMER)
+    assert cm.taught(PRIMER) is a                 # the second file of a process reuses it
+    assert cm.taught(PRIMER[:300]) is not a
+    cm.forget()
