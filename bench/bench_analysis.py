@@ -17,7 +17,6 @@ import json
 import tempfile
 import time
 from pathlib import Path
-from typing import Optional
 
 import numpy as np
 
@@ -39,7 +38,7 @@ def run_config(steps: int, pattern: str = "Ss", mod: bool = True):
                                          f"mod.enabled={'true' if mod else 'false'}"])
 
 
-def write_rows(db: TrainingDB, first: int, last: int, seed: int = 0, total: Optional[int] = None) -> None:
+def write_rows(db: TrainingDB, first: int, last: int, seed: int = 0, total: int | None = None) -> None:
     """Logged rows for steps first..last (multiples of LOG_EVERY) of every analysis table."""
     total = total or last
     rng = np.random.default_rng(seed + first)
@@ -238,7 +237,7 @@ def bench_run(runs_dir: Path, name: str, app_factory) -> list[tuple[str, float, 
     return [(k, cold[k], steady[k], live[k]) for k in cold]
 
 
-def main(argv: Optional[list[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m bench.bench_analysis", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--keep", type=Path, help="write the runs here and keep them (default: a temp dir)")

@@ -24,12 +24,11 @@ import constriction
 import numpy as np
 
 from umoec import units
-from umoec.codec import CodecSettings, compress, decompress
-from umoec.predict.match import MatchMixer, MatchSettings
-from umoec.predict.order2 import Order2Predictor
-from umoec.codec import coders
+from umoec.codec import CodecSettings, coders, compress, decompress
 from umoec.codec.baselines import run_baselines
 from umoec.codec.probs import logits_to_freqs, symbol_intervals
+from umoec.predict.match import MatchMixer, MatchSettings
+from umoec.predict.order2 import Order2Predictor
 
 POOL = 32          # distinct steps of distributions, cycled
 

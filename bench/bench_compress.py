@@ -44,10 +44,11 @@ def train_tier1(tmp: Path, data: Path, seconds: float) -> Path:
 def float_path(ckpt: Path, raw: bytes, profile: str, threads: int) -> tuple[int, float, float, bool]:
     """The former coding path: the torch model's fp32 step form (LoRA adaptation in balanced, as
     it was). -> (bytes, compress s, decompress s, round trip ok)."""
+    from dataclasses import replace
+
     import torch
 
     from umoec.compress.neural import build_predictor, globals_for, load_model
-    from dataclasses import replace
     # format 1's profiles: LoRA adaptation in balanced only (fast had none)
     prof = replace(PROFILES[profile], adapt_rate=1 if profile == "balanced" else 0)
     torch.set_num_threads(threads)

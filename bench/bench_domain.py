@@ -34,11 +34,11 @@ from pathlib import Path
 
 from bench.bench_compress import train_tier1
 from umoec import units
-from umoec.codec.baselines import available, run_baseline, run_primed
 from umoec.codec import cm
+from umoec.codec.baselines import available, run_baseline, run_primed
 from umoec.compress.api import compress_bytes, decompress_bytes, export_for
-from umoec.engine import primer
 from umoec.data import prepare
+from umoec.engine import primer
 
 SEED = 20261202
 PRIMED = ("PPMd -o16", "zpaq -m5", "xz -9e", "paq9a", "bzip3")

@@ -14,7 +14,7 @@ from umoec.cli import EXIT_FAILURE, UserError, add_common, run_main
 from umoec.run import RunDir
 from umoec.run.signals import catch_early
 from umoec.run.status import RunState
-from umoec.sim.simulator import SimOptions, Simulator, SimulationError
+from umoec.sim.simulator import SimOptions, SimulationError, Simulator
 
 
 def parse(argv) -> argparse.Namespace:

@@ -43,7 +43,7 @@ def main(argv=None) -> int:
         raise UserError(f"{a.out} already holds a run; choose a new --out, or continue it with "
                         f"--resume {a.out}/checkpoints/stepNNNNNN.pt")
     from umoec.train.checkpoint import CheckpointError
-    from umoec.train.trainer import TrainError, Trainer, TrainOptions
+    from umoec.train.trainer import Trainer, TrainError, TrainOptions
     try:
         state = Trainer(cfg, run, TrainOptions(stop_at=a.stop_at, time_budget_s=a.time_budget,
                                                 echo=not a.quiet and main_rank),

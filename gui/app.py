@@ -17,24 +17,37 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import dash  # noqa: E402
-import dash_bootstrap_components as dbc  # noqa: E402
-from dash import dcc, html  # noqa: E402
-from flask import Response, request  # noqa: E402
+import dash
+import dash_bootstrap_components as dbc
+from dash import dcc, html
+from flask import Response, request
 
-from gui import ids  # noqa: E402
-from gui.callbacks import register_all_callbacks  # noqa: E402
-from gui.panels import (architecture_panel, compression_panel, config_panel, eval_panel,  # noqa: E402
-                        growth_panel, header, training_panel)
-from gui.process import STOP_TIMEOUT_S  # noqa: E402
-from gui.context import AppContext, CockpitSettings, attach  # noqa: E402
-from gui.compress_jobs import DEFAULT_JOB_TIMEOUT_S  # noqa: E402
-from gui.uploads import DEFAULT_MAX_UPLOAD_MB, DEFAULT_UPLOAD_DIR  # noqa: E402
-from gui.panels import activations_panel, brain_panel, mod_panel, routing_panel  # noqa: E402
-from gui.panels import datasets_panel, generate_panel, notify_panel  # noqa: E402
-from gui.notify import reconcile_dead_runs  # noqa: E402
-from gui import presets as user_presets  # noqa: E402
-from gui.panels import compare_panel, runs_panel  # noqa: E402
+from gui import ids
+from gui import presets as user_presets
+from gui.callbacks import register_all_callbacks
+from gui.compress_jobs import DEFAULT_JOB_TIMEOUT_S
+from gui.context import AppContext, CockpitSettings, attach
+from gui.notify import reconcile_dead_runs
+from gui.panels import (
+    activations_panel,
+    architecture_panel,
+    brain_panel,
+    compare_panel,
+    compression_panel,
+    config_panel,
+    datasets_panel,
+    eval_panel,
+    generate_panel,
+    growth_panel,
+    header,
+    mod_panel,
+    notify_panel,
+    routing_panel,
+    runs_panel,
+    training_panel,
+)
+from gui.process import STOP_TIMEOUT_S
+from gui.uploads import DEFAULT_MAX_UPLOAD_MB, DEFAULT_UPLOAD_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_RUNS_DIR = ROOT / "runs"

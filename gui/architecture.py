@@ -14,7 +14,6 @@ head rows add up to sizing's total.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from umoec import sizing
 from umoec.config import Config
@@ -68,7 +67,7 @@ class ModelView:
         return self.active - sum(b.active for b in self.blocks)
 
 
-def block_active(cfg: Config, i: int, d: Optional[sizing.Dims] = None) -> float:
+def block_active(cfg: Config, i: int, d: sizing.Dims | None = None) -> float:
     """Block i's share of sizing.active_params_per_byte: an MoE FFN counts its router, shared
     experts and top_k routed experts; a MoD block counts mod.capacity of its weights (its router
     always runs)."""

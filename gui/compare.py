@@ -23,7 +23,7 @@ import io
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -62,12 +62,12 @@ class RunData:
     unit: str                          # "bits/byte" or "bits/token"
     step: np.ndarray
     train_bits: np.ndarray
-    bytes_seen: Optional[np.ndarray]   # Forge: tokens
-    elapsed: Optional[np.ndarray]
+    bytes_seen: np.ndarray | None   # Forge: tokens
+    elapsed: np.ndarray | None
     val_step: np.ndarray
     val_bits: np.ndarray
     config: dict[str, Any] = field(default_factory=dict)
-    params: Optional[int] = None
+    params: int | None = None
     status: str = ""
     notes: list[str] = field(default_factory=list)
     bytes_note: str = ""               # "" or what the bytes axis holds instead of bytes
@@ -80,18 +80,18 @@ class RunData:
     def label(self) -> str:
         return self.name + (forge.LABEL_SUFFIX if self.kind == "forge" else "")
 
-    def x(self, axis: str) -> Optional[np.ndarray]:
+    def x(self, axis: str) -> np.ndarray | None:
         if axis == "bytes":
             return self.bytes_seen
         if axis == "time":
             return self.elapsed
         return self.step.astype(np.float64)
 
-    def val_x(self, axis: str) -> Optional[np.ndarray]:
+    def val_x(self, axis: str) -> np.ndarray | None:
         """x of the validation points: interpolated from the training rows on bytes/time."""
         return self.x_at(self.val_step, axis)
 
-    def x_at(self, steps: np.ndarray, axis: str) -> Optional[np.ndarray]:
+    def x_at(self, steps: np.ndarray, axis: str) -> np.ndarray | None:
         """x of rows logged at `steps` (validation, system samples): the training rows' bytes or
         time interpolated at those steps; NaN where there is no training row to go by."""
         x = self.x(axis)
@@ -103,7 +103,7 @@ class RunData:
             return np.full(len(steps), np.nan)
         return np.interp(steps, self.step, x)
 
-    def best_val(self) -> Optional[tuple[int, float]]:
+    def best_val(self) -> tuple[int, float] | None:
         if len(self.val_bits) == 0 or not np.isfinite(self.val_bits).any():
             return None
         i = int(np.nanargmin(self.val_bits))
@@ -124,12 +124,12 @@ def _stat(path: Path) -> tuple[int, int]:
 
 
 
-def run_config(path: Path) -> tuple[dict[str, Any], Optional[int]]:
+def run_config(path: Path) -> tuple[dict[str, Any], int | None]:
     """(flattened config.yaml, total parameters by umoec.sizing) of one of our runs; cached."""
     return _CONFIGS.get(str(path), _stat(path), lambda _stale: _read_config(path))
 
 
-def _read_config(path: Path) -> tuple[dict[str, Any], Optional[int]]:
+def _read_config(path: Path) -> tuple[dict[str, Any], int | None]:
     try:
         cfg = C.load(path)
     except C.ConfigError:
@@ -188,7 +188,7 @@ def _append_system(old: dict[str, np.ndarray], new: dict[str, np.ndarray]) -> di
     return {k: np.concatenate([old[k], v]) for k, v in new.items()}
 
 
-def _load_umoec(runs_dir: Path, key: str, cached: Optional[RunData]) -> RunData:
+def _load_umoec(runs_dir: Path, key: str, cached: RunData | None) -> RunData:
     run = resolve(runs_dir, key)
     if run is None:
         raise CompareError(f"{key}: no such run in {runs_dir}")
@@ -268,7 +268,7 @@ def load_run(runs_dir: Path, key: str, status: bool = True) -> RunData:
         wal = _stat(root / "metrics.db-wal")  # an empty WAL (a reader opened it) = no WAL
         sig = ("umoec", _stat(root / "metrics.db"), wal if wal[0] > 0 else None,
                _stat(root / "config.yaml"))
-    def build(stale: Optional[RunData]) -> RunData:
+    def build(stale: RunData | None) -> RunData:
         try:
             return _load_forge(fr) if fr is not None else _load_umoec(runs_dir, key, stale)
         except forge.ForgeFormatError as exc:
@@ -336,7 +336,7 @@ def table_columns(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return cols
 
 
-def table_csv(rows: list[dict[str, Any]], columns: Optional[list[dict[str, Any]]] = None) -> str:
+def table_csv(rows: list[dict[str, Any]], columns: list[dict[str, Any]] | None = None) -> str:
     """The table as CSV text (header = column names as shown), rows in the given order."""
     columns = columns or table_columns(rows)
     out = io.StringIO()
@@ -347,7 +347,7 @@ def table_csv(rows: list[dict[str, Any]], columns: Optional[list[dict[str, Any]]
     return out.getvalue()
 
 
-def data_extent(runs: list[RunData], axis: str) -> Optional[list[float]]:
+def data_extent(runs: list[RunData], axis: str) -> list[float] | None:
     """[first x, last x] over the runs on `axis`, or None when none has data there."""
     ends = [(float(np.nanmin(x)), float(np.nanmax(x))) for x in (r.x(axis) for r in runs)
             if x is not None and len(x) and np.isfinite(x).any()]

@@ -38,12 +38,13 @@ import threading
 import time
 import weakref
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
 
 import psutil
 
+from umoec.compress.profiles import PROFILES as CODEC_PROFILES
 from umoec.metrics import TrainingDB
 from umoec.run import RunDir
 from umoec.run.atomic import atomic_write_text
@@ -52,10 +53,8 @@ from umoec.run.layout import list_runs
 from . import models
 from .db import open_db
 from .process import describe_exit
-from .services.supervisor import (Child, SpawnError, Supervisor, create_time_of, same_process,
-                                  signal_group)
+from .services.supervisor import Child, SpawnError, Supervisor, create_time_of, same_process, signal_group
 from .uploads import safe_upload_name
-from umoec.compress.profiles import PROFILES as CODEC_PROFILES
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_JOB_TIMEOUT_S = 6 * 3600.0
@@ -69,19 +68,19 @@ STAGE_LABELS = {"starting": "starting the worker", "load": "loading the model",
                 "compress": "compressing", "baselines": "running the classical compressors",
                 "decompress": "decompressing", "starting-eval": "starting"}
 
-_LIVE_MANAGERS: "weakref.WeakSet[JobManager]" = weakref.WeakSet()
+_LIVE_MANAGERS: weakref.WeakSet[JobManager] = weakref.WeakSet()
 
 
 class JobError(RuntimeError):
     """A job could not be started (nothing was recorded); the message says why."""
 
 
-def status_kind(status: Optional[str]) -> str:
+def status_kind(status: str | None) -> str:
     """'failed: no such file' -> 'failed' (the word before the reason)."""
     return (status or "").split(":", 1)[0].strip()
 
 
-def status_reason(status: Optional[str]) -> str:
+def status_reason(status: str | None) -> str:
     return (status or "").split(":", 1)[1].strip() if ":" in (status or "") else ""
 
 
@@ -94,24 +93,24 @@ class Job:
     timeout: float = DEFAULT_JOB_TIMEOUT_S
     label: str = ""                    # what the status line names (file, checkpoint...)
     env: dict = field(default_factory=dict)  # added to the cockpit's environment
-    job_id: Optional[int] = None       # the compression_jobs row (compress and verify)
+    job_id: int | None = None       # the compression_jobs row (compress and verify)
     started: float = field(default_factory=time.time)
     stage: str = "starting"
     done_bytes: int = 0
     total_bytes: int = 0
     state: str = "running"             # running | done | failed | cancelled
     message: str = ""
-    result: Optional[dict] = None
+    result: dict | None = None
     error: str = ""                    # the worker's own error line
-    exit_code: Optional[int] = None
-    ended: Optional[float] = None
-    cancel_requested: Optional[float] = None
+    exit_code: int | None = None
+    ended: float | None = None
+    cancel_requested: float | None = None
     timed_out: bool = False
     pid: int = 0
-    proc: Optional[subprocess.Popen] = None
+    proc: subprocess.Popen | None = None
     stderr_tail: deque = field(default_factory=lambda: deque(maxlen=20))
     finished: threading.Event = field(default_factory=threading.Event)
-    child: Optional[Child] = field(default=None, repr=False)  # the supervisor's handle
+    child: Child | None = field(default=None, repr=False)  # the supervisor's handle
 
     @property
     def running(self) -> bool:
@@ -122,7 +121,7 @@ class Job:
         return (self.ended or time.time()) - self.started
 
     @property
-    def fraction(self) -> Optional[float]:
+    def fraction(self) -> float | None:
         return self.done_bytes / self.total_bytes if self.total_bytes else None
 
     def progress_text(self) -> str:
@@ -141,7 +140,7 @@ class JobRunner:
     supervisor spawns, reaps, times out and cancels them."""
 
     def __init__(self, cwd: Path = ROOT, grace: float = CANCEL_GRACE_S,
-                 supervisor: Optional[Supervisor] = None):
+                 supervisor: Supervisor | None = None):
         self.cwd, self.grace = Path(cwd), grace
         self.supervisor = supervisor or Supervisor()
 
@@ -249,7 +248,7 @@ def _update_sidecar(run: RunDir, number: int, **items) -> None:
             pass  # the row in metrics.db still holds the outcome
 
 
-def choose(model: Optional[str], checkpoint: Optional[str]) -> str:
+def choose(model: str | None, checkpoint: str | None) -> str:
     """The model a request means (compress_path's rule): a model given is that model; none, with a
     checkpoint, is the checkpoint (models.CHECKPOINT_CHOICE); neither is the shipped default."""
     if model:
@@ -257,7 +256,7 @@ def choose(model: Optional[str], checkpoint: Optional[str]) -> str:
     return models.CHECKPOINT_CHOICE if checkpoint is not None else "default"
 
 
-def resolve_input(text: Optional[str]) -> Path:
+def resolve_input(text: str | None) -> Path:
     """A typed path as an absolute path (~ expanded, relative to the cockpit's folder)."""
     path = Path(os.path.expanduser((text or "").strip()))
     return path if path.is_absolute() else Path.cwd() / path
@@ -287,7 +286,7 @@ class JobManager:
     """Every compression, verification and evaluation job this cockpit runs (thread-safe)."""
 
     def __init__(self, runs_dir: Path, python: str = sys.executable,
-                 timeout: float = DEFAULT_JOB_TIMEOUT_S, runner: Optional[JobRunner] = None):
+                 timeout: float = DEFAULT_JOB_TIMEOUT_S, runner: JobRunner | None = None):
         self.runs_dir, self.python, self.timeout = Path(runs_dir), python, float(timeout)
         self.runner = runner or JobRunner()
         # the cockpit's runs folder is the model store's, for the workers too (gui/models.py)
@@ -300,11 +299,11 @@ class JobManager:
         _LIVE_MANAGERS.add(self)
 
     # -- queries -----------------------------------------------------------------------------
-    def latest(self, run_name: Optional[str], slot: str) -> Optional[Job]:
+    def latest(self, run_name: str | None, slot: str) -> Job | None:
         with self._lock:
             return self._jobs.get((run_name, slot)) if run_name else None
 
-    def verify_job(self, run_name: Optional[str], job_id: Optional[int]) -> Optional[Job]:
+    def verify_job(self, run_name: str | None, job_id: int | None) -> Job | None:
         with self._lock:
             return self._verify.get((run_name, job_id)) if run_name and job_id else None
 
@@ -314,13 +313,13 @@ class JobManager:
             jobs = list(self._jobs.values()) + list(self._verify.values())
         return any(job.running for job in jobs)
 
-    def busy(self, run_name: str, slot: str) -> Optional[Job]:
+    def busy(self, run_name: str, slot: str) -> Job | None:
         job = self.latest(run_name, slot)
         return job if job is not None and job.running else None
 
     # -- compress ----------------------------------------------------------------------------
-    def start_compress(self, run: RunDir, input_text: Optional[str], profile: Optional[str],
-                       checkpoint: Optional[str] = None, *, model: Optional[str] = None) -> Job:
+    def start_compress(self, run: RunDir, input_text: str | None, profile: str | None,
+                       checkpoint: str | None = None, *, model: str | None = None) -> Job:
         """Check the request, record a compression_jobs row and start the worker.
 
         What codes, as in umoec.compress.api.compress_path: `model`, a model's full hash (the
@@ -368,7 +367,7 @@ class JobManager:
             raise JobError(f"could not start the job: {exc}") from None
 
     def _model_request(self, run: RunDir, model: str,
-                       checkpoint: Optional[str]) -> tuple[str, str, str]:
+                       checkpoint: str | None) -> tuple[str, str, str]:
         """(what the worker gets: a checkpoint or .umm path, how tables name it, why it cannot
         be used or '')."""
         if model == models.CHECKPOINT_CHOICE:
@@ -420,7 +419,7 @@ class JobManager:
                         streams=r.get("streams"))
 
     # -- verify ------------------------------------------------------------------------------
-    def start_verify(self, run: RunDir, job_id: Optional[int], row: Optional[dict]) -> Job:
+    def start_verify(self, run: RunDir, job_id: int | None, row: dict | None) -> Job:
         """Decompress job `job_id`'s output and compare sha256 (row: its compression_jobs row).
 
         The worker decodes with the model the .umc file names, found by its hash on the model
@@ -447,8 +446,8 @@ class JobManager:
         _update_sidecar(run, job.job_id, verify=verify_outcome(job))
 
     # -- evaluate ----------------------------------------------------------------------------
-    def start_eval(self, run: RunDir, checkpoint: Optional[str], max_bytes, profile: str, *,
-                   model: Optional[str] = None) -> Job:
+    def start_eval(self, run: RunDir, checkpoint: str | None, max_bytes, profile: str, *,
+                   model: str | None = None) -> Job:
         """Evaluate on enwik8 or the run's data: the run's checkpoint `checkpoint`
         (umoec.compress.evaluate.evaluate) when `model` is models.CHECKPOINT_CHOICE or none,
         else the model (a full hash or "default")."""
@@ -479,7 +478,7 @@ class JobManager:
         return self._start(job, run, "eval", lambda j, r: None)
 
     # -- export ------------------------------------------------------------------------------
-    def start_export(self, run: RunDir, checkpoint: Optional[str]) -> Job:
+    def start_export(self, run: RunDir, checkpoint: str | None) -> Job:
         """Export checkpoint `checkpoint` (a file name in the run's checkpoints folder) to the
         coding model RUN/models/stepNNNNNN.umm, in a worker (it imports torch)."""
         ck = next((c for c in run.checkpoints() if c.path.name == checkpoint), None)
@@ -525,7 +524,7 @@ class JobManager:
                             worker_create_time=job.child.create_time if job.child else None)
         return job
 
-    def cancel(self, run_name: Optional[str], slot: str) -> str:
+    def cancel(self, run_name: str | None, slot: str) -> str:
         job = self.busy(run_name, slot) if run_name else None
         if job is None:
             return "nothing to cancel: no job is running for this run"
@@ -569,16 +568,16 @@ class JobManager:
                 changed.append(f"{run.name} job {job_id}: {reason}")
         return changed
 
-    def _orphan_reason(self, run: RunDir, job_id: int) -> Optional[str]:
+    def _orphan_reason(self, run: RunDir, job_id: int) -> str | None:
         """Why job `job_id` can never finish, or None when its cockpit is still running it."""
         side = read_sidecar(run, job_id)
         owner = side.get("owner") or {}
         pid, token = int(owner.get("pid") or 0), owner.get("token")
         if pid == os.getpid() and any(m.token == token for m in list(_LIVE_MANAGERS)):
             return None  # a live manager in this process runs it
-        if pid and pid != os.getpid() and owner.get("create_time") is not None:
-            if same_process(pid, float(owner["create_time"])):
-                return None  # another cockpit, still alive, owns it
+        if pid and pid != os.getpid() and owner.get("create_time") is not None and \
+                same_process(pid, float(owner["create_time"])):
+            return None  # another cockpit, still alive, owns it
         self._kill_orphan_worker(side)
         who = f" (pid {pid})" if pid else ""
         return (f"the cockpit that ran this job{who} stopped before it finished; "

@@ -264,8 +264,8 @@ def _on_sigterm(_sig, _frame):
 def main(argv=None) -> int:
     a = parse(argv)
     signal.signal(signal.SIGTERM, _on_sigterm)
-    from umoec.errors import EXIT_FAILURE, UserError
     from umoec.config import ConfigError
+    from umoec.errors import EXIT_FAILURE, UserError
     try:
         result = {"compress": do_compress, "verify": do_verify, "eval": do_eval,
                   "export": do_export}[a.job](a)

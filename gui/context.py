@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from .compress_jobs import JobManager, JobRunner
 from .datasets import DatasetBuilder
@@ -51,7 +51,7 @@ class AppContext:
     generation: Generation        # the Generate tab's sampling and scoring jobs
 
     @classmethod
-    def build(cls, settings: CockpitSettings) -> "AppContext":
+    def build(cls, settings: CockpitSettings) -> AppContext:
         """The services of one cockpit; jobs a previous cockpit left behind are reconciled
         (their sidecars say what happened, orphaned workers are stopped)."""
         supervisor = Supervisor()
@@ -77,7 +77,7 @@ def of(app: Any) -> AppContext:
     return server.extensions[EXTENSION]
 
 
-def current() -> Optional[AppContext]:
+def current() -> AppContext | None:
     """The serving cockpit's context inside a request, else None."""
     try:
         from flask import current_app, has_app_context

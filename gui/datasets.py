@@ -22,9 +22,10 @@ import sys
 import threading
 import time
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, Iterable, Optional
+from typing import IO
 
 import yaml
 
@@ -65,7 +66,7 @@ def list_datasets(data_dir: Path) -> list[DatasetInfo]:
     return [read_dataset(p) for p in entries]
 
 
-def resolve_dataset(data_dir: Path, name: Optional[str]) -> Optional[Path]:
+def resolve_dataset(data_dir: Path, name: str | None) -> Path | None:
     """The folder called `name` directly inside data_dir (never a path outside it)."""
     if not name or "/" in name or "\\" in name or name in (".", "..") or name.startswith("."):
         return None
@@ -83,7 +84,7 @@ def config_path_value(folder: Path, root: Path = ROOT) -> str:
         return str(folder)
 
 
-def run_datasets(runs_dir: Path, root: Path = ROOT) -> list[tuple[str, str, Optional[Path]]]:
+def run_datasets(runs_dir: Path, root: Path = ROOT) -> list[tuple[str, str, Path | None]]:
     """(run name, data.path as written, resolved folder or None) for every run with a config.
 
     Only the `data.path` entry is read (yaml.safe_load), so a run whose config no longer
@@ -104,7 +105,7 @@ def run_datasets(runs_dir: Path, root: Path = ROOT) -> list[tuple[str, str, Opti
 _DATA_PATHS = SignatureCache(256)   # config.yaml -> its data.path, until the file changes
 
 
-def _data_path_of(config_path: Path) -> Optional[str]:
+def _data_path_of(config_path: Path) -> str | None:
     """data.path of a run's config.yaml (cached until the file changes), None if unreadable."""
     try:
         mtime = config_path.stat().st_mtime_ns
@@ -113,7 +114,7 @@ def _data_path_of(config_path: Path) -> Optional[str]:
     return _DATA_PATHS.get(str(config_path), mtime, lambda _stale: _read_data_path(config_path))
 
 
-def _read_data_path(config_path: Path) -> Optional[str]:
+def _read_data_path(config_path: Path) -> str | None:
     try:
         doc = yaml.safe_load(config_path.read_text(encoding="utf-8"))
         value = doc.get("data", {}).get("path") if isinstance(doc, dict) else None
@@ -123,7 +124,7 @@ def _read_data_path(config_path: Path) -> Optional[str]:
 
 
 def usage_by_dataset(datasets: Iterable[DatasetInfo],
-                     runs: Iterable[tuple[str, str, Optional[Path]]]) -> dict[str, list[str]]:
+                     runs: Iterable[tuple[str, str, Path | None]]) -> dict[str, list[str]]:
     """Dataset name -> the runs whose data.path is that folder."""
     by_path = {d.path.resolve(): d.name for d in datasets}
     out: dict[str, list[str]] = {}
@@ -190,8 +191,8 @@ class BuildError(ValueError):
 _WEIGHT = re.compile(r"\s@\s*([0-9]*\.?[0-9]+)\s*$")    # "~/code @3": the source's weight
 
 
-def parse_weighted_sources(text: Optional[str], base: Optional[Path] = None
-                           ) -> tuple[list[Path], Optional[list[float]]]:
+def parse_weighted_sources(text: str | None, base: Path | None = None
+                           ) -> tuple[list[Path], list[float] | None]:
     """One path per line (blank lines and #comments skipped), ~ expanded, relative paths
     against `base` (default: the cockpit's working directory); every one must exist. A line may
     end with ` @W`, the source's weight (bin.prepare_data --weight); weights: None when no line
@@ -220,14 +221,14 @@ def parse_weighted_sources(text: Optional[str], base: Optional[Path] = None
     return paths, [1.0 if w is None else w for w in weights]
 
 
-def parse_sources(text: Optional[str], base: Optional[Path] = None) -> list[Path]:
+def parse_sources(text: str | None, base: Path | None = None) -> list[Path]:
     """The source paths of `text` (parse_weighted_sources without the weights)."""
     return parse_weighted_sources(text, base)[0]
 
 
 def build_command(out: Path, sources: list[Path], val_fraction: float, max_bytes: int,
                   python: str = sys.executable,
-                  weights: Optional[list[float]] = None) -> list[str]:
+                  weights: list[float] | None = None) -> list[str]:
     argv = [python, "-m", "bin.prepare_data"]
     for i, s in enumerate(sources):
         argv += ["--source", str(s)] + (["--weight", f"{weights[i]:g}"] if weights else [])
@@ -243,13 +244,13 @@ class BuildJob:
     out: Path
     argv: list[str]
     proc: subprocess.Popen
-    log: Optional[IO] = None
+    log: IO | None = None
     started: float = field(default_factory=time.time)
-    exit_code: Optional[int] = None
-    ended: Optional[float] = None
+    exit_code: int | None = None
+    ended: float | None = None
     cancelled: bool = False
     done: threading.Event = field(default_factory=threading.Event)
-    child: Optional[Child] = field(default=None, repr=False)  # the supervisor's handle
+    child: Child | None = field(default=None, repr=False)  # the supervisor's handle
 
     @property
     def alive(self) -> bool:
@@ -289,13 +290,13 @@ class DatasetBuilder:
     """prepare_data processes started by one cockpit, keyed by dataset name (thread-safe)."""
 
     def __init__(self, data_dir: Path, root: Path = ROOT, python: str = sys.executable,
-                 supervisor: Optional[Supervisor] = None):
+                 supervisor: Supervisor | None = None):
         self.data_dir, self.root, self.python = Path(data_dir), Path(root), python
         self.supervisor = supervisor or Supervisor()
         self._lock = threading.Lock()
         self._jobs: dict[str, BuildJob] = {}
 
-    def get(self, name: Optional[str]) -> Optional[BuildJob]:
+    def get(self, name: str | None) -> BuildJob | None:
         with self._lock:
             return self._jobs.get(name) if name else None
 
@@ -303,8 +304,8 @@ class DatasetBuilder:
         with self._lock:
             return {n for n, j in self._jobs.items() if j.alive}
 
-    def start(self, name: Optional[str], sources_text: Optional[str], val_fraction=0.05,
-              max_bytes=16_000_000, base: Optional[Path] = None) -> BuildJob:
+    def start(self, name: str | None, sources_text: str | None, val_fraction=0.05,
+              max_bytes=16_000_000, base: Path | None = None) -> BuildJob:
         """Check the inputs, claim <data_dir>/<sanitised name> and start prepare_data on it."""
         clean = sanitise_name(name)
         if not clean:
@@ -339,7 +340,7 @@ class DatasetBuilder:
         job.exit_code, job.ended = child.exit_code, child.ended
         job.done.set()
 
-    def cancel(self, name: Optional[str]) -> str:
+    def cancel(self, name: str | None) -> str:
         """SIGTERM the build's process group (SIGKILL if it is still there after the grace)."""
         job = self.get(name)
         if job is None or not job.alive:

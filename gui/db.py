@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Iterator, Optional, Sequence
 
 import pandas as pd
 
@@ -69,11 +69,11 @@ def _query(conn: sqlite3.Connection, sql: str, params: Sequence,
     return pd.DataFrame.from_records(rows, columns=columns)
 
 
-def _since(since_step: Optional[int]) -> tuple[str, list]:
+def _since(since_step: int | None) -> tuple[str, list]:
     return ("WHERE step > ?", [since_step]) if since_step is not None else ("", [])
 
 
-def _at_step(conn: sqlite3.Connection, table: str, step: Optional[int]) -> Optional[int]:
+def _at_step(conn: sqlite3.Connection, table: str, step: int | None) -> int | None:
     """`step` if given, else the newest step present in `table` (a trusted constant)."""
     if step is not None:
         return step
@@ -84,18 +84,18 @@ def _at_step(conn: sqlite3.Connection, table: str, step: Optional[int]) -> Optio
 
 
 # -- training ----------------------------------------------------------------------------------
-def latest_step(conn: sqlite3.Connection) -> Optional[int]:
+def latest_step(conn: sqlite3.Connection) -> int | None:
     return _at_step(conn, "train_metrics", None)
 
 
-def train_metrics(conn: sqlite3.Connection, since_step: Optional[int] = None) -> pd.DataFrame:
+def train_metrics(conn: sqlite3.Connection, since_step: int | None = None) -> pd.DataFrame:
     where, params = _since(since_step)
     return _query(conn, f"SELECT {', '.join(TRAIN_COLUMNS)} FROM train_metrics {where} "
                   "ORDER BY step", params, TRAIN_COLUMNS)
 
 
 def train_series(conn: sqlite3.Connection, columns: Sequence[str] = ("step", "bpb", "lr", "grad_norm"),
-                 since_step: Optional[int] = None) -> pd.DataFrame:
+                 since_step: int | None = None) -> pd.DataFrame:
     """Only the named train_metrics columns (the live charts need 4 of 9), oldest first."""
     cols = [c for c in columns if c in TRAIN_COLUMNS]
     if len(cols) != len(columns):
@@ -130,55 +130,55 @@ def recent_train_metrics(conn: sqlite3.Connection, n: int = 20) -> pd.DataFrame:
     return df.iloc[::-1].reset_index(drop=True)
 
 
-def latest_metrics(conn: sqlite3.Connection) -> Optional[dict]:
+def latest_metrics(conn: sqlite3.Connection) -> dict | None:
     """The newest train_metrics row as a dict (the KPI cards), or None."""
     df = _query(conn, f"SELECT {', '.join(TRAIN_COLUMNS)} FROM train_metrics "
                 "ORDER BY step DESC LIMIT 1", [], TRAIN_COLUMNS)
     return None if df.empty else df.iloc[0].to_dict()
 
 
-def head_losses_at(conn: sqlite3.Connection, step: Optional[int] = None) -> pd.DataFrame:
+def head_losses_at(conn: sqlite3.Connection, step: int | None = None) -> pd.DataFrame:
     """Loss of every head (final, exit_N, mtp_K, cascade) at `step` (default: newest)."""
     step = _at_step(conn, "head_losses", step)
     return _query(conn, "SELECT step, head, loss FROM head_losses WHERE step = ? ORDER BY head",
                   [step], HEAD_COLUMNS)
 
 
-def val_metrics(conn: sqlite3.Connection, since_step: Optional[int] = None) -> pd.DataFrame:
+def val_metrics(conn: sqlite3.Connection, since_step: int | None = None) -> pd.DataFrame:
     where, params = _since(since_step)
     return _query(conn, f"SELECT {', '.join(VAL_COLUMNS)} FROM val_metrics {where} ORDER BY step",
                   params, VAL_COLUMNS)
 
 
-def run_events(conn: sqlite3.Connection, since_id: Optional[int] = None) -> pd.DataFrame:
+def run_events(conn: sqlite3.Connection, since_id: int | None = None) -> pd.DataFrame:
     where, params = ("WHERE event_id > ?", [since_id]) if since_id is not None else ("", [])
     return _query(conn, f"SELECT {', '.join(EVENT_COLUMNS)} FROM run_events {where} "
                   "ORDER BY event_id", params, EVENT_COLUMNS)
 
 
 # -- routing and MoD ---------------------------------------------------------------------------
-def moe_routing_at(conn: sqlite3.Connection, step: Optional[int] = None) -> pd.DataFrame:
+def moe_routing_at(conn: sqlite3.Connection, step: int | None = None) -> pd.DataFrame:
     step = _at_step(conn, "moe_routing", step)
     return _query(conn, f"SELECT {', '.join(ROUTING_COLUMNS)} FROM moe_routing WHERE step = ? "
                   "ORDER BY block_idx, expert_idx", [step], ROUTING_COLUMNS)
 
 
-def mod_gates_at(conn: sqlite3.Connection, step: Optional[int] = None) -> pd.DataFrame:
+def mod_gates_at(conn: sqlite3.Connection, step: int | None = None) -> pd.DataFrame:
     step = _at_step(conn, "mod_gates", step)
     return _query(conn, f"SELECT {', '.join(MOD_COLUMNS)} FROM mod_gates WHERE step = ? "
                   "ORDER BY block_idx", [step], MOD_COLUMNS)
 
 
 # -- activations and hidden states (Activations and Brain tabs) --------------------------------
-def activation_stats_at(conn: sqlite3.Connection, step: Optional[int] = None) -> pd.DataFrame:
+def activation_stats_at(conn: sqlite3.Connection, step: int | None = None) -> pd.DataFrame:
     """Per-block activation statistics at `step` (default: the newest snapshot)."""
     step = _at_step(conn, "activation_stats", step)
     return _query(conn, f"SELECT {', '.join(ACTIVATION_COLUMNS)} FROM activation_stats "
                   "WHERE step = ? ORDER BY block_idx", [step], ACTIVATION_COLUMNS)
 
 
-def hidden_states_at(conn: sqlite3.Connection, step: Optional[int] = None,
-                     block_idx: Optional[int] = None) -> pd.DataFrame:
+def hidden_states_at(conn: sqlite3.Connection, step: int | None = None,
+                     block_idx: int | None = None) -> pd.DataFrame:
     """PCA-projected hidden states at `step` (default: newest), one block or all."""
     step = _at_step(conn, "hidden_states", step)
     sql = f"SELECT {', '.join(HIDDEN_COLUMNS)} FROM hidden_states WHERE step = ?"
@@ -222,8 +222,8 @@ def _step_table(table: str) -> str:
     return table
 
 
-def step_bounds(conn: sqlite3.Connection, table: str) -> tuple[Optional[int], Optional[int],
-                                                                 Optional[int]]:
+def step_bounds(conn: sqlite3.Connection, table: str) -> tuple[int | None, int | None,
+                                                                 int | None]:
     """(first, last, interval) of the logged steps of `table`; Nones when it has no rows.
 
     Three index lookups whatever the table's size; `interval` is the gap between the first two
@@ -241,7 +241,7 @@ def step_bounds(conn: sqlite3.Connection, table: str) -> tuple[Optional[int], Op
     return first, last, (second - first if second is not None else None)
 
 
-def nearest_logged_step(conn: sqlite3.Connection, table: str, step: Optional[int]) -> Optional[int]:
+def nearest_logged_step(conn: sqlite3.Connection, table: str, step: int | None) -> int | None:
     """The newest logged step of `table` at or before `step` (the first one if `step` is earlier)."""
     table = _step_table(table)
     if step is None:
@@ -255,7 +255,7 @@ def nearest_logged_step(conn: sqlite3.Connection, table: str, step: Optional[int
     return found
 
 
-def logged_steps(conn: sqlite3.Connection, table: str, since_step: Optional[int] = None) -> list[int]:
+def logged_steps(conn: sqlite3.Connection, table: str, since_step: int | None = None) -> list[int]:
     """Logged steps of `table` newer than `since_step`, ascending.
 
     moe_routing is read through its (block_idx, expert_idx, step) index: one entry per step
@@ -292,7 +292,7 @@ def rows_at_steps(conn: sqlite3.Connection, table: str, steps: Sequence[int]) ->
 
 
 def moe_expert_history(conn: sqlite3.Connection, block_idx: int, expert_idx: int,
-                       since_step: Optional[int] = None) -> pd.DataFrame:
+                       since_step: int | None = None) -> pd.DataFrame:
     """Load and bias of one expert over time (the routing drill-down), via the expert index."""
     params: list = [int(block_idx), int(expert_idx)]
     extra = ""

@@ -6,9 +6,9 @@ the same numbers and a test keeps them equal). Sizes and counts are formatted by
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
 
 from umoec import sizing
 from umoec.config import Config
@@ -30,7 +30,7 @@ class Quantity:
     note: str = ""
 
 
-def _call(fn: Callable[[Config], float], cfg: Config) -> Optional[float]:
+def _call(fn: Callable[[Config], float], cfg: Config) -> float | None:
     try:
         value = fn(cfg)
     except Exception:  # a sizing bug must not take the editor down; the panel says "n/a"
@@ -38,7 +38,7 @@ def _call(fn: Callable[[Config], float], cfg: Config) -> Optional[float]:
     return float(value) if isinstance(value, (int, float)) else None
 
 
-def model_size(cfg: Config) -> dict[str, Optional[float]]:
+def model_size(cfg: Config) -> dict[str, float | None]:
     """Total params, active params per byte, training FLOPs per byte and training memory per
     process (bytes), from umoec.sizing; None where it fails on this config."""
     return {"total": _call(sizing.total_params, cfg),
@@ -47,7 +47,7 @@ def model_size(cfg: Config) -> dict[str, Optional[float]]:
             "memory": _call(sizing.training_memory_bytes, cfg)}
 
 
-def dataset_bytes(cfg: Config, root: Path = ROOT) -> Optional[int]:
+def dataset_bytes(cfg: Config, root: Path = ROOT) -> int | None:
     """Training bytes of cfg.data.path (dataset.json, else train.bin's size), None if absent."""
     folder = Path(cfg.data.path)
     folder = folder if folder.is_absolute() else root / folder
@@ -60,7 +60,7 @@ def dataset_bytes(cfg: Config, root: Path = ROOT) -> Optional[int]:
         return None
 
 
-def memory_verdict(memory: float, cfg: Config, ram: Optional[int] = None) -> str:
+def memory_verdict(memory: float, cfg: Config, ram: int | None = None) -> str:
     """Whether the estimate fits: this machine's RAM for CPU training (every process on it);
     GPU memory is not probed by the cockpit, so it is not judged."""
     if cfg.hardware.gpus > 0:

@@ -22,12 +22,12 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from umoec.run import RunDir
 from umoec.run.atomic import atomic_write_text
 from umoec.run.csvlog import CSV_COLUMNS, CsvLogError, ParsedCsvLog, read_log_csv
-from umoec.run.csvlog import parse_log_csv as parse_log_csv   # re-exported: tests, bench
+from umoec.run.csvlog import parse_log_csv as parse_log_csv  # re-exported: tests, bench
 
 from .services.cache import SignatureCache
 
@@ -50,7 +50,7 @@ ForgeFormatError = CsvLogError
 @dataclass(frozen=True)
 class ForgeCheckpoint:
     name: str
-    step: Optional[int]     # None for ckpt_latest.bin
+    step: int | None     # None for ckpt_latest.bin
     size: int
     mtime: float
 
@@ -144,14 +144,14 @@ class ForgeRun:
     def checkpoints(self) -> list[ForgeCheckpoint]:
         return list_checkpoints(self.path)
 
-    def signature(self) -> Optional[tuple[int, int]]:
+    def signature(self) -> tuple[int, int] | None:
         try:
             st = self.log_path.stat()
         except OSError:
             return None
         return st.st_size, st.st_mtime_ns
 
-    def log_age(self) -> Optional[float]:
+    def log_age(self) -> float | None:
         try:
             return max(0.0, time.time() - self.log_path.stat().st_mtime)
         except OSError:
@@ -175,7 +175,7 @@ class ForgeRun:
                 return {}
         return {}
 
-    def tokens_per_step(self) -> Optional[int]:
+    def tokens_per_step(self) -> int | None:
         """batch_size x context_length x grad_accum_steps, when the config is known."""
         cfg = self.config()
         if not cfg:
@@ -213,7 +213,7 @@ class ForgeRegistry:
     JSON file they are kept in, so a restarted cockpit lists them again (those that are still
     Forge runs)."""
 
-    def __init__(self, store: Optional[Path] = None):
+    def __init__(self, store: Path | None = None):
         self._lock = threading.Lock()
         self._store = Path(store) if store is not None else None
         self._paths: list[Path] = []
@@ -246,9 +246,9 @@ class ForgeRegistry:
 OPENED_FILE = ".forge_opened.json"      # in the runs folder: Forge folders opened by path
 
 
-def registry() -> Optional[ForgeRegistry]:
+def registry() -> ForgeRegistry | None:
     """The serving app's registry (inside a request), else None."""
-    from .context import current   # the context module imports this one
+    from .context import current  # the context module imports this one
     ctx = current()
     return ctx.forge if ctx is not None else None
 
@@ -257,7 +257,7 @@ def external_key(path: Path) -> str:
     return KEY_PREFIX + str(Path(path).resolve())
 
 
-def open_path(text: Optional[str], reg: Optional[ForgeRegistry], base: Optional[Path] = None) -> ForgeRun:
+def open_path(text: str | None, reg: ForgeRegistry | None, base: Path | None = None) -> ForgeRun:
     """Open a Forge run folder typed by the user (read-only); ForgeFormatError says why not."""
     text = (text or "").strip()
     if not text:
@@ -284,7 +284,7 @@ def open_path(text: Optional[str], reg: Optional[ForgeRegistry], base: Optional[
     return run
 
 
-def forge_runs(runs_dir: Path, reg: Optional[ForgeRegistry] = None) -> list[ForgeRun]:
+def forge_runs(runs_dir: Path, reg: ForgeRegistry | None = None) -> list[ForgeRun]:
     """Forge folders directly inside the runs folder, then those opened by path."""
     out: list[ForgeRun] = []
     root = Path(runs_dir)
@@ -302,12 +302,12 @@ def forge_runs(runs_dir: Path, reg: Optional[ForgeRegistry] = None) -> list[Forg
     return out
 
 
-def forge_options(runs_dir: Path, reg: Optional[ForgeRegistry] = None) -> list[dict]:
+def forge_options(runs_dir: Path, reg: ForgeRegistry | None = None) -> list[dict]:
     """Run-selector options of the Forge runs, each labelled '(Forge, read-only)'."""
     return [{"label": r.label, "value": r.key} for r in forge_runs(runs_dir, reg)]
 
 
-def not_usable_here(runs_dir: Path, key: Optional[str], what: str) -> Optional[str]:
+def not_usable_here(runs_dir: Path, key: str | None, what: str) -> str | None:
     """Why `what` (compression, evaluation, generation) cannot use a selected Forge run, or None
     when the key is not a Forge run."""
     run = resolve_forge(runs_dir, key)
@@ -318,8 +318,8 @@ def not_usable_here(runs_dir: Path, key: Optional[str], what: str) -> Optional[s
             "it. Select one of this project's runs for that.")
 
 
-def resolve_forge(runs_dir: Path, key: Optional[str],
-                  reg: Optional[ForgeRegistry] = None) -> Optional[ForgeRun]:
+def resolve_forge(runs_dir: Path, key: str | None,
+                  reg: ForgeRegistry | None = None) -> ForgeRun | None:
     """The Forge run a selector value names: a folder directly inside runs_dir, or one opened by
     path in this cockpit (never any other path)."""
     if not key:

@@ -11,14 +11,14 @@ Form representation of a value (what the widget holds):
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any
 
 from umoec import config as C
-from umoec.config.io import PRESET_DIR
 from umoec.config.fields import FieldInfo, fmt_num
-from umoec.config.io import read_yaml_text
+from umoec.config.io import PRESET_DIR, read_yaml_text
 from umoec.config.registry import set_value
 from umoec.config.validate import FieldError, coerce, cross_check
 from umoec.config.validate import warnings as config_warnings
@@ -76,7 +76,7 @@ def checklist_value(values: Mapping[str, Any]) -> list[str]:
 class FormCheck:
     """The outcome of checking the form: a Config when everything is valid."""
 
-    config: Optional[C.Config]
+    config: C.Config | None
     errors: dict[str, str] = field(default_factory=dict)    # dotted key -> message
     warnings: dict[str, str] = field(default_factory=dict)  # dotted key -> message
     # dotted key -> why the trainer would stop before its first step (the simulator runs it)
@@ -120,7 +120,7 @@ class FormFileError(ValueError):
     """A config file cannot be read or written; the message says why and what to do."""
 
 
-def resolve_path(text: Optional[str], base: Optional[Path] = None) -> Path:
+def resolve_path(text: str | None, base: Path | None = None) -> Path:
     """A user-typed path: ~ expanded, relative paths against `base` (default: the cwd)."""
     text = (text or "").strip()
     if not text:

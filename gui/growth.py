@@ -19,8 +19,9 @@ byte-level SSM/MoE models like this one.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional
+from typing import Any
 
 import pandas as pd
 
@@ -58,7 +59,7 @@ def _bounds(key: str) -> tuple[int, int]:
     return int(spec.lo), int(spec.hi)
 
 
-def ladder(key: str, current: Optional[int], scales: tuple = ()) -> list[int]:
+def ladder(key: str, current: int | None, scales: tuple = ()) -> list[int]:
     """The values the knob's slider offers (always including the form's current value)."""
     lo, hi = _bounds(key)
     if key == "model.d_model":
@@ -68,9 +69,7 @@ def ladder(key: str, current: Optional[int], scales: tuple = ()) -> list[int]:
     elif key == "model.context_len":
         step = math.lcm(*scales) if scales else 1
         values = [v for v in _geometric(lo, hi) if v % step == 0]
-    elif key == "model.n_blocks":
-        values = list(range(lo, min(hi, 64) + 1))
-    elif key == "moe.n_routed":
+    elif key == "model.n_blocks" or key == "moe.n_routed":
         values = list(range(lo, min(hi, 64) + 1))
     else:  # top_k
         values = list(range(lo, min(hi, 16) + 1))
@@ -79,14 +78,14 @@ def ladder(key: str, current: Optional[int], scales: tuple = ()) -> list[int]:
     return values
 
 
-def nearest_index(values: list[int], current: Optional[int]) -> int:
+def nearest_index(values: list[int], current: int | None) -> int:
     if not isinstance(current, (int, float)):
         return 0
     return min(range(len(values)), key=lambda i: (abs(values[i] - current), i))
 
 
 # -- applying a choice ------------------------------------------------------------------------
-def _int(value: Any) -> Optional[int]:
+def _int(value: Any) -> int | None:
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -94,7 +93,7 @@ def _int(value: Any) -> Optional[int]:
     return int(number) if math.isfinite(number) and number.is_integer() else None
 
 
-def _ints(text: Any) -> Optional[list[int]]:
+def _ints(text: Any) -> list[int] | None:
     """A list field as the form holds it ("4,16"), or None when it does not parse."""
     if isinstance(text, (list, tuple)):
         items = list(text)
@@ -109,7 +108,7 @@ def _join(values: list[int]) -> str:
     return ",".join(str(v) for v in values)
 
 
-def knob_values(values: Mapping[str, Any]) -> dict[str, Optional[int]]:
+def knob_values(values: Mapping[str, Any]) -> dict[str, int | None]:
     """The six knobs as the form has them (None where a field is not an integer)."""
     return {k: _int(values.get(k)) for k in KNOBS}
 
@@ -124,10 +123,10 @@ class Grown:
     values: dict                        # the whole form, with the choice applied
     changes: dict                       # dotted key -> form value, only keys that differ
     notes: list = field(default_factory=list)
-    check: Optional[form.FormCheck] = None
+    check: form.FormCheck | None = None
 
     @property
-    def config(self) -> Optional[Config]:
+    def config(self) -> Config | None:
         return self.check.config if self.check else None
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional
 
 from umoec.engine import modelfile as mf
 from umoec.engine import store
@@ -28,7 +27,7 @@ def store_env(runs_dir: Path) -> dict[str, str]:
     return {**os.environ, "UMOEC_RUNS_DIR": str(Path(runs_dir).resolve())}
 
 
-def default_entry() -> tuple[Optional[store.Entry], str]:
+def default_entry() -> tuple[store.Entry | None, str]:
     """(the shipped default model, '') or (None, why it cannot be used)."""
     try:
         return store.resolve(None), ""
@@ -36,7 +35,7 @@ def default_entry() -> tuple[Optional[store.Entry], str]:
         return None, str(exc)
 
 
-def model_entries(runs_dir: Path, errors: Optional[list] = None) -> list[store.Entry]:
+def model_entries(runs_dir: Path, errors: list | None = None) -> list[store.Entry]:
     """Every model on the search path, once per hash, the shipped default first."""
     default, why = default_entry()
     if why and errors is not None:
@@ -56,7 +55,7 @@ def where_text(e: store.Entry) -> str:
     return WHERE.get(e.where, e.where)
 
 
-def entry_label(e: store.Entry, default_hash: Optional[str] = None) -> str:
+def entry_label(e: store.Entry, default_hash: str | None = None) -> str:
     """'general-v1 · 186335b9d17d · shipped · default' (name, short hash, where)."""
     label = f"{e.name} · {e.short} · {where_text(e)}"
     return label + " · default" if e.hash == default_hash else label
@@ -67,7 +66,7 @@ def model_label(name: str, model_hash: str) -> str:
     return f"{name} ({model_hash[:12]})"
 
 
-def checkpoint_option(run: Optional[RunDir]) -> Optional[dict]:
+def checkpoint_option(run: RunDir | None) -> dict | None:
     if run is None:
         return None
     if not run.checkpoints():
@@ -77,8 +76,8 @@ def checkpoint_option(run: Optional[RunDir]) -> Optional[dict]:
             "value": CHECKPOINT_CHOICE}
 
 
-def model_options(runs_dir: Path, run: Optional[RunDir],
-                  with_checkpoint: bool = True) -> tuple[list[dict], Optional[str], list[str]]:
+def model_options(runs_dir: Path, run: RunDir | None,
+                  with_checkpoint: bool = True) -> tuple[list[dict], str | None, list[str]]:
     """(options, the default's value, problems) of a model dropdown; values are full hashes."""
     errors: list[str] = []
     found = model_entries(runs_dir, errors)
@@ -91,7 +90,7 @@ def model_options(runs_dir: Path, run: Optional[RunDir],
     return options, default_hash, errors
 
 
-def find_entry(runs_dir: Path, model_hash: Optional[str]) -> Optional[store.Entry]:
+def find_entry(runs_dir: Path, model_hash: str | None) -> store.Entry | None:
     """The entry with this full hash on the search path (None when it is gone)."""
     if not model_hash:
         return None

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import socket
 import time
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from umoec.run import RunDir, RunState, effective_state, pid_alive
 from umoec.run.layout import list_runs
@@ -42,7 +42,7 @@ EVENT_KINDS = {
 
 # -- watchdog ------------------------------------------------------------------------------------
 def reconcile_dead_runs(runs_dir, message: str = GONE_WHILE_CLOSED,
-                        skip: Optional[Callable[[str], bool]] = None) -> list[str]:
+                        skip: Callable[[str], bool] | None = None) -> list[str]:
     """Rewrite 'running' statuses whose process is gone (this host only) as crashed, with
     `message` ({pid} and {step} filled in) and the last step kept; returns the names rewritten.
     `skip(name)` True leaves a run alone (processes this cockpit's Launcher watches)."""
@@ -79,7 +79,7 @@ def reconcile_dead_runs(runs_dir, message: str = GONE_WHILE_CLOSED,
 
 
 # -- snapshots and transitions -------------------------------------------------------------------
-def snapshot(runs_dir, now: Optional[float] = None,
+def snapshot(runs_dir, now: float | None = None,
              stall_after_s: float = STALL_AFTER_S) -> dict[str, dict]:
     """The honest state of every run folder in runs_dir."""
     now = time.time() if now is None else now
@@ -99,7 +99,7 @@ def run_entry(run: RunDir, now: float, stall_after_s: float = STALL_AFTER_S) -> 
             "at": status.updated_at if status else 0.0}
 
 
-def transitions(previous: Optional[dict], current: dict[str, dict]) -> list[dict]:
+def transitions(previous: dict | None, current: dict[str, dict]) -> list[dict]:
     """Events between two snapshots. `previous` is {"runs": snapshot, "at": time} or None
     (first visit: no events). Each event: run, state, colour, title, body, notify, key."""
     if not isinstance(previous, dict) or not isinstance(previous.get("runs"), dict):
@@ -137,7 +137,7 @@ def make_event(name: str, kind: str, cur: dict) -> dict:
             "notify": notify, "key": f"{name}:{kind}:{cur.get('at')}"}
 
 
-def stored(current: dict[str, dict], now: Optional[float] = None) -> dict:
+def stored(current: dict[str, dict], now: float | None = None) -> dict:
     """What the page keeps for the next comparison (states only: small, and no text)."""
     return {"runs": {n: {"state": c["state"], "at": c.get("at")} for n, c in current.items()},
             "at": time.time() if now is None else now}

@@ -19,7 +19,7 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import yaml
 
@@ -40,18 +40,18 @@ def default_dir(runs_dir: Path) -> Path:
     return Path(runs_dir).resolve().parent / "presets"
 
 
-def active_dir() -> Optional[Path]:
+def active_dir() -> Path | None:
     """The serving cockpit's presets folder (inside a request), else None (no user presets)."""
-    from .context import current   # lazy: the context module imports the services
+    from .context import current  # lazy: the context module imports the services
     ctx = current()
     return ctx.settings.presets_dir if ctx is not None else None
 
 
-def sanitise(name: Optional[str]) -> str:
+def sanitise(name: str | None) -> str:
     return NAME_RE.sub("-", (name or "").strip()).strip(".-")[:MAX_NAME]
 
 
-def names(folder: Optional[Path] = None) -> list[str]:
+def names(folder: Path | None = None) -> list[str]:
     """User presets, sorted; tiers excluded (a file shadowing a tier is ignored)."""
     folder = folder if folder is not None else active_dir()
     if folder is None:
@@ -64,7 +64,7 @@ def names(folder: Optional[Path] = None) -> list[str]:
     return sorted(n for n in found if n not in tiers and sanitise(n) == n)
 
 
-def user_preset_path(name: Optional[str], folder: Optional[Path] = None) -> Optional[Path]:
+def user_preset_path(name: str | None, folder: Path | None = None) -> Path | None:
     """The file of user preset `name`, or None if there is no such preset."""
     folder = folder if folder is not None else active_dir()
     if folder is None or not name or sanitise(name) != name or name in C.preset_names():
@@ -73,11 +73,11 @@ def user_preset_path(name: Optional[str], folder: Optional[Path] = None) -> Opti
     return path if path.is_file() else None
 
 
-def is_user_preset(name: Optional[str], folder: Optional[Path] = None) -> bool:
+def is_user_preset(name: str | None, folder: Path | None = None) -> bool:
     return user_preset_path(name, folder) is not None
 
 
-def check_name(name: Optional[str]) -> str:
+def check_name(name: str | None) -> str:
     clean = sanitise(name)
     if not clean:
         raise PresetError("type a preset name (letters, digits, '.', '_' or '-')")
@@ -86,7 +86,7 @@ def check_name(name: Optional[str]) -> str:
     return clean
 
 
-def save(values: dict[str, Any], name: Optional[str], folder: Optional[Path]) -> tuple[str, bool]:
+def save(values: dict[str, Any], name: str | None, folder: Path | None) -> tuple[str, bool]:
     """Save the form as user preset `name`; returns (name, True if it replaced one)."""
     if folder is None:
         raise PresetError("this cockpit has no presets folder")
@@ -107,7 +107,7 @@ def save(values: dict[str, Any], name: Optional[str], folder: Optional[Path]) ->
     return clean, existed
 
 
-def delete(name: Optional[str], folder: Optional[Path]) -> str:
+def delete(name: str | None, folder: Path | None) -> str:
     path = user_preset_path(name, folder)
     if path is None:
         raise PresetError(f"{name!r} is not a saved preset (tiers cannot be deleted)")
@@ -119,7 +119,7 @@ def delete(name: Optional[str], folder: Optional[Path]) -> str:
 
 
 # -- import / export ---------------------------------------------------------------------------
-def decode_upload(contents: Optional[str], filename: Optional[str]) -> str:
+def decode_upload(contents: str | None, filename: str | None) -> str:
     """The text of a dcc.Upload `contents` (data URL, base64)."""
     if not contents or "," not in contents:
         raise PresetError("nothing uploaded")

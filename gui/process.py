@@ -28,7 +28,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Optional, Union
+from typing import IO
 
 import psutil
 
@@ -56,13 +56,13 @@ def trainer_available(root: Path = ROOT) -> tuple[bool, str]:
     return False, "bin/train.py does not exist yet (the trainer is still being built)"
 
 
-def sanitise_name(text: Optional[str]) -> str:
+def sanitise_name(text: str | None) -> str:
     """A safe folder name: letters, digits, '.', '_' and '-' only; never '.', '..' or hidden."""
     name = NAME_RE.sub("-", (text or "").strip()).strip(".-")[:64]
     return name
 
 
-def default_name(cfg: C.Config, now: Optional[float] = None) -> str:
+def default_name(cfg: C.Config, now: float | None = None) -> str:
     return sanitise_name(f"{cfg.tier}-{time.strftime('%Y%m%d-%H%M%S', time.localtime(now))}")
 
 
@@ -85,7 +85,7 @@ def torchrun(python: str = sys.executable) -> list[str]:
 
 
 def build_command(runner: str, run_dir: Path, config_path: Path, *, steps: int, gpus: int = 0,
-                  resume: Optional[Path] = None, rate: float = DEFAULT_RATE,
+                  resume: Path | None = None, rate: float = DEFAULT_RATE,
                   python: str = sys.executable) -> list[str]:
     """The argument list that starts (or resumes) a run; see CONTRACTS.md for the commands."""
     if runner == "simulate":
@@ -134,18 +134,18 @@ class Launched:
     run_dir: Path
     argv: list[str]
     runner: str
-    proc: Optional[subprocess.Popen] = None
+    proc: subprocess.Popen | None = None
     pid: int = 0
     started: float = field(default_factory=time.time)
     total_steps: int = 0
-    log: Optional[IO] = None
-    exit_code: Optional[int] = None
-    ended: Optional[float] = None
-    stop_requested: Optional[float] = None
+    log: IO | None = None
+    exit_code: int | None = None
+    ended: float | None = None
+    stop_requested: float | None = None
     stop_note: str = ""
     killed: bool = False
     done: threading.Event = field(default_factory=threading.Event)
-    child: Optional[Union[Child, Adopted]] = field(default=None, repr=False)  # the supervisor's
+    child: Child | Adopted | None = field(default=None, repr=False)  # the supervisor's
 
     @property
     def alive(self) -> bool:
@@ -156,7 +156,7 @@ class Launcher:
     """Processes started by one cockpit, keyed by run name (thread-safe)."""
 
     def __init__(self, runs_dir: Path, root: Path = ROOT, stop_timeout: float = STOP_TIMEOUT_S,
-                 python: str = sys.executable, supervisor: Optional[Supervisor] = None):
+                 python: str = sys.executable, supervisor: Supervisor | None = None):
         self.runs_dir, self.root = Path(runs_dir), Path(root)
         self.stop_timeout, self.python = stop_timeout, python
         self.supervisor = supervisor or Supervisor()
@@ -164,7 +164,7 @@ class Launcher:
         self._runs: dict[str, Launched] = {}
 
     # -- queries ---------------------------------------------------------------------------
-    def get(self, name: Optional[str]) -> Optional[Launched]:
+    def get(self, name: str | None) -> Launched | None:
         with self._lock:
             return self._runs.get(name) if name else None
 
@@ -175,13 +175,13 @@ class Launcher:
         return [r.name for r in items if r.alive and not RunDir(r.run_dir).status_path.exists()]
 
     def runner_options(self) -> list[dict]:
-        ok, why = trainer_available(self.root)
+        ok, _why = trainer_available(self.root)
         label = RUNNERS["train"] + ("" if ok else " - unavailable")
         return [{"label": label, "value": "train", "disabled": not ok},
                 {"label": RUNNERS["simulate"], "value": "simulate"}]
 
     # -- start / resume --------------------------------------------------------------------
-    def start(self, cfg: C.Config, runner: str, name: Optional[str] = None,
+    def start(self, cfg: C.Config, runner: str, name: str | None = None,
               rate: float = DEFAULT_RATE) -> Launched:
         """Freeze `cfg` into a new run folder and start the runner on it; a config the trainer
         would refuse before its first step is refused here, with its reason."""
@@ -205,7 +205,7 @@ class Launcher:
                              gpus=cfg.hardware.gpus, rate=rate, python=self.python)
         return self._spawn(run_dir, argv, runner, cfg.training.steps, "w")
 
-    def resume(self, run: RunDir, checkpoint: Optional[str], rate: float = DEFAULT_RATE) -> Launched:
+    def resume(self, run: RunDir, checkpoint: str | None, rate: float = DEFAULT_RATE) -> Launched:
         """Restart `run` from one of its checkpoints, with the runner that wrote it."""
         if not checkpoint:
             raise LaunchError("choose a checkpoint to resume from")
@@ -281,7 +281,7 @@ class Launcher:
         return launched
 
     # -- watching --------------------------------------------------------------------------
-    def _ended(self, launched: Launched, child: Union[Child, Adopted]) -> None:
+    def _ended(self, launched: Launched, child: Child | Adopted) -> None:
         """The supervisor reaped the child (or saw an adopted process go): make its final status
         honest. An adopted process's exit code is unknown: 0, or -9 after SIGKILL."""
         launched.ended = child.ended
@@ -379,7 +379,7 @@ class Launcher:
             raise LaunchError(f"not allowed to signal process {launched.pid}: "
                               f"{exc.strerror}") from None
 
-    def note(self, name: Optional[str]) -> str:
+    def note(self, name: str | None) -> str:
         """What this cockpit knows about the run's process beyond its status.json."""
         launched = self.get(name)
         if launched is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import sqlite3
 import time
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 import pandas as pd
 import plotly.io as pio
@@ -52,7 +52,7 @@ def _fmt(value) -> str:
     return str(value)
 
 
-def run_report(run: RunDir, grad_clip: Optional[float] = None) -> str:
+def run_report(run: RunDir, grad_clip: float | None = None) -> str:
     """The report of `run` as an HTML string. Raises sqlite3.DatabaseError / OSError when the
     run's metrics.db cannot be read."""
     with db.open_db(run.db_path) as conn:

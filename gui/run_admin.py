@@ -17,7 +17,7 @@ import re
 import shutil
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from umoec.run import RunDir, RunState
 from umoec.run.atomic import atomic_write_text
@@ -35,7 +35,7 @@ class RunAdminError(ValueError):
     """A rename, delete or notes change is refused; the message says why."""
 
 
-def _own_run(runs_dir: Path, name: Optional[str]) -> RunDir:
+def _own_run(runs_dir: Path, name: str | None) -> RunDir:
     run = resolve(runs_dir, name)
     if run is None:
         if forge.resolve_forge(runs_dir, name) is not None:
@@ -47,7 +47,7 @@ def _own_run(runs_dir: Path, name: Optional[str]) -> RunDir:
     return run
 
 
-def busy_reason(run: RunDir, launcher: Any = None) -> Optional[str]:
+def busy_reason(run: RunDir, launcher: Any = None) -> str | None:
     """Why the run's folder is in use (its process alive), or None."""
     launched = launcher.get(run.name) if launcher is not None else None
     if launched is not None and launched.alive:
@@ -58,7 +58,7 @@ def busy_reason(run: RunDir, launcher: Any = None) -> Optional[str]:
     return None
 
 
-def rename_run(runs_dir: Path, old: Optional[str], new: Optional[str], launcher: Any = None) -> str:
+def rename_run(runs_dir: Path, old: str | None, new: str | None, launcher: Any = None) -> str:
     """Rename run `old` to the sanitised `new`; returns the new name."""
     run = _own_run(runs_dir, old)
     clean = sanitise_name(new)
@@ -79,7 +79,7 @@ def rename_run(runs_dir: Path, old: Optional[str], new: Optional[str], launcher:
     return clean
 
 
-def delete_run(runs_dir: Path, name: Optional[str], launcher: Any = None) -> str:
+def delete_run(runs_dir: Path, name: str | None, launcher: Any = None) -> str:
     """Delete run `name` (its whole folder); returns what was removed."""
     run = _own_run(runs_dir, name)
     reason = busy_reason(run, launcher)
@@ -109,7 +109,7 @@ def folder_size(path: Path) -> tuple[int, int]:
     return files, size
 
 
-def read_notes(runs_dir: Path, name: Optional[str]) -> str:
+def read_notes(runs_dir: Path, name: str | None) -> str:
     run = _own_run(runs_dir, name)
     try:
         return run.notes_path.read_text(encoding="utf-8")
@@ -119,7 +119,7 @@ def read_notes(runs_dir: Path, name: Optional[str]) -> str:
         raise RunAdminError(f"cannot read {run.notes_path.name}: {exc}") from None
 
 
-def write_notes(runs_dir: Path, name: Optional[str], text: Optional[str]) -> str:
+def write_notes(runs_dir: Path, name: str | None, text: str | None) -> str:
     run = _own_run(runs_dir, name)
     text = (text or "").replace("\r\n", "\n")
     if len(text) > MAX_NOTES:

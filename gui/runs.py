@@ -5,7 +5,7 @@ import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from umoec.run import RunDir, RunState, effective_state
 from umoec.run.layout import list_runs
@@ -38,7 +38,7 @@ class RunSummary:
         return BADGE_COLOURS[self.state]
 
 
-def summarise(run: RunDir, now: Optional[float] = None, launched: Any = None) -> RunSummary:
+def summarise(run: RunDir, now: float | None = None, launched: Any = None) -> RunSummary:
     """The run's honest state. `launched` (the Launcher's entry for this run, if any): a process
     started here after the status file was last written, while that file still holds the old
     process's final state, is a run *resuming* (shown as running, with no ETA yet), not the
@@ -77,7 +77,7 @@ def run_options(runs_dir: Path) -> list[dict]:
     return out + forge_options(runs_dir)
 
 
-def resolve(runs_dir: Path, name: Optional[str]) -> Optional[RunDir]:
+def resolve(runs_dir: Path, name: str | None) -> RunDir | None:
     """The run folder called `name` directly inside runs_dir (never a path outside it)."""
     if not name or "/" in name or "\\" in name or name in (".", ".."):
         return None

@@ -8,7 +8,7 @@ classes `sp-0` .. `sp-16` in gui/assets/20_datasets_generate_notify.css (PALETTE
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 from dash import html
 

@@ -18,7 +18,6 @@ import re
 import stat
 import time
 from pathlib import Path
-from typing import Optional
 
 from umoec.units import FILE_UNITS, fmt_bytes
 
@@ -32,7 +31,7 @@ class UploadError(ValueError):
     """An upload was refused; the message says why and what to do instead."""
 
 
-def safe_upload_name(filename: Optional[str]) -> str:
+def safe_upload_name(filename: str | None) -> str:
     """A file name that is safe to create inside the sandbox (see the module docstring)."""
     text = (filename or "").replace("\x00", "").replace("\\", "/")
     text = text.rsplit("/", 1)[-1]                   # last path component only
@@ -97,7 +96,7 @@ def decoded_size(contents: str) -> int:
     return max(0, len(data) * 3 // 4 - data[-2:].count("="))
 
 
-def store_upload(sandbox: str | os.PathLike, filename: Optional[str], data: bytes,
+def store_upload(sandbox: str | os.PathLike, filename: str | None, data: bytes,
                  max_bytes: int) -> Path:
     """Write `data` to a new file directly inside `sandbox`; returns its path."""
     name = safe_upload_name(filename)

@@ -9,7 +9,7 @@ import argparse
 import os
 import sys
 import traceback
-from typing import Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
 
 from .config import ConfigError
 from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, UserError
@@ -24,8 +24,8 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
 
 
-def run_main(main: Callable[[Optional[Sequence[str]]], int], prog: str,
-             argv: Optional[Sequence[str]] = None) -> int:
+def run_main(main: Callable[[Sequence[str] | None], int], prog: str,
+             argv: Sequence[str] | None = None) -> int:
     """Call `main(argv)` and turn every exception into a one-line message and an exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv or os.environ.get("UMOEC_DEBUG") == "1"

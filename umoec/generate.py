@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Optional
 
 import numpy as np
 import torch
 
-from .predict.protocol import BOS
 from .compress.neural import LoadedModel, ModelLoadError, globals_for, load_model
 from .compress.profiles import Profile
+from .predict.protocol import BOS
 from .train.checkpoint import CheckpointError
 from .units import nats_to_bits
 
@@ -95,8 +95,8 @@ def next_byte(logits: torch.Tensor, temperature: float, top_k: int,
 
 
 def sample(loaded: LoadedModel, prompt: bytes, *, max_bytes: int, temperature: float,
-           top_k: int, seed: int, on_byte: Optional[Callable[[int], None]] = None,
-           cancel: Optional[threading.Event] = None) -> bytes:
+           top_k: int, seed: int, on_byte: Callable[[int], None] | None = None,
+           cancel: threading.Event | None = None) -> bytes:
     """Up to max_bytes bytes continuing `prompt` (fewer if cancelled)."""
     temperature, top_k, max_bytes, seed = check_sampling(temperature, top_k, max_bytes, seed)
     gen = torch.Generator().manual_seed(seed)
@@ -119,8 +119,8 @@ def sample(loaded: LoadedModel, prompt: bytes, *, max_bytes: int, temperature: f
 
 # -- surprisal -------------------------------------------------------------------------------------
 def surprisal_bits(loaded: LoadedModel, text: bytes, *,
-                   on_progress: Optional[Callable[[int], None]] = None,
-                   cancel: Optional[threading.Event] = None) -> np.ndarray:
+                   on_progress: Callable[[int], None] | None = None,
+                   cancel: threading.Event | None = None) -> np.ndarray:
     """float64 (len(text),): -log2 p of each byte given the ones before it (the codec's view)."""
     state = _init(loaded, globals_for(text, loaded.cfg))
     bits = np.zeros(len(text), dtype=np.float64)

@@ -10,8 +10,8 @@ A leaf module (standard library only), shared by the trainer, the codec, the CLI
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
 from decimal import Decimal
-from typing import Sequence
 
 LN2 = float(Decimal(2).ln())  # ln 2, correctly rounded without libm (equal to math.log(2.0))
 

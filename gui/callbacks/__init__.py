@@ -1,24 +1,24 @@
 """Callback registration: one module per tab, each with `register(app)`."""
-from .config_callbacks import register as reg_config
-from .run_callbacks import register as reg_run
-from .training_callbacks import register as reg_training
 from .activation_callbacks import register as reg_activation
-from .brain_callbacks import register as reg_brain
-from .mod_callbacks import register as reg_mod
-from .routing_callbacks import register as reg_routing
-from .compare_callbacks import register as reg_compare
-from .runs_callbacks import register as reg_runs
-from .presets_callbacks import register as reg_presets
-from .zoom_callbacks import register as reg_zoom
 from .arch_callbacks import register as reg_arch
-from .growth_callbacks import register as reg_growth
-from .datasets_callbacks import register as reg_datasets
-from .generate_callbacks import register as reg_generate
-from .notify_callbacks import register as reg_notify
+from .brain_callbacks import register as reg_brain
+from .compare_callbacks import register as reg_compare
 from .compression_callbacks import register as reg_compression
+from .config_callbacks import register as reg_config
+from .datasets_callbacks import register as reg_datasets
 from .eval_callbacks import register as reg_eval
+from .generate_callbacks import register as reg_generate
+from .growth_callbacks import register as reg_growth
+from .mod_callbacks import register as reg_mod
 from .model_export_callbacks import register as reg_model_export
+from .notify_callbacks import register as reg_notify
+from .presets_callbacks import register as reg_presets
+from .routing_callbacks import register as reg_routing
+from .run_callbacks import register as reg_run
+from .runs_callbacks import register as reg_runs
 from .tick_callbacks import register as reg_tick
+from .training_callbacks import register as reg_training
+from .zoom_callbacks import register as reg_zoom
 
 
 def register_all_callbacks(app, ctx) -> None:

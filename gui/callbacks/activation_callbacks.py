@@ -11,11 +11,11 @@ from dash import Input, Output, State
 from dash.exceptions import PreventUpdate
 
 from .. import db, ids
+from ..context import AppContext
 from ..figures.activations import activation_dist_fig, activation_heatmap_fig
 from ..figures.base import empty_fig
 from ..runs import resolve
 from . import analysis_common as common
-from ..context import AppContext
 
 TABLE = "activation_stats"
 READ_ERRORS = (FileNotFoundError, sqlite3.Error, OSError, ValueError)

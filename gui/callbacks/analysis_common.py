@@ -18,7 +18,6 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
 
 import dash_bootstrap_components as dbc
 import numpy as np
@@ -28,6 +27,7 @@ from dash import Output
 
 from .. import db
 from ..runs import resolve
+
 
 def no_run(runs_dir: Path) -> str:
     """The empty state when no run is selected: how to make one in *this* runs folder."""
@@ -50,7 +50,7 @@ def _section(cfg: dict, name: str) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def block_pattern(cfg: dict) -> Optional[str]:
+def block_pattern(cfg: dict) -> str | None:
     """model.block_pattern repeated to model.n_blocks, or None if the config does not say."""
     model = _section(cfg, "model")
     pattern, n = model.get("block_pattern"), model.get("n_blocks")
@@ -69,11 +69,11 @@ class Probe:
     """What one cheap look at a run found. `message` set = show it instead of data."""
 
     run: object = None
-    message: Optional[str] = None
+    message: str | None = None
     colour: str = "info"
-    first: Optional[int] = None
-    last: Optional[int] = None
-    interval: Optional[int] = None
+    first: int | None = None
+    last: int | None = None
+    interval: int | None = None
     generation: int = 0
     extra: dict = field(default_factory=dict)
 
@@ -91,7 +91,7 @@ class Probe:
         return dbc.Alert(self.message, color=self.colour, class_name="mb-3") if self.message else None
 
 
-def probe(runs_dir: Path, name: Optional[str], table: str, missing) -> Probe:
+def probe(runs_dir: Path, name: str | None, table: str, missing) -> Probe:
     """Look at `table` of run `name`; `missing(run, cfg)` explains an empty table."""
     run = resolve(runs_dir, name)
     if run is None:
@@ -153,7 +153,7 @@ def slider_marks(first: int, last: int, n: int = 6) -> dict:
     return {str(k): v for k, v in sorted(marks.items())}
 
 
-def slider_props(p: Probe, value: Optional[int], old_max: Optional[int]) -> tuple:
+def slider_props(p: Probe, value: int | None, old_max: int | None) -> tuple:
     """(min, max, step, marks, value, disabled) of a step slider; follows the newest step when
     the user left it at the right end (or never touched it)."""
     if not p.ok:
@@ -172,7 +172,7 @@ def slider_outputs(slider_id: str) -> list:
     return [Output(slider_id, prop) for prop in SLIDER_PROPS]
 
 
-def step_label(shown: Optional[int], last: Optional[int]) -> str:
+def step_label(shown: int | None, last: int | None) -> str:
     if shown is None:
         return ""
     suffix = " (newest)" if shown == last else f" (newest: {last:,})" if last is not None else ""
@@ -188,9 +188,9 @@ class _Entry:
     stride: int = 1            # every stride-th logged step is kept
     ordinals: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     steps: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    kept: Optional[pd.DataFrame] = None
-    tail: Optional[pd.DataFrame] = None   # rows of the newest step when it is not a kept one
-    view: Optional[pd.DataFrame] = None
+    kept: pd.DataFrame | None = None
+    tail: pd.DataFrame | None = None   # rows of the newest step when it is not a kept one
+    view: pd.DataFrame | None = None
 
 
 class HistoryCache:

@@ -14,10 +14,10 @@ from dash.exceptions import PreventUpdate
 
 from .. import form, ids
 from ..architecture import describe
+from ..context import AppContext
 from ..figures.architecture import architecture_fig
 from ..figures.base import empty_fig
 from ..panels import architecture_panel as panel
-from ..context import AppContext
 
 FIELD_IDS = [f.component_id for f in form.FIELDS]
 FIELD_KEYS = [f.key for f in form.FIELDS]

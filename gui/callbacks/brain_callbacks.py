@@ -11,12 +11,12 @@ from dash import Input, Output, State
 from dash.exceptions import PreventUpdate
 
 from .. import db, ids
+from ..context import AppContext
 from ..figures.activations import pca_fig
 from ..figures.base import empty_fig
 from ..panels.brain_panel import ALL_BLOCKS
 from ..runs import resolve
 from . import analysis_common as common
-from ..context import AppContext
 from .activation_callbacks import missing_snapshots
 
 TABLE = "hidden_states"

@@ -15,24 +15,24 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import dash_bootstrap_components as dbc
 from dash import Input, Output, ctx, no_update
 from dash.exceptions import PreventUpdate
 
 from .. import ids
+from ..context import AppContext
 from ..figures.training import CHECKPOINT_TRACE
 from ..forge import resolve_forge
 from ..models import CHECKPOINT_CHOICE
 from ..panels.training_panel import checkpoint_hint
 from ..runs import resolve
-from ..context import AppContext
 
 USES = "resume, compression, evaluation and generation"
 
 
-def pending(selected: Any, seen: Any, run: Optional[str]) -> Optional[str]:
+def pending(selected: Any, seen: Any, run: str | None) -> str | None:
     """The checkpoint file a picker of run `run` has still to apply (None: nothing new for it)."""
     if not isinstance(selected, dict) or not run or selected.get("run") != run:
         return None
@@ -41,7 +41,7 @@ def pending(selected: Any, seen: Any, run: Optional[str]) -> Optional[str]:
     return selected.get("checkpoint")
 
 
-def pick(selected: Any, seen: Any, run: Optional[str], values: list, current: Any) -> tuple:
+def pick(selected: Any, seen: Any, run: str | None, values: list, current: Any) -> tuple:
     """(value, seen) of a checkpoint picker of run `run` that offers `values` and shows `current`:
     the selection when it is new to the picker and offered, else `current` unchanged."""
     wanted = pending(selected, seen, run)
@@ -50,7 +50,7 @@ def pick(selected: Any, seen: Any, run: Optional[str], values: list, current: An
     return wanted, selected["ts"]
 
 
-def pick_model(selected: Any, seen: Any, run: Optional[str], files: list, options: list,
+def pick_model(selected: Any, seen: Any, run: str | None, files: list, options: list,
                current: Any) -> tuple:
     """(value, seen) of a model dropdown: "a checkpoint of the run" for a new selection of one of
     `files` (the run's checkpoints that hold weights), when that choice is offered."""
@@ -61,7 +61,7 @@ def pick_model(selected: Any, seen: Any, run: Optional[str], files: list, option
     return CHECKPOINT_CHOICE, selected["ts"]
 
 
-def clicked_file(click: Any) -> Optional[str]:
+def clicked_file(click: Any) -> str | None:
     """The checkpoint file of a click on a marker (clickData), None for a click elsewhere."""
     for point in (click or {}).get("points") or []:
         if point.get("curveNumber") == CHECKPOINT_TRACE and point.get("customdata"):
@@ -81,8 +81,8 @@ def _simulated(run) -> bool:
     return status is not None and status.kind == "simulate"
 
 
-def select_checkpoint(runs_dir: Path, name: Optional[str], click: Any,
-                      now: Optional[float] = None) -> tuple[Any, Any]:
+def select_checkpoint(runs_dir: Path, name: str | None, click: Any,
+                      now: float | None = None) -> tuple[Any, Any]:
     """(store value or no_update, note under the chart) for a click on the loss chart."""
     file = clicked_file(click)
     if file is None:

@@ -11,23 +11,29 @@ from __future__ import annotations
 import sqlite3
 import time
 from pathlib import Path
-from typing import Optional
 
 import dash_bootstrap_components as dbc
 import pandas as pd
 from dash import Input, Output, State, ctx, html, no_update
 from dash.exceptions import PreventUpdate
 
+from umoec.run import RunDir
+
 from .. import db, forge, ids, models
 from ..compress_jobs import Job, JobError, JobManager, read_sidecar, status_kind, status_reason
+from ..context import AppContext
 from ..figures.base import empty_fig
 from ..figures.compression import compression_comparison_fig
-from ..context import AppContext
 from ..runs import resolve
-from ..uploads import (UploadError, decode_contents, decoded_size, format_bytes, store_upload,
-                       too_large_message)
+from ..uploads import (
+    UploadError,
+    decode_contents,
+    decoded_size,
+    format_bytes,
+    store_upload,
+    too_large_message,
+)
 from .checkpoint_select import pending, pick, pick_model
-from umoec.run import RunDir
 
 READ_ERRORS = (FileNotFoundError, sqlite3.Error, OSError, ValueError)
 STATUS_COLOURS = {"done": "success", "failed": "danger", "cancelled": "secondary",
@@ -40,7 +46,7 @@ def alert(text, colour: str) -> dbc.Alert:
     return dbc.Alert(text, color=colour, class_name="py-2 px-3 mb-0 small")
 
 
-def checkpoint_options(run: Optional[RunDir]) -> list[dict]:
+def checkpoint_options(run: RunDir | None) -> list[dict]:
     """The run's checkpoints, newest first; simulated runs say their checkpoints hold no weights."""
     if run is None:
         return []
@@ -92,7 +98,7 @@ def register_checkpoint_dropdown(app, runs_dir: Path, dropdown: str, tab: str) -
         return checkpoint_dropdown_view(runs_dir, name, options, current, selected, seen)
 
 
-def model_dropdown_view(runs_dir: Path, run: Optional[RunDir], current, options, note,
+def model_dropdown_view(runs_dir: Path, run: RunDir | None, current, options, note,
                         prefer=None) -> tuple:
     """(options, value, note) of a model dropdown: every model of the store (the shipped default
     first), then "a checkpoint of the selected run". The value stays what the user chose while it
@@ -150,7 +156,7 @@ def register_model_dropdown(app, runs_dir: Path, dropdown: str, note: str, check
         return value != models.CHECKPOINT_CHOICE
 
 
-def checkpoint_model_pick(run: Optional[RunDir], name, options, value, selected, seen) -> tuple:
+def checkpoint_model_pick(run: RunDir | None, name, options, value, selected, seen) -> tuple:
     """(value, seen) of a model dropdown: a checkpoint selected on the loss chart switches it to
     "a checkpoint of the run" once, if the run's checkpoints hold weights (a simulated run keeps
     the default model, which can code)."""
@@ -168,7 +174,7 @@ def has_real_checkpoints(run: RunDir) -> bool:
     return bool(run.checkpoints()) and not (status is not None and status.kind == "simulate")
 
 
-def progress_outputs(job: Optional[Job]) -> tuple:
+def progress_outputs(job: Job | None) -> tuple:
     """(value, label, style) of a progress bar for a running job; hidden otherwise."""
     if job is None or not job.running:
         return 0, "", {"display": "none"}
@@ -215,7 +221,7 @@ def job_message(job: Job) -> tuple[str, str]:
     return f"{name} {job.state}: {job.message}", colour
 
 
-def status_area(job: Optional[Job], action: Optional[dict]):
+def status_area(job: Job | None, action: dict | None):
     """The tab's status line: the last button's refusal if newer than the job, else the job."""
     if action and action.get("text"):
         newest = max(job.started, job.ended or 0) if job is not None else 0
@@ -226,7 +232,7 @@ def status_area(job: Optional[Job], action: Optional[dict]):
     return alert(*job_message(job))
 
 
-def status_badge(status: Optional[str]):
+def status_badge(status: str | None):
     kind = status_kind(status) or "?"
     badge = dbc.Badge(kind, color=STATUS_COLOURS.get(kind, "secondary"), class_name="me-1")
     reason = status_reason(status)
@@ -281,8 +287,8 @@ def baseline_cells(b: dict) -> list:
             f"{format_bytes(raw / secs)}/s" if secs > 0 else ""]
 
 
-def jobs_table(jobs: pd.DataFrame, selected: Optional[int], baselines: list[dict],
-               simulated_run: bool = False, model_names: Optional[dict] = None) -> list:
+def jobs_table(jobs: pd.DataFrame, selected: int | None, baselines: list[dict],
+               simulated_run: bool = False, model_names: dict | None = None) -> list:
     """thead + tbody of compression-results-table; the selected job's baselines under its row.
     model_names: job_id -> the Model cell (model_cells)."""
     head = html.Thead(html.Tr([html.Th(h) for h in HEADER]))
@@ -319,7 +325,7 @@ def jobs_table(jobs: pd.DataFrame, selected: Optional[int], baselines: list[dict
     return [head, html.Tbody(body)]
 
 
-def comparison_frame(row: Optional[dict], baselines: list[dict]) -> pd.DataFrame:
+def comparison_frame(row: dict | None, baselines: list[dict]) -> pd.DataFrame:
     cols = ["method", "raw_bytes", "packed_bytes", "seconds"]
     if row is None:
         return pd.DataFrame(columns=cols)
@@ -330,7 +336,7 @@ def comparison_frame(row: Optional[dict], baselines: list[dict]) -> pd.DataFrame
     return pd.DataFrame(out, columns=cols)
 
 
-def verify_view(job: Optional[Job], side: dict):
+def verify_view(job: Job | None, side: dict):
     """compress-verify-result: PASS in green or FAIL in red with the reason (or progress)."""
     if job is not None and job.running:
         return html.Div(f"Verifying: {job.progress_text()} ...", className="text-muted")

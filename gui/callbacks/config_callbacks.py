@@ -15,10 +15,9 @@ Callback bodies are module functions so tests can call them without a browser.
 """
 from __future__ import annotations
 
-
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import dash_bootstrap_components as dbc
 from dash import Input, Output, State, ctx, html, no_update
@@ -29,14 +28,14 @@ from umoec.schedule import lr_curve
 
 from .. import db, derived, form, ids
 from .. import presets as user_presets
-from ..forge import resolve_forge
-from ..form import FormFileError
+from ..context import AppContext
 from ..figures.base import empty_fig
 from ..figures.training import lr_preview_fig
+from ..forge import resolve_forge
+from ..form import FormFileError
 from ..panels.config_panel import LR_PREVIEW_HEIGHT
-from ..process import RUNNERS, LaunchError, Launcher, last_output_line, trainer_available
+from ..process import RUNNERS, Launcher, LaunchError, last_output_line, trainer_available
 from ..runs import ACTIVE, BADGE_COLOURS, resolve, run_options, summarise
-from ..context import AppContext
 from .training_callbacks import step_rate
 
 FIELD_IDS = [f.component_id for f in form.FIELDS]
@@ -71,13 +70,13 @@ def save_action(values: dict, tier, path_text, pending) -> tuple:
 
 
 # -- filling the form -------------------------------------------------------------------------
-def fill(trigger: Optional[str], tier: Optional[str], checklist: Optional[list],
-         switches: dict[str, Any], inject: Any, load_path: Optional[str], stored: Any,
-         base: Optional[Path] = None) -> dict[str, Any]:
+def fill(trigger: str | None, tier: str | None, checklist: list | None,
+         switches: dict[str, Any], inject: Any, load_path: str | None, stored: Any,
+         base: Path | None = None) -> dict[str, Any]:
     """What `fill_form` writes: {"values": {key: value} (only changed keys), "tier", "checklist",
     "message"}; missing entries mean "leave as is"."""
     out: dict[str, Any] = {}
-    values: Optional[dict] = None
+    values: dict | None = None
     if trigger is None:  # page load: restore the saved form (always emit, so it is checked)
         values = form.default_values()
         if isinstance(stored, dict) and isinstance(stored.get("values"), dict):
@@ -132,7 +131,7 @@ def fill(trigger: Optional[str], tier: Optional[str], checklist: Optional[list],
     return out
 
 
-def tier_options(tier: Optional[str]) -> list[dict]:
+def tier_options(tier: str | None) -> list[dict]:
     presets = C.preset_names()
     saved = user_presets.names()  # user-saved presets (gui/presets.py)
     extra = [tier] if tier and tier not in presets and tier not in saved else []
@@ -149,7 +148,7 @@ def derived_table(cfg: C.Config) -> html.Table:
     return html.Table(html.Tbody(rows), className="derived-table w-100")
 
 
-def lr_preview(cfg: Optional[C.Config]):
+def lr_preview(cfg: C.Config | None):
     if cfg is None:
         return empty_fig("Fix the highlighted fields to preview the schedule",
                          height=LR_PREVIEW_HEIGHT)
@@ -222,7 +221,7 @@ def check(values: dict[str, Any], tier: Any) -> dict[str, Any]:
 # -- status -----------------------------------------------------------------------------------
 
 
-def status_view(runs_dir: Path, launcher: Launcher, name: Optional[str],
+def status_view(runs_dir: Path, launcher: Launcher, name: str | None,
                 control: Any) -> dict[str, Any]:
     """config-status for the selected run, and whether Stop / Resume make sense now."""
     lines: list = []
@@ -274,7 +273,7 @@ def status_view(runs_dir: Path, launcher: Launcher, name: Optional[str],
             "resume_disabled": not resume_ok}
 
 
-def _progress(run) -> tuple[Optional[int], Optional[float]]:
+def _progress(run) -> tuple[int | None, float | None]:
     """(newest logged step, steps per second) from the metrics (fresher than the heartbeat)."""
     try:
         with db.open_db(run.db_path) as conn:
@@ -287,8 +286,8 @@ def _progress(run) -> tuple[Optional[int], Optional[float]]:
 
 
 def control_action(trigger: str, launcher: Launcher, runs_dir: Path, values: dict, tier: Any,
-                   runner: Optional[str], run_name: Optional[str], rate: Any,
-                   selected: Optional[str], checkpoint: Optional[str]) -> dict[str, Any]:
+                   runner: str | None, run_name: str | None, rate: Any,
+                   selected: str | None, checkpoint: str | None) -> dict[str, Any]:
     """Start, Stop or Resume; returns {"ok", "text", "run"} (run: the run to select)."""
     try:
         rate_f = float(rate) if rate not in (None, "") else 20.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import dash_bootstrap_components as dbc
 from dash import Input, Output, State, ctx, html, no_update
@@ -12,8 +12,8 @@ from dash.exceptions import PreventUpdate
 
 from .. import datasets as D
 from .. import ids
-from ..derived import fmt_bytes
 from ..context import AppContext
+from ..derived import fmt_bytes
 
 LEVEL_CLASS = {"running": "text-primary", "ok": "text-success", "failed": "text-danger"}
 
@@ -71,7 +71,7 @@ def list_view(data_dir: Path, runs_dir: Path, building: set[str]) -> dict[str, A
             "default": ok[0].name if ok else None}
 
 
-def preview_view(data_dir: Path, name: Optional[str]) -> dict[str, Any]:
+def preview_view(data_dir: Path, name: str | None) -> dict[str, Any]:
     folder = D.resolve_dataset(data_dir, name)
     if folder is None:
         return {"preview": html.Span("Choose a dataset to preview it.", className="text-muted"),
@@ -103,7 +103,7 @@ def preview_view(data_dir: Path, name: Optional[str]) -> dict[str, Any]:
     return {"preview": html.Div(parts), "files": files, "use_disabled": not info.ok}
 
 
-def use_dataset(data_dir: Path, name: Optional[str]) -> tuple[Any, Any]:
+def use_dataset(data_dir: Path, name: str | None) -> tuple[Any, Any]:
     """(config-inject data, message) for "Use in config editor"."""
     folder = D.resolve_dataset(data_dir, name)
     if folder is None or not D.read_dataset(folder).ok:
@@ -125,7 +125,7 @@ def start_build(builder: D.DatasetBuilder, name, sources, val_fraction, max_byte
             "poll_disabled": False, "console": job.tail(), "cancel_disabled": False}
 
 
-def poll_build(builder: D.DatasetBuilder, name: Optional[str]) -> dict:
+def poll_build(builder: D.DatasetBuilder, name: str | None) -> dict:
     job = builder.get(name)
     if job is None:
         return {"console": no_update, "msg": no_update, "poll_disabled": True,

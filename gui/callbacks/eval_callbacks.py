@@ -14,7 +14,6 @@ import os
 import sqlite3
 import time
 from pathlib import Path
-from typing import Optional
 
 import dash_bootstrap_components as dbc
 import pandas as pd
@@ -29,13 +28,17 @@ from umoec.run import RunDir
 from .. import db, forge, ids, models
 from ..compress_jobs import ROOT, JobError, JobManager
 from ..compress_worker import MODEL_TAG
+from ..context import AppContext
 from ..figures.base import empty_fig
 from ..figures.compression import REFERENCE_BPB, eval_bpb_history_fig
 from ..runs import resolve
-from ..context import AppContext
-from .compression_callbacks import (alert, progress_outputs,
-                                    register_checkpoint_dropdown, register_model_dropdown,
-                                    status_area)
+from .compression_callbacks import (
+    alert,
+    progress_outputs,
+    register_checkpoint_dropdown,
+    register_model_dropdown,
+    status_area,
+)
 
 READ_ERRORS = (FileNotFoundError, sqlite3.Error, OSError, ValueError)
 REFERENCES = REFERENCE_BPB       # gzip 2.7, zstd-22 1.95, CMIX 1.23 (enwik8)
@@ -112,7 +115,7 @@ def measured_methods(baselines: pd.DataFrame) -> list[str]:
 
 
 def eval_table(evals: pd.DataFrame, baselines: pd.DataFrame, size: str,
-               simulated: bool = False, sizes: Optional[dict] = None) -> list:
+               simulated: bool = False, sizes: dict | None = None) -> list:
     """thead + tbody of eval-results-table, newest evaluation first. size: the run's model size;
     sizes: 'name (hash12)' -> size of the other models' rows (model_sizes)."""
     methods = measured_methods(baselines)
@@ -236,7 +239,7 @@ def register(app, cockpit: AppContext) -> None:
         return eval_view(jobs, runs_dir, name, action, seen)
 
 
-def eval_view(jobs: JobManager, runs_dir: Path, name, action, seen: Optional[str]) -> tuple:
+def eval_view(jobs: JobManager, runs_dir: Path, name, action, seen: str | None) -> tuple:
     """Every output of the Evaluation tab's refresh (a plain function: tests call it)."""
     run = resolve(runs_dir, name)
     job = jobs.latest(name, "eval")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from typing import Any, Optional
+from typing import Any
 
 import dash_bootstrap_components as dbc
 import pandas as pd
@@ -25,8 +25,7 @@ from .. import forge
 from ..derived import fmt_bytes
 from ..figures.base import empty_fig
 from ..figures.series import MAX_POINTS, Smoothing, smooth_continue, smooth_state
-from ..figures.training import (CHECKPOINT_COLUMNS, best_val_name, loss_fig, lr_grad_fig,
-                                throughput_fig)
+from ..figures.training import CHECKPOINT_COLUMNS, best_val_name, loss_fig, lr_grad_fig, throughput_fig
 from ..panels.training_panel import kpi_card
 
 LN2 = math.log(2.0)
@@ -153,7 +152,7 @@ def _extend_charts(log: forge.ForgeLog, state: dict, smoothing: Smoothing):
 
 
 def forge_training_update(run: forge.ForgeRun, smoothing: Smoothing, log_y: bool,
-                          state: Optional[dict]) -> dict[str, Any]:
+                          state: dict | None) -> dict[str, Any]:
     """The Training tab's outputs for a Forge run (see training_callbacks.OUTPUT_ORDER)."""
     # a string: the browser keeps numbers as doubles, and st_mtime_ns (~1.8e18) > 2**53 would
     # come back rounded, never equal, and the run be redrawn (and a zoom undone) every tick

@@ -6,7 +6,7 @@ and stops polling when it ends."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import dash_bootstrap_components as dbc
 from dash import Input, Output, State, html, no_update
@@ -15,10 +15,10 @@ from dash.exceptions import PreventUpdate
 from umoec.run import RunDir
 
 from .. import forge, ids, surprisal
+from ..context import AppContext
 from ..datasets import escape_text
 from ..derived import fmt_bytes
 from ..runs import resolve, summarise
-from ..context import AppContext
 from ..services.generation import Generation
 from .checkpoint_select import pick
 
@@ -31,7 +31,7 @@ def _bad(text: str) -> html.Span:
     return html.Span(text, className="text-danger")
 
 
-def checkpoint_view(runs_dir: Path, name: Optional[str], current: Optional[str],
+def checkpoint_view(runs_dir: Path, name: str | None, current: str | None,
                     selected: Any = None, seen: Any = None) -> dict[str, Any]:
     """The info line, the checkpoint choices and whether the buttons work, for the selected run;
     `selected`, `seen`: a checkpoint chosen on the loss chart, applied once (checkpoint_select)."""
@@ -61,7 +61,7 @@ def checkpoint_view(runs_dir: Path, name: Optional[str], current: Optional[str],
     return {"options": options, "value": value, "disabled": False, "info": info, "seen": seen}
 
 
-def checkpoint_path(runs_dir: Path, name: Optional[str], checkpoint: Optional[str]) -> Path:
+def checkpoint_path(runs_dir: Path, name: str | None, checkpoint: str | None) -> Path:
     """The chosen checkpoint file, only if it is one of the run's own checkpoints."""
     run = resolve(runs_dir, name)
     if run is None:
@@ -74,7 +74,7 @@ def checkpoint_path(runs_dir: Path, name: Optional[str], checkpoint: Optional[st
 
 # -- sampling ---------------------------------------------------------------------------------------
 def start_sample(jobs: Generation, runs_dir: Path, name, checkpoint, prompt, temperature, top_k,
-                 max_bytes, seed, previous: Optional[str]) -> dict[str, Any]:
+                 max_bytes, seed, previous: str | None) -> dict[str, Any]:
     from umoec.generate import GenerateError  # torch: only now
     jobs.cancel(previous)
     try:
@@ -110,7 +110,7 @@ def sample_status(v: dict) -> Any:
     return _bad(f"Failed: {v['error']}")
 
 
-def poll_sample(jobs: Generation, job_id: Optional[str]) -> dict[str, Any]:
+def poll_sample(jobs: Generation, job_id: str | None) -> dict[str, Any]:
     if not job_id:
         raise PreventUpdate
     job = jobs.get(job_id)
@@ -123,7 +123,7 @@ def poll_sample(jobs: Generation, job_id: Optional[str]) -> dict[str, Any]:
             "cancel_disabled": done}
 
 
-def cancel_job(jobs: Generation, job_id: Optional[str]) -> Any:
+def cancel_job(jobs: Generation, job_id: str | None) -> Any:
     if not job_id:
         raise PreventUpdate
     return _muted("Cancelling...") if jobs.cancel(job_id) else no_update
@@ -131,7 +131,7 @@ def cancel_job(jobs: Generation, job_id: Optional[str]) -> Any:
 
 # -- scoring ----------------------------------------------------------------------------------------
 def start_score(jobs: Generation, runs_dir: Path, name, checkpoint, text,
-                previous: Optional[str]) -> dict[str, Any]:
+                previous: str | None) -> dict[str, Any]:
     from umoec.generate import GenerateError  # torch: only now
     jobs.cancel(previous)
     try:
@@ -155,7 +155,7 @@ def score_summary(v: dict) -> Any:
     ])
 
 
-def poll_score(jobs: Generation, job_id: Optional[str]) -> dict[str, Any]:
+def poll_score(jobs: Generation, job_id: str | None) -> dict[str, Any]:
     if not job_id:
         raise PreventUpdate
     job = jobs.get(job_id)

@@ -11,17 +11,17 @@ Callback bodies are module functions so tests can call them without a browser.
 from __future__ import annotations
 
 import time
-from typing import Any, Optional
+from typing import Any
 
 import dash_bootstrap_components as dbc
 from dash import Input, Output, State, html, no_update
 from dash.exceptions import PreventUpdate
 
 from .. import form, growth, ids
+from ..context import AppContext
 from ..figures.base import empty_fig
 from ..figures.growth import growth_fig
 from ..panels import growth_panel as panel
-from ..context import AppContext
 
 FIELD_IDS = [f.component_id for f in form.FIELDS]
 FIELD_KEYS = [f.key for f in form.FIELDS]
@@ -30,12 +30,12 @@ SLIDER_IDS = [ids.growth_slider_id(k) for k in KNOBS]
 FOLLOW_KEYS = [*KNOBS, "patches.scales"]
 
 
-def follow(values: dict[str, Any], ladders: Optional[dict]) -> dict[str, Optional[dict]]:
+def follow(values: dict[str, Any], ladders: dict | None) -> dict[str, dict | None]:
     """Per knob: {"values": ladder, "index": position of the form's value}, or None where the
     form's field is not an integer (that slider stays as it is)."""
     knobs = growth.knob_values(values)
     scales = growth.scales_of(values)
-    out: dict[str, Optional[dict]] = {}
+    out: dict[str, dict | None] = {}
     for key in KNOBS:
         out[key] = None if knobs[key] is None else panel.slider_setup(key, knobs[key], scales)
     return out
@@ -94,7 +94,7 @@ def growth_view(values: dict[str, Any], tier: Any, choice: dict[str, int]) -> di
     return out
 
 
-def copy_payload(pending: Any) -> tuple[Optional[dict], Any]:
+def copy_payload(pending: Any) -> tuple[dict | None, Any]:
     """(config-inject data, status line) for a press of Copy."""
     if not isinstance(pending, dict) or not pending:
         return None, html.Span("Nothing to copy: the knobs equal the config.",

@@ -11,11 +11,11 @@ from dash import Input, Output, State
 from dash.exceptions import PreventUpdate
 
 from .. import db, ids
+from ..context import AppContext
 from ..figures.base import empty_fig
 from ..figures.mod import mod_current_fig, mod_gate_history_fig, mod_summary
 from ..panels.analysis_widgets import metric_card
 from . import analysis_common as common
-from ..context import AppContext
 
 TABLE = "mod_gates"
 HISTORY = common.HistoryCache(TABLE)

@@ -14,8 +14,8 @@ from dash.exceptions import PreventUpdate
 
 from .. import ids
 from ..compress_jobs import JobError, JobManager
-from ..runs import resolve
 from ..context import AppContext
+from ..runs import resolve
 from .compression_callbacks import status_area
 
 

@@ -12,7 +12,7 @@ clicks "Enable desktop notifications".
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Optional
+from typing import Any
 
 import dash_bootstrap_components as dbc
 from dash import Input, Output, State, html, no_update
@@ -64,7 +64,7 @@ def _is_open(child: Any) -> bool:
     return props.get("is_open", True) is not False
 
 
-def tick(current: dict[str, dict], seen: Optional[dict], toasts: Optional[list]) -> dict[str, Any]:
+def tick(current: dict[str, dict], seen: dict | None, toasts: list | None) -> dict[str, Any]:
     """One refresh from the watchdog's snapshot: new events, the stored states, the toast list."""
     events = notify.transitions(seen, current)
     new_seen = notify.stored(current)

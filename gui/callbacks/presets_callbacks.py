@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from dash import Input, Output, State, ctx, dcc, html, no_update
 from dash.exceptions import PreventUpdate
@@ -29,7 +29,7 @@ def _bad(text: str) -> html.Span:
     return html.Span(text, className="text-danger")
 
 
-def preset_action(trigger: Optional[str], folder: Optional[Path], name: Optional[str],
+def preset_action(trigger: str | None, folder: Path | None, name: str | None,
                   values: dict[str, Any], tier: Any) -> dict[str, Any]:
     """{"message", "options", "tier"} for Save preset / Delete."""
     out: dict[str, Any] = {"message": no_update, "options": no_update, "tier": no_update}
@@ -50,7 +50,7 @@ def preset_action(trigger: Optional[str], folder: Optional[Path], name: Optional
     return out
 
 
-def import_action(contents: Optional[str], filename: Optional[str]) -> dict[str, Any]:
+def import_action(contents: str | None, filename: str | None) -> dict[str, Any]:
     """{"inject", "message"}: the uploaded config as form values for config-inject."""
     filename = filename or "upload"
     try:

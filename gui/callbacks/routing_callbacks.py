@@ -12,12 +12,16 @@ from dash import Input, Output, State, ctx, no_update
 from dash.exceptions import PreventUpdate
 
 from .. import db, ids
+from ..context import AppContext
 from ..figures.base import empty_fig
-from ..figures.routing import (expert_detail_fig, load_balance_fig, moe_routing_history_fig,
-                               routing_heatmap_fig)
+from ..figures.routing import (
+    expert_detail_fig,
+    load_balance_fig,
+    moe_routing_history_fig,
+    routing_heatmap_fig,
+)
 from ..runs import resolve
 from . import analysis_common as common
-from ..context import AppContext
 
 TABLE = "moe_routing"
 HISTORY = common.HistoryCache(TABLE)

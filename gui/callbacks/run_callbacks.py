@@ -2,14 +2,13 @@
 on or changes state; gui/callbacks/tick_callbacks.py), so a run's state is never stale."""
 from __future__ import annotations
 
-
-from dash.exceptions import PreventUpdate
 from dash import Input, Output, State, no_update
+from dash.exceptions import PreventUpdate
 
 from .. import ids
+from ..context import AppContext
 from ..forge import resolve_forge
 from ..runs import resolve, run_options, summarise
-from ..context import AppContext
 
 
 def register(app, cockpit: AppContext) -> None:

@@ -4,14 +4,14 @@ and gui/forge.py; `manage_action` is the callback body as a plain function."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from dash import Input, Output, State, ctx, html, no_update
 from dash.exceptions import PreventUpdate
 
 from .. import forge, ids, run_admin
-from ..runs import resolve, run_options
 from ..context import AppContext
+from ..runs import resolve, run_options
 
 MANAGE_OUTPUTS = ("message", "modal_open", "modal_body", "target", "options", "value", "table")
 
@@ -28,7 +28,7 @@ def table_rows(runs_dir: Path) -> list[dict[str, Any]]:
     return [{**r, "id": r["key"]} for r in run_admin.run_rows(runs_dir)]
 
 
-def selected_view(runs_dir: Path, name: Optional[str]) -> dict[str, Any]:
+def selected_view(runs_dir: Path, name: str | None) -> dict[str, Any]:
     """The management card for the run chosen in the top bar."""
     if not name:
         return dict(title="none (choose one in the top bar or click a row)", notes="",
@@ -44,9 +44,9 @@ def selected_view(runs_dir: Path, name: Optional[str]) -> dict[str, Any]:
     return dict(title=name, notes=notes, disabled=False, placeholder="what this run tries...")
 
 
-def manage_action(trigger: Optional[str], runs_dir: Path, launcher: Any, selected: Optional[str],
-                  new_name: Optional[str], notes: Optional[str],
-                  target: Optional[str]) -> dict[str, Any]:
+def manage_action(trigger: str | None, runs_dir: Path, launcher: Any, selected: str | None,
+                  new_name: str | None, notes: str | None,
+                  target: str | None) -> dict[str, Any]:
     """Rename / ask to delete / confirm delete / cancel / save notes."""
     out: dict[str, Any] = {k: no_update for k in MANAGE_OUTPUTS}
     try:

@@ -21,10 +21,10 @@ from dash import Input, Output, State
 from dash.exceptions import PreventUpdate
 
 from .. import ids
+from ..context import AppContext
 from ..forge import resolve_forge
 from ..runs import resolve
 from ..services import pulse as P
-from ..context import AppContext
 
 log = logging.getLogger(__name__)
 ROUTER_JS = """function(pulse, active) {

@@ -21,7 +21,7 @@ import math
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import dash_bootstrap_components as dbc
 import pandas as pd
@@ -32,16 +32,23 @@ from umoec import config as C
 from umoec.run import RunState
 
 from .. import db, ids, models, report
+from ..context import AppContext
 from ..derived import fmt_bytes
 from ..figures.base import empty_fig
 from ..figures.series import MAX_POINTS, Smoothing, ema, smooth_continue, smooth_state
-from ..figures.training import (CHECKPOINT_COLUMNS, CHECKPOINT_TRACE, best_val_name,
-                                checkpoint_points, loss_fig, lr_grad_fig, system_fig,
-                                throughput_fig)
+from ..figures.training import (
+    CHECKPOINT_COLUMNS,
+    CHECKPOINT_TRACE,
+    best_val_name,
+    checkpoint_points,
+    loss_fig,
+    lr_grad_fig,
+    system_fig,
+    throughput_fig,
+)
+from ..forge import resolve_forge
 from ..panels.training_panel import RESUME_HIDDEN, RESUME_SHOWN, kpi_card
 from ..runs import resolve, summarise
-from ..forge import resolve_forge
-from ..context import AppContext
 from . import checkpoint_select
 from .forge_training import forge_training_update
 
@@ -75,7 +82,7 @@ def kpis(latest: dict | None, total_steps: int) -> list:
     ]
 
 
-def step_rate(recent) -> Optional[float]:
+def step_rate(recent) -> float | None:
     """Steps per second over the recent logged rows, or None if it cannot be measured."""
     if recent is None or len(recent) < 2:
         return None
@@ -117,7 +124,7 @@ def export_button(c, text: str) -> dbc.Button:
                             "(a background job)")
 
 
-def export_cell(c, exported: Optional[dict], simulated: bool = False) -> object:
+def export_cell(c, exported: dict | None, simulated: bool = False) -> object:
     """The coding model of checkpoint `c` (RUN/models/stepNNNNNN.umm) or an Export model button."""
     if simulated:
         return html.Span("simulated, no weights", className="text-muted small")
@@ -141,7 +148,7 @@ def checkpoint_models(run, cks) -> dict[str, dict]:
     return {c.path.name: models.exported_model(run, c.step, c.mtime) for c in cks}
 
 
-def checkpoint_list(cks, exported: Optional[dict] = None, simulated: bool = False) -> object:
+def checkpoint_list(cks, exported: dict | None = None, simulated: bool = False) -> object:
     """Table of the run's checkpoints, newest first; with `exported` (checkpoint_models) a model
     column: the exported coding model or an Export model button."""
     if not cks:
@@ -166,7 +173,7 @@ def checkpoint_options(cks) -> list[dict]:
              "value": c.path.name} for c in reversed(cks)]
 
 
-def _mtime(path: Path) -> Optional[float]:
+def _mtime(path: Path) -> float | None:
     try:
         return path.stat().st_mtime
     except OSError:
@@ -185,7 +192,7 @@ def db_error_text(path: Path, exc: BaseException) -> str:
     return db.db_read_error(path, exc)
 
 
-def _read_log(run, state: Optional[dict]) -> tuple[Any, Optional[list]]:
+def _read_log(run, state: dict | None) -> tuple[Any, list | None]:
     """(log tail or no_update, signature) - unchanged files are not sent again."""
     try:
         st = run.log_path.stat()
@@ -203,7 +210,7 @@ def _read_log(run, state: Optional[dict]) -> tuple[Any, Optional[list]]:
     return ("\n".join(lines) or "(training.log is empty)"), sig
 
 
-def grad_clip_of(run) -> Optional[float]:
+def grad_clip_of(run) -> float | None:
     """The run's gradient-clipping threshold (training.grad_clip; None when off or unreadable)."""
     try:
         clip = float(C.load(run.config_path).training.grad_clip)
@@ -221,7 +228,7 @@ def checkpoint_frame(cks) -> pd.DataFrame:
                         columns=list(CHECKPOINT_COLUMNS))
 
 
-def _full_charts(conn, smoothing: Smoothing, log_y: bool, grad_clip: Optional[float] = None,
+def _full_charts(conn, smoothing: Smoothing, log_y: bool, grad_clip: float | None = None,
                  cks: tuple = ()) -> tuple[object, object, object, dict]:
     """(loss, lr, throughput figures, chart state): every row read, drawn from scratch."""
     train = db.train_series(conn, CHART_COLUMNS)
@@ -280,9 +287,9 @@ def _patch_charts(conn, state: dict, smoothing: Smoothing) -> tuple[Any, Any, An
     return loss, lr, throughput, state
 
 
-def training_update(runs_dir: Path, name: Optional[str], smoothing: float = 0.6,
-                    log_y: bool = False, state: Optional[dict] = None,
-                    checkpoint: Optional[str] = None, launched: Any = None,
+def training_update(runs_dir: Path, name: str | None, smoothing: float = 0.6,
+                    log_y: bool = False, state: dict | None = None,
+                    checkpoint: str | None = None, launched: Any = None,
                     method: str = "ema", clip: bool = False) -> dict[str, Any]:
     """Everything the training tab shows for run `name`, given what the page already has.
     `launched`: the Launcher's entry for the run (a resumed run's gap before its first status).
@@ -352,7 +359,7 @@ def training_update(runs_dir: Path, name: Optional[str], smoothing: float = 0.6,
                 heads=heads_table(heads), error=None, state=new_state)
 
 
-def metrics_csv(runs_dir: Path, name: Optional[str], smoothing: float = 0.6) -> Optional[dict]:
+def metrics_csv(runs_dir: Path, name: str | None, smoothing: float = 0.6) -> dict | None:
     """The selected run's metrics as a dcc.Download dict: every logged row (with its EMA at the
     chart's smoothing and the step's validation bpb), or a Forge run's own log.csv; None when
     there is nothing readable."""
@@ -377,7 +384,7 @@ def metrics_csv(runs_dir: Path, name: Optional[str], smoothing: float = 0.6) -> 
             "type": "text/csv"}
 
 
-def system_update(runs_dir: Path, name: Optional[str], seen: Optional[dict]) -> tuple[Any, Any]:
+def system_update(runs_dir: Path, name: str | None, seen: dict | None) -> tuple[Any, Any]:
     """(system figure or no_update, new state): redrawn only when the run or its newest sample
     changed (a few hundred rows at most, downsampled; cheaper than patching)."""
     run = resolve(runs_dir, name)
@@ -397,7 +404,7 @@ def system_update(runs_dir: Path, name: Optional[str], seen: Optional[dict]) -> 
     return system_fig(system, max_points=MAX_POINTS), key
 
 
-def report_download(runs_dir: Path, name: Optional[str]) -> Optional[dict]:
+def report_download(runs_dir: Path, name: str | None) -> dict | None:
     """The selected run's HTML report as a dcc.Download dict (None: no run of ours, or its
     metrics cannot be read; Forge folders have no metrics.db to report from)."""
     run = resolve(runs_dir, name)
@@ -410,7 +417,7 @@ def report_download(runs_dir: Path, name: Optional[str]) -> Optional[dict]:
     return {"content": text, "filename": f"{run.name}-report.html", "type": "text/html"}
 
 
-def resume_controls_class(runs_dir: Path, name: Optional[str]) -> str:
+def resume_controls_class(runs_dir: Path, name: str | None) -> str:
     """The checkpoint picker and Resume button: hidden for a Forge run (read-only here; its
     checkpoints are listed in the table below), shown otherwise."""
     forge_run = resolve_forge(runs_dir, name) if resolve(runs_dir, name) is None else None
@@ -440,15 +447,16 @@ XSYNC_JS = """function() {
         window.Plotly.relayout(gd, upd);
     }
     return upd['xaxis.range'] || 'auto';
-}""" % (json.dumps(ids.RUN_SELECT), json.dumps(list(ids.TRAINING_SHARED_X)), json.dumps(ids.RUN_SELECT),
-       json.dumps(ids.TRAINING_LOSS))
+}""" % (  # noqa: UP031 (JavaScript braces)
+    json.dumps(ids.RUN_SELECT), json.dumps(list(ids.TRAINING_SHARED_X)), json.dumps(ids.RUN_SELECT),
+    json.dumps(ids.TRAINING_LOSS))
 
 
 OUTPUT_ORDER = ("kpis", "eta", "loss", "lr", "throughput", "heads", "checkpoints", "log", "error",
                 "state", "ck_options", "ck_value")
 
 
-def apply_selection(out: dict, name: Optional[str], options: Optional[list], current: Any,
+def apply_selection(out: dict, name: str | None, options: list | None, current: Any,
                     selected: Any, seen: Any) -> Any:
     """The resume picker takes a checkpoint selected on the loss chart (checkpoint_select.pick):
     sets out["ck_value"] and returns the picker's new seen stamp. `options`, `current`: what

@@ -24,7 +24,7 @@ the same line as the unzoomed one.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 from dash import Input, Output, Patch, State, ctx, no_update
@@ -32,21 +32,21 @@ from dash.exceptions import PreventUpdate
 
 from .. import ids
 from ..compare import CompareError, load_run
+from ..context import AppContext
 from ..figures import series
 from ..figures.series import MAX_POINTS, Smoothing, smooth
-from ..context import AppContext
 
 OUTPUTS = ("figure", "zoom", "follow")
 
 
-def _chart_sig(chart: Optional[dict]) -> Optional[list]:
+def _chart_sig(chart: dict | None) -> list | None:
     if not isinstance(chart, dict):
         return None
     return [chart.get("run"), chart.get("gen"), chart.get("smoothing"), chart.get("method"),
             chart.get("clip"), chart.get("log_y")]
 
 
-def y_range(ys: list, xs: list, window: tuple[float, float], log_y: bool) -> Optional[list]:
+def y_range(ys: list, xs: list, window: tuple[float, float], log_y: bool) -> list | None:
     """The y range that fits the points inside the x window (5% margin; log10 units on a log
     axis), so a zoom on a late, flat stretch of the curve shows its detail; None when nothing
     plottable is inside."""
@@ -63,8 +63,8 @@ def y_range(ys: list, xs: list, window: tuple[float, float], log_y: bool) -> Opt
     return [bottom - pad, top + pad]
 
 
-def _patch(runs_dir: Path, name: str, smoothing: Smoothing, window: Optional[list],
-           log_y: bool = False, fit_y: bool = True) -> Optional[Patch]:
+def _patch(runs_dir: Path, name: str, smoothing: Smoothing, window: list | None,
+           log_y: bool = False, fit_y: bool = True) -> Patch | None:
     """Train traces 0 (raw) and 1 (smoothed) for `window` (None: the whole run), and the x range
     written into the figure (so a later full redraw by the training callback cannot keep a
     stale one: it is re-applied by `track_redraws`). With `fit_y` the y axis fits what is
@@ -107,7 +107,7 @@ def _user_set_y(relayout: Any) -> bool:
                                               for k in relayout)
 
 
-def _extent(runs_dir: Path, name: str) -> Optional[list]:
+def _extent(runs_dir: Path, name: str) -> list | None:
     try:
         run = load_run(runs_dir, name)
     except CompareError:
@@ -115,8 +115,8 @@ def _extent(runs_dir: Path, name: str) -> Optional[list]:
     return [float(run.step[0]), float(run.step[-1])] if len(run.step) > 1 else None
 
 
-def training_zoom(runs_dir: Path, name: Optional[str], trigger: Optional[str], relayout: Any,
-                  follow: Any, chart: Optional[dict], zoom: Optional[dict]) -> dict[str, Any]:
+def training_zoom(runs_dir: Path, name: str | None, trigger: str | None, relayout: Any,
+                  follow: Any, chart: dict | None, zoom: dict | None) -> dict[str, Any]:
     """A zoom/pan/double-click (relayoutData) or the follow-live switch: the figure Patch, the
     new zoom store ({"run", "window"}) and the switch's new value."""
     out: dict[str, Any] = {k: no_update for k in OUTPUTS}
@@ -151,8 +151,8 @@ def training_zoom(runs_dir: Path, name: Optional[str], trigger: Optional[str], r
     return out
 
 
-def track_redraws(runs_dir: Path, name: Optional[str], chart: Optional[dict],
-                  zoom: Optional[dict], seen: Optional[dict]) -> tuple[Any, Any]:
+def track_redraws(runs_dir: Path, name: str | None, chart: dict | None,
+                  zoom: dict | None, seen: dict | None) -> tuple[Any, Any]:
     """After each training tick: (figure Patch or no_update, new `seen`). Re-applies a held zoom
     when the training callback has redrawn the chart from scratch (its settings changed, or its
     periodic re-downsampling: fewer points than last time); a new run starts unzoomed."""
@@ -175,8 +175,8 @@ def track_redraws(runs_dir: Path, name: Optional[str], chart: Optional[dict],
     return figure, {"run": chart["run"], "chart": sig, "points": points}
 
 
-def follows_new_run(name: Optional[str], chart: Optional[dict], zoom: Optional[dict],
-                    seen: Optional[dict], follow: Any) -> bool:
+def follows_new_run(name: str | None, chart: dict | None, zoom: dict | None,
+                    seen: dict | None, follow: Any) -> bool:
     """True when the chart has just switched to another run, drawn whole (no zoom held for it),
     while "follow live" is off: the switch is turned back on, since the chart follows that run."""
     if not isinstance(chart, dict) or not chart.get("run") or follow:

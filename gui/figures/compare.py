@@ -13,7 +13,7 @@ that run, on the same x axis choice. `system_options` lists the metrics some run
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -100,7 +100,7 @@ def legend_name(run: RunData, keys: list[str]) -> str:
 
 # -- figure ----------------------------------------------------------------------------------------
 def compare_fig(runs: list[RunData], axis: str = "step", smoothing: float = 0.6,
-                log_y: bool = False, window: Optional[tuple[float, float]] = None,
+                log_y: bool = False, window: tuple[float, float] | None = None,
                 n_out: int = VIEW_POINTS) -> tuple[go.Figure, list[str]]:
     """(figure, notes): training loss (raw faint, EMA bold) above validation (best starred)."""
     notes: list[str] = []

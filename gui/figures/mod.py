@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 from .base import MARGIN, REFERENCE_LINE, TEMPLATE, block_colour, block_label, empty_fig
 from .series import thin
 
+
 def mod_summary(at: pd.DataFrame, history: pd.DataFrame | None = None) -> dict:
     """Numbers for the MoD metric cards, from the newest step (`at`) and optionally the history.
 

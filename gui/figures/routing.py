@@ -10,9 +10,9 @@ from plotly.subplots import make_subplots
 
 from umoec.metrics.balance import load_balance_table
 
-from .base import (MARGIN, REFERENCE_LINE, TEMPLATE, block_colour, block_label, empty_fig,
-                   expert_colour)
+from .base import MARGIN, REFERENCE_LINE, TEMPLATE, block_colour, block_label, empty_fig, expert_colour
 from .series import thin
+
 
 def routing_heatmap_fig(routing_at: pd.DataFrame, highlight: tuple[int, int] | None = None) -> go.Figure:
     """Expert load at one step: blocks (rows) x experts (columns), white = balanced (1/n).

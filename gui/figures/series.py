@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -109,14 +109,14 @@ class Smoothing:
     clip: bool = False
 
     @classmethod
-    def of(cls, method: Any = "ema", strength: Any = 0.6, clip: Any = False) -> "Smoothing":
+    def of(cls, method: Any = "ema", strength: Any = 0.6, clip: Any = False) -> Smoothing:
         """From the controls' values or a chart state's: an unknown method reads as EMA, a
         missing strength as 0, a missing clip as off."""
         return cls(method if method in METHODS else "ema",
                    min(0.999, max(0.0, float(strength or 0.0))), bool(clip))
 
     @classmethod
-    def from_state(cls, state: Optional[dict]) -> "Smoothing":
+    def from_state(cls, state: dict | None) -> Smoothing:
         state = state or {}
         return cls.of(state.get("method", "ema"), state.get("smoothing", 0.6), state.get("clip"))
 
@@ -230,7 +230,7 @@ def smooth_continue(values: np.ndarray, spec: Smoothing, state: dict) -> tuple[n
 
 
 # -- downsampling ----------------------------------------------------------------------------------
-def downsample(x: np.ndarray, y: np.ndarray, n_out: Optional[int] = MAX_POINTS) -> np.ndarray:
+def downsample(x: np.ndarray, y: np.ndarray, n_out: int | None = MAX_POINTS) -> np.ndarray:
     """Indices of at most ~n_out points of (x, y) that keep its shape (MinMaxLTTB); all indices
     when the series is short (or n_out is None). x ascending; NaNs in y are tolerated."""
     n = len(x)
@@ -254,8 +254,8 @@ def thin(x, ys, n_out: int = VIEW_POINTS) -> np.ndarray:
 
 
 # -- zoom-aware point picking ----------------------------------------------------------------------
-def view_indices(x: np.ndarray, y: np.ndarray, lo: Optional[float] = None,
-                 hi: Optional[float] = None, n_out: int = VIEW_POINTS) -> np.ndarray:
+def view_indices(x: np.ndarray, y: np.ndarray, lo: float | None = None,
+                 hi: float | None = None, n_out: int = VIEW_POINTS) -> np.ndarray:
     """Sorted indices of the points of (x, y) to draw for the view [lo, hi] (None: everything).
 
     x ascending. The visible part keeps every point when it holds at most `n_out`, else its
@@ -278,7 +278,7 @@ def view_indices(x: np.ndarray, y: np.ndarray, lo: Optional[float] = None,
     return np.union1d(inside, outside).astype(np.int64)
 
 
-def points(x: np.ndarray, y: np.ndarray, window: Optional[tuple[float, float]] = None,
+def points(x: np.ndarray, y: np.ndarray, window: tuple[float, float] | None = None,
            n_out: int = VIEW_POINTS) -> tuple[list, list]:
     """(x list, y list) of the points `view_indices` picks, ready for a plotly trace."""
     lo, hi = window if window else (None, None)
@@ -291,16 +291,16 @@ def points(x: np.ndarray, y: np.ndarray, window: Optional[tuple[float, float]] =
 class Zoom:
     """What a relayout event asked for: a visible x range, or `reset` (double-click/autoscale)."""
 
-    lo: Optional[float] = None
-    hi: Optional[float] = None
+    lo: float | None = None
+    hi: float | None = None
     reset: bool = False
 
     @property
-    def window(self) -> Optional[tuple[float, float]]:
+    def window(self) -> tuple[float, float] | None:
         return None if self.reset or self.lo is None else (self.lo, self.hi)
 
 
-def _number(value: Any) -> Optional[float]:
+def _number(value: Any) -> float | None:
     try:
         out = float(value)
     except (TypeError, ValueError):
@@ -308,7 +308,7 @@ def _number(value: Any) -> Optional[float]:
     return out if np.isfinite(out) else None
 
 
-def parse_relayout(data: Any) -> Optional[Zoom]:
+def parse_relayout(data: Any) -> Zoom | None:
     """The x-axis part of a plotly relayoutData dict; None when it does not touch the x axis
     (autosize, y-only zoom, legend clicks...). Any x axis of a subplot grid counts (xaxis2...)."""
     if not isinstance(data, dict):

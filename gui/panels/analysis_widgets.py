@@ -6,6 +6,7 @@ from dash import dcc, html
 
 from ..figures.base import empty_fig, graph_config
 
+
 def graph(id_: str, message: str = "Loading...", height: int = 320) -> dcc.Graph:
     """A graph that starts with a message instead of empty axes; its PNG is named after it."""
     config = {**graph_config(id_), "modeBarButtonsToRemove": ["lasso2d", "select2d"]}

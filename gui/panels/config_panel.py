@@ -13,8 +13,8 @@ from umoec import config as C
 from umoec.config.fields import FieldInfo, fmt_num
 
 from .. import form, ids
-from . import presets_panel
 from ..process import DEFAULT_RATE, RUNNERS
+from . import presets_panel
 
 DEBOUNCE_MS = 300
 LR_PREVIEW_HEIGHT = 190

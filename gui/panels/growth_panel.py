@@ -4,8 +4,6 @@ curves, and a button that copies the knobs into the config editor (pure layout; 
 are in gui/callbacks/growth_callbacks.py, the arithmetic in gui/growth.py)."""
 from __future__ import annotations
 
-from typing import Optional
-
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
@@ -36,7 +34,7 @@ def marks(values: list[int]) -> dict:
     return {i: fmt_knob(values[i]) for i in picks}
 
 
-def slider_setup(key: str, current: Optional[int], scales: tuple = ()) -> dict:
+def slider_setup(key: str, current: int | None, scales: tuple = ()) -> dict:
     """The slider of one knob: its ladder of values and the position of `current`."""
     values = ladder(key, current, scales)
     return {"values": values, "index": nearest_index(values, current)}
@@ -87,7 +85,7 @@ def layout() -> html.Div:
 
 
 # -- pieces the callbacks fill in (pure) -------------------------------------------------------
-def readout(value: int, base: Optional[int], note: str = "") -> list:
+def readout(value: int, base: int | None, note: str = "") -> list:
     out: list = [html.Strong(f"{value:,}")]
     if base is not None and base != value:
         out.append(html.Span(f" (config {base:,})", className="text-muted"))
@@ -96,7 +94,7 @@ def readout(value: int, base: Optional[int], note: str = "") -> list:
     return out
 
 
-def _ratio(new: float, old: Optional[float]) -> str:
+def _ratio(new: float, old: float | None) -> str:
     if not old:
         return ""
     r = new / old
@@ -111,7 +109,7 @@ def _card(title: str, value: str, sub: str) -> dbc.Col:
     ]), class_name="h-100"), xs=6, xl=4, class_name="mb-2")
 
 
-def cards(s: Sizes, base: Optional[Sizes]) -> list:
+def cards(s: Sizes, base: Sizes | None) -> list:
     b = base
     planned = s.planned_bytes / s.optimal_bytes if s.optimal_bytes else 0.0
     return [

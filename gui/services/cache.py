@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Any, Callable, Hashable, Optional
+from collections.abc import Callable, Hashable
+from typing import Any
 
 
 class SignatureCache:
@@ -20,9 +21,9 @@ class SignatureCache:
             raise ValueError("a cache holds at least one value")
         self.size = size
         self._lock = threading.Lock()
-        self._items: "OrderedDict[Hashable, tuple[Any, Any]]" = OrderedDict()
+        self._items: OrderedDict[Hashable, tuple[Any, Any]] = OrderedDict()
 
-    def get(self, key: Hashable, sig: Any, build: Callable[[Optional[Any]], Any]) -> Any:
+    def get(self, key: Hashable, sig: Any, build: Callable[[Any | None], Any]) -> Any:
         """The value cached for `key` when its signature is `sig`, else build(stale value or
         None), kept as the most recently used."""
         with self._lock:

@@ -11,9 +11,10 @@ import itertools
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 import numpy as np
 
@@ -34,12 +35,12 @@ class Job:
     prompt: bytes = b""
     text: bytes = b""
     out: bytearray = field(default_factory=bytearray)
-    bits: Optional[np.ndarray] = None
+    bits: np.ndarray | None = None
     progress: int = 0
     phase: str = "loading"     # loading | running | done | cancelled | failed
     error: str = ""
     started: float = field(default_factory=time.time)
-    ended: Optional[float] = None
+    ended: float | None = None
     step: int = 0              # training step of the checkpoint
     cancel: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -66,7 +67,7 @@ class Generation:
         self.keep = keep
         self.supervisor = supervisor
         self._lock = threading.Lock()
-        self._jobs: "OrderedDict[str, Job]" = OrderedDict()
+        self._jobs: OrderedDict[str, Job] = OrderedDict()
         self._ids = itertools.count(1)
         self._models = SignatureCache(MODELS_KEPT)
 
@@ -83,11 +84,11 @@ class Generation:
                                 lambda _stale: generate.load(checkpoint))
 
     # -- jobs --------------------------------------------------------------------------------------
-    def get(self, job_id: Optional[str]) -> Optional[Job]:
+    def get(self, job_id: str | None) -> Job | None:
         with self._lock:
             return self._jobs.get(job_id) if job_id else None
 
-    def cancel(self, job_id: Optional[str]) -> bool:
+    def cancel(self, job_id: str | None) -> bool:
         job = self.get(job_id)
         if job is None or job.finished:
             return False

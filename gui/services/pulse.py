@@ -19,15 +19,16 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any
 
 SAFETY_S = 30.0
 # SQLite's shared-memory index is written by readers too (the pages' own reads would count as news)
 READER_WRITTEN = ("-shm",)
 
 
-def folder_entries(folder: Optional[Path]) -> list[tuple]:
+def folder_entries(folder: Path | None) -> list[tuple]:
     """(name, size, mtime_ns) of each top-level entry of `folder`; [] when it cannot be read."""
     if folder is None:
         return []
@@ -55,9 +56,9 @@ def any_busy(jobs: Any = None, builder: Any = None) -> bool:
     return builder is not None and bool(builder.building())
 
 
-def signature(watch_version: int, run_folder: Optional[Path], data_dir: Optional[Path],
+def signature(watch_version: int, run_folder: Path | None, data_dir: Path | None,
               pending: Iterable[str] = (), busy: bool = False,
-              now: Optional[float] = None) -> str:
+              now: float | None = None) -> str:
     """A short hex digest that changes whenever what the pages show may have changed."""
     now = time.time() if now is None else now
     if busy:

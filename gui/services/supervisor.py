@@ -34,14 +34,15 @@ from __future__ import annotations
 
 import logging
 import os
-from abc import ABC, abstractmethod
 import shlex
 import signal
 import subprocess
 import threading
 import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import IO, Callable, Iterable, Optional, Sequence
+from typing import IO
 
 import psutil
 
@@ -70,7 +71,7 @@ class SpawnError(RuntimeError):
 
 
 # -- identity and signals ------------------------------------------------------------------------
-def create_time_of(pid: int) -> Optional[float]:
+def create_time_of(pid: int) -> float | None:
     """psutil's create time of process `pid` (zombies included), None when there is none."""
     try:
         return psutil.Process(pid).create_time()
@@ -94,7 +95,7 @@ def alive(pid: int, create_time: float) -> bool:
         return False
 
 
-def signal_group(pid: int, sig: int, create_time: Optional[float] = None) -> bool:
+def signal_group(pid: int, sig: int, create_time: float | None = None) -> bool:
     """Send `sig` to pid's process group when pid leads one, else to pid alone; with
     `create_time`, only while pid is still that process. True when sent; a process that is gone
     is not an error, one we may not signal is (PermissionError)."""
@@ -122,8 +123,8 @@ class _Task:
     def __init__(self, name: str):
         self.name = name
         self.started = time.time()
-        self.ended: Optional[float] = None
-        self.cancel_requested: Optional[float] = None
+        self.ended: float | None = None
+        self.cancel_requested: float | None = None
         self.exited = threading.Event()     # it has ended (callbacks may still be running)
         self.done = threading.Event()       # ... and every exit callback has run
         self._lock = threading.Lock()
@@ -142,7 +143,7 @@ class _Task:
                 return
         fn(self)
 
-    def wait(self, timeout: Optional[float] = None) -> bool:
+    def wait(self, timeout: float | None = None) -> bool:
         return self.done.wait(timeout)
 
     def _end(self) -> None:
@@ -165,10 +166,10 @@ class _Task:
 class _Process(_Task, ABC):
     """A process: cancel with grace and SIGKILL, optional time limit."""
 
-    def __init__(self, name: str, pid: int, create_time: Optional[float], grace: float):
+    def __init__(self, name: str, pid: int, create_time: float | None, grace: float):
         super().__init__(name)
         self.pid, self.create_time, self.grace = pid, create_time, float(grace)
-        self.exit_code: Optional[int] = None
+        self.exit_code: int | None = None
         self.timed_out = False
         self.killed = False                 # escalated to SIGKILL after a cancel or timeout
 
@@ -186,7 +187,7 @@ class _Process(_Task, ABC):
         """Send `sig` to the process group now; False when the process has already ended."""
         return self._send(sig)
 
-    def cancel(self, grace: Optional[float] = None) -> bool:
+    def cancel(self, grace: float | None = None) -> bool:
         """SIGTERM now, SIGKILL after `grace` s (default: the child's) unless it has exited.
         False (nothing sent) when it has ended or a cancel is already under way."""
         with self._lock:
@@ -196,7 +197,7 @@ class _Process(_Task, ABC):
             self.cancel_requested = time.time()
         return True
 
-    def terminate(self, grace: Optional[float] = None) -> None:
+    def terminate(self, grace: float | None = None) -> None:
         """SIGTERM to the group, and a thread that SIGKILLs it `grace` s later if still there."""
         grace = self.grace if grace is None else float(grace)
         self._send(signal.SIGTERM)
@@ -226,7 +227,7 @@ class Child(_Process):
     """A process the supervisor started (see Supervisor.start)."""
 
     def __init__(self, name: str, argv: list[str], proc: subprocess.Popen, grace: float,
-                 log_file: Optional[IO]):
+                 log_file: IO | None):
         super().__init__(name, proc.pid, create_time_of(proc.pid), grace)
         self.argv, self.proc, self.log = argv, proc, log_file
         self._reap_lock = threading.Lock()
@@ -278,10 +279,10 @@ class Adopted(_Process):
 class ThreadTask(_Task):
     """A function run in a daemon thread (Supervisor.run_thread)."""
 
-    def __init__(self, name: str, cancel_event: Optional[threading.Event] = None):
+    def __init__(self, name: str, cancel_event: threading.Event | None = None):
         super().__init__(name)
         self.cancel_event = cancel_event if cancel_event is not None else threading.Event()
-        self.error: Optional[Exception] = None
+        self.error: Exception | None = None
         self._state = "running"
 
     @property
@@ -315,7 +316,7 @@ def _check_argv(argv: Sequence) -> list[str]:
     return [os.fspath(a) for a in argv]
 
 
-def _pump(stream: IO[bytes], on_line: Optional[Callable[[bytes], None]]) -> None:
+def _pump(stream: IO[bytes], on_line: Callable[[bytes], None] | None) -> None:
     for raw in stream:
         if on_line is not None:
             on_line(raw)
@@ -328,11 +329,11 @@ class Supervisor:
         self._lock = threading.Lock()
         self._live: set[_Task] = set()
 
-    def start(self, argv: Sequence, *, name: str, cwd: Path, env: Optional[dict] = None,
-              log_path: Optional[Path] = None, log_mode: str = "w", notes: Iterable[str] = (),
-              on_stdout: Optional[Callable[[bytes], None]] = None,
-              on_stderr: Optional[Callable[[bytes], None]] = None,
-              time_limit: Optional[float] = None, grace: float = DEFAULT_GRACE_S) -> Child:
+    def start(self, argv: Sequence, *, name: str, cwd: Path, env: dict | None = None,
+              log_path: Path | None = None, log_mode: str = "w", notes: Iterable[str] = (),
+              on_stdout: Callable[[bytes], None] | None = None,
+              on_stderr: Callable[[bytes], None] | None = None,
+              time_limit: float | None = None, grace: float = DEFAULT_GRACE_S) -> Child:
         """Start `argv` and watch it.
 
         log_path: stdout and stderr go there (opened with log_mode "w" or "a"), after a header
@@ -343,7 +344,7 @@ class Supervisor:
         log_file = None
         if log_path is not None:
             try:
-                log_file = open(log_path, log_mode, encoding="utf-8")
+                log_file = open(log_path, log_mode, encoding="utf-8")  # noqa: SIM115 (the child's log)
             except OSError as exc:
                 raise SpawnError("output", str(log_path), exc) from None
             log_file.write(f"{HEADER} {time.strftime('%Y-%m-%d %H:%M:%S')} {shlex.join(argv)}\n")
@@ -377,7 +378,7 @@ class Supervisor:
                              name=f"{name}-limit").start()
         return child
 
-    def adopt(self, pid: int, create_time: Optional[float], *, name: str,
+    def adopt(self, pid: int, create_time: float | None, *, name: str,
               grace: float = DEFAULT_GRACE_S) -> Adopted:
         """Watch process `pid`, started elsewhere at `create_time` (None: whatever runs as pid
         now). If it is not that process (gone, or the pid is another's), it is ended at once."""
@@ -389,7 +390,7 @@ class Supervisor:
         return adopted
 
     def run_thread(self, target: Callable[[threading.Event], None], *, name: str,
-                   cancel: Optional[threading.Event] = None) -> ThreadTask:
+                   cancel: threading.Event | None = None) -> ThreadTask:
         """Run target(cancel_event) in a daemon thread: state done, cancelled (the Event was set
         when it returned) or failed (it raised an Exception, kept in `error`)."""
         task = ThreadTask(name, cancel)

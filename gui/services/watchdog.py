@@ -18,7 +18,7 @@ import threading
 import time
 import weakref
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from .. import notify
 
@@ -37,13 +37,13 @@ class RunWatchdog:
         self.runs_dir, self.launcher, self.period_s = Path(runs_dir), launcher, float(period_s)
         self._lock = threading.Lock()
         self._snapshot: dict[str, dict] = {}
-        self._moves: Optional[dict[str, tuple]] = None
+        self._moves: dict[str, tuple] | None = None
         self._version = 0
         self._stop = threading.Event()
-        self._thread: Optional[threading.Thread] = None
+        self._thread: threading.Thread | None = None
 
     # -- one pass --------------------------------------------------------------------------------
-    def check(self, now: Optional[float] = None) -> int:
+    def check(self, now: float | None = None) -> int:
         """Reconcile dead runs, take the snapshot; returns the (possibly new) version."""
         if self.runs_dir.is_dir():
             skip = ((lambda name: self.launcher.get(name) is not None)
@@ -74,7 +74,7 @@ class RunWatchdog:
         return self.current()[0]
 
     # -- the thread ------------------------------------------------------------------------------
-    def start(self, owner: Any = None) -> "RunWatchdog":
+    def start(self, owner: Any = None) -> RunWatchdog:
         """Run passes in a daemon thread until stop(), or until `owner` is garbage-collected."""
         if self._thread is not None:
             return self

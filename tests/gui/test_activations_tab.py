@@ -3,9 +3,21 @@ browser (distribution boxes and statistics heatmap, moving the step)."""
 import pytest
 
 from gui import ids
-from tests.gui.analysis_support import (broken_run, browser_page, cockpit, controls, copy_sim_run,
-                                        dash_client, message_text, metrics_only_run, open_tab, shot,
-                                        wait_for_traces, wait_until, write_run)
+from tests.gui.analysis_support import (
+    broken_run,
+    browser_page,
+    cockpit,
+    controls,
+    copy_sim_run,
+    dash_client,
+    message_text,
+    metrics_only_run,
+    open_tab,
+    shot,
+    wait_for_traces,
+    wait_until,
+    write_run,
+)
 
 FIRST = f"{ids.ACT_STEP}.min"
 

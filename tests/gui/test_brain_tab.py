@@ -3,9 +3,21 @@ browser (all blocks, then one block)."""
 import pytest
 
 from gui import ids
-from tests.gui.analysis_support import (browser_page, cockpit, controls, copy_sim_run, dash_client,
-                                        layout_title, message_text, metrics_only_run, open_tab, shot,
-                                        wait_for_traces, wait_until, write_run)
+from tests.gui.analysis_support import (
+    browser_page,
+    cockpit,
+    controls,
+    copy_sim_run,
+    dash_client,
+    layout_title,
+    message_text,
+    metrics_only_run,
+    open_tab,
+    shot,
+    wait_for_traces,
+    wait_until,
+    write_run,
+)
 
 FIRST = f"{ids.BRAIN_STEP}.min"
 
@@ -40,7 +52,7 @@ def test_block_selector_and_snapshot_steps(runs):
         _, fig = c.call(f"{ids.BRAIN_PCA}.figure", {f"{ids.BRAIN_STEP}.value": 250,
                                                     f"{ids.BRAIN_BLOCK}.value": 6,
                                                     f"{ids.BRAIN_VERSION}.data": version}, [])
-        (scatter,) = fig[ids.BRAIN_PCA]["figure"]["data"]
+        (_scatter,) = fig[ids.BRAIN_PCA]["figure"]["data"]
         assert fig[ids.BRAIN_STEP_LABEL]["children"] == "step 200 (newest: 400)"
         assert "block 6 at step 200" in fig[ids.BRAIN_PCA]["figure"]["layout"]["title"]["text"]
 

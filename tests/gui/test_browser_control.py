@@ -8,8 +8,7 @@ import signal
 
 import pytest
 
-from tests.gui.browser_util import (TIMEOUT_MS, kill_runs, new_page, open_section, set_field, shot,
-                                    wait_text)
+from tests.gui.browser_util import TIMEOUT_MS, kill_runs, new_page, open_section, set_field, shot, wait_text
 from tests.gui.test_app_server import start_app
 from umoec import config as C
 from umoec.run import RunDir

@@ -5,6 +5,7 @@ simulator, live)."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 import subprocess
 import sys
 import threading
@@ -90,7 +91,7 @@ def inside(x: list, lo: float, hi: float) -> list:
 
 
 def spacings(x: list) -> set:
-    return {round(b - a, 6) for a, b in zip(x[:-1], x[1:], strict=True)}
+    return {round(b - a, 6) for a, b in itertools.pairwise(x)}
 
 
 def every_row(x: list, lo: float, hi: float, spacing: int) -> bool:

@@ -2,6 +2,7 @@
 metrics sampled by the trainer drawn on the Training tab and written into the HTML report, and a
 tag from the run's notes listed and found by the Runs table's filter row."""
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -50,7 +51,7 @@ def test_system_chart_report_and_tags_on_real_runs(browser, cockpit):
         with page.expect_download(timeout=60_000) as download:
             page.click("#training-report-btn")
         assert download.value.suggested_filename == "real-a-report.html"
-        report = open(download.value.path(), encoding="utf-8").read()
+        report = Path(download.value.path()).read_text(encoding="utf-8")
         assert "<h2>System</h2>" in report and "real-a" in report and "rss" in report.lower()
 
         page.get_by_role("tab", name="Runs", exact=True).click()

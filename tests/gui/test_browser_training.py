@@ -4,6 +4,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -69,12 +70,12 @@ def test_completed_run_renders_kpis_charts_and_logs(page, sim_run, tmp_path):
         with page.expect_download(timeout=30_000) as download:   # the run's metrics as CSV
             page.click("#training-csv-btn")
         assert download.value.suggested_filename == "sim600-metrics.csv"
-        lines = open(download.value.path()).read().splitlines()
+        lines = Path(download.value.path()).read_text().splitlines()
         assert lines[0].startswith("step,") and lines[-1].startswith("600,")  # every logged row
         with page.expect_download(timeout=60_000) as download:   # the run as one HTML file
             page.click("#training-report-btn")
         assert download.value.suggested_filename == "sim600-report.html"
-        report = open(download.value.path(), encoding="utf-8").read()
+        report = Path(download.value.path()).read_text(encoding="utf-8")
         assert "<h2>System</h2>" in report and "plotly.js v" in report and len(report) > 1e6
         assert page.console_errors == []
     finally:

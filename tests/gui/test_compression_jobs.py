@@ -17,17 +17,22 @@ import pandas as pd
 import pytest
 
 from gui import models
-from gui.compress_jobs import (Job, JobError, JobManager, JobRunner, read_sidecar, status_kind,
-                               status_reason)
+from gui.compress_jobs import Job, JobError, JobManager, JobRunner, read_sidecar, status_kind, status_reason
 from gui.models import CHECKPOINT_CHOICE
-from gui.uploads import (UploadError, decode_contents, decoded_size, ensure_sandbox,
-                         safe_upload_name, store_upload)
+from gui.uploads import (
+    UploadError,
+    decode_contents,
+    decoded_size,
+    ensure_sandbox,
+    safe_upload_name,
+    store_upload,
+)
 from umoec import config as C
+from umoec.engine import modelfile as mf
+from umoec.engine import store
 from umoec.metrics import TrainingDB
 from umoec.run import RunDir
 from umoec.run.atomic import atomic_write_text
-from umoec.engine import modelfile as mf
-from umoec.engine import store
 
 PY = sys.executable
 
@@ -436,6 +441,7 @@ def test_model_options_list_the_store_default_first_and_preselected(run, tmp_pat
 
 def test_model_dropdown_keeps_the_choice_and_falls_back_to_the_default(run):
     from dash import no_update
+
     from gui.callbacks.compression_callbacks import model_dropdown_view
     runs = run.root.parent
     options, value, note = model_dropdown_view(runs, run, None, None, None)
@@ -493,10 +499,10 @@ def test_jobs_table_names_the_model():
 def test_model_dropdowns_and_export_button_through_dash(run):
     from gui import context, ids
     from tests.gui.analysis_support import dash_client
-    name, digest = default_name_hash()
+    _name, digest = default_name_hash()
     with dash_client(run.root.parent) as client:
         base = {f"{ids.REFRESH}.n_intervals": 1, f"{ids.RUN_SELECT}.value": "r1"}
-        status, resp = client.call(f"{ids.COMPRESS_MODEL}.options",
+        _status, resp = client.call(f"{ids.COMPRESS_MODEL}.options",
                                    {**base, f"{ids.TABS}.active_tab": ids.TAB_COMPRESSION},
                                    [f"{ids.REFRESH}.n_intervals"])
         got = resp[ids.COMPRESS_MODEL]

@@ -133,7 +133,7 @@ def test_builder_refuses_bad_inputs_before_starting(tmp_path):
         b.start("../..", "")
     with pytest.raises(D.BuildError, match="source does not exist"):
         b.start("x", str(tmp_path / "nope"))
-    with pytest.raises(D.BuildError, match="between 0 and 0.5"):
+    with pytest.raises(D.BuildError, match=r"between 0 and 0.5"):
         b.start("x", "", val_fraction=0.7)
     with pytest.raises(D.BuildError, match="at least 1,024"):
         b.start("x", "", max_bytes=10)

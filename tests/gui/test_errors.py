@@ -3,10 +3,9 @@ missing database, corrupt database, missing file, a launcher that cannot start t
 trainer that fails, a stop that times out (spec WS7)."""
 import sqlite3
 
-from gui import process
+from gui import ids, process
 from gui.callbacks import config_callbacks as cc
 from gui.callbacks import training_callbacks as tc
-from gui import ids
 from tests.gui.test_process import LONG, fake_program, wait_for
 from umoec.run import RunDir, RunStatus
 

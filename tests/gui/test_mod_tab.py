@@ -2,9 +2,21 @@
 import pytest
 
 from gui import ids
-from tests.gui.analysis_support import (broken_run, browser_page, cockpit, controls, copy_sim_run,
-                                        dash_client, message_text, metrics_only_run, open_tab, shot,
-                                        wait_for_traces, wait_until, write_run)
+from tests.gui.analysis_support import (
+    broken_run,
+    browser_page,
+    cockpit,
+    controls,
+    copy_sim_run,
+    dash_client,
+    message_text,
+    metrics_only_run,
+    open_tab,
+    shot,
+    wait_for_traces,
+    wait_until,
+    write_run,
+)
 
 FIRST = f"{ids.MOD_MESSAGE}.children"
 
@@ -45,7 +57,7 @@ def test_cards_current_and_history_from_the_newest_rows(runs):
             assert text in cards
         history = resp[ids.MOD_HISTORY]["figure"]["data"]
         assert len(history) == 4 * 2 + 1 and history[-1]["name"] == "target capacity"
-        assert [t["x"] for t in resp[ids.MOD_CURRENT]["figure"]["data"]][0] == [
+        assert next(t["x"] for t in resp[ids.MOD_CURRENT]["figure"]["data"]) == [
             "block 1", "block 3", "block 5", "block 7"]
         assert resp[ids.MOD_HISTORY_NOTE]["children"] == "All 30 logged steps."
         seen = {f"{ids.MOD_VERSION}.data": resp[ids.MOD_VERSION]["data"]}

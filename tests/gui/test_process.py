@@ -10,8 +10,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from gui.process import (LaunchError, Launcher, build_command, claim_run_dir, sanitise_name,
-                         trainer_available)
+from gui.process import Launcher, LaunchError, build_command, claim_run_dir, sanitise_name, trainer_available
 from gui.runs import summarise
 from tests.conftest import ROOT
 from umoec import config as C

@@ -5,9 +5,22 @@ import pytest
 
 from gui import db, ids
 from gui.callbacks.analysis_common import HistoryCache, slider_marks
-from tests.gui.analysis_support import (broken_run, browser_page, cockpit, controls, copy_sim_run,
-                                        dash_client, layout_title, message_text, metrics_only_run,
-                                        open_tab, shot, wait_for_traces, wait_until, write_run)
+from tests.gui.analysis_support import (
+    broken_run,
+    browser_page,
+    cockpit,
+    controls,
+    copy_sim_run,
+    dash_client,
+    layout_title,
+    message_text,
+    metrics_only_run,
+    open_tab,
+    shot,
+    wait_for_traces,
+    wait_until,
+    write_run,
+)
 from umoec.metrics import TrainingDB
 
 FIRST = f"{ids.ROUTING_STEP}.min"
@@ -118,7 +131,7 @@ def test_empty_states_are_messages_not_tracebacks(runs):
 def test_inactive_tab_and_unchanged_data_do_no_work(runs):
     with dash_client(runs) as c:
         assert controls(c, FIRST, ids.TAB_MOD, "ok")[0] == 204
-        status, resp = controls(c, FIRST, ids.TAB_ROUTING, "ok")
+        _status, resp = controls(c, FIRST, ids.TAB_ROUTING, "ok")
         version = resp[ids.ROUTING_VERSION]["data"]
         again = {f"{ids.ROUTING_VERSION}.data": version}
         assert controls(c, FIRST, ids.TAB_ROUTING, "ok", **again)[0] == 204

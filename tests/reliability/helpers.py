@@ -13,15 +13,14 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
 
 from gui import db as q
 from gui.runs import summarise
 from tests.conftest import ROOT
 from tests.umoec.train.conftest import TINY
 from umoec import config as C
-from umoec.run.csvlog import CSV_COLUMNS
 from umoec.run import RunDir, RunState
+from umoec.run.csvlog import CSV_COLUMNS
 from umoec.train import checkpoint as ckpt
 
 # One torch thread: exact resume needs the same thread count, and spinning OpenMP threads on a
@@ -78,8 +77,8 @@ def kill_leftovers() -> None:
             proc.popen.wait(30)
 
 
-def start_module(module: str, args: list[str], logs: Path, env: Optional[dict] = None,
-                 prefix: Optional[list[str]] = None, **kw) -> Proc:
+def start_module(module: str, args: list[str], logs: Path, env: dict | None = None,
+                 prefix: list[str] | None = None, **kw) -> Proc:
     logs.mkdir(parents=True, exist_ok=True)
     n = len(list(logs.glob("*.out")))
     out, err = logs / f"{n:03d}.out", logs / f"{n:03d}.err"
@@ -93,7 +92,7 @@ def start_module(module: str, args: list[str], logs: Path, env: Optional[dict] =
     return STARTED[-1]
 
 
-def wait_until(predicate, timeout: float, what: str, proc: Optional[Proc] = None,
+def wait_until(predicate, timeout: float, what: str, proc: Proc | None = None,
                interval: float = 0.02):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -121,7 +120,7 @@ def own_status(run: RunDir, pid: int) -> bool:
 class FolderReport:
     checkpoints: list[int]
     temp_files: list[str]
-    db_max_step: Optional[int]
+    db_max_step: int | None
     whole_steps: int
     csv_rows: int
     state: RunState
@@ -129,7 +128,7 @@ class FolderReport:
     problems: list[str] = field(default_factory=list)
 
     @property
-    def newest(self) -> Optional[int]:
+    def newest(self) -> int | None:
         return self.checkpoints[-1] if self.checkpoints else None
 
 
@@ -170,8 +169,8 @@ def step_shape(conn) -> dict[int, tuple[int, int, int]]:
     return {s: (h, r, g) for s, h, r, g in rows}
 
 
-def check_database(run: RunDir, problems: list[str], shape: Optional[tuple] = None
-                   ) -> tuple[Optional[int], int]:
+def check_database(run: RunDir, problems: list[str], shape: tuple | None = None
+                   ) -> tuple[int | None, int]:
     """integrity_check, then every logged step has all of its rows (one transaction per step)."""
     if not run.db_path.exists():
         return None, 0
@@ -208,7 +207,7 @@ def check_text_files(run: RunDir, problems: list[str]) -> int:
     return rows
 
 
-def check_run_folder(run: RunDir, shape: Optional[tuple] = None) -> FolderReport:
+def check_run_folder(run: RunDir, shape: tuple | None = None) -> FolderReport:
     """Everything a reader of the folder (cockpit, resume) depends on, checked."""
     problems: list[str] = []
     steps, temps = check_checkpoints(run, problems)

@@ -18,8 +18,14 @@ from gui.callbacks.training_callbacks import training_update
 from gui.process import Launcher
 from gui.runs import summarise
 from tests.reliability.conftest import full_or_ci, record
-from tests.reliability.helpers import (check_run_folder, own_status, start_module, step_shape,
-                                       train_args, wait_until)
+from tests.reliability.helpers import (
+    check_run_folder,
+    own_status,
+    start_module,
+    step_shape,
+    train_args,
+    wait_until,
+)
 from umoec.run import RunDir, RunState
 
 READ_S = full_or_ci(60, 10)
@@ -48,7 +54,7 @@ def test_cockpit_reads_while_the_trainer_writes_then_a_restarted_cockpit_stops_i
                 shapes = step_shape(conn)
                 val = q.val_metrics(conn)
                 conn.execute("COMMIT")
-        except Exception as exc:  # noqa: BLE001 - "database is locked" or anything else fails
+        except Exception as exc:
             errors.append(repr(exc))
             break
         polls += 1

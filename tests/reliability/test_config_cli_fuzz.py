@@ -57,7 +57,7 @@ def would_start(path: Path, sets: list[str]) -> bool:
         C.load(path, sets)
     except C.ConfigError:
         return False
-    except Exception:  # noqa: BLE001 - anything else is for the CLI to turn into one line
+    except Exception:
         return False
     return True
 

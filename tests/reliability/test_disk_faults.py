@@ -24,8 +24,17 @@ import pytest
 
 from tests.conftest import ROOT
 from tests.reliability.conftest import record
-from tests.reliability.helpers import (PYTHON, check_run_folder, mount_namespaces_work, ns_prefix,
-                                       resume_args, start_module, train_args, tree, wait_until)
+from tests.reliability.helpers import (
+    PYTHON,
+    check_run_folder,
+    mount_namespaces_work,
+    ns_prefix,
+    resume_args,
+    start_module,
+    train_args,
+    tree,
+    wait_until,
+)
 from umoec.run import RunDir, RunState
 
 STEPS = 12

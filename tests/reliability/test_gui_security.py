@@ -29,7 +29,7 @@ import pytest
 from gui import app as cockpit
 from gui.callbacks.compression_callbacks import do_action
 from gui.compress_jobs import JobManager, JobRunner
-from gui.process import LaunchError, Launcher
+from gui.process import Launcher, LaunchError
 from gui.runs import resolve
 from tests.gui.test_app_server import start_app
 from tests.reliability.conftest import record

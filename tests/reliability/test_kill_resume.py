@@ -26,8 +26,14 @@ import pytest
 from gui import db as q
 from gui.runs import summarise
 from tests.reliability.conftest import full_or_ci, record
-from tests.reliability.helpers import (TEMP_CKPT_RE, check_run_folder, resume_args, start_module,
-                                       train_args, wait_until)
+from tests.reliability.helpers import (
+    TEMP_CKPT_RE,
+    check_run_folder,
+    resume_args,
+    start_module,
+    train_args,
+    wait_until,
+)
 from umoec.run import RunDir, RunState
 
 KILLS = full_or_ci(20, 5)
@@ -225,7 +231,7 @@ def test_sigterm_during_an_evaluation_keeps_that_evaluation(tmp_path, small_data
         try:
             with q.open_db(run.db_path) as conn:
                 return 10 in q.logged_steps(conn, "activation_stats")
-        except Exception:  # noqa: BLE001 - not created yet
+        except Exception:
             return False
     wait_until(evaluating_step_10, 300, "the evaluation of step 10", proc, interval=0.002)
     proc.popen.send_signal(signal.SIGTERM)

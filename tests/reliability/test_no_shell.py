@@ -23,7 +23,7 @@ def test_no_shell_true_os_system_or_string_commands():
             name = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
             owner = getattr(fn.value, "id", "") if isinstance(fn, ast.Attribute) else ""
             where = f"{path.relative_to(ROOT)}:{node.lineno}"
-            if owner == "os" and name in ("system", "popen") or name in ("getoutput",
+            if (owner == "os" and name in ("system", "popen")) or name in ("getoutput",
                                                                         "getstatusoutput"):
                 problems.append(f"{where}: {owner}.{name}")
             for kw in node.keywords:

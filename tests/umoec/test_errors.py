@@ -6,8 +6,8 @@ import pytest
 
 from umoec import cli, errors
 from umoec.codec import CodecError, CodecSettings, DecodeMismatch, FormatError, compress
-from umoec.predict.order2 import Order2Predictor
 from umoec.compress import api, profiles
+from umoec.predict.order2 import Order2Predictor
 
 
 def test_errors_imports_nothing_from_umoec_and_cli_reexports_it():

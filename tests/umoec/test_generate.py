@@ -10,8 +10,8 @@ import torch.nn.functional as F
 
 from tests.gui.playground_support import STEPS, tiny_trained_run
 from umoec import generate as G
-from umoec.predict.protocol import BOS
 from umoec.compress.neural import globals_for
+from umoec.predict.protocol import BOS
 
 TEXT = b"def main(argv=None):\n    return 0\n"   # shorter than the tiny model's context (64)
 

@@ -9,8 +9,15 @@ See docs/codec.md for the container layout and the measured numbers.
 """
 from .codec import CodecSettings, CodecStats, compress, config_hash, decompress, read_header
 from .container import Header
-from .errors import (CodecError, CoderUnavailable, DecodeMismatch, FingerprintMismatch, FormatError,
-                     IntegrityError, ProbabilityError)
+from .errors import (
+                     CodecError,
+                     CoderUnavailable,
+                     DecodeMismatch,
+                     FingerprintMismatch,
+                     FormatError,
+                     IntegrityError,
+                     ProbabilityError,
+)
 from .probs import freqs_to_cdf, logits_to_freqs
 
 __all__ = [

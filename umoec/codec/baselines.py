@@ -21,9 +21,9 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
 
 import brotli
 import zstandard
@@ -70,7 +70,7 @@ BASELINES: dict[str, Codec] = {
 
 
 # -- strong peers, each optional ---------------------------------------------------------------
-def _run(argv: list[str], data: bytes = b"", cwd: Optional[str] = None) -> bytes:
+def _run(argv: list[str], data: bytes = b"", cwd: str | None = None) -> bytes:
     res = subprocess.run(argv, input=data, capture_output=True, cwd=cwd, timeout=PEER_TIMEOUT_S)
     if res.returncode:
         err = res.stderr.decode(errors="replace").strip().splitlines()
@@ -79,7 +79,7 @@ def _run(argv: list[str], data: bytes = b"", cwd: Optional[str] = None) -> bytes
     return res.stdout
 
 
-def _ppmd() -> tuple[Optional[Codec], str]:
+def _ppmd() -> tuple[Codec | None, str]:
     try:
         import pyppmd
     except ImportError:
@@ -88,7 +88,7 @@ def _ppmd() -> tuple[Optional[Codec], str]:
     return (lambda d: pyppmd.compress(d, **opts), lambda b: pyppmd.decompress(b, **opts)), ""
 
 
-def _zpaq(method: str) -> tuple[Optional[Codec], str]:
+def _zpaq(method: str) -> tuple[Codec | None, str]:
     exe = shutil.which("zpaq")
     if exe is None:
         return None, "the zpaq command is not installed (Debian zpaq)"
@@ -107,14 +107,14 @@ def _zpaq(method: str) -> tuple[Optional[Codec], str]:
     return (pack, unpack), ""
 
 
-def _bzip3() -> tuple[Optional[Codec], str]:
+def _bzip3() -> tuple[Codec | None, str]:
     exe = shutil.which("bzip3")
     if exe is None:
         return None, "the bzip3 command is not installed (Debian bzip3)"
     return (lambda d: _run([exe, "-e", "-c"], d), lambda b: _run([exe, "-d", "-c"], b)), ""
 
 
-def _paq9a() -> tuple[Optional[Codec], str]:
+def _paq9a() -> tuple[Codec | None, str]:
     py = shutil.which("python3", path="/usr/bin")
     if py is None or subprocess.run([py, "-c", "import paq"], capture_output=True,
                                     timeout=60).returncode:
@@ -124,7 +124,7 @@ def _paq9a() -> tuple[Optional[Codec], str]:
             lambda b: _run([py, "-c", code.format("decompress")], b)), ""
 
 
-PEER_FACTORIES: dict[str, Callable[[], tuple[Optional[Codec], str]]] = {
+PEER_FACTORIES: dict[str, Callable[[], tuple[Codec | None, str]]] = {
     "PPMd -o16": _ppmd,
     "zpaq -m4": lambda: _zpaq("-m4"),
     "zpaq -m5": lambda: _zpaq("-m5"),

@@ -13,20 +13,37 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any
 
 import numpy as np
 
-from . import cm, coders
-from .container import (MAX_BLOCK_SIZE, MAX_STREAMS, MIN_BLOCK_SIZE, Header, fingerprint_digest,
-                        pack_block, pack_header, parse_blocks, parse_header)
-from ..engine import ENGINE_VERSION
 from .. import units
-from .errors import CodecError, DecodeMismatch, FingerprintMismatch, FormatError, IntegrityError
+from ..engine import ENGINE_VERSION
 from ..predict.protocol import BOS
-from .probs import (ALPHA_ONE, SHARPEN_GRID, cum_freqs, distances_to_freqs, ideal_bits,
-                    logit_distances, symbol_intervals)
+from . import cm, coders
+from .container import (
+    MAX_BLOCK_SIZE,
+    MAX_STREAMS,
+    MIN_BLOCK_SIZE,
+    Header,
+    fingerprint_digest,
+    pack_block,
+    pack_header,
+    parse_blocks,
+    parse_header,
+)
+from .errors import CodecError, DecodeMismatch, FingerprintMismatch, FormatError, IntegrityError
+from .probs import (
+    ALPHA_ONE,
+    SHARPEN_GRID,
+    cum_freqs,
+    distances_to_freqs,
+    ideal_bits,
+    logit_distances,
+    symbol_intervals,
+)
 
 Progress = Callable[[int, int], None]   # (bytes done, bytes total)
 PROGRESS_EVERY = 16                     # steps between progress calls inside a block
@@ -60,7 +77,7 @@ class CodecSettings:
     @classmethod
     def from_config(cls, config, *, streams: int, profile: str = "", adapt_every: int = 0,
                     model_hash: bytes = bytes(32), model_name: str = "",
-                    metadata: Optional[dict] = None) -> "CodecSettings":
+                    metadata: dict | None = None) -> CodecSettings:
         """Settings from a umoec Config's entropy.* section."""
         e = config.entropy
         return cls(streams=streams, coder=e.coder, precision=e.precision, prob_precision=e.prob_precision,
@@ -131,13 +148,13 @@ class _AdaptClock:
         return self.adapt(recent, state)
 
 
-def _tick(progress: Optional[Progress], done: int, total: int) -> None:
+def _tick(progress: Progress | None, done: int, total: int) -> None:
     if progress is not None:
         progress(done, total)
 
 
 def compress(data: bytes, predictor, settings: CodecSettings = CodecSettings(), *,
-             progress: Optional[Progress] = None) -> bytes:
+             progress: Progress | None = None) -> bytes:
     """Compress `data` into .umc bytes. `progress(done, total)` is called during the work."""
     settings.check()
     data = bytes(data)
@@ -339,7 +356,7 @@ def _not_damage(header: Header, what: str) -> DecodeMismatch:
         "damaged; this is a bug of u-moec-tiny, please report it with the file")
 
 
-def decompress(blob: bytes, predictor, *, progress: Optional[Progress] = None) -> bytes:
+def decompress(blob: bytes, predictor, *, progress: Progress | None = None) -> bytes:
     """Decode .umc bytes with `predictor`; refuse (CodecError subclasses) anything not exact."""
     blob = bytes(blob)
     header, offset = parse_header(blob)

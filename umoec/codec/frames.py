@@ -10,10 +10,11 @@ so a file cut at a frame boundary, frames reordered or spliced from elsewhere ar
 """
 from __future__ import annotations
 
-from typing import BinaryIO, Iterator, Optional
+from collections.abc import Iterator
+from typing import BinaryIO
 
 from . import coders
-from .container import MAX_HEADER, RECORD_SIZE, _PREFIX, _RECORD, Header, parse_header
+from .container import _PREFIX, _RECORD, MAX_HEADER, RECORD_SIZE, Header, parse_header
 from .errors import FormatError
 
 FRAME_KEY = "frame"
@@ -35,7 +36,7 @@ def read_exactly(src: BinaryIO, n: int) -> bytes:
     return bytes(out)
 
 
-def read_frame(src: BinaryIO) -> Optional[bytes]:
+def read_frame(src: BinaryIO) -> bytes | None:
     """The next frame's bytes from `src`, None at the end of the input. Only the header is
     trusted for sizes after its CRC passed; each block's declared length is checked against what
     such a block can need before it is read (the full checks come when the frame is decoded)."""
@@ -67,7 +68,7 @@ def read_frame(src: BinaryIO) -> Optional[bytes]:
     return b"".join(parts)
 
 
-def frame_of(header: Header) -> Optional[tuple[int, bool]]:
+def frame_of(header: Header) -> tuple[int, bool] | None:
     """(index, last) of a frame of a multi-frame file; None for a single-frame file."""
     value = header.metadata.get(FRAME_KEY) if isinstance(header.metadata, dict) else None
     if value is None:

@@ -13,9 +13,10 @@ import dataclasses
 import io
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Callable, Optional, Union
+from typing import BinaryIO
 
 import numpy as np
 
@@ -23,19 +24,19 @@ from .. import config as C
 from ..codec import CodecSettings, CodecStats, compress, decompress, read_header
 from ..codec.cm import NoNetwork
 from ..codec.errors import CodecError, FormatError
-from ..predict.match import MatchMixer, MatchSettings
 from ..data import document_features
 from ..engine import modelfile as mf
 from ..engine import store
 from ..engine.adapt import RATE_MAX
 from ..engine.predictor import ExactPredictor
 from ..errors import UserError
+from ..predict.match import MatchMixer, MatchSettings
 from ..run.atomic import atomic_write
 from . import profiles
 from .runtime import keep_pages, paused_gc
 
 Progress = Callable[[int, int], None]
-ModelSpec = Union[None, str, Path, mf.ModelFile]
+ModelSpec = None | str | Path | mf.ModelFile
 CM_BLOCK = 1 << 20          # block size of the model-free cm profile (one stream, one C call)
 NO_MODEL = "none (the cm profile needs no model)"
 
@@ -100,7 +101,7 @@ def export_for(checkpoint: Path) -> mf.ModelFile:
     return m
 
 
-def open_model(model: ModelSpec = None, checkpoint: Optional[Path] = None) -> mf.ModelFile:
+def open_model(model: ModelSpec = None, checkpoint: Path | None = None) -> mf.ModelFile:
     """A ModelFile from what the user gave: a ModelFile, a name/hash/path, a checkpoint to export,
     or nothing (the shipped default model)."""
     if isinstance(model, mf.ModelFile):
@@ -113,7 +114,7 @@ def open_model(model: ModelSpec = None, checkpoint: Optional[Path] = None) -> mf
         raise ModelError(str(exc)) from None
 
 
-def _entropy(model: mf.ModelFile, config: Optional[C.Config]) -> C.Config:
+def _entropy(model: mf.ModelFile, config: C.Config | None) -> C.Config:
     """The model's config, with entropy.* from `config` when given (bin.compress --config)."""
     cfg = model.build_config()
     if config is None:
@@ -144,9 +145,9 @@ def _decode_globals(text, n: int) -> np.ndarray:
     return np.frombuffer(raw, dtype="<f4").astype(np.float32)
 
 
-def compress_bytes(data: bytes, model: Optional[mf.ModelFile], *, profile: str = "turbo",
-                   config: Optional[C.Config] = None, input_name: str = "",
-                   progress: Optional[Progress] = None, frame_bytes: Optional[int] = None,
+def compress_bytes(data: bytes, model: mf.ModelFile | None, *, profile: str = "turbo",
+                   config: C.Config | None = None, input_name: str = "",
+                   progress: Progress | None = None, frame_bytes: int | None = None,
                    workers: int = 1) -> bytes:
     """`data` as .umc bytes: one frame, or several when it is larger than the profile's frame
     size (stream.py)."""
@@ -158,9 +159,9 @@ def compress_bytes(data: bytes, model: Optional[mf.ModelFile], *, profile: str =
     return out.getvalue()
 
 
-def compress_frame(data: bytes, model: Optional[mf.ModelFile], *, profile: str = "turbo",
-                   config: Optional[C.Config] = None, input_name: str = "",
-                   progress: Optional[Progress] = None, frame: Optional[dict] = None) -> bytes:
+def compress_frame(data: bytes, model: mf.ModelFile | None, *, profile: str = "turbo",
+                   config: C.Config | None = None, input_name: str = "",
+                   progress: Progress | None = None, frame: dict | None = None) -> bytes:
     """One frame: `data` coded on its own; `frame` (frames.frame_meta) joins its metadata when
     the file has several."""
     prof = profiles.get(profile)
@@ -189,9 +190,9 @@ def compress_frame(data: bytes, model: Optional[mf.ModelFile], *, profile: str =
 
 
 def compress_path(input_path: Path, output_path: Path, model: ModelSpec = None, *,
-                  checkpoint: Optional[Path] = None, config: Optional[C.Config] = None,
-                  profile: str = "turbo", progress: Optional[Progress] = None,
-                  workers: int = 1, frame_bytes: Optional[int] = None) -> Result:
+                  checkpoint: Path | None = None, config: C.Config | None = None,
+                  profile: str = "turbo", progress: Progress | None = None,
+                  workers: int = 1, frame_bytes: int | None = None) -> Result:
     """Compress a file into a .umc file (written atomically), one frame in memory at a time."""
     from .stream import compress_stream
     prof = profiles.get(profile)
@@ -207,7 +208,7 @@ def compress_path(input_path: Path, output_path: Path, model: ModelSpec = None, 
 
 
 def model_for_file(header, model: ModelSpec = None,
-                   checkpoint: Optional[Path] = None) -> mf.ModelFile:
+                   checkpoint: Path | None = None) -> mf.ModelFile:
     """The model a .umc header names: the one given (it must have that hash), or found by hash."""
     want = header.model_hash.hex()
     if model is None and checkpoint is None:
@@ -222,8 +223,8 @@ def model_for_file(header, model: ModelSpec = None,
     return m
 
 
-def decompress_bytes(blob: bytes, model: ModelSpec = None, *, checkpoint: Optional[Path] = None,
-                     progress: Optional[Progress] = None, source: str = "input",
+def decompress_bytes(blob: bytes, model: ModelSpec = None, *, checkpoint: Path | None = None,
+                     progress: Progress | None = None, source: str = "input",
                      workers: int = 1) -> bytes:
     """The original of .umc bytes (every frame, in order, each checked against its sha256)."""
     from .stream import decompress_stream
@@ -233,8 +234,8 @@ def decompress_bytes(blob: bytes, model: ModelSpec = None, *, checkpoint: Option
     return out.getvalue()
 
 
-def decompress_frame(blob: bytes, model: ModelSpec = None, *, checkpoint: Optional[Path] = None,
-                     progress: Optional[Progress] = None, source: str = "input") -> bytes:
+def decompress_frame(blob: bytes, model: ModelSpec = None, *, checkpoint: Path | None = None,
+                     progress: Progress | None = None, source: str = "input") -> bytes:
     """One frame's original."""
     header = read_header(blob)
     meta = header.metadata
@@ -263,7 +264,7 @@ def decompress_frame(blob: bytes, model: ModelSpec = None, *, checkpoint: Option
 
 
 def decompress_path(input_path: Path, output_path: Path, model: ModelSpec = None, *,
-                    checkpoint: Optional[Path] = None, progress: Optional[Progress] = None,
+                    checkpoint: Path | None = None, progress: Progress | None = None,
                     workers: int = 1) -> Result:
     """Decode a .umc file frame by frame; verifies each frame's sha256; writes the output
     atomically or not at all."""

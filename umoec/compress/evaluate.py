@@ -10,13 +10,12 @@ import hashlib
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
 
 from .. import units
-from ..codec.baselines import (BaselineResult, available, run_baselines, run_primed,
-                               skipped_peers)
+from ..codec.baselines import BaselineResult, available, run_baselines, run_primed, skipped_peers
 from ..codec.errors import CodecError
 from ..config import load as load_config
 from ..data.dataset import bin_path
@@ -70,14 +69,14 @@ def training_prime(run: RunDir, root: Path, n_bytes: int) -> tuple[bytes, str]:
 class DataChoice:
     """Which bytes an evaluation reads (locate_data), or why there are none."""
 
-    path: Optional[Path]           # the file to evaluate on; None when there is none
+    path: Path | None           # the file to evaluate on; None when there is none
     label: str                     # the dataset name eval_results records ("enwik8", "small-val")
     note: str                      # what the report says about the choice; why, when path is None
     source: str                    # "data" (given), "enwik8", "val" (the run's split) or "none"
-    val_path: Optional[Path] = None   # the run's validation split, when it was looked for
+    val_path: Path | None = None   # the run's validation split, when it was looked for
 
 
-def locate_data(run: RunDir, root: Path, data: Optional[Path] = None) -> DataChoice:
+def locate_data(run: RunDir, root: Path, data: Path | None = None) -> DataChoice:
     """Where an evaluation's bytes come from: `data` when given; else enwik8 ($ENWIK8, then
     ROOT/data/enwik8); else the validation split of the run's dataset (data.path, relative to
     `root`). The run's config is read only when there is no enwik8 (ConfigError when it cannot
@@ -101,7 +100,7 @@ def locate_data(run: RunDir, root: Path, data: Optional[Path] = None) -> DataCho
                       ENWIK8_HINT + "Evaluating the run's validation split.", "val", val)
 
 
-def find_data(data: Optional[Path], run: RunDir, root: Path) -> tuple[Path, str, str]:
+def find_data(data: Path | None, run: RunDir, root: Path) -> tuple[Path, str, str]:
     """(file, dataset label, note) of locate_data; CodecError when there is no such file."""
     choice = locate_data(run, root, data)
     if choice.path is None:
@@ -109,9 +108,9 @@ def find_data(data: Optional[Path], run: RunDir, root: Path) -> tuple[Path, str,
     return choice.path, choice.label, choice.note
 
 
-def evaluate(run: RunDir, checkpoint: Optional[Path], data_path: Path, dataset: str, *,
+def evaluate(run: RunDir, checkpoint: Path | None, data_path: Path, dataset: str, *,
              profile: str, max_bytes: int,
-             progress: Optional[Callable[[str, int, int], None]] = None, note: str = "",
+             progress: Callable[[str, int, int], None] | None = None, note: str = "",
              model=None, tag: str = "", prime: bytes = b"", prime_label: str = "") -> EvalReport:
     """Evaluate a run's checkpoint (exported to its coding model first), or `model` (a coding
     model as it is: the shipped default, another run's). Rows are recorded under the model's

@@ -16,12 +16,11 @@ import numpy as np
 import torch
 
 from .. import config as C
+from ..data import IGNORE, document_features
 from ..predict.match import MatchMixer, MatchSettings
 from ..predict.torch_step import StepModelPredictor, model_fingerprint
-from ..data import IGNORE, document_features
 from ..train import checkpoint as ckpt
 from .profiles import Profile
-
 
 # Settings a profile or the coder may change at inference without touching the weights.
 INFERENCE_KEYS = ("lora.", "early_exit.exit_threshold", "cascade.threshold")

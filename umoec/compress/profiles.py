@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 from ..errors import UserError
 
-
 ADAPT_RATE = 32    # measured with the default model on held-out Python, match model off (docs/engine.md):
                    # 16 streams 1.804 -> 1.567 bpb, 64 streams 1.766 -> 1.634; 256 streams only
                    # 1.927 -> 1.876, not worth turbo's time

@@ -12,15 +12,17 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 from collections import deque
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import chain
-from typing import BinaryIO, Callable, Iterator, Optional
+from typing import BinaryIO
 
 from ..codec.container import Header
 from ..codec.errors import CodecError, FormatError
 from ..codec.frames import frame_meta, frame_of, frames, read_exactly
-from . import profiles, workers as W
+from . import profiles
+from . import workers as W
 
 Progress = Callable[[int, int], None]
 
@@ -30,7 +32,7 @@ class StreamStats:
     read: int                     # bytes read from the source
     written: int                  # bytes written
     sha256: bytes                 # of the original (what compress read, what decompress wrote)
-    header: Optional[Header] = None   # decompress: the first frame's header
+    header: Header | None = None   # decompress: the first frame's header
     frames: int = 0
 
 
@@ -74,8 +76,8 @@ def _ordered(name: str, jobs: Iterator[tuple], workers: int, model) -> Iterator:
 
 
 def compress_stream(src: BinaryIO, dst: BinaryIO, model, *, profile: str = "turbo", config=None,
-                    input_name: str = "", progress: Optional[Progress] = None, total: int = 0,
-                    frame_bytes: Optional[int] = None, workers: int = 1) -> StreamStats:
+                    input_name: str = "", progress: Progress | None = None, total: int = 0,
+                    frame_bytes: int | None = None, workers: int = 1) -> StreamStats:
     """Compress everything `src` holds into `dst`; `total` (the input size, 0 if unknown) only
     scales `progress`."""
     prof = profiles.get(profile)
@@ -102,7 +104,7 @@ def compress_stream(src: BinaryIO, dst: BinaryIO, model, *, profile: str = "turb
 
 
 def _drain(results: Iterator[tuple[int, bytes]], dst: BinaryIO, base: list,
-           progress: Optional[Progress], total: int, sha=None) -> tuple[int, int]:
+           progress: Progress | None, total: int, sha=None) -> tuple[int, int]:
     """Write each (input length, output) to `dst` in order, hashing the output into `sha` when
     given and advancing `base` (input bytes done) for progress; (bytes written, frames)."""
     written = count = 0
@@ -118,7 +120,7 @@ def _drain(results: Iterator[tuple[int, bytes]], dst: BinaryIO, base: list,
     return written, count
 
 
-def _inner(progress: Optional[Progress], base: list, total: int):
+def _inner(progress: Progress | None, base: list, total: int):
     """Progress within one frame (coded here only: a worker process cannot report back)."""
     if progress is None:
         return None
@@ -126,7 +128,7 @@ def _inner(progress: Optional[Progress], base: list, total: int):
 
 
 def decompress_stream(src: BinaryIO, dst: BinaryIO, model=None, *, checkpoint=None,
-                      progress: Optional[Progress] = None, total: int = 0,
+                      progress: Progress | None = None, total: int = 0,
                       source: str = "input", workers: int = 1) -> StreamStats:
     """Decode every frame of `src` into `dst`, each checked against its sha256; `total` is the
     .umc size (0 if unknown) for `progress`, which counts .umc bytes here. workers=0: chosen
@@ -139,7 +141,7 @@ def decompress_stream(src: BinaryIO, dst: BinaryIO, model=None, *, checkpoint=No
     except Exception as exc:  # profiles.get raises UserError for unknown names
         raise FormatError(f"{source}: {exc}") from None
     if network:
-        from .api import model_for_file        # one model for every frame (they share it)
+        from .api import model_for_file  # one model for every frame (they share it)
         model = model_for_file(first[0], model, checkpoint)
     if frame_of(first[0]) is None:              # one frame: decoded here
         workers = 1
@@ -160,7 +162,7 @@ def decompress_stream(src: BinaryIO, dst: BinaryIO, model=None, *, checkpoint=No
     return StreamStats(read, written, sha.digest(), first[0], count)
 
 
-def _scaled(progress: Optional[Progress], base: list, blob_len: int, total: int):
+def _scaled(progress: Progress | None, base: list, blob_len: int, total: int):
     """Within a frame, decoded bytes -> the share of the frame's .umc bytes."""
     if progress is None:
         return None

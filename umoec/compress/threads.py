@@ -12,8 +12,8 @@ respected, and an explicit count (-T/--threads) is used as given.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping, Optional
 
 SAMPLE_S = 0.05         # how long the CPU load is sampled before choosing (10 ms ticks)
 IDLE_MARGIN = 0.5       # a core counts as free when others use less than half of it
@@ -40,7 +40,7 @@ def busy_cores(sample_s: float = SAMPLE_S) -> float:
     return psutil.cpu_percent(interval=sample_s) / 100.0 * (psutil.cpu_count() or 1)
 
 
-def _env_threads(env: Mapping[str, str]) -> Optional[int]:
+def _env_threads(env: Mapping[str, str]) -> int | None:
     try:
         n = int(env.get("OMP_NUM_THREADS", ""))
     except ValueError:
@@ -48,8 +48,8 @@ def _env_threads(env: Mapping[str, str]) -> Optional[int]:
     return n if n >= 1 else None
 
 
-def plan(wanted: int, *, fixed: bool = False, busy: Optional[float] = None,
-         cpus: Optional[int] = None, env: Mapping[str, str] = os.environ) -> ThreadPlan:
+def plan(wanted: int, *, fixed: bool = False, busy: float | None = None,
+         cpus: int | None = None, env: Mapping[str, str] = os.environ) -> ThreadPlan:
     """The thread count and wait policy for coding with `wanted` threads.
 
     fixed: `wanted` is binding (the user's --threads, or the count a .umc file records); only the

@@ -6,8 +6,9 @@ unit, numeric range or choices and the widget the cockpit shows. Nothing here im
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Any
 
 # Widget kinds the cockpit's config editor knows how to draw (each field names its own).
 WIDGETS = ("number", "switch", "slider", "dropdown", "text", "list", "display")
@@ -19,11 +20,11 @@ class FieldSpec:
 
     description: str
     unit: str = ""
-    lo: Optional[float] = None  # inclusive lower bound (numbers; list items for int lists)
-    hi: Optional[float] = None  # inclusive upper bound
-    choices: Optional[tuple] = None
-    widget: Optional[str] = None  # None: derived from the type
-    step: Optional[float] = None  # GUI increment for number/slider widgets
+    lo: float | None = None  # inclusive lower bound (numbers; list items for int lists)
+    hi: float | None = None  # inclusive upper bound
+    choices: tuple | None = None
+    widget: str | None = None  # None: derived from the type
+    step: float | None = None  # GUI increment for number/slider widgets
 
 
 def spec(default: Any, description: str, *, unit: str = "", lo: float | None = None,

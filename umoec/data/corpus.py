@@ -21,9 +21,9 @@ import os
 import random
 import sysconfig
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Optional
 
 import numpy as np
 
@@ -140,10 +140,10 @@ def _write_split(out: Path, name: str, docs: list[Document], files: list[dict],
     return {"bytes": pos, "documents": len(docs), "sha256": whole.hexdigest()}
 
 
-def prepare(out: Path, sources: Optional[list[Path]] = None, val_fraction: float = 0.05,
+def prepare(out: Path, sources: list[Path] | None = None, val_fraction: float = 0.05,
             seed: int = 1234, max_bytes: int = DEFAULT_MAX_BYTES,
             log: Callable[[str], None] = lambda line: None, corpus: str = "",
-            weights: Optional[list[float]] = None) -> dict:
+            weights: list[float] | None = None) -> dict:
     """Build the dataset folder `out`; returns the dataset.json record. `log` gets progress lines.
     corpus="general": the default model's corpus (general.py) instead of `sources`. `weights`
     (one per source): how many times each source's training files are written to train.bin
@@ -191,7 +191,7 @@ def _kind(record: dict, default: bool) -> str:
     return record.get("split_rule") or "files"
 
 
-def weighted(docs: list[Document], ids: list[int], weights: Optional[list[float]],
+def weighted(docs: list[Document], ids: list[int], weights: list[float] | None,
              seed: int) -> list[int]:
     """The training files with each source's weight: floor(w) copies of every file of the source,
     and one more of a seeded random share frac(w) of them."""
@@ -210,7 +210,7 @@ def weighted(docs: list[Document], ids: list[int], weights: Optional[list[float]
 
 def _prepare_files(out: Path, docs: list[Document], val_fraction: float, seed: int,
                    max_bytes: int, log: Callable[[str], None],
-                   weights: Optional[list[float]] = None) -> dict:
+                   weights: list[float] | None = None) -> dict:
     order = list(range(len(docs)))
     random.Random(seed).shuffle(order)
     total = sum(d.size for d in docs)

@@ -15,12 +15,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 import numpy as np
 
-from .features import document_features
 from .corpus import DataError
+from .features import document_features
 
 IGNORE = -1  # target value for padding (no loss)
 DATASET_JSON = "dataset.json"
@@ -60,7 +59,7 @@ class DatasetInfo:
     created: str = ""
     kind: str = ""
     sources: tuple[str, ...] = ()
-    problem: Optional[str] = None
+    problem: str | None = None
     recorded: bool = False         # dataset.json was read: the numbers above are what it says
 
     @property
@@ -72,7 +71,7 @@ class DatasetInfo:
         return self.problem is None
 
     @classmethod
-    def read(cls, folder: str | Path) -> "DatasetInfo":
+    def read(cls, folder: str | Path) -> DatasetInfo:
         """What `folder` holds; never raises for a damaged folder (the problem is in the result)."""
         folder = Path(folder)
         name = folder.name
@@ -97,7 +96,7 @@ class DatasetInfo:
                    problem=_split_problem(folder, sizes), recorded=True)
 
 
-def _split_problem(folder: Path, sizes: dict[str, int]) -> Optional[str]:
+def _split_problem(folder: Path, sizes: dict[str, int]) -> str | None:
     missing = [f for f in SPLIT_FILES if not (folder / f).is_file()]
     if missing:
         return f"damaged: {', '.join(missing)} missing"

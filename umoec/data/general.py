@@ -20,9 +20,9 @@ import hashlib
 import random
 import struct
 import sysconfig
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Optional
 
 from .corpus import SKIP_DIRS, DataError, Document, _walk
 
@@ -64,7 +64,7 @@ def _gz_size(path: Path) -> int:
         return 0
 
 
-def _text_document(path: Path) -> Optional[Document]:
+def _text_document(path: Path) -> Document | None:
     try:
         if not path.is_file() or path.is_symlink():
             return None

@@ -88,8 +88,5 @@ class CascadeMixer:
         boost = np.zeros((B, VOCAB), dtype=np.int64)
         np.add.at(alone, (rows, pred.reshape(-1)), beta.reshape(-1))
         np.add.at(boost, (rows, pred.reshape(-1)), gamma.reshape(-1))
-        if thr is None:
-            flag = np.zeros(B, dtype=bool)
-        else:
-            flag = top_margin(alone, thr, second=False)
+        flag = np.zeros(B, dtype=bool) if thr is None else top_margin(alone, thr, second=False)
         return alone, boost, flag

@@ -11,7 +11,6 @@ import json
 import re
 import time
 from pathlib import Path
-from typing import Optional
 
 from .. import config as C
 from ..units import nats_to_bits
@@ -26,7 +25,7 @@ def default_name(checkpoint: Path, step: int) -> str:
     return f"{base[:48]}-step{step}"
 
 
-def _corpus(cfg, run_root: Optional[Path]) -> dict:
+def _corpus(cfg, run_root: Path | None) -> dict:
     path = Path(cfg.data.path)
     for cand in ([path] if path.is_absolute() else [Path.cwd() / path] +
                  ([run_root.parent.parent / path] if run_root else [])):
@@ -42,7 +41,7 @@ def _corpus(cfg, run_root: Optional[Path]) -> dict:
     return {"dataset": path.name, "kind": "unknown (dataset.json not found at export)"}
 
 
-def _val_bpb(run_root: Optional[Path], step: int) -> Optional[dict]:
+def _val_bpb(run_root: Path | None, step: int) -> dict | None:
     if run_root is None:
         return None
     best = None
@@ -60,7 +59,7 @@ def _val_bpb(run_root: Optional[Path], step: int) -> Optional[dict]:
     return best
 
 
-def export_checkpoint(checkpoint: Path, name: Optional[str] = None,
+def export_checkpoint(checkpoint: Path, name: str | None = None,
                       description: str = "") -> ModelFile:
     """The coding model of a training checkpoint (torch is imported here, lazily)."""
     from ..train import checkpoint as ck

@@ -28,7 +28,7 @@ SSM state to |q| < 2**STATE_BITS (saturating, documented in docs/codec.md).
 from __future__ import annotations
 
 from decimal import Decimal, localcontext
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -122,17 +122,17 @@ def _softplus(x: Decimal) -> Decimal:
     return (1 + x.exp()).ln()
 
 
-@lru_cache(maxsize=None)
+@cache
 def sigmoid_table() -> np.ndarray:
     return _dec_table(_sigmoid, TABLE_LO, TABLE_HI, TABLE_STEP_BITS, GATE)
 
 
-@lru_cache(maxsize=None)
+@cache
 def softplus_table() -> np.ndarray:
     return _dec_table(_softplus, TABLE_LO, TABLE_HI, TABLE_STEP_BITS, GATE)
 
 
-@lru_cache(maxsize=None)
+@cache
 def exp_neg_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """exp(-i), exp(-j / 2**10), exp(-k / 2**20) in Q30 for i < 18, j, k < 2**10."""
     with localcontext() as ctx:
@@ -147,7 +147,7 @@ def exp_neg_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return tuple(np.array(t, dtype=np.int64) for t in (t1, t2, t3))
 
 
-@lru_cache(maxsize=None)
+@cache
 def log1p_table(n: int, frac: int, scale_num: int, scale_den_log1p: int) -> np.ndarray:
     """round(log1p(i) / log1p(scale_den_log1p) * scale_num * 2**frac), i < n (cascade features)."""
     with localcontext() as ctx:

@@ -16,8 +16,20 @@ import os
 import numpy as np
 
 from . import fixed as fx
-from .fixed import (ACT, DECAY, GATE, MATMUL_BITS, RESID_BITS, STATE, STATE_BITS, clamp, exp_neg,
-                    rshift, silu, softplus)
+from .fixed import (
+    ACT,
+    DECAY,
+    GATE,
+    MATMUL_BITS,
+    RESID_BITS,
+    STATE,
+    STATE_BITS,
+    clamp,
+    exp_neg,
+    rshift,
+    silu,
+    softplus,
+)
 
 U_FRAC = 20                 # dt * x kept in Q20 before it meets B
 U_BITS = 31                 # ... and within int32 (|dt x| < 2048.0), like the state
@@ -238,5 +250,15 @@ def top_margin(logits: np.ndarray, thr: int, second: bool) -> np.ndarray:
     return flags.astype(bool)
 
 
-__all__ = ["quant_rows", "requant", "norm_quant", "mixer_core", "moe_route", "moe_pack",
-           "moe_combine", "top_margin", "RESID_BITS", "backend"]
+__all__ = [
+    "RESID_BITS",
+    "backend",
+    "mixer_core",
+    "moe_combine",
+    "moe_pack",
+    "moe_route",
+    "norm_quant",
+    "quant_rows",
+    "requant",
+    "top_margin",
+]

@@ -28,8 +28,7 @@ from ..sizing import VOCAB, dims
 from . import cascade as casc
 from . import kernels
 from .adapt import HeadAdapter
-from .fixed import (ACT, CHUNK_K, GATE, MATMUL_BITS, RESID_BITS, W8, clamp, matmul8, rshift,
-                    sigmoid, to_int)
+from .fixed import ACT, CHUNK_K, GATE, MATMUL_BITS, RESID_BITS, W8, clamp, matmul8, rshift, sigmoid, to_int
 
 LOGIT_BITS = 21              # coder logits are clamped to |l| < 2**21 * 2**-12 = 512 nats
 THRESH_BITS = 16             # thresholds as round(t * 2**16)
@@ -56,7 +55,7 @@ class QLinear:
 
 def threshold_q(t: float) -> int | None:
     """A confidence threshold as an integer of THRESH_BITS, None when it can never fire."""
-    return None if t >= 1.0 else int(round(t * (1 << THRESH_BITS)))
+    return None if t >= 1.0 else round(t * (1 << THRESH_BITS))
 
 
 def distances(logits: np.ndarray) -> np.ndarray:

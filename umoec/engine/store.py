@@ -14,9 +14,9 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional
 
 from . import modelfile as mf
 
@@ -82,7 +82,7 @@ def _files(place: Path) -> Iterable[Path]:
             return
 
 
-def entries(env=os.environ, errors: Optional[list] = None) -> list[Entry]:
+def entries(env=os.environ, errors: list | None = None) -> list[Entry]:
     """Every readable model on the search path, in lookup order (unreadable ones go to errors)."""
     out = []
     for kind, place in search_path(env):
@@ -101,7 +101,7 @@ def _places(env) -> str:
     return ", ".join(str(p) for _, p in search_path(env))
 
 
-def resolve(spec: Optional[str], env=os.environ) -> Entry:
+def resolve(spec: str | None, env=os.environ) -> Entry:
     """The model a user means: a .umm path, a hash (prefix of 8+ hex digits) or a name;
     None or "default" means the shipped default model."""
     spec = (spec or DEFAULT_NAME).strip()
@@ -167,7 +167,7 @@ def load(entry: Entry, env=os.environ) -> mf.ModelFile:
         raise first from None
 
 
-def import_file(path: Path, env=os.environ, name: Optional[str] = None) -> Entry:
+def import_file(path: Path, env=os.environ, name: str | None = None) -> Entry:
     """Copy a model file into the user's store (checked first); returns its entry there."""
     m = mf.read(Path(path))
     dest_dir = user_dir(env)

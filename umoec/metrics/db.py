@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, Optional, Sequence
 
 from .schema import STEP_TABLES, migrate
 
@@ -56,7 +56,7 @@ class TrainingDB:
             self.conn.close()
             self.conn = None
 
-    def __enter__(self) -> "TrainingDB":
+    def __enter__(self) -> TrainingDB:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -91,14 +91,14 @@ class TrainingDB:
     # -- training ----------------------------------------------------------------------------
     def insert_train_metrics(self, step: int, *, loss: float, bpb: float, lr: float,
                              grad_norm: float, tokens_per_sec: float, bytes_seen: int,
-                             elapsed_s: float, ts: Optional[float] = None) -> None:
+                             elapsed_s: float, ts: float | None = None) -> None:
         self._many("INSERT OR REPLACE INTO train_metrics VALUES (?,?,?,?,?,?,?,?,?)",
                    [(step, ts or time.time(), elapsed_s, loss, bpb, lr, grad_norm,
                      tokens_per_sec, bytes_seen)])
 
     def insert_system_metrics(self, step: int, *, cpu_percent=None, rss_bytes=None,
                               disk_free_bytes=None, gpu_util=None, gpu_mem_bytes=None,
-                              ts: Optional[float] = None) -> None:
+                              ts: float | None = None) -> None:
         self._many("INSERT OR REPLACE INTO system_metrics VALUES (?,?,?,?,?,?,?)",
                    [(step, ts or time.time(), cpu_percent, rss_bytes, disk_free_bytes, gpu_util,
                      gpu_mem_bytes)])
@@ -108,7 +108,7 @@ class TrainingDB:
                    [(step, head, float(v)) for head, v in losses.items()])
 
     def insert_val(self, step: int, *, loss: float, bpb: float, n_bytes: int,
-                   ts: Optional[float] = None) -> None:
+                   ts: float | None = None) -> None:
         self._many("INSERT OR REPLACE INTO val_metrics VALUES (?,?,?,?,?)",
                    [(step, ts or time.time(), loss, bpb, n_bytes)])
 
@@ -121,7 +121,7 @@ class TrainingDB:
         self._many("INSERT OR REPLACE INTO moe_routing VALUES (?,?,?,?,?)", rows)
 
     def insert_mod_gates(self, step: int, fractions: Mapping[int, float], capacity: float,
-                         inference: Optional[Mapping[int, float]] = None) -> None:
+                         inference: Mapping[int, float] | None = None) -> None:
         inference = inference or {}
         rows = [(step, int(b), float(f), float(capacity), inference.get(b))
                 for b, f in fractions.items()]
@@ -145,8 +145,8 @@ class TrainingDB:
                    [(step, block_idx, start + i, float(p[0]), float(p[1]))
                     for i, p in enumerate(points)])
 
-    def insert_event(self, kind: str, message: str = "", step: Optional[int] = None,
-                     ts: Optional[float] = None) -> None:
+    def insert_event(self, kind: str, message: str = "", step: int | None = None,
+                     ts: float | None = None) -> None:
         self._many("INSERT INTO run_events (ts, step, kind, message) VALUES (?,?,?,?)",
                    [(ts or time.time(), step, kind, message)])
 
@@ -159,7 +159,7 @@ class TrainingDB:
     # -- evaluation and compression ----------------------------------------------------------
     def insert_eval_result(self, step: int, dataset: str, *, bpb: float, compressed_bytes: int,
                            original_bytes: int, roundtrip_ok: bool,
-                           ts: Optional[float] = None) -> None:
+                           ts: float | None = None) -> None:
         self._many("INSERT OR REPLACE INTO eval_results VALUES (?,?,?,?,?,?,?)",
                    [(step, ts or time.time(), dataset, bpb, compressed_bytes, original_bytes,
                      int(bool(roundtrip_ok)))])
@@ -170,7 +170,7 @@ class TrainingDB:
                    [(step, dataset, method, compressed_bytes, original_bytes, seconds)])
 
     def start_compression_job(self, input_path: str, output_path: str, profile: str,
-                              checkpoint: str, ts: Optional[float] = None) -> int:
+                              checkpoint: str, ts: float | None = None) -> int:
         with self.batch():
             cur = self.conn.execute(
                 "INSERT INTO compression_jobs (ts, input_path, output_path, profile, checkpoint, "
@@ -178,9 +178,9 @@ class TrainingDB:
                 (ts or time.time(), input_path, output_path, profile, checkpoint, "running"))
             return int(cur.lastrowid)
 
-    def finish_compression_job(self, job_id: int, status: str, *, raw_bytes: Optional[int] = None,
-                               compressed_bytes: Optional[int] = None,
-                               elapsed_s: Optional[float] = None) -> None:
+    def finish_compression_job(self, job_id: int, status: str, *, raw_bytes: int | None = None,
+                               compressed_bytes: int | None = None,
+                               elapsed_s: float | None = None) -> None:
         with self.batch():
             self.conn.execute("UPDATE compression_jobs SET status=?, raw_bytes=?, "
                               "compressed_bytes=?, elapsed_s=? WHERE job_id=?",

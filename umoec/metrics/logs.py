@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Optional, TextIO
+from typing import TextIO
 
 
 class TextLog:
@@ -18,7 +18,7 @@ class TextLog:
     def __init__(self, path: str | os.PathLike, echo: bool = False):
         self.path = Path(path)
         self.echo = echo
-        self._fh: Optional[TextIO] = open(self.path, "a", encoding="utf-8")
+        self._fh: TextIO | None = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (closed by close())
 
     def line(self, text: str) -> None:
         stamped = time.strftime("%Y-%m-%d %H:%M:%S ") + text
@@ -28,7 +28,7 @@ class TextLog:
             print(stamped, flush=True)
 
     def step(self, step: int, loss: float, lr: float, grad_norm: float, tokens_per_sec: float,
-             val_loss: Optional[float] = None) -> None:
+             val_loss: float | None = None) -> None:
         """The Forge-style step line: step | loss | lr | gnorm | tok/s [| val]."""
         text = (f"step {step:6d} | loss {loss:.4f} | lr {lr:.2e} | gnorm {grad_norm:.3f} | "
                 f"{tokens_per_sec:.0f} tok/s")

@@ -110,9 +110,9 @@ def migrate(conn: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
                 continue
             for sql in MIGRATIONS[version - 1][1]:
                 words = sql.split()
-                if words[:2] == ["ALTER", "TABLE"] and words[3:5] == ["ADD", "COLUMN"]:
-                    if words[5] in _columns(conn, words[2]):  # an older tool already added it
-                        continue
+                if words[:2] == ["ALTER", "TABLE"] and words[3:5] == ["ADD", "COLUMN"] and \
+                        words[5] in _columns(conn, words[2]):  # an older tool already added it
+                    continue
                 conn.execute(sql)
             conn.execute(f"PRAGMA user_version = {int(version)}")
             conn.execute("COMMIT")

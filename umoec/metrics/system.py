@@ -14,21 +14,21 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import Callable, Optional
+from collections.abc import Callable
 
 import psutil
 
-GpuProbe = Callable[[], tuple[Optional[float], Optional[int]]]
+GpuProbe = Callable[[], tuple[float | None, int | None]]
 
 
 class SystemSampler:
-    def __init__(self, folder: str | os.PathLike, gpu: Optional[GpuProbe] = None):
+    def __init__(self, folder: str | os.PathLike, gpu: GpuProbe | None = None):
         self.folder, self.gpu = folder, gpu
         self.proc = psutil.Process()
         self.proc.cpu_percent(None)  # the first call only starts the interval
 
-    def sample(self) -> dict[str, Optional[float]]:
-        out: dict[str, Optional[float]] = {"cpu_percent": None, "rss_bytes": None,
+    def sample(self) -> dict[str, float | None]:
+        out: dict[str, float | None] = {"cpu_percent": None, "rss_bytes": None,
                                            "disk_free_bytes": None, "gpu_util": None,
                                            "gpu_mem_bytes": None}
         try:
@@ -53,9 +53,9 @@ def torch_cuda_probe(device) -> GpuProbe:
     `device`."""
     import torch
 
-    def probe() -> tuple[Optional[float], Optional[int]]:
+    def probe() -> tuple[float | None, int | None]:
         try:
-            util: Optional[float] = float(torch.cuda.utilization(device))
+            util: float | None = float(torch.cuda.utilization(device))
         except Exception:  # no pynvml, or a driver that does not say
             util = None
         return util, int(torch.cuda.memory_allocated(device))

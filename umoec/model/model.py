@@ -88,7 +88,7 @@ class UMoEModel(nn.Module):
         if mode not in ("train", "infer"):
             raise ValueError(f"mode must be 'train' or 'infer', got {mode!r}")
         B, T = x.shape
-        if mode == "train" and T > self.context_len:
+        if mode == "train" and self.context_len < T:
             raise ValueError(f"training sequence of {T} bytes is longer than model.context_len="
                              f"{self.context_len} (mode='infer' and the step form have no limit)")
         n = float(B * T)

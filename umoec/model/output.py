@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 import torch
 
@@ -26,7 +25,7 @@ class ModelOutput:
     """
 
     logits: torch.Tensor
-    loss: Optional[torch.Tensor] = None
+    loss: torch.Tensor | None = None
     head_losses: dict = field(default_factory=dict)
     aux_losses: dict = field(default_factory=dict)
     moe_load: dict = field(default_factory=dict)
@@ -34,6 +33,6 @@ class ModelOutput:
     mod_fraction: dict = field(default_factory=dict)
     mod_fraction_inference: dict = field(default_factory=dict)
     exit_fraction: dict = field(default_factory=dict)
-    cascade_fraction: Optional[float] = None
-    hidden: Optional[list] = None
+    cascade_fraction: float | None = None
+    hidden: list | None = None
     mode: str = "train"

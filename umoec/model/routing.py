@@ -18,7 +18,7 @@ import torch
 
 def compact(mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """mask (B, T) -> idx (B, Tm) positions in time order (T = padding), valid (B, Tm)."""
-    B, T = mask.shape
+    _B, T = mask.shape
     counts = mask.sum(1)
     tm = int(counts.max())
     order = (~mask).to(torch.int8).argsort(dim=1, stable=True)[:, :tm]   # processed first
@@ -46,7 +46,7 @@ def gather_values(v: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
 
 def mod_topk(score: torch.Tensor, alive: torch.Tensor, capacity: float) -> torch.Tensor:
     """Training rule: per row the top ceil(capacity * T) scores among alive bytes -> (B, T) bool."""
-    B, T = score.shape
+    _B, T = score.shape
     k = min(T, math.ceil(capacity * T))
     masked = score.detach().masked_fill(~alive, float("-inf"))
     chosen = torch.zeros_like(alive)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 import torch
 
@@ -27,13 +26,13 @@ class ModelState:
     ssm: list
     mods: dict = field(default_factory=dict)
     kv: dict = field(default_factory=dict)
-    cascade: Optional[dict] = None
+    cascade: dict | None = None
 
     @property
     def batch_size(self) -> int:
         return self.ssm[0].shape[0]
 
-    def clone(self) -> "ModelState":
+    def clone(self) -> ModelState:
         def copy(v):
             if isinstance(v, torch.Tensor):
                 return v.clone()

@@ -63,7 +63,7 @@ class MatchSettings:
             raise ValueError("match: limit must be in 16..2**20 and prior in 1..1024")
 
     @classmethod
-    def standard(cls, min_len: int) -> "MatchSettings":
+    def standard(cls, min_len: int) -> MatchSettings:
         """What the compressor uses for entropy.match_min_len: plus a 12-byte table looked up
         first (measured on held-out stdlib source, fast profile: 1.569 -> 1.552 bpb; 8, 10, 16
         and 24 bytes did less)."""

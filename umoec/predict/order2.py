@@ -10,6 +10,7 @@ import numpy as np
 from .numerics import LN_BITS, int_log
 from .protocol import MAX_STREAMS
 
+
 @dataclass
 class Order2State:
     c0: np.ndarray        # (256,) counts, order 0

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 
-def model_fingerprint(model, config: Optional[dict] = None, *, threads: Optional[int] = None,
-                      extra: Optional[dict] = None) -> bytes:
+def model_fingerprint(model, config: dict | None = None, *, threads: int | None = None,
+                      extra: dict | None = None) -> bytes:
     """sha256 of weights + config + numerics (torch version, threads, default dtype)."""
     import torch
 
@@ -36,7 +37,7 @@ class StepModelPredictor:
     """Predictor over a torch model in step form; fp32 logits on the CPU, no autograd."""
 
     def __init__(self, model, fingerprint: bytes, *, init_args: Sequence[Any] = (),
-                 adapt: Optional[Callable[[list, Any], Any]] = None):
+                 adapt: Callable[[list, Any], Any] | None = None):
         self.model = model
         self._fingerprint = bytes(fingerprint)
         self.init_args = tuple(init_args)

@@ -27,7 +27,7 @@ import io
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     import numpy as np
@@ -45,13 +45,13 @@ class CsvLog:
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         new = not self.path.exists() or self.path.stat().st_size == 0
-        self._fh: Optional[TextIO] = open(self.path, "a", encoding="utf-8", newline="")
+        self._fh: TextIO | None = open(self.path, "a", encoding="utf-8", newline="")  # noqa: SIM115
         if new:
             self._fh.write(",".join(CSV_COLUMNS) + "\n")
             self._fh.flush()
 
     def write(self, step: int, loss: float, lr: float, grad_norm: float, tokens_per_sec: float,
-              elapsed_s: float, val_loss: Optional[float] = None) -> None:
+              elapsed_s: float, val_loss: float | None = None) -> None:
         val = -1.0 if val_loss is None else val_loss
         self._fh.write(f"{step},{loss:.6f},{lr:.6e},{grad_norm:.6f},{tokens_per_sec:.1f},"
                        f"{val:.6f},{elapsed_s:.3f}\n")
@@ -87,7 +87,7 @@ class ParsedCsvLog:
         return "elapsed_s" in self.train and bool(self.train["elapsed_s"].notna().any())
 
 
-def _header(line: bytes) -> Optional[tuple[str, ...]]:
+def _header(line: bytes) -> tuple[str, ...] | None:
     """The column names of a header line, or None if the line is data."""
     text = line.decode("utf-8", errors="replace").strip().lstrip("\ufeff")
     if not text or not (text[0].isalpha() or text[0] == "_"):
@@ -102,7 +102,7 @@ def _default_columns(n_fields: int) -> tuple[str, ...]:
                       "6 or 7: step,loss,lr,grad_norm,tokens_per_sec,val_loss[,elapsed_s])")
 
 
-def _read_block(body: bytes, columns: tuple[str, ...]) -> Optional[pd.DataFrame]:
+def _read_block(body: bytes, columns: tuple[str, ...]) -> pd.DataFrame | None:
     """Fast path: every line has len(columns) numeric fields. None when that is not so."""
     import numpy as np
     import pandas as pd

@@ -14,7 +14,6 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 from .status import RunStatus
 
@@ -144,11 +143,11 @@ class RunDir:
                     pass
         return n
 
-    def latest_checkpoint(self) -> Optional[Checkpoint]:
+    def latest_checkpoint(self) -> Checkpoint | None:
         cks = self.checkpoints()
         return cks[-1] if cks else None
 
-    def read_status(self) -> Optional[RunStatus]:
+    def read_status(self) -> RunStatus | None:
         return RunStatus.read(self.status_path)
 
     def write_status(self, status: RunStatus) -> None:

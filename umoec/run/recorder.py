@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Sequence
 
 from ..config import Config, dumps
 from ..metrics import TextLog, TrainingDB
@@ -67,10 +67,10 @@ class RunRecorder:
         self._stop = threading.Event()
         self._paused = False
         self._cpu = time.process_time()
-        self._beater: Optional[threading.Thread] = None
+        self._beater: threading.Thread | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
-    def start(self, resume_step: Optional[int] = None, note: str = "") -> None:
+    def start(self, resume_step: int | None = None, note: str = "") -> None:
         """Freeze the config (fresh runs), mark running, and log the start or resume."""
         if resume_step is None:
             header = f"Frozen config of run {self.run.name} ({self.kind}), written at start."
@@ -132,7 +132,7 @@ class RunRecorder:
         self.run.write_status(self._status)
         self._last_beat = now
 
-    def finish(self, state: RunState, message: str = "", exit_code: Optional[int] = None) -> None:
+    def finish(self, state: RunState, message: str = "", exit_code: int | None = None) -> None:
         """Write the final status (completed | stopped | crashed) and close every file."""
         self._stop.set()
         with self._lock:  # no beat after the final status
@@ -156,7 +156,7 @@ class RunRecorder:
         self.log.close()
 
     # -- events ------------------------------------------------------------------------------
-    def record_step(self, r: StepRecord, val_loss: Optional[float] = None) -> None:
+    def record_step(self, r: StepRecord, val_loss: float | None = None) -> None:
         with self.db.batch():
             self.db.insert_train_metrics(r.step, loss=r.loss, bpb=r.bpb, lr=r.lr,
                                          grad_norm=r.grad_norm, tokens_per_sec=r.tokens_per_sec,

@@ -3,9 +3,8 @@ exits 0 with status `stopped` (the trainer and the simulator share this)."""
 from __future__ import annotations
 
 import signal
-from typing import Optional
 
-_early: Optional[int] = None       # a SIGTERM that arrived before the step loop was ready
+_early: int | None = None       # a SIGTERM that arrived before the step loop was ready
 
 
 def catch_early() -> None:
@@ -22,10 +21,10 @@ class StopFlag:
     """Context manager installing the handlers; `signal` is the number received, if any."""
 
     def __init__(self) -> None:
-        self.signal: Optional[int] = None
+        self.signal: int | None = None
         self._old: dict = {}
 
-    def __enter__(self) -> "StopFlag":
+    def __enter__(self) -> StopFlag:
         for sig in (signal.SIGTERM, signal.SIGINT):
             self._old[sig] = signal.signal(sig, self._handle)
         if _early is not None and self.signal is None:   # asked to stop while starting

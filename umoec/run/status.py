@@ -17,7 +17,6 @@ import time
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Optional
 
 import psutil
 
@@ -43,15 +42,15 @@ class RunStatus:
     updated_at: float = field(default_factory=time.time)
     started_at: float = field(default_factory=time.time)
     kind: str = "train"          # train | simulate
-    exit_code: Optional[int] = None
+    exit_code: int | None = None
     message: str = ""
     host: str = field(default_factory=socket.gethostname)
-    proc_start: Optional[float] = None  # process create time, guards against pid reuse
-    step_at: Optional[float] = None     # when `step` last advanced (None: files of older versions)
-    busy_at: Optional[float] = None     # the last heartbeat that saw the process use CPU
+    proc_start: float | None = None  # process create time, guards against pid reuse
+    step_at: float | None = None     # when `step` last advanced (None: files of older versions)
+    busy_at: float | None = None     # the last heartbeat that saw the process use CPU
 
     @classmethod
-    def read(cls, path: str | os.PathLike) -> Optional["RunStatus"]:
+    def read(cls, path: str | os.PathLike) -> RunStatus | None:
         """The status in `path`, or None if there is none; ValueError if it is unreadable."""
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -72,7 +71,7 @@ def own_process_start() -> float:
     return psutil.Process(os.getpid()).create_time()
 
 
-def pid_alive(pid: int, proc_start: Optional[float] = None) -> bool:
+def pid_alive(pid: int, proc_start: float | None = None) -> bool:
     """True if `pid` runs (not a zombie) and, when given, started at `proc_start` (+-1 s)."""
     if pid <= 0:
         return False
@@ -85,7 +84,7 @@ def pid_alive(pid: int, proc_start: Optional[float] = None) -> bool:
         return False
 
 
-def effective_state(status: Optional[RunStatus], now: Optional[float] = None,
+def effective_state(status: RunStatus | None, now: float | None = None,
                     stall_after_s: float = STALL_AFTER_S) -> tuple[RunState, str]:
     """The honest state of a run and a short explanation, from its status file."""
     if status is None:

@@ -11,7 +11,6 @@ import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 from ..config import Config, dumps
 from ..run.atomic import atomic_write
@@ -39,7 +38,7 @@ def expand_pattern(cfg: Config) -> str:
     return (p * (cfg.model.n_blocks // len(p) + 1))[: cfg.model.n_blocks]
 
 
-def shape_of(cfg: Config, bytes_per_sec: Optional[float] = None) -> curves.Shape:
+def shape_of(cfg: Config, bytes_per_sec: float | None = None) -> curves.Shape:
     pattern = expand_pattern(cfg)
     m, t = cfg.model, cfg.training
     size = m.d_model * m.n_blocks
@@ -62,8 +61,8 @@ def shape_of(cfg: Config, bytes_per_sec: Optional[float] = None) -> curves.Shape
 class SimOptions:
     live: bool = False
     rate: float = 20.0                   # steps per second in live mode
-    crash_at: Optional[int] = None       # raise a simulated crash at this step
-    stall_at: Optional[int] = None       # stop heartbeats (and hang) at this step
+    crash_at: int | None = None       # raise a simulated crash at this step
+    stall_at: int | None = None       # stop heartbeats (and hang) at this step
     echo: bool = False
 
 
@@ -94,7 +93,7 @@ class Simulator:
         self.total = t.steps
         self.shape = shape_of(cfg, opts.rate * t.batch_size * t.seq_len if opts.live else None)
 
-    def run_all(self, resume: Optional[Path] = None) -> RunState:
+    def run_all(self, resume: Path | None = None) -> RunState:
         """Simulate up to training.steps; returns the final state (completed or stopped)."""
         start_step, elapsed0 = 0, 0.0
         if resume is not None:
@@ -138,10 +137,7 @@ class Simulator:
                 raise SimulationError(f"simulated crash at step {step}")
             last = step == self.total
             elapsed = self._elapsed(step, t0, elapsed0)
-            if step % lg.eval_every == 0 or last:
-                val = self._eval(rec, step)
-            else:
-                val = None
+            val = self._eval(rec, step) if step % lg.eval_every == 0 or last else None
             if step % lg.log_every == 0 or last:
                 self._log(rec, step, elapsed, val)
             if step % lg.save_every == 0 or last:
@@ -162,7 +158,7 @@ class Simulator:
             time.sleep(0.05)
         rec.pause_heartbeat(False)
 
-    def _log(self, rec: RunRecorder, step: int, elapsed: float, val_loss: Optional[float]):
+    def _log(self, rec: RunRecorder, step: int, elapsed: float, val_loss: float | None):
         s, cfg = self.shape, self.cfg
         bpb = curves.train_bpb(s, step)
         heads = curves.head_bpbs(s, step, bpb)

@@ -16,6 +16,7 @@ import torch
 from .. import config as C
 from ..run.atomic import atomic_write
 from .formats import FORMAT, SIM_FORMAT
+
 # Sections that shape the network: a checkpoint only loads into a model built from equal ones.
 ARCH_SECTIONS = ("model", "moe", "mod", "early_exit", "cascade", "conditioning", "patches", "head",
                  "lora")

@@ -4,7 +4,6 @@ run that crashes seconds later."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 from .. import config as C
 
@@ -12,13 +11,13 @@ FP8_REFUSAL = ("training.precision=bf16+fp8 is not implemented by this trainer (
                "matmul kernels on GPUs of compute capability >= 8.9); use bf16")
 
 
-def dataset_folder(cfg: C.Config, root: Optional[Path] = None) -> Path:
+def dataset_folder(cfg: C.Config, root: Path | None = None) -> Path:
     """data.path as the trainer will open it (relative paths from its working folder `root`)."""
     path = Path(cfg.data.path).expanduser()
     return path if path.is_absolute() or root is None else Path(root) / path
 
 
-def missing_dataset(cfg: C.Config, root: Optional[Path] = None) -> Optional[str]:
+def missing_dataset(cfg: C.Config, root: Path | None = None) -> str | None:
     folder = dataset_folder(cfg, root)
     if (folder / "dataset.json").is_file():
         return None
@@ -26,7 +25,7 @@ def missing_dataset(cfg: C.Config, root: Optional[Path] = None) -> Optional[str]
             f"`python -m bin.prepare_data --out {cfg.data.path}`")
 
 
-def refusals(cfg: C.Config, root: Optional[Path] = None) -> dict[str, str]:
+def refusals(cfg: C.Config, root: Path | None = None) -> dict[str, str]:
     """config key -> why the trainer would stop before training with this config."""
     out = {}
     if cfg.training.precision == "bf16+fp8":

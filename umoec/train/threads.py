@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping, Optional
 
 INTERVAL_S = 5.0      # seconds between two looks at the load
 IDLE_MARGIN = 0.5     # a core counts as free while others use less than half of it
@@ -47,7 +47,7 @@ class Change:
                 f"of {available_cpus()} cores")
 
 
-def fixed_threads(setting: int, env: Mapping[str, str] = os.environ) -> Optional[int]:
+def fixed_threads(setting: int, env: Mapping[str, str] = os.environ) -> int | None:
     """The user's thread count (hardware.threads > 0, else OMP_NUM_THREADS), or None: auto."""
     if setting > 0:
         return setting
@@ -61,7 +61,7 @@ def fixed_threads(setting: int, env: Mapping[str, str] = os.environ) -> Optional
 class ThreadGovernor:
     """Chooses the thread count from the load; `poll()` between steps returns a Change or None."""
 
-    def __init__(self, setting: int = 0, *, cpus: Optional[int] = None,
+    def __init__(self, setting: int = 0, *, cpus: int | None = None,
                  env: Mapping[str, str] = os.environ,
                  clock: Callable[[], float] = time.monotonic,
                  cpu_seconds: Callable[[], tuple[float, float]] = _cpu_seconds,
@@ -77,7 +77,7 @@ class ThreadGovernor:
         return (f"{self.threads} threads, chosen from the load every {self.interval_s:g} s"
                 if self.auto else f"{self.threads} threads (fixed)")
 
-    def start(self, others: Optional[float] = None) -> int:
+    def start(self, others: float | None = None) -> int:
         """The count to begin with: the cores others leave free (a short sample, or `others`)."""
         if self.auto:
             if others is None:
@@ -90,7 +90,7 @@ class ThreadGovernor:
     def _choose(self, others: float) -> int:
         return max(1, min(self.cpus, int(self.cpus - others + IDLE_MARGIN)))
 
-    def poll(self) -> Optional[Change]:
+    def poll(self) -> Change | None:
         if not self.auto:
             return None
         now = self._clock()

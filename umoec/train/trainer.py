@@ -13,7 +13,6 @@ import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 import torch
 
@@ -30,8 +29,8 @@ from . import checkpoint as ckpt
 from .distributed import Dist, LaunchError, setup
 from .optim import build_optimizers, set_lr
 from .preflight import FP8_REFUSAL
-from .threads import ThreadGovernor, available_cpus
 from .stats import activation_stats, pca_points
+from .threads import ThreadGovernor, available_cpus
 
 
 class TrainError(RuntimeError):
@@ -40,8 +39,8 @@ class TrainError(RuntimeError):
 
 @dataclass
 class TrainOptions:
-    stop_at: Optional[int] = None      # behave as if SIGTERM arrived after this step
-    time_budget_s: Optional[float] = None  # ... or once this much wall time has passed
+    stop_at: int | None = None      # behave as if SIGTERM arrived after this step
+    time_budget_s: float | None = None  # ... or once this much wall time has passed
     echo: bool = True                  # print training.log lines
     eval_batches: int = 16             # validation: this many batches of batch_size x seq_len
 
@@ -68,11 +67,11 @@ class Trainer:
     model: torch.nn.Module
     step_model: torch.nn.Module            # the model wrapped for steps (DDP, torch.compile)
     optimizers: list
-    rec: Optional[RunRecorder] = None      # rank 0 only
+    rec: RunRecorder | None = None      # rank 0 only
     stop: StopFlag
 
     def __init__(self, cfg: C.Config, run: RunDir, opts: TrainOptions,
-                 resume: Optional[Path] = None):
+                 resume: Path | None = None):
         self.cfg, self.run, self.opts, self.resume = cfg, run, opts, resume
 
     # -- setup ---------------------------------------------------------------------------------
@@ -233,7 +232,7 @@ class Trainer:
 
     # -- events --------------------------------------------------------------------------------
     def _log(self, out, step: int, lr: float, grad_norm, rate: float, bytes_seen: int,
-             elapsed: float, val_loss: Optional[float]) -> None:
+             elapsed: float, val_loss: float | None) -> None:
         heads = {k: self.dist.all_mean(v.detach().float()).item()
                  for k, v in out.head_losses.items()}
         rec = self.rec
@@ -250,7 +249,7 @@ class Trainer:
             mod_fraction_inference=dict(out.mod_fraction_inference)), val_loss=val_loss)
 
     @torch.no_grad()
-    def _evaluate(self, step: int) -> Optional[float]:
+    def _evaluate(self, step: int) -> float | None:
         """Validation loss (rank 0, fixed batches) and hidden-state statistics of one batch.
 
         Heartbeats between batches; a stop request cuts the evaluation short (no val row)."""
@@ -288,7 +287,7 @@ class Trainer:
             dist.barrier()
 
     def _save(self, step: int, bytes_seen: int, elapsed: float,
-              pending_eval: Optional[int] = None) -> None:
+              pending_eval: int | None = None) -> None:
         dist, rec = self.dist, self.rec
         if dist.main:
             path = self.run.checkpoint_path(step)

@@ -16,9 +16,10 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Callable, Optional, TypeVar
+from typing import BinaryIO, TypeVar
 
 from ..codec import CodecStats
 from ..compress.stream import StreamStats, compress_stream, decompress_stream
@@ -27,7 +28,6 @@ from ..errors import EXIT_FAILURE, UserError
 from ..progress import ProgressBar
 from ..run.atomic import atomic_write
 from .names import STDIO, check_source, check_target, show
-
 
 T = TypeVar("T")
 
@@ -38,13 +38,13 @@ def _stderr(msg: str) -> None:
 
 @dataclass(frozen=True)
 class Options:
-    model: Optional[ModelFile]    # compressing: the model; decoding: None = the header's model
+    model: ModelFile | None    # compressing: the model; decoding: None = the header's model
     profile: str = "fast"
     force: bool = False           # -f
     remove: bool = False          # --rm
     verbosity: int = 1            # 0 -q, 1 normal, 2 -v
     workers: int = 1              # processes coding frames (-T; decoding, 0: from the idle cores)
-    frame_bytes: Optional[int] = None   # --frame-size (None: the profile's)
+    frame_bytes: int | None = None   # --frame-size (None: the profile's)
     say: Callable[[str], None] = _stderr
 
     def note(self, level: int, msg: str) -> None:
@@ -57,7 +57,7 @@ def _open(source: str) -> tuple[BinaryIO, int]:
     if source == STDIO:
         return sys.stdin.buffer, 0
     try:
-        fh = open(source, "rb")
+        fh = open(source, "rb")  # noqa: SIM115 (returned to the caller, who closes it)
         return fh, os.fstat(fh.fileno()).st_size
     except OSError as exc:
         raise UserError(f"cannot read: {exc.strerror or exc}", EXIT_FAILURE) from None
@@ -108,7 +108,7 @@ def _coded(opts: Options, label: str, work: Callable) -> tuple[bytes, float]:
             bar.close()
 
 
-def _removes(source: str, target: Optional[str], opts: Options) -> bool:
+def _removes(source: str, target: str | None, opts: Options) -> bool:
     if opts.remove and (target is None or source == STDIO):
         opts.note(1, f"umc: {show(source)}: --rm ignored: the output goes to stdout or the input "
                   "is stdin")
@@ -123,11 +123,11 @@ def _remove_source(source: str) -> None:
                         f"{exc.strerror or exc}", EXIT_FAILURE) from None
 
 
-def _out(target: Optional[str]) -> str:
+def _out(target: str | None) -> str:
     return "(stdout)" if target is None else target
 
 
-def compress_one(source: str, target: Optional[str], opts: Options) -> str:
+def compress_one(source: str, target: str | None, opts: Options) -> str:
     """Compress `source` to `target`; returns the summary line."""
     check_source(source)
     check_target(source, target, opts.force)
@@ -180,7 +180,7 @@ def _decode(source: str, target, opts: Options) -> tuple[StreamStats, float]:
     return st, seconds
 
 
-def decompress_one(source: str, target: Optional[str], opts: Options) -> str:
+def decompress_one(source: str, target: str | None, opts: Options) -> str:
     """Decode `source` (sha256 verified) to `target`; returns the summary line."""
     check_source(source)
     check_target(source, target, opts.force)
@@ -201,7 +201,7 @@ def decompress_one(source: str, target: Optional[str], opts: Options) -> str:
     return line
 
 
-def verify_one(source: str, target: Optional[str], opts: Options) -> str:
+def verify_one(source: str, target: str | None, opts: Options) -> str:
     """Decode and verify `source`, writing nothing (target is ignored)."""
     check_source(source)
     st, seconds = _decode(source, _Discard(), opts)

@@ -17,7 +17,7 @@ import importlib
 import os
 import sys
 import traceback
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from ..cli import EXIT_FAILURE, UserError, run_main
 from ..compress.profiles import PROFILES
@@ -220,7 +220,7 @@ def _subcommand(name: str, args: list[str]) -> int:
     return run_main(module.main, f"umc {name}", args)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SUBCOMMANDS:
         if not os.path.lexists(argv[0]):

@@ -14,8 +14,8 @@ import argparse
 import json
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from ..engine import modelfile as mf
 from ..engine import store

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional
 
 from ..errors import EXIT_FAILURE, UserError
 
@@ -21,7 +20,7 @@ def show(source: str) -> str:
 
 
 def target_for(source: str, *, decompress: bool, to_stdout: bool,
-               output: Optional[str]) -> Optional[str]:
+               output: str | None) -> str | None:
     """The output path for `source`, or None for stdout."""
     if to_stdout or (source == STDIO and output is None):
         return None
@@ -49,7 +48,7 @@ def check_source(source: str) -> None:
         raise UserError("No such file or directory", EXIT_FAILURE)
 
 
-def check_target(source: str, target: Optional[str], force: bool) -> None:
+def check_target(source: str, target: str | None, force: bool) -> None:
     """Refuse to overwrite without -f, to replace the input, or to write into no folder."""
     if target is None:
         return

@@ -2,8 +2,12 @@
 import numpy as np
 import pytest
 
-from gui.figures.routing import (expert_detail_fig, load_balance_fig, moe_routing_history_fig,
-                                 routing_heatmap_fig)
+from gui.figures.routing import (
+    expert_detail_fig,
+    load_balance_fig,
+    moe_routing_history_fig,
+    routing_heatmap_fig,
+)
 from tests.gui.figures.frames import is_reference, routing
 
 

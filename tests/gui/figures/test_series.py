@@ -6,10 +6,29 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gui.figures.series import (CLIP_K, CONTEXT_FRACTION, METHODS, STEP_MAD_TO_SD, Smoothing,
-                                Zoom, clip_outliers, downsample, ema, ema_continue, ema_state,
-                                parse_relayout, points, running_mean, running_mean_continue, smooth,
-                                smooth_continue, smooth_state, thin, view_indices, window_of)
+from gui.figures.series import (
+    CLIP_K,
+    CONTEXT_FRACTION,
+    METHODS,
+    STEP_MAD_TO_SD,
+    Smoothing,
+    Zoom,
+    clip_outliers,
+    downsample,
+    ema,
+    ema_continue,
+    ema_state,
+    parse_relayout,
+    points,
+    running_mean,
+    running_mean_continue,
+    smooth,
+    smooth_continue,
+    smooth_state,
+    thin,
+    view_indices,
+    window_of,
+)
 
 
 def spiky(n=200_000, seed=0, spike_at=123_457, dip_at=54_321):

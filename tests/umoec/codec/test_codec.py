@@ -1,17 +1,33 @@
 """compress / decompress end to end: sizes, coders, sharpening, adaptation, refusals, golden file."""
 import hashlib
+import itertools
 
 import numpy as np
 import pytest
 
-from tests.umoec.codec.helpers import (TEXT, AdaptingPredictor, CyclePredictor, SourcePredictor,
-                                       pseudo_random_bytes, sample_source)
+from tests.umoec.codec.helpers import (
+    TEXT,
+    AdaptingPredictor,
+    CyclePredictor,
+    SourcePredictor,
+    pseudo_random_bytes,
+    sample_source,
+)
 from umoec import config as C
-from umoec.codec import (CodecError, CodecSettings, CodecStats, CoderUnavailable, DecodeMismatch,
-                         FingerprintMismatch, compress, decompress, read_header)
+from umoec.codec import (
+    CodecError,
+    CodecSettings,
+    CodecStats,
+    CoderUnavailable,
+    DecodeMismatch,
+    FingerprintMismatch,
+    compress,
+    decompress,
+    read_header,
+)
 from umoec.codec.container import parse_blocks, parse_header
-from umoec.predict.order2 import Order2Predictor
 from umoec.engine import ENGINE_VERSION
+from umoec.predict.order2 import Order2Predictor
 
 SMALL = dict(block_size=256, model_name="cycle")
 
@@ -95,7 +111,7 @@ def test_adaptation_runs_at_identical_points_with_identical_bytes():
 
 def test_wrong_predictor_or_newer_engine_are_refused():
     blob = compress(TEXT, CyclePredictor(), CodecSettings(streams=2, **SMALL))
-    with pytest.raises(FingerprintMismatch, match="model cycle .* decode it with the model it names"):
+    with pytest.raises(FingerprintMismatch, match=r"model cycle .* decode it with the model it names"):
         decompress(blob, CyclePredictor(salt=1))
     newer = compress(TEXT, CyclePredictor(), CodecSettings(streams=2, engine=ENGINE_VERSION + 1,
                                                            **SMALL))
@@ -120,7 +136,7 @@ def test_a_lying_predictor_never_yields_wrong_bytes(coder, n):
 
 
 def test_tans_above_12_bits_is_refused_before_any_work():
-    with pytest.raises(CoderUnavailable, match="use entropy.coder=rans") as info:
+    with pytest.raises(CoderUnavailable, match=r"use entropy.coder=rans") as info:
         compress(TEXT, CyclePredictor(), CodecSettings(coder="tans", prob_precision=16))
     assert info.value.exit_code == 2 and "\n" not in str(info.value)
     with pytest.raises(CodecError, match="streams"):
@@ -132,7 +148,7 @@ def test_progress_reports_monotone_bytes_up_to_the_total():
     data = pseudo_random_bytes(5000)
     blob = compress(data, CyclePredictor(), CodecSettings(streams=2, **SMALL),
                     progress=lambda done, total: seen.append((done, total)))
-    assert seen[-1] == (5000, 5000) and all(a[0] <= b[0] for a, b in zip(seen, seen[1:], strict=False))
+    assert seen[-1] == (5000, 5000) and all(a[0] <= b[0] for a, b in itertools.pairwise(seen))
     seen.clear()
     decompress(blob, CyclePredictor(), progress=lambda done, total: seen.append((done, total)))
     assert seen[-1] == (5000, 5000) and len(seen) >= 10

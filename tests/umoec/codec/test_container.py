@@ -9,8 +9,15 @@ from hypothesis import strategies as st
 
 from tests.umoec.codec.helpers import TEXT, CyclePredictor
 from umoec.codec import CodecError, CodecSettings, FormatError, compress, decompress
-from umoec.codec.container import (MAGIC, RECORD_SIZE, Header, pack_block, pack_header, parse_blocks,
-                                   parse_header)
+from umoec.codec.container import (
+    MAGIC,
+    RECORD_SIZE,
+    Header,
+    pack_block,
+    pack_header,
+    parse_blocks,
+    parse_header,
+)
 
 DATA = TEXT[:700]
 SETTINGS = CodecSettings(streams=2, block_size=256, model_name="tiny", profile="p",
@@ -34,7 +41,7 @@ def with_header_crc(blob: bytes) -> bytes:
 
 def with_block_crcs(blob: bytes) -> bytes:
     """Recompute every block record's CRC after an edit inside a payload."""
-    header, pos = parse_header(blob)
+    _header, pos = parse_header(blob)
     out = bytearray(blob[:pos])
     while pos + RECORD_SIZE <= len(blob):
         plen, alpha = struct.unpack_from("<IB", blob, pos)
@@ -62,7 +69,7 @@ def test_wrong_magic_version_and_header_length():
         decode(BLOB[:8] + struct.pack("<H", 1) + BLOB[10:])
     with pytest.raises(FormatError, match="impossible length"):
         decode(BLOB[:10] + struct.pack("<I", 1 << 31) + BLOB[14:])
-    with pytest.raises(FormatError, match="not a .umc file"):
+    with pytest.raises(FormatError, match=r"not a .umc file"):
         decode(b"")
 
 
@@ -188,7 +195,7 @@ def test_mutated_files_decode_exactly_or_raise_a_codec_error(blob, ops):
                                                     min_size=1, max_size=6))
 def test_payload_edits_behind_valid_crcs_never_escape_as_other_errors(blob, edits):
     """Corrupt payload bytes and fix the CRCs: the coders themselves must refuse cleanly."""
-    header, offset = parse_header(blob)
+    _header, offset = parse_header(blob)
     b = bytearray(blob)
     for pos, value in edits:
         b[offset + pos % (len(b) - offset)] = value

@@ -63,5 +63,5 @@ def test_a_single_frame_cannot_be_followed_or_joined():
 def test_a_frame_cut_inside_says_so():
     blob = compress_bytes(TEXT[:3000], None, profile="cm", frame_bytes=1000)
     second = blob.index(MAGIC, 1)
-    with pytest.raises(FormatError, match="truncated .umc file: block 0 needs"):
+    with pytest.raises(FormatError, match=r"truncated .umc file: block 0 needs"):
         read_all(blob[:second + 200])

@@ -9,8 +9,14 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from umoec.codec.errors import ProbabilityError
-from umoec.codec.probs import (ALPHA_ONE, EXP_TABLE, freqs_to_cdf, logit_distances, logits_to_freqs,
-                               symbol_intervals)
+from umoec.codec.probs import (
+    ALPHA_ONE,
+    EXP_TABLE,
+    freqs_to_cdf,
+    logit_distances,
+    logits_to_freqs,
+    symbol_intervals,
+)
 
 
 def check_valid(freqs, n):

@@ -68,7 +68,7 @@ def test_decoder_consumes_exactly_what_was_written(rng):
 
 @pytest.mark.parametrize("n", [9, 13, 16, 24])
 def test_large_tables_are_refused_with_the_reason(n):
-    with pytest.raises(CoderUnavailable, match="entropy.coder=rans"):
+    with pytest.raises(CoderUnavailable, match=r"entropy.coder=rans"):
         tans.check_params(n)
 
 

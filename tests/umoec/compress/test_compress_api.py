@@ -8,8 +8,14 @@ import pytest
 from tests.conftest import run_module
 from umoec.codec import read_header
 from umoec.codec.errors import FormatError
-from umoec.compress.api import (ModelError, compress_bytes, compress_path, decompress_bytes,
-                                decompress_path, export_for)
+from umoec.compress.api import (
+    ModelError,
+    compress_bytes,
+    compress_path,
+    decompress_bytes,
+    decompress_path,
+    export_for,
+)
 from umoec.engine import modelfile as mf
 
 TEXT = (b"def roundtrip(data):\n    return decompress(compress(data)) == data\n" * 40)
@@ -61,7 +67,7 @@ def test_tampered_file_is_refused_and_nothing_is_written(tmp_path, tiny_model):
     blob = bytearray(umc.read_bytes())
     blob[-5] ^= 0x40
     umc.write_bytes(bytes(blob))
-    with pytest.raises(FormatError, match="corrupted .umc file: block 0 .* CRC32"):
+    with pytest.raises(FormatError, match=r"corrupted .umc file: block 0 .* CRC32"):
         decompress_path(umc, out, tiny_model)
     assert not out.exists()
     umc.write_bytes(bytes(blob[: len(blob) // 2]))
@@ -93,7 +99,7 @@ def test_a_checkpoint_is_exported_next_to_its_run_and_reused(tmp_path, tiny_ckpt
     assert m.hash == tiny_model.hash and target.is_file()
     mtime = target.stat().st_mtime_ns
     assert export_for(tiny_ckpt).hash == m.hash and target.stat().st_mtime_ns == mtime
-    with pytest.raises(ModelError, match="nope.pt does not exist"):
+    with pytest.raises(ModelError, match=r"nope.pt does not exist"):
         export_for(tmp_path / "nope.pt")
 
 

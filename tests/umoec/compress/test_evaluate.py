@@ -83,7 +83,7 @@ def test_locate_data_order_given_file_then_enwik8_then_the_runs_split(tmp_path, 
     given = tmp_path / "sample.txt"                            # --data before everything
     given.write_bytes(b"s")
     assert find_data(given, run, root) == (given, "sample.txt", "")
-    with pytest.raises(CodecError, match="--data .* does not exist"):
+    with pytest.raises(CodecError, match=r"--data .* does not exist"):
         find_data(tmp_path / "missing", run, root)
 
 

@@ -1,7 +1,7 @@
 """Process settings for the coding loop (umoec/compress/runtime.py)."""
 import ctypes
-import gc
 import ctypes.util
+import gc
 
 import pytest
 
@@ -25,9 +25,8 @@ def test_paused_gc_restores_the_collector_even_on_errors():
     with runtime.paused_gc():
         assert not gc.isenabled()
     assert gc.isenabled()
-    with pytest.raises(RuntimeError):
-        with runtime.paused_gc():
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError), runtime.paused_gc():
+        raise RuntimeError("boom")
     assert gc.isenabled()
     gc.disable()
     try:

@@ -33,7 +33,7 @@ def test_override_errors_name_the_override():
         C.load_preset("tier1_micro", ["moe.top_k=9"])
     with pytest.raises(C.ConfigError, match=r"unknown key moe.topk \(did you mean moe.top_k\?\)"):
         C.load_preset("tier1_micro", ["moe.topk=2"])
-    with pytest.raises(C.ConfigError, match="must look like section.key=value"):
+    with pytest.raises(C.ConfigError, match=r"must look like section.key=value"):
         C.load_preset("tier1_micro", ["moe.top_k"])
 
 

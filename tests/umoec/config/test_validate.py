@@ -106,7 +106,7 @@ def test_all_field_errors_are_reported_together():
 def test_coerce_serves_the_gui_one_field_at_a_time():
     f = C.fields_by_key()["mod.capacity"]
     assert C.coerce(f, 0.25) == 0.25
-    with pytest.raises(C.FieldError, match="mod.capacity=2 must be <= 1"):
+    with pytest.raises(C.FieldError, match=r"mod.capacity=2 must be <= 1"):
         C.coerce(f, 2)
 
 

@@ -58,7 +58,7 @@ def test_validation_batches_are_fixed_windows(ds):
 
 
 def test_missing_dataset_says_how_to_build_it(tmp_path):
-    with pytest.raises(DataError, match="bin.prepare_data --out"):
+    with pytest.raises(DataError, match=r"bin.prepare_data --out"):
         ByteDataset(tmp_path / "nope", 4)
 
 

@@ -54,7 +54,7 @@ def test_errors_are_clear(tmp_path):
         prepare(tmp_path / "x", [tmp_path / "missing"])
     (tmp_path / "one").mkdir()
     (tmp_path / "one" / "a.txt").write_text("hi")
-    with pytest.raises(DataError, match="a.txt holds 2 bytes: too few to split"):
+    with pytest.raises(DataError, match=r"a.txt holds 2 bytes: too few to split"):
         prepare(tmp_path / "x", [tmp_path / "one"])
     (tmp_path / "z.txt").write_bytes(b"")
     with pytest.raises(DataError, match="no readable, non-empty files"):

@@ -30,6 +30,7 @@ def main(model_path: str, inputs: str, out: str, ref: str) -> None:
             raise SystemExit(f"{umc.name}: decoded bytes differ")
         decoded.append(umc.name)
     import numpy as np
+
     from umoec.codec import cm
     print(json.dumps({"decoded": decoded, "kernels": kernels.backend(), "cm": cm.backend(),
                       "numpy": np.__version__}))

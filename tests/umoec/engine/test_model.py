@@ -2,6 +2,7 @@
 every stream on its own, and thresholds that are off stay off."""
 import numpy as np
 import pytest
+
 from umoec.engine.model import ExactModel
 from umoec.engine.predictor import ExactPredictor
 

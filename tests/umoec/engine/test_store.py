@@ -28,9 +28,9 @@ def test_search_path_order_and_lookups(env, tiny_model, tmp_path):
 
 
 def test_missing_models_name_what_and_where(env):
-    with pytest.raises(store.ModelNotFound, match="no model named or hashed 'nope'.*runs"):
+    with pytest.raises(store.ModelNotFound, match=r"no model named or hashed 'nope'.*runs"):
         store.resolve("nope", env)
-    with pytest.raises(store.ModelNotFound, match="model big .hash 0123456789abcdef.*umc model "
+    with pytest.raises(store.ModelNotFound, match=r"model big .hash 0123456789abcdef.*umc model "
                                                   "import"):
         store.find_hash("0123456789abcdef" * 4, "big", env)
 

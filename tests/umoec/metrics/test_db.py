@@ -93,18 +93,16 @@ def test_old_database_without_new_tables_reads_as_empty(tmp_path):
 
 
 def test_reader_needs_an_existing_database(tmp_path):
-    with pytest.raises(FileNotFoundError):
-        with q.open_db(tmp_path / "missing.db"):
-            pass
+    with pytest.raises(FileNotFoundError), q.open_db(tmp_path / "missing.db"):
+        pass
     assert not (tmp_path / "missing.db").exists()
 
 
 def test_failed_batch_rolls_back(dbpath):
     with TrainingDB(dbpath) as db:
-        with pytest.raises(ZeroDivisionError):
-            with db.batch():
-                db.insert_val(1, loss=1, bpb=1, n_bytes=1)
-                raise ZeroDivisionError("mid-batch failure")
+        with pytest.raises(ZeroDivisionError), db.batch():
+            db.insert_val(1, loss=1, bpb=1, n_bytes=1)
+            raise ZeroDivisionError("mid-batch failure")
         db.insert_val(2, loss=1, bpb=1, n_bytes=1)
     with q.open_db(dbpath) as conn:
         assert q.val_metrics(conn)["step"].tolist() == [2]
@@ -152,7 +150,7 @@ def test_concurrent_reader_never_sees_locked_or_partial_steps(dbpath):
                     if last is not None:
                         assert len(rows) == 16 * last  # whole steps only
                         seen.append(last)
-            except Exception as exc:  # noqa: BLE001 - any error fails the test
+            except Exception as exc:
                 errors.append(repr(exc))
                 return
 

@@ -8,8 +8,7 @@ import torch
 from tests.umoec.model.helpers import sample_bytes, tiny_cfg, tiny_model
 from umoec import config as C
 from umoec import sizing
-from umoec.model import ModelOutput, build_model
-from umoec.model import losses
+from umoec.model import ModelOutput, build_model, losses
 from umoec.model.cascade import Cascade, bucket, context_stats
 from umoec.sizing import CASCADE_CAP, CASCADE_ORDERS
 
@@ -352,11 +351,11 @@ def test_tier3_builds_for_real():
 def test_cascade_counters_saturate_identically():
     x = torch.full((1, 600), 97, dtype=torch.long)        # one context repeated 599 times
     x[0, 300] = 98
-    pred, run, cnt, has = context_stats(x)
+    pred, run, cnt, _has = context_stats(x)
     assert int(cnt[0, -1, 0]) == CASCADE_CAP and int(run[0, 299, 0]) == CASCADE_CAP
     st = Cascade.init_state(1, "cpu")
     for t in range(600):
-        p, r, c, h = Cascade.update_stats(x[:, t], st, t)
+        p, r, c, _h = Cascade.update_stats(x[:, t], st, t)
         assert (p.tolist(), r.tolist(), c.tolist()) == (pred[:, t].tolist(), run[:, t].tolist(),
                                                         cnt[:, t].tolist())
 

@@ -3,8 +3,7 @@ component mix the tiers use, including MoD's inference rule, early exits and the
 import pytest
 import torch
 
-from tests.umoec.model.helpers import (run_steps, sample_bytes, threshold_between, tiny_cfg,
-                                       tiny_model)
+from tests.umoec.model.helpers import run_steps, sample_bytes, threshold_between, tiny_cfg, tiny_model
 from umoec.model import build_model
 from umoec.model.heads import confidence
 

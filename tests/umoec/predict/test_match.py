@@ -1,15 +1,16 @@
 """Match model (umoec/predict/match.py): round trips, what it gains and costs, and its contracts."""
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 import pytest
 
+from tests.umoec.codec.helpers import TEXT, pseudo_random_bytes
 from umoec.codec import CodecSettings, compress, decompress
 from umoec.codec.errors import FingerprintMismatch
 from umoec.predict.match import MatchMixer, MatchModel, MatchSettings
 from umoec.predict.order2 import Order2Predictor
-
-from tests.umoec.codec.helpers import TEXT, pseudo_random_bytes
 
 
 def mixer(min_len: int = 5) -> MatchMixer:
@@ -84,7 +85,7 @@ def test_fingerprint_names_the_settings_and_a_wrong_decoder_is_refused():
 
 def test_adapt_is_forwarded_only_when_the_inner_predictor_adapts():
     class Adaptive(Order2Predictor):
-        calls = []
+        calls: ClassVar[list] = []
 
         def adapt(self, recent, state):
             self.calls.append([len(r) for r in recent])

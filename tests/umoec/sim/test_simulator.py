@@ -10,10 +10,10 @@ import pytest
 
 from gui import db as q
 from tests.conftest import ROOT, run_module
+from umoec import config as C
 from umoec.run import RunDir, RunState, effective_state
 from umoec.sim import curves
 from umoec.sim.simulator import shape_of
-from umoec import config as C
 
 
 @pytest.fixture(scope="module")

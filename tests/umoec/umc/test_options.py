@@ -1,9 +1,9 @@
 """Profiles, threads, messages, subcommand dispatch and the import-light entry point."""
 import subprocess
 import sys
-import tomllib
 
 import pytest
+import tomllib
 
 from tests.conftest import ROOT
 from tests.umoec.umc.conftest import TEXT
