@@ -11,27 +11,43 @@ Hidden tab: no reads.
 The System chart (`system_update`) listens to the store the loss chart writes when it redraws
 (`COMPARE_STATE`: picked runs, axis) and to its metric selector, and finds the runs in
 gui/compare's cache (the loss chart just loaded them: no database read of its own while nothing
-changed). It is sent again only when the runs, the axis, the metric or the runs' samples changed:
-a zoom, the smoothing slider or log y leave it alone.
+changed). It is sent again only when the runs, the axis, the metric or the runs' samples changed;
+the smoothing slider and log y leave it alone, and a zoom only moves its x range (a Patch), so
+the two charts always show the same x window. A zoom on the System chart zooms both.
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import dash_bootstrap_components as dbc
-from dash import Input, Output, State, ctx, dcc, html, no_update
+from dash import Input, Output, Patch, State, ctx, dcc, html, no_update
 from dash.exceptions import PreventUpdate
 
 from .. import ids
-from ..compare import (MAX_RUNS, data_extent, data_signature, load_runs, summary_rows, system_signature,
-                       table_columns, table_csv)
+from ..compare import (
+    MAX_RUNS,
+    data_extent,
+    data_signature,
+    load_runs,
+    summary_rows,
+    system_signature,
+    table_columns,
+    table_csv,
+)
+from ..context import AppContext
 from ..figures import series
 from ..figures.base import empty_fig
-from ..figures.compare import (AXES, SYSTEM_HEIGHT, SYSTEM_METRICS, compare_fig, config_diff, system_fig,
-                               system_options)
+from ..figures.compare import (
+    AXES,
+    SYSTEM_HEIGHT,
+    SYSTEM_METRICS,
+    compare_fig,
+    config_diff,
+    system_fig,
+    system_options,
+)
 from ..runs import run_options
-from ..context import AppContext
 
 OUTPUTS = ("figure", "data", "columns", "message", "state")
 SYSTEM_OUTPUTS = ("figure", "options", "value", "note", "seen")
@@ -47,8 +63,8 @@ def _message(lines: list[str], colour: str = "secondary") -> Any:
     return dbc.Alert([html.Div(line) for line in lines], color=colour, class_name="py-2 small")
 
 
-def compare_zoom(trigger: Optional[str], relayout: Any, follow: Any, state: Optional[dict],
-                 zoom: Optional[dict]) -> tuple[Any, Any]:
+def compare_zoom(trigger: str | None, relayout: Any, follow: Any, state: dict | None,
+                 zoom: dict | None) -> tuple[Any, Any]:
     """(new zoom store, new follow value) after a zoom/pan/double-click or the follow switch.
 
     The store holds the x window to draw ({"runs", "axis", "window"}); None = the whole runs,
@@ -59,7 +75,7 @@ def compare_zoom(trigger: Optional[str], relayout: Any, follow: Any, state: Opti
     old = (zoom or {}).get("window") if (zoom or {}).get("runs") == base["runs"] and \
         (zoom or {}).get("axis") == base["axis"] else None
     follow_out: Any = no_update
-    if trigger == ids.COMPARE_GRAPH:
+    if trigger in (ids.COMPARE_GRAPH, ids.COMPARE_SYSTEM_GRAPH):   # either chart's x zoom
         z = series.parse_relayout(relayout)
         if z is None:
             return no_update, no_update
@@ -77,9 +93,9 @@ def compare_zoom(trigger: Optional[str], relayout: Any, follow: Any, state: Opti
     return (new if new != zoom else no_update), follow_out
 
 
-def compare_update(runs_dir: Path, keys: Optional[list], axis: Optional[str], smoothing: Any,
-                   log_y: Any, zoom: Optional[dict], trigger: Optional[str],
-                   state: Optional[dict]) -> dict[str, Any]:
+def compare_update(runs_dir: Path, keys: list | None, axis: str | None, smoothing: Any,
+                   log_y: Any, zoom: dict | None, trigger: str | None,
+                   state: dict | None) -> dict[str, Any]:
     """Everything the Compare tab shows, given what the page has (`state`) and the zoom store."""
     state = dict(state or {})
     keys = [k for k in (keys or []) if isinstance(k, str)]
@@ -121,24 +137,40 @@ def compare_update(runs_dir: Path, keys: Optional[list], axis: Optional[str], sm
                 state={"runs": keys, "axis": axis, "sig": sig, "settings": settings, "extent": extent})
 
 
-def system_update(runs_dir: Path, state: Optional[dict], metric: Optional[str],
-                  seen: Optional[dict]) -> dict[str, Any]:
+def system_update(runs_dir: Path, state: dict | None, metric: str | None,
+                  seen: dict | None, zoom: dict | None = None) -> dict[str, Any]:
     """The System chart for the runs and axis the loss chart drew last (`state`) and `metric`
-    (the first metric the runs recorded when they have no `metric`); every output no_update when
-    that is what `seen` says was drawn."""
+    (the first metric the runs recorded when they have no `metric`), over the loss chart's x
+    window (`zoom`); every output no_update when that is what `seen` says was drawn, and only
+    the x range (a Patch) when the window is all that changed."""
     state = state or {}
     keys = [k for k in (state.get("runs") or []) if isinstance(k, str)]
     axis = state.get("axis") if state.get("axis") in AXES else "step"
+    zoom = zoom or {}
+    window = zoom.get("window") if keys and zoom.get("runs") == keys and zoom.get("axis") == axis \
+        else None
     runs = load_runs(runs_dir, keys, status=False)[0] if keys else []  # the loss chart shows errors
     options = system_options(runs)
     chosen = metric if metric in SYSTEM_METRICS else next(iter(SYSTEM_METRICS))
     if options and chosen not in options:
         chosen = options[0]
-    key = {"runs": keys, "axis": axis, "metric": chosen, "sig": system_signature(runs)}
+    key = {"runs": keys, "axis": axis, "metric": chosen, "sig": system_signature(runs),
+           "window": window}
     if key == seen:
         return {k: no_update for k in SYSTEM_OUTPUTS}
+    if isinstance(seen, dict) and {**seen, "window": window} == key:   # the same lines: move x
+        fig = Patch()
+        if window:
+            fig["layout"]["xaxis"]["range"] = list(window)
+            fig["layout"]["xaxis"]["autorange"] = False
+        else:
+            fig["layout"]["xaxis"]["autorange"] = True
+        out = {k: no_update for k in SYSTEM_OUTPUTS}
+        return {**out, "figure": fig, "seen": key}
     if keys:
         fig, notes = system_fig(runs, chosen, axis)
+        if window:
+            fig.update_xaxes(range=list(window), autorange=False)
     else:
         fig, notes = empty_fig("Pick runs above to see their system metrics", height=SYSTEM_HEIGHT), []
     return dict(figure=fig, options=[{"label": SYSTEM_METRICS[c][0], "value": c} for c in options],
@@ -161,10 +193,13 @@ def register(app, cockpit: AppContext) -> None:
 
     @app.callback(Output(ids.COMPARE_ZOOM, "data"), Output(ids.COMPARE_FOLLOW, "value"),
                   Input(ids.COMPARE_GRAPH, "relayoutData"), Input(ids.COMPARE_FOLLOW, "value"),
+                  Input(ids.COMPARE_SYSTEM_GRAPH, "relayoutData"),
                   State(ids.COMPARE_STATE, "data"), State(ids.COMPARE_ZOOM, "data"),
                   prevent_initial_call=True)
-    def zoom_or_follow(relayout, follow, state, zoom):
-        new_zoom, new_follow = compare_zoom(ctx.triggered_id, relayout, follow, state, zoom)
+    def zoom_or_follow(relayout, follow, system_relayout, state, zoom):
+        trigger = ctx.triggered_id
+        given = system_relayout if trigger == ids.COMPARE_SYSTEM_GRAPH else relayout
+        new_zoom, new_follow = compare_zoom(trigger, given, follow, state, zoom)
         if new_zoom is no_update and new_follow is no_update:
             raise PreventUpdate
         return new_zoom, new_follow
@@ -186,9 +221,9 @@ def register(app, cockpit: AppContext) -> None:
                   Output(ids.COMPARE_SYSTEM_METRIC, "value"), Output(ids.COMPARE_SYSTEM_NOTE, "children"),
                   Output(ids.COMPARE_SYSTEM_STATE, "data"),
                   Input(ids.COMPARE_STATE, "data"), Input(ids.COMPARE_SYSTEM_METRIC, "value"),
-                  State(ids.COMPARE_SYSTEM_STATE, "data"))
-    def refresh_system(state, metric, seen):
-        out = system_update(runs_dir, state, metric, seen)
+                  Input(ids.COMPARE_ZOOM, "data"), State(ids.COMPARE_SYSTEM_STATE, "data"))
+    def refresh_system(state, metric, zoom, seen):
+        out = system_update(runs_dir, state, metric, seen, zoom)
         if out["seen"] is no_update:
             raise PreventUpdate
         return tuple(out[k] for k in SYSTEM_OUTPUTS)

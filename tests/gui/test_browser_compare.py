@@ -4,6 +4,7 @@ differing keys only, axis switch, zoom, CSV, the System chart and its metric sel
 opened by path, shown read-only)."""
 import shutil
 import time
+from pathlib import Path
 
 import pytest
 
@@ -66,6 +67,22 @@ def graph(page, pred, timeout_s=30, js=GRAPH_JS):
     raise AssertionError(f"compare chart never got there; last: {last}")
 
 
+def system_range(page, want, timeout_s: float = 20) -> None:
+    """Wait until the System chart's x axis shows `want` ([lo, hi] rounded; None: autorange)."""
+    js = ("() => { const gd = document.querySelector('#compare-system-graph .js-plotly-plot');"
+          " if (!gd || !gd.layout || !gd.layout.xaxis) return null;"
+          " const ax = gd.layout.xaxis; return {auto: ax.autorange === true, range: ax.range}; }")
+    deadline = time.monotonic() + timeout_s
+    last = None
+    while time.monotonic() < deadline:
+        last = page.evaluate(js)
+        if last and (last["auto"] if want is None else
+                     not last["auto"] and [round(v) for v in last["range"]] == want):
+            return
+        page.wait_for_timeout(200)
+    raise AssertionError(f"System chart x axis never showed {want}; last: {last}")
+
+
 def clear_runs(page) -> None:
     clear = page.locator("#compare-runs .dash-dropdown-clear")
     if clear.count():
@@ -98,12 +115,18 @@ def test_compare_runs_axis_zoom_and_csv(page, cockpit):
     graph(page, lambda g: not g["auto"] and [round(v) for v in g["range"]] == [100, 300])
     wait_text(page, "#compare-message", "drawn from every row")
     assert not page.is_checked("#compare-follow")
+    system_range(page, [100, 300])                    # the System chart shows the same window
     shot(page, "compare_zoomed")
+    # a zoom on the System chart zooms both
+    page.evaluate("() => Plotly.relayout(document.querySelector('#compare-system-graph .js-plotly-plot'), "
+                  "{'xaxis.range[0]': 150, 'xaxis.range[1]': 250})")
+    graph(page, lambda g: not g["auto"] and [round(v) for v in g["range"]] == [150, 250])
     page.locator("label[for='compare-follow']").click()
     graph(page, lambda g: g["auto"])
+    system_range(page, None)                          # and back to the whole runs with it
     with page.expect_download() as download:
         page.click("#compare-csv-btn")
-    text = open(download.value.path()).read()
+    text = Path(download.value.path()).read_text()
     assert text.splitlines()[0].startswith("run,kind,status,steps,training bytes")
     assert len(text.splitlines()) == 4 and "forge-a (Forge, read-only)" in text
     assert page.console_errors == []

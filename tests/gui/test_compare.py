@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from dash import no_update
+from dash import Patch, no_update
 
 from gui import compare, ids
 from gui.callbacks.compare_callbacks import compare_update, compare_zoom, system_update
@@ -71,7 +71,7 @@ def test_legend_shows_only_the_differing_hyperparameters(runs):
     assert names[0] == "base: top_k=2, lr=0.003"
     assert names[1] == "fast: top_k=1, lr=0.001"
     assert names[2] == "forge-a (Forge, read-only) (bits/token)"
-    fig, notes = compare_fig(data, "step")
+    fig, _notes = compare_fig(data, "step")
     legend = [t.name for t in fig.data if t.showlegend is not False]
     assert legend == names and not any("d_model" in n for n in legend)
 
@@ -152,6 +152,9 @@ def test_compare_update_flow_zoom_and_follow(runs):
     zoom, follow = compare_zoom(ids.COMPARE_GRAPH, {"xaxis.range[0]": 200, "xaxis.range[1]": 400},
                                 True, state, None)
     assert zoom["window"] == [200.0, 400.0] and follow is False   # a zoom stops following
+    # a zoom of the System chart below zooms the same window
+    assert compare_zoom(ids.COMPARE_SYSTEM_GRAPH, {"xaxis.range[0]": 200, "xaxis.range[1]": 400},
+                        True, state, None) == (zoom, False)
     zoomed = compare_update(runs, ["base", "fast"], "step", 0.6, False, zoom, ids.COMPARE_ZOOM, state)
     assert list(zoomed["figure"].layout.xaxis.range) == [200, 400]
     assert "drawn from every row" in str(zoomed["message"])
@@ -343,12 +346,29 @@ def test_system_update_redraws_only_when_runs_metric_or_samples_change(system_ru
     assert "base: no system metrics" in str(first["note"])
     assert all(v is no_update for v in system_update(system_runs, out["state"], "cpu_percent",
                                                      first["seen"]).values())
-    # a zoom or a smoothing change redraws the loss chart, not this one
-    zoom = {"runs": keys, "axis": "step", "window": [200.0, 400.0]}
-    zoomed = compare_update(system_runs, keys, "step", 0.9, False, zoom, ids.COMPARE_ZOOM, out["state"])
-    assert zoomed["state"] != out["state"]
-    assert all(v is no_update for v in system_update(system_runs, zoomed["state"], "cpu_percent",
+    # a smoothing change redraws the loss chart, not this one
+    smoother = compare_update(system_runs, keys, "step", 0.9, False, None, ids.COMPARE_SMOOTHING,
+                              out["state"])
+    assert smoother["state"] != out["state"]
+    assert all(v is no_update for v in system_update(system_runs, smoother["state"], "cpu_percent",
                                                      first["seen"]).values())
+    # a zoom moves its x range only (a Patch of the layout), and back to the whole runs
+    zoom = {"runs": keys, "axis": "step", "window": [200.0, 400.0]}
+    zoomed = system_update(system_runs, out["state"], "cpu_percent", first["seen"], zoom)
+    assert isinstance(zoomed["figure"], Patch) and zoomed["options"] is no_update
+    ops = zoomed["figure"].to_plotly_json()["operations"]
+    assert {"operation": "Assign", "location": ["layout", "xaxis", "range"],
+            "params": {"value": [200.0, 400.0]}} in ops
+    unzoomed = system_update(system_runs, out["state"], "cpu_percent", zoomed["seen"], None)
+    assert {"operation": "Assign", "location": ["layout", "xaxis", "autorange"],
+            "params": {"value": True}} in unzoomed["figure"].to_plotly_json()["operations"]
+    # a zoom of other runs or another axis is not this chart's
+    other = {"runs": ["cpu"], "axis": "step", "window": [1.0, 2.0]}
+    assert all(v is no_update for v in system_update(system_runs, out["state"], "cpu_percent",
+                                                     first["seen"], other).values())
+    # drawn afresh (another metric) inside the window
+    fresh = system_update(system_runs, out["state"], "rss_bytes", zoomed["seen"], zoom)
+    assert list(fresh["figure"].layout.xaxis.range) == [200.0, 400.0]
     rss = system_update(system_runs, out["state"], "rss_bytes", first["seen"])
     assert rss["figure"].layout.yaxis.title.text == "resident memory (MiB)"
     # new samples of a picked run: drawn
