@@ -2,7 +2,7 @@
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt setup.py umoec/engine/_kernels.c umoec/codec/_cm.c umoec/codec/_probs.c | cksum | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt setup.py umoec/_native.h umoec/engine/_kernels.c umoec/codec/_cm.c umoec/codec/_probs.c | cksum | cut -d' ' -f1)
 RUNS ?= runs
 HOST ?= 127.0.0.1
 PORT ?= 8050

@@ -10,9 +10,11 @@ ARGS = [] if sys.platform == "win32" else ["-O3", "-ffp-contract=off", "-fno-fas
 
 LINK = [] if sys.platform == "win32" else ["-pthread"]
 
-setup(ext_modules=[Extension("umoec.engine._kernels", ["umoec/engine/_kernels.c"],
+HEADER = ["umoec/_native.h"]    # what the three share: clones, checked buffers
+
+setup(ext_modules=[Extension("umoec.engine._kernels", ["umoec/engine/_kernels.c"], depends=HEADER,
                              extra_compile_args=ARGS + LINK, extra_link_args=LINK, optional=True),
-                   Extension("umoec.codec._cm", ["umoec/codec/_cm.c"], extra_compile_args=ARGS,
-                             optional=True),
-                   Extension("umoec.codec._probs", ["umoec/codec/_probs.c"],
+                   Extension("umoec.codec._cm", ["umoec/codec/_cm.c"], depends=HEADER,
+                             extra_compile_args=ARGS, optional=True),
+                   Extension("umoec.codec._probs", ["umoec/codec/_probs.c"], depends=HEADER,
                              extra_compile_args=ARGS, optional=True)])

@@ -2,8 +2,7 @@
  * order (steps, streams 0..k-1, bits 7..0; predictions read before any update), so both give
  * identical bits (tests/umoec/codec/test_cm.py). `>>` on a negative int64 is the arithmetic
  * shift (floor, like Python's), which every compiler we build with does (checked below). */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "../_native.h"
 #include <stdint.h>
 #include <string.h>
 
@@ -90,27 +89,6 @@ static inline int nn_p(const int64_t *cum, int c0, int depth) {
     return p < 1 ? 1 : (p > 4095 ? 4095 : (int)p);
 }
 
-typedef struct { Py_buffer b; int held; } Buf;
-
-static int get(PyObject *o, Buf *buf, Py_ssize_t itemsize, Py_ssize_t count, int writable,
-               const char *what) {
-    buf->held = 0;
-    if (o == Py_None) return 1;
-    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
-    if (PyObject_GetBuffer(o, &buf->b, flags) < 0) return 0;
-    buf->held = 1;
-    if (buf->b.itemsize != itemsize || buf->b.len != itemsize * count) {
-        PyErr_Format(PyExc_ValueError, "%s: expected %zd items of %zd bytes, got %zd bytes", what,
-                     count, itemsize, (Py_ssize_t)buf->b.len);
-        return 0;
-    }
-    return 1;
-}
-
-static void release(Buf *bufs, int n) {
-    for (int i = 0; i < n; i++)
-        if (bufs[i].held) PyBuffer_Release(&bufs[i].b);
-}
 
 /* The match model (version 2): a table of the positions that followed each hash of the last
  * MINLEN bytes, over every stream's history hb (B, H) and (version 3) the primer's P bytes after
@@ -151,21 +129,21 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     const int nin = v2 ? NIN2 : NIN1, nsets1 = v2 ? 20 : 6;
     Buf b[17];
     memset(b, 0, sizeof b);
-    if (!get(o[0], &b[0], 1, T * B, 1, "data") || !get(o[1], &b[1], 8, T, 0, "counts") ||
+    if (!get(o[0], &b[0], 1, T * B, 1, 1, "data") || !get(o[1], &b[1], 8, T, 0, 1, "counts") ||
         (use_nn && o[2] == Py_None && (PyErr_SetString(PyExc_ValueError, "cum required"), 1)) ||
-        !get(o[2], &b[2], 8, T * B * 257, 0, "cum") ||
-        !get(o[3], &b[3], 4, ((Py_ssize_t)1) << TABLE_BITS, 1, "t") ||
-        !get(o[4], &b[4], 4, (nsets1 + 256) * nin, 1, "w") ||
-        !get(o[5], &b[5], 4, 65536 * 33 + NCTX * SM_ROWS, 1, "apm") ||
-        !get(o[6], &b[6], 8, B, 1, "hist") || !get(o[7], &b[7], 4, B, 1, "word") ||
-        !get(o[8], &b[8], 4, 3, 1, "coder") || !get(o[9], &b[9], 1, cap, 1, "buf") ||
-        !get(o[10], &b[10], 8, 1, 1, "pos") || !get(o[11], &b[11], 8, 1, 0, "end") ||
+        !get(o[2], &b[2], 8, T * B * 257, 0, 1, "cum") ||
+        !get(o[3], &b[3], 4, ((Py_ssize_t)1) << TABLE_BITS, 1, 1, "t") ||
+        !get(o[4], &b[4], 4, (nsets1 + 256) * nin, 1, 1, "w") ||
+        !get(o[5], &b[5], 4, 65536 * 33 + NCTX * SM_ROWS, 1, 1, "apm") ||
+        !get(o[6], &b[6], 8, B, 1, 1, "hist") || !get(o[7], &b[7], 4, B, 1, 1, "word") ||
+        !get(o[8], &b[8], 4, 3, 1, 1, "coder") || !get(o[9], &b[9], 1, cap, 1, 1, "buf") ||
+        !get(o[10], &b[10], 8, 1, 1, 1, "pos") || !get(o[11], &b[11], 8, 1, 0, 1, "end") ||
         (v2 && (o[12] == Py_None || o[13] == Py_None || o[14] == Py_None || o[15] == Py_None ||
                 o[16] == Py_None) && (PyErr_SetString(PyExc_ValueError, "match state required"), 1)) ||
-        !get(o[12], &b[12], 1, ((Py_ssize_t)1) << TABLE_BITS, 1, "chk") ||
-        !get(o[13], &b[13], 1, B * H + P, 1, "hb") ||
-        !get(o[14], &b[14], 8, ((Py_ssize_t)1) << MT_BITS, 1, "mt") ||
-        !get(o[15], &b[15], 8, 2 * B + 1, 1, "ms") || !get(o[16], &b[16], 4, 64, 1, "mm")) {
+        !get(o[12], &b[12], 1, ((Py_ssize_t)1) << TABLE_BITS, 1, 1, "chk") ||
+        !get(o[13], &b[13], 1, B * H + P, 1, 1, "hb") ||
+        !get(o[14], &b[14], 8, ((Py_ssize_t)1) << MT_BITS, 1, 1, "mt") ||
+        !get(o[15], &b[15], 8, 2 * B + 1, 1, 1, "ms") || !get(o[16], &b[16], 4, 64, 1, 1, "mm")) {
         release(b, 17);
         return NULL;
     }

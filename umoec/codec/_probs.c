@@ -9,45 +9,17 @@
  * A row the reference would refuse (NaN, +inf, or no finite logit) makes these functions return
  * False without writing: the Python caller then runs the reference, which raises its error.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "../_native.h"
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
-/* Loops compiled for AVX-512, AVX2 and the x86-64 baseline, chosen when the module loads (as in
- * engine/_kernels.c): the integer results and single IEEE operations do not depend on it. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define CLONES
-#endif
 
 #define NSYM 256
 #define DIST_FRAC 256.0f        /* 2**DIST_FRAC_BITS */
 #define ONE16 (((int64_t)1) << 16)
 #define LN_BITS 12
 
-typedef struct { Py_buffer b; int held; } Buf;
-
-static int get(PyObject *o, Buf *buf, Py_ssize_t itemsize, Py_ssize_t count, int writable,
-               const char *what) {
-    buf->held = 0;
-    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
-    if (PyObject_GetBuffer(o, &buf->b, flags) < 0) return 0;
-    buf->held = 1;
-    if (buf->b.itemsize != itemsize || buf->b.len != itemsize * count) {
-        PyErr_Format(PyExc_ValueError, "%s: expected %zd items of %zd bytes, got %zd bytes", what,
-                     count, itemsize, (Py_ssize_t)buf->b.len);
-        return 0;
-    }
-    return 1;
-}
-
-static void release(Buf *bufs, int n) {
-    for (int i = 0; i < n; i++)
-        if (bufs[i].held) PyBuffer_Release(&bufs[i].b);
-}
 
 /* probs.logit_distances of one row: 0 when the reference would raise */
 CLONES static int distances(const float *x, float dist_max, int64_t *dq) {
@@ -83,8 +55,9 @@ CLONES static PyObject *py_cum_freqs(PyObject *self, PyObject *args) {
     }
     Buf b[3];
     memset(b, 0, sizeof b);
-    if (!(get(o[0], &b[0], 4, R * NSYM, 0, "logits") && get(o[1], &b[1], 8, n_table, 0, "exp") &&
-          get(o[2], &b[2], 8, R * (NSYM + 1), 1, "out"))) {
+    if (!(get(o[0], &b[0], 4, R * NSYM, 0, 0, "logits") &&
+          get(o[1], &b[1], 8, n_table, 0, 0, "exp") &&
+          get(o[2], &b[2], 8, R * (NSYM + 1), 1, 0, "out"))) {
         release(b, 3);
         return NULL;
     }
@@ -165,13 +138,15 @@ CLONES static PyObject *py_match_mix(PyObject *self, PyObject *args) {
         return NULL;
     Buf b[12];
     memset(b, 0, sizeof b);
-    int got = get(o[0], &b[0], 4, B * NSYM, 0, "logits") && get(o[1], &b[1], 4, B * NSYM, 1, "out") &&
-              get(o[2], &b[2], 8, R, 0, "rows") && get(o[3], &b[3], 8, R, 0, "pred") &&
-              get(o[4], &b[4], 8, R, 0, "length") && get(o[5], &b[5], 8, n_cells, 0, "hits") &&
-              get(o[6], &b[6], 8, n_cells, 0, "tries") && get(o[7], &b[7], 8, n_table, 0, "exp") &&
-              get(o[8], &b[8], 8, 1 << (LN_BITS - 1), 0, "ln_table") &&
-              get(o[9], &b[9], 8, n_len, 0, "len_edges") && get(o[10], &b[10], 8, n_p, 0, "p_edges") &&
-              get(o[11], &b[11], 8, R, 1, "cell");
+    int got = get(o[0], &b[0], 4, B * NSYM, 0, 0, "logits") &&
+              get(o[1], &b[1], 4, B * NSYM, 1, 0, "out") && get(o[2], &b[2], 8, R, 0, 0, "rows") &&
+              get(o[3], &b[3], 8, R, 0, 0, "pred") && get(o[4], &b[4], 8, R, 0, 0, "length") &&
+              get(o[5], &b[5], 8, n_cells, 0, 0, "hits") &&
+              get(o[6], &b[6], 8, n_cells, 0, 0, "tries") &&
+              get(o[7], &b[7], 8, n_table, 0, 0, "exp") &&
+              get(o[8], &b[8], 8, 1 << (LN_BITS - 1), 0, 0, "ln_table") &&
+              get(o[9], &b[9], 8, n_len, 0, 0, "len_edges") &&
+              get(o[10], &b[10], 8, n_p, 0, 0, "p_edges") && get(o[11], &b[11], 8, R, 1, 0, "cell");
     if (!got) {
         release(b, 12);
         return NULL;

@@ -12,21 +12,12 @@
  *     contract into an FMA (built with -ffp-contract=off, never -ffast-math).
  * Arrays are passed as C-contiguous buffers; the Python wrappers (kernels.py) check shapes.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "../_native.h"
 #include <math.h>
 #include <stdint.h>
 #include <pthread.h>
 #include <string.h>
 
-/* The loops are compiled for AVX-512, AVX2 and the x86-64 baseline, chosen when the module
- * loads (x86-64 Linux with GCC; elsewhere once, for the build's target). Integer results and
- * the single IEEE operations used do not depend on the instruction set. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define CLONES
-#endif
 
 /* formats (fixed.py) */
 #define ACT 12
@@ -101,31 +92,7 @@ CLONES static void silu_rows(const int64_t *restrict sig, int64_t *restrict x, P
     for (Py_ssize_t i = 0; i < n; i++) x[i] = silu1(sig, x[i]);
 }
 
-/* -- buffer plumbing ------------------------------------------------------------------------- */
-typedef struct { Py_buffer b; int held; } Buf;
-
-static int get(PyObject *o, Buf *buf, Py_ssize_t itemsize, Py_ssize_t count, int writable,
-               int optional, const char *what) {
-    buf->held = 0;
-    if (o == Py_None) {
-        if (optional) return 1;
-        PyErr_Format(PyExc_TypeError, "%s: array required", what);
-        return 0;
-    }
-    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
-    if (PyObject_GetBuffer(o, &buf->b, flags) < 0) return 0;
-    buf->held = 1;
-    if (buf->b.itemsize != itemsize || buf->b.len != itemsize * count) {
-        PyErr_Format(PyExc_ValueError, "%s: expected %zd items of %zd bytes, got %zd bytes", what,
-                     count, itemsize, buf->b.len);
-        return 0;
-    }
-    return 1;
-}
-static void release(Buf *bufs, int n) {
-    for (int i = 0; i < n; i++)
-        if (bufs[i].held) PyBuffer_Release(&bufs[i].b);
-}
+/* -- buffer plumbing (Buf, get, release: ../_native.h) ---------------------------------------- */
 #define I64(B_) ((int64_t *)(B_).b.buf)
 #define F64(B_) ((double *)(B_).b.buf)
 #define F32(B_) ((float *)(B_).b.buf)
