@@ -197,7 +197,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--description", default="", help="free text kept in the model's info")
     s = add("prime", cmd_prime, "copy a model with text of its domain as its primer: the mixing "
             "stage learns that text before each file (smaller files of that kind; each file "
-            "costs a pass over the primer, about 5 s per 2 MB, once per process)")
+            "costs a pass over the primer, about 7 s per 2 MB, once per process)")
     s.add_argument("model", metavar="NAME|HASH|PATH")
     s.add_argument("files", metavar="FILE", nargs="+", help="the primer's text, in this order")
     s.add_argument("-o", "--output", metavar="OUT.umm", help="write here instead of the user store")
