@@ -222,8 +222,10 @@ def check(values: dict[str, Any], tier: Any) -> dict[str, Any]:
 
 
 def status_view(runs_dir: Path, launcher: Launcher, name: str | None,
-                control: Any) -> dict[str, Any]:
-    """config-status for the selected run, and whether Stop / Resume make sense now."""
+                control: Any, offered: list | None = None) -> dict[str, Any]:
+    """config-status for the selected run, and whether Stop / Resume make sense now: Resume
+    waits until the checkpoint picker (`offered`, its options; None: not checked) lists the
+    run's newest checkpoint, so a click right after Stop cannot take an older one."""
     lines: list = []
     stop_ok = resume_ok = False
     run = resolve(runs_dir, name)
@@ -259,7 +261,11 @@ def status_view(runs_dir: Path, launcher: Launcher, name: str | None,
         lines.append(html.Span(f"{run.name}" + (" (simulated)" if s.kind == "simulate" else ""),
                                className="text-muted"))
         stop_ok = s.state in ACTIVE
-        resume_ok = not stop_ok and bool(run.checkpoints()) and not (launched and launched.alive)
+        cks = run.checkpoints()
+        resume_ok = not stop_ok and bool(cks) and not (launched and launched.alive)
+        if resume_ok and offered is not None:
+            resume_ok = cks[-1].path.name in {o.get("value") for o in offered
+                                               if isinstance(o, dict)}
     note = launcher.note(name)
     if note:
         lines.append(html.Div(note, className="text-muted"))
@@ -417,10 +423,13 @@ def register(app, cockpit: AppContext) -> None:
                   Output(ids.RESUME_BTN, "disabled"), Output(ids.CONFIG_RUNNER, "options"),
                   Output(ids.CONFIG_RUNNER, "value"), Output(ids.CONFIG_RUNNER_NOTE, "children"),
                   Input(ids.HEADER_TICK, "data"), Input(ids.RUN_SELECT, "value"),
-                  Input(ids.CONFIG_CONTROL_MSG, "data"), State(ids.CONFIG_RUNNER, "options"),
-                  State(ids.CONFIG_RUNNER, "value"))
-    def show_status(_n, name, control_msg, runner_options, runner):
-        view = status_view(runs_dir, launcher, name, control_msg)
+                  Input(ids.CONFIG_CONTROL_MSG, "data"),
+                  # a State: as an Input, the Training tab's refresh would gate this callback (Dash
+                  # waits for it, and drops this call when it prevents its update)
+                  State(ids.RESUME_CHECKPOINT, "options"),
+                  State(ids.CONFIG_RUNNER, "options"), State(ids.CONFIG_RUNNER, "value"))
+    def show_status(_n, name, control_msg, offered, runner_options, runner):
+        view = status_view(runs_dir, launcher, name, control_msg, offered or [])
         options = launcher.runner_options()
         train_ok = not options[0]["disabled"]
         note = "" if train_ok else (f"{RUNNERS['train']} is unavailable: "

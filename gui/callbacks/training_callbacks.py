@@ -314,7 +314,13 @@ def training_update(runs_dir: Path, name: str | None, smoothing: float = 0.6,
     if same_run and same_run.get("ck_sig") == ck_sig and (checkpoint in ck_names or not cks):
         out = dict(checkpoints=no_update, ck_options=no_update, ck_value=no_update)
     else:
-        ck_value = checkpoint if checkpoint in ck_names else (ck_names[-1] if ck_names else None)
+        # the picker follows the newest checkpoint while it shows the newest (a stop's checkpoint
+        # must be what Resume takes next); an older one the user picked stays picked
+        prev = (same_run or {}).get("ck_sig") or []
+        steps = {c.path.name: c.step for c in cks}
+        follows = bool(prev) and steps.get(checkpoint) == prev[-1][0]
+        ck_value = checkpoint if checkpoint in ck_names and not follows else \
+            (ck_names[-1] if ck_names else None)
         out = dict(checkpoints=checkpoint_list(cks, checkpoint_models(run, cks),
                                                summary.kind == "simulate"),
                    ck_options=checkpoint_options(cks), ck_value=ck_value)

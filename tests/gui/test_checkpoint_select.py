@@ -108,3 +108,17 @@ def test_the_model_dropdowns_switch_to_the_runs_checkpoint_when_it_holds_weights
     assert checkpoint_model_pick(real, "r", options, "abc", store(run="other"), None) == ("abc", None)
     # a simulated run's checkpoints cannot code: the default model stays
     assert checkpoint_model_pick(sim, "sim", options, "abc", store(run="sim"), None) == ("abc", None)
+
+
+def test_the_resume_picker_follows_the_newest_checkpoint_unless_an_older_one_was_picked(tmp_path):
+    run = with_checkpoints(tmp_path, steps=(500,))
+    out = training_update(tmp_path, "r", 0.6, False, None)
+    assert out["ck_value"] == "step000500.pt"
+    # a stop writes a new checkpoint: the picker, showing the newest, moves to it
+    run.checkpoint_path(669).write_bytes(b"x")
+    moved = training_update(tmp_path, "r", 0.6, False, out["state"], checkpoint="step000500.pt")
+    assert moved["ck_value"] == "step000669.pt"
+    # an older checkpoint the user picked stays picked when a newer one arrives
+    run.checkpoint_path(700).write_bytes(b"x")
+    kept = training_update(tmp_path, "r", 0.6, False, moved["state"], checkpoint="step000500.pt")
+    assert kept["ck_value"] == "step000500.pt"

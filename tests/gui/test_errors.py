@@ -139,3 +139,16 @@ def test_a_resumed_run_says_resuming_until_its_first_status(tmp_path):
     text = str(view["status"])
     assert "Resuming (process 4321" in text and "Completed" not in text
     assert view["stop_disabled"] is False
+
+
+def test_resume_waits_until_the_picker_lists_the_newest_checkpoint(tmp_path):
+    run = run_folder(tmp_path, "r")
+    RunStatus(state="stopped", total_steps=10).write(run.status_path)
+    run.checkpoints_dir.mkdir(exist_ok=True)
+    for step in (5, 8):
+        run.checkpoint_path(step).write_bytes(b"x")
+    launcher = process.Launcher(tmp_path)
+    stale = [{"label": "step 5", "value": "step000005.pt"}]           # before the stop's refresh
+    assert cc.status_view(tmp_path, launcher, "r", None, stale)["resume_disabled"] is True
+    fresh = stale + [{"label": "step 8", "value": "step000008.pt"}]
+    assert cc.status_view(tmp_path, launcher, "r", None, fresh)["resume_disabled"] is False
