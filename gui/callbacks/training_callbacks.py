@@ -49,7 +49,7 @@ from ..figures.training import (
 from ..forge import resolve_forge
 from ..panels.training_panel import RESUME_HIDDEN, RESUME_SHOWN, kpi_card
 from ..runs import resolve, summarise
-from . import checkpoint_select
+from . import checkpoint_select, zoom_callbacks
 from .forge_training import forge_training_update
 
 LN2 = math.log(2.0)
@@ -537,14 +537,15 @@ def register(app, cockpit: AppContext) -> None:
                   Input(ids.TABS, "active_tab"), Input(ids.SELECTED_CHECKPOINT, "data"),
                   State(ids.TRAINING_CHART_STATE, "data"), State(ids.RESUME_CHECKPOINT, "value"),
                   State(ids.RESUME_CONTROLS, "className"), State(ids.RESUME_CHECKPOINT, "options"),
-                  State(ids.pick_seen(ids.RESUME_CHECKPOINT), "data"))
+                  State(ids.pick_seen(ids.RESUME_CHECKPOINT), "data"), State(ids.TRAINING_ZOOM, "data"))
     def refresh(_n, name, smoothing, log_y, method, clip, tab, selected, state, checkpoint,
-                resume_class, options, seen):
+                resume_class, options, seen, zoom):
         if tab not in (None, ids.TAB_TRAINING):
             raise PreventUpdate  # hidden tab: no reads; switching back triggers a refresh
         launched = launcher.get(name) if launcher is not None else None
         out = training_update(runs_dir, name, smoothing, log_y, state, checkpoint, launched,
                               method, clip)
+        out["loss"] = zoom_callbacks.hold_window(out["loss"], name, zoom, log_y)
         new_seen = apply_selection(out, name, options, checkpoint, selected, seen)
         shown = resume_controls_class(runs_dir, name)
         return (*(out[k] for k in OUTPUT_ORDER), no_update if shown == resume_class else shown,

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import plotly.graph_objects as go
 from dash import Input, Output, Patch, State, ctx, no_update
 from dash.exceptions import PreventUpdate
 
@@ -99,6 +100,22 @@ def _patch(runs_dir: Path, name: str, smoothing: Smoothing, window: list | None,
         if fit_y:
             patch["layout"]["yaxis"]["autorange"] = True
     return patch
+
+
+def hold_window(figure: Any, name: str | None, zoom: dict | None, log_y: Any) -> Any:
+    """A full redraw of the loss chart (a go.Figure from the training callback) keeps the x range
+    of a zoom held on this run, its y axis fitted inside it, so the chart never shows the whole
+    run between that redraw and `track_redraws` putting the full-resolution window back (seen
+    as the zoom jumping out and back on a slow machine). Patches and no_update pass as they are."""
+    window = (zoom or {}).get("window") if (zoom or {}).get("run") == name else None
+    if not window or not isinstance(figure, go.Figure) or len(figure.data) < 2:
+        return figure
+    figure.update_xaxes(range=list(window), autorange=False)
+    xs = [*figure.data[0].x, *figure.data[1].x]
+    fitted = y_range([*figure.data[0].y, *figure.data[1].y], xs, tuple(window), bool(log_y))
+    if fitted is not None:
+        figure.update_yaxes(range=fitted, autorange=False)
+    return figure
 
 
 def _user_set_y(relayout: Any) -> bool:

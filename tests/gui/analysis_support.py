@@ -12,6 +12,7 @@ import pytest
 from bench.bench_analysis import DashClient, run_config, write_run  # noqa: F401 (re-exported)
 from gui import ids
 from tests.conftest import ARTIFACTS
+from tests.gui.browser_util import TIMEOUT_MS
 from tests.gui.test_app_server import start_app
 from umoec import config as C
 from umoec.metrics import TrainingDB
@@ -82,6 +83,7 @@ def browser_page(browser, url: str):
     """A fresh page on the cockpit that records console errors in page.console_errors."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = ctx.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
     page.console_errors = []
     page.on("console", lambda m: page.console_errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: page.console_errors.append(str(e)))
@@ -101,7 +103,7 @@ def open_tab(page, label: str) -> None:
     page.get_by_role("tab", name=label, exact=True).click()
 
 
-def wait_for_traces(page, graph_id: str, at_least: int = 1, timeout: float = 30.0) -> list[dict]:
+def wait_for_traces(page, graph_id: str, at_least: int = 1, timeout: float = TIMEOUT_MS / 1000) -> list[dict]:
     """Wait until a graph shows >= `at_least` traces; returns [{type, name}] of each."""
     script = f"""() => {{ const gd = document.querySelector('#{graph_id} .js-plotly-plot');
         return gd && gd.data ? gd.data.map(t => ({{type: t.type, name: t.name || ''}})) : []; }}"""

@@ -20,6 +20,7 @@ def new_page(browser, width: int = 1500, height: int = 1100):
     """A page in a fresh context (empty localStorage) that records console errors."""
     ctx = browser.new_context(viewport={"width": width, "height": height})
     page = ctx.new_page()
+    page.set_default_timeout(TIMEOUT_MS)   # clicks, fills and waits without their own timeout
     page.console_errors = []
     page.on("console", lambda m: page.console_errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: page.console_errors.append(str(e)))

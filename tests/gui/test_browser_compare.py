@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.gui.browser_util import new_page, open_section, shot, wait_text
+from tests.gui.browser_util import TIMEOUT_MS, new_page, open_section, shot, wait_text
 from tests.gui.forge_fixtures import write_forge_run
 from tests.gui.test_app_server import start_app
 from tests.gui.test_compare import add_system_rows, make_run
@@ -51,12 +51,12 @@ def page(browser, cockpit):
     """One page for the module (a cockpit page load is the slow part); tests go by tab."""
     ctx, pg = new_page(browser)
     pg.goto(cockpit["url"])
-    pg.wait_for_selector("#config-derived >> text=parameters", timeout=60_000)
+    pg.wait_for_selector("#config-derived >> text=parameters", timeout=TIMEOUT_MS)
     yield pg
     ctx.close()
 
 
-def graph(page, pred, timeout_s=30, js=GRAPH_JS):
+def graph(page, pred, timeout_s=TIMEOUT_MS / 1000, js=GRAPH_JS):
     deadline = time.monotonic() + timeout_s
     last = None
     while time.monotonic() < deadline:
@@ -192,7 +192,7 @@ def test_run_management_notes_rename_delete(page, cockpit):
     box.fill("baseline")
     box.press("Enter")
     page.wait_for_function("document.querySelectorAll('#runs-table tr td.dash-cell.column-0').length === 1",
-                           timeout=10_000)
+                           timeout=TIMEOUT_MS)
     shown = page.inner_text("#runs-table tbody")
     assert "victim" in shown and "fast" not in shown
     box.fill("")
@@ -224,8 +224,8 @@ def test_forge_runs_listed_opened_and_shown_read_only(page, cockpit):
     wait_text(page, "#training-error", "(Forge, read-only)")
     assert "ckpt_000400.bin" in page.inner_text("#checkpoint-list")
     assert "399" in page.inner_text("#training-kpi-cards")
-    page.wait_for_selector("#training-loss-graph .ytitle >> text=bits per token", timeout=30_000)
-    page.wait_for_selector("#resume-btn", state="hidden", timeout=10_000)   # read-only: no Resume
+    page.wait_for_selector("#training-loss-graph .ytitle >> text=bits per token", timeout=TIMEOUT_MS)
+    page.wait_for_selector("#resume-btn", state="hidden", timeout=TIMEOUT_MS)   # read-only: no Resume
     shot(page, "forge_training")
     page.get_by_role("tab", name="Runs", exact=True).click()
     page.fill("#forge-open-path", str(cockpit["outside"]))

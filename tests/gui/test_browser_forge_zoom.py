@@ -15,7 +15,7 @@ import pytest
 
 from gui import ids
 from tests.conftest import ROOT
-from tests.gui.browser_util import kill_runs, new_page, shot
+from tests.gui.browser_util import TIMEOUT_MS, kill_runs, new_page, shot
 from tests.gui.forge_fixtures import append_forge_rows, write_forge_run
 from tests.gui.test_app_server import start_app
 
@@ -52,12 +52,12 @@ def page(browser, cockpit):
     """One page for the module (a page load is the slow part); each test selects its run."""
     ctx, pg = new_page(browser)
     pg.goto(cockpit["url"])
-    pg.wait_for_selector(f"#{ids.TRAINING_LOSS} .main-svg", timeout=60_000)
+    pg.wait_for_selector(f"#{ids.TRAINING_LOSS} .main-svg", timeout=TIMEOUT_MS)
     yield pg
     ctx.close()
 
 
-def chart(page, pred, what: str, timeout_s: float = 30) -> dict:
+def chart(page, pred, what: str, timeout_s: float = TIMEOUT_MS / 1000) -> dict:
     """Poll the loss chart until `pred` holds; returns what it showed."""
     deadline = time.monotonic() + timeout_s
     last = None
@@ -194,10 +194,10 @@ def test_follow_live_on_off_on_a_growing_run(page, cockpit, kind):
     with growing(cockpit["runs"], kind) as (key, spacing):
         select_run(page, key)
         first = chart(page, lambda v: title in v["ytitle"] and len(v["x"]) >= 20
-                      and newest(v) < BIG_ROWS - 1, f"drew {key}", timeout_s=45)   # not forge-big
+                      and newest(v) < BIG_ROWS - 1, f"drew {key}")   # not forge-big
         # another run drawn whole: the switch says it follows (the 200k test left it off)
         page.wait_for_function(f"document.querySelector('#{ids.TRAINING_FOLLOW}').checked",
-                               timeout=15_000)
+                               timeout=TIMEOUT_MS)
         # follow live on: the x axis covers the whole run and grows with it
         start = newest(first)
         grown = chart(page, lambda v: v["auto"] and v["range"][1] >= start + 5 * spacing
@@ -211,12 +211,12 @@ def test_follow_live_on_off_on_a_growing_run(page, cockpit, kind):
         # ... redrawn from every row of the window (lo and hi are rows of the run)
         zoomed = chart(page, lambda v: held(v, lo, hi) and every_row(v["x"], lo, hi, spacing),
                        "re-aggregated the zoom")
-        page.wait_for_function(f"() => !document.querySelector('{FOLLOW}').checked", timeout=10_000)
+        page.wait_for_function(f"() => !document.querySelector('{FOLLOW}').checked", timeout=TIMEOUT_MS)
         at_zoom, t0 = newest(zoomed), time.monotonic()
         view = zoomed
         # at least 3 refreshes, and until the page has GROW_STEPS new steps
         while newest(view) < at_zoom + GROW_STEPS or time.monotonic() - t0 < 3:
-            assert time.monotonic() - t0 < 30, f"{key} stopped growing at {newest(view)}"
+            assert time.monotonic() - t0 < TIMEOUT_MS / 1000, f"{key} stopped growing at {newest(view)}"
             page.wait_for_timeout(200)
             view = page.evaluate(CHART_JS)
             assert held(view, lo, hi), (view["range"], view["auto"], newest(view))

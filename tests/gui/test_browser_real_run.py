@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.gui.browser_util import new_page, shot, wait_text
+from tests.gui.browser_util import TIMEOUT_MS, new_page, shot, wait_text
 from tests.gui.playground_support import STEPS, copy_run
 from tests.gui.test_app_server import start_app
 
@@ -38,17 +38,17 @@ def test_system_chart_report_and_tags_on_real_runs(browser, cockpit):
     ctx, page = new_page(browser)
     try:
         page.goto(cockpit["url"])
-        page.wait_for_selector("#run-select", timeout=60_000)
+        page.wait_for_selector("#run-select", timeout=TIMEOUT_MS)
         page.locator("#run-select").click()
         page.locator(".dash-dropdown-option:has(input[value='real-a'])").click()
         page.keyboard.press("Escape")
         wait_text(page, "#run-status", f"Completed ({STEPS} steps)", 60_000)
         page.wait_for_function(f"({SYSTEM_JS})() && ({SYSTEM_JS})().some(t => t.n > 0)",
-                               timeout=30_000)
+                               timeout=TIMEOUT_MS)
         traces = page.evaluate(SYSTEM_JS)
         assert any(t["name"].startswith("CPU") and t["n"] > 0 for t in traces), traces
         shot(page, "real_run_system")
-        with page.expect_download(timeout=60_000) as download:
+        with page.expect_download(timeout=TIMEOUT_MS) as download:
             page.click("#training-report-btn")
         assert download.value.suggested_filename == "real-a-report.html"
         report = Path(download.value.path()).read_text(encoding="utf-8")
@@ -66,7 +66,7 @@ def test_system_chart_report_and_tags_on_real_runs(browser, cockpit):
         box.press("Enter")
         page.wait_for_function(
             "document.querySelectorAll('#runs-table tr td.dash-cell.column-0').length === 1",
-            timeout=10_000)
+            timeout=TIMEOUT_MS)
         shown = page.inner_text("#runs-table tbody")
         assert "real-a" in shown and "real-b" not in shown
         shot(page, "real_run_tag_filter")

@@ -10,6 +10,7 @@ import pytest
 
 from gui import ids
 from tests.conftest import ARTIFACTS, ROOT
+from tests.gui.browser_util import TIMEOUT_MS
 from tests.gui.test_app_server import start_app
 
 pytestmark = pytest.mark.browser
@@ -19,6 +20,7 @@ pytestmark = pytest.mark.browser
 def page(browser):
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     pg = ctx.new_page()
+    pg.set_default_timeout(TIMEOUT_MS)
     pg.console_errors = []
     pg.on("console", lambda m: pg.console_errors.append(m.text) if m.type == "error" else None)
     pg.on("pageerror", lambda e: pg.console_errors.append(str(e)))
@@ -36,9 +38,9 @@ def test_completed_run_renders_kpis_charts_and_logs(page, sim_run, tmp_path):
     proc, url = start_app(tmp_path, "--refresh-ms", "1000")
     try:
         page.goto(url)
-        page.wait_for_selector("#training-kpi-cards >> text=600", timeout=30_000)
+        page.wait_for_selector("#training-kpi-cards >> text=600", timeout=TIMEOUT_MS)
         assert page.inner_text("#run-status") == "Completed (600 steps)"
-        page.wait_for_selector("#training-loss-graph .main-svg", timeout=30_000)
+        page.wait_for_selector("#training-loss-graph .main-svg", timeout=TIMEOUT_MS)
         assert "step    600 | loss" in page.inner_text("#training-log-tail")
         # the log box opens at its newest lines (the last line is inside the visible box)
         gap = page.eval_on_selector("#training-log-tail", """e => {
@@ -49,15 +51,15 @@ def test_completed_run_renders_kpis_charts_and_logs(page, sim_run, tmp_path):
         assert "exit_1" in page.inner_text("#training-head-losses")
         # the smoothing method: the legend names it; "none" greys the slider out
         legend = "#training-loss-graph .legendtext"
-        page.wait_for_selector(f"{legend} >> text='train bpb (EMA 0.60)'", timeout=30_000)
+        page.wait_for_selector(f"{legend} >> text='train bpb (EMA 0.60)'", timeout=TIMEOUT_MS)
         method = page.locator(f"#{ids.TRAINING_SMOOTH_METHOD}")
         method.get_by_text("running mean", exact=True).click()
-        page.wait_for_selector(f"{legend} >> text='train bpb (mean of 3)'", timeout=30_000)
+        page.wait_for_selector(f"{legend} >> text='train bpb (mean of 3)'", timeout=TIMEOUT_MS)
         page.locator(f"label[for='{ids.TRAINING_CLIP}']").click()
-        page.wait_for_selector(f"{legend} >> text='train bpb (mean of 3, clipped)'", timeout=30_000)
+        page.wait_for_selector(f"{legend} >> text='train bpb (mean of 3, clipped)'", timeout=TIMEOUT_MS)
         method.get_by_text("none", exact=True).click()
-        page.wait_for_selector(f"{legend} >> text='train bpb (unsmoothed, clipped)'", timeout=30_000)
-        page.wait_for_selector(f"#{ids.TRAINING_SMOOTHING} [aria-disabled='true']", timeout=30_000)
+        page.wait_for_selector(f"{legend} >> text='train bpb (unsmoothed, clipped)'", timeout=TIMEOUT_MS)
+        page.wait_for_selector(f"#{ids.TRAINING_SMOOTHING} [aria-disabled='true']", timeout=TIMEOUT_MS)
         # tokens/s: one point per logged step (every 10th), drawn with the other charts
         tokens = page.evaluate(f"""() => document.querySelector(
             '#{ids.TRAINING_THROUGHPUT} .js-plotly-plot').data[0]""")
@@ -67,12 +69,12 @@ def test_completed_run_renders_kpis_charts_and_logs(page, sim_run, tmp_path):
         bg = page.eval_on_selector("nav", "e => getComputedStyle(e).backgroundColor")
         assert bg not in ("rgba(0, 0, 0, 0)", "transparent")
         shot(page, "training_completed")
-        with page.expect_download(timeout=30_000) as download:   # the run's metrics as CSV
+        with page.expect_download(timeout=TIMEOUT_MS) as download:   # the run's metrics as CSV
             page.click("#training-csv-btn")
         assert download.value.suggested_filename == "sim600-metrics.csv"
         lines = Path(download.value.path()).read_text().splitlines()
         assert lines[0].startswith("step,") and lines[-1].startswith("600,")  # every logged row
-        with page.expect_download(timeout=60_000) as download:   # the run as one HTML file
+        with page.expect_download(timeout=TIMEOUT_MS) as download:   # the run as one HTML file
             page.click("#training-report-btn")
         assert download.value.suggested_filename == "sim600-report.html"
         report = Path(download.value.path()).read_text(encoding="utf-8")
@@ -93,7 +95,7 @@ def test_an_idle_page_costs_at_most_one_request_a_second(page, sim_run, tmp_path
             if "_dash-update-component" in r.url else None)
     try:
         page.goto(url)
-        page.wait_for_selector("#training-kpi-cards >> text=600", timeout=30_000)
+        page.wait_for_selector("#training-kpi-cards >> text=600", timeout=TIMEOUT_MS)
         page.wait_for_timeout(3000)  # start-up settles
         del requests[:]
         page.wait_for_timeout(20_000)
@@ -110,7 +112,7 @@ def test_empty_runs_folder_explains_what_to_do(page, tmp_path):
     proc, url = start_app(tmp_path, "--refresh-ms", "1000")
     try:
         page.goto(url)
-        page.wait_for_selector("text=No run selected. Create one with", timeout=30_000)
+        page.wait_for_selector("text=No run selected. Create one with", timeout=TIMEOUT_MS)
         shot(page, "training_empty")
         assert "No run selected. Press Start" in page.inner_text("#config-status")
         for tab in ("Architecture", "Routing", "MoD", "Activations", "Brain", "Compression",
@@ -131,7 +133,7 @@ def test_live_run_updates_then_shows_stopped(page, tmp_path):
     proc, url = start_app(tmp_path, "--refresh-ms", "500")
     try:
         page.goto(url)
-        page.wait_for_selector("#run-status >> text=Running", timeout=30_000)
+        page.wait_for_selector("#run-status >> text=Running", timeout=TIMEOUT_MS)
         first = page.inner_text("#training-kpi-cards")
         deadline = time.monotonic() + 30
         while page.inner_text("#training-kpi-cards") == first and time.monotonic() < deadline:
@@ -140,7 +142,7 @@ def test_live_run_updates_then_shows_stopped(page, tmp_path):
         assert "ETA" in page.inner_text("#training-eta")
         sim.send_signal(signal.SIGTERM)
         assert sim.wait(30) == 0
-        page.wait_for_selector("#run-status >> text=Stopped", timeout=30_000)
+        page.wait_for_selector("#run-status >> text=Stopped", timeout=TIMEOUT_MS)
         shot(page, "training_stopped")
         assert page.console_errors == []
     finally:
@@ -157,10 +159,10 @@ def test_killed_run_shows_crashed(page, tmp_path):
     proc, url = start_app(tmp_path, "--refresh-ms", "500")
     try:
         page.goto(url)
-        page.wait_for_selector("#run-status >> text=Running", timeout=30_000)
+        page.wait_for_selector("#run-status >> text=Running", timeout=TIMEOUT_MS)
         sim.kill()
         sim.wait(10)
-        page.wait_for_selector("#run-status >> text=Crashed", timeout=30_000)
+        page.wait_for_selector("#run-status >> text=Crashed", timeout=TIMEOUT_MS)
         assert "is gone without a final status" in page.inner_text("#run-status")
     finally:
         proc.terminate()
@@ -181,9 +183,9 @@ def test_long_statuses_and_notes_fit_a_1600px_window(page, tmp_path):
     proc, url = start_app(tmp_path)
     try:
         page.goto(url)
-        page.wait_for_selector("#run-status >> text=Crashed", timeout=30_000)
+        page.wait_for_selector("#run-status >> text=Crashed", timeout=TIMEOUT_MS)
         page.get_by_role("tab", name="Runs", exact=True).click()
-        page.wait_for_selector("#runs-table >> text=2026-12-02", timeout=30_000)
+        page.wait_for_selector("#runs-table >> text=2026-12-02", timeout=TIMEOUT_MS)
         widths = page.evaluate("""() => {
             const t = document.querySelector('#runs-table .dash-spreadsheet-container');
             return [t.scrollWidth, t.clientWidth, document.documentElement.scrollWidth];
@@ -208,10 +210,10 @@ def test_a_checkpoint_marker_click_selects_it_in_every_picker(page, sim_run, tmp
     graph = f"#{ids.TRAINING_LOSS} .js-plotly-plot"
     try:
         page.goto(url)
-        page.wait_for_selector("#training-kpi-cards >> text=600", timeout=30_000)
+        page.wait_for_selector("#training-kpi-cards >> text=600", timeout=TIMEOUT_MS)
         page.wait_for_function(f"""() => {{ const gd = document.querySelector('{graph}');
             return gd && gd.data && gd.data.length === 5 && gd.data[4].x.join() === '500,600'; }}""",
-                               timeout=30_000)
+                               timeout=TIMEOUT_MS)
         wait_text(page, f"#{ids.RESUME_CHECKPOINT}", "step 600")
         # the marker's place on the page, from the chart's own axes
         x, y = page.evaluate(f"""() => {{ const gd = document.querySelector('{graph}');
@@ -262,16 +264,16 @@ def test_the_training_charts_share_their_x_axis(page, sim_run, tmp_path):
             page.wait_for_function(
                 f"(() => {{const r = ({XRANGE_JS})('{cid}'); return r && !r.auto && "
                 f"Math.abs(r.range[0] - {lo}) < 1e-6 && Math.abs(r.range[1] - {hi}) < 1e-6;}})()",
-                timeout=15_000)
+                timeout=TIMEOUT_MS)
 
     def relayout(cid, update):
         page.evaluate("([id, u]) => window.Plotly.relayout("
                       "document.querySelector('#' + id + ' .js-plotly-plot'), u)", [cid, update])
     try:
         page.goto(url)
-        page.wait_for_selector("#training-kpi-cards >> text=600", timeout=30_000)
+        page.wait_for_selector("#training-kpi-cards >> text=600", timeout=TIMEOUT_MS)
         for cid in charts:
-            page.wait_for_selector(f"#{cid} .main-svg", timeout=30_000)
+            page.wait_for_selector(f"#{cid} .main-svg", timeout=TIMEOUT_MS)
         relayout("training-loss-graph", {"xaxis.range": [100, 200]})
         ranges_become(100, 200, charts[1:])
         relayout("training-lr-graph", {"xaxis.range[0]": 300, "xaxis.range[1]": 420})
@@ -279,7 +281,7 @@ def test_the_training_charts_share_their_x_axis(page, sim_run, tmp_path):
         assert not page.is_checked("#training-follow")     # a zoom made on another chart counts
         relayout("training-throughput-graph", {"xaxis.autorange": True})
         for cid in charts[:2]:
-            page.wait_for_function(f"(({XRANGE_JS})('{cid}') || {{}}).auto === true", timeout=15_000)
+            page.wait_for_function(f"(({XRANGE_JS})('{cid}') || {{}}).auto === true", timeout=TIMEOUT_MS)
         shot(page, "training_shared_x")
         assert page.console_errors == []
     finally:

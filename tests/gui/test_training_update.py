@@ -292,3 +292,20 @@ def test_switching_to_another_run_drawn_whole_turns_follow_live_back_on():
     assert not follows_new_run("b", b, {"run": "b", "window": [1, 2]}, seen, False)  # zoom held
     assert not follows_new_run("a", {"run": "a"}, None, seen, False)          # same run: user's off
     assert not follows_new_run("b", b, None, None, False)                     # first draw of the page
+
+
+def test_a_full_redraw_keeps_the_held_zoom_and_fits_y_inside_it(tmp_path):
+    from gui.callbacks.zoom_callbacks import hold_window
+    make_run(tmp_path, steps=range(1, 3001))
+    out = training_update(tmp_path, "r", 0.6, False, None)
+    fig = hold_window(out["loss"], "r", {"run": "r", "window": [2000, 2500]}, False)
+    assert list(fig.layout.xaxis.range) == [2000, 2500] and fig.layout.xaxis.autorange is False
+    inside = [y for x, y in zip(fig.data[0].x, fig.data[0].y, strict=True) if 2000 <= x <= 2500]
+    low, high = fig.layout.yaxis.range
+    assert low < min(inside) and max(inside) < high and high - low < 0.2   # the late, flat stretch
+    # a zoom held on another run, none held, or a patch: the figure as it was
+    again = training_update(tmp_path, "r", 0.6, False, None)["loss"]
+    assert hold_window(again, "r", {"run": "other", "window": [1, 2]}, False).layout.xaxis.range is None
+    assert hold_window(again, "r", None, False).layout.xaxis.range is None
+    patch = training_update(tmp_path, "r", 0.6, False, out["state"])["loss"]
+    assert hold_window(patch, "r", {"run": "r", "window": [1, 2]}, False) is patch
