@@ -22,30 +22,13 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 from flask import Response, request
 
-from gui import ids
+from gui import ids, panes
 from gui import presets as user_presets
 from gui.callbacks import register_all_callbacks
 from gui.compress_jobs import DEFAULT_JOB_TIMEOUT_S
 from gui.context import AppContext, CockpitSettings, attach
 from gui.notify import reconcile_dead_runs
-from gui.panels import (
-    activations_panel,
-    architecture_panel,
-    brain_panel,
-    compare_panel,
-    compression_panel,
-    config_panel,
-    datasets_panel,
-    eval_panel,
-    generate_panel,
-    growth_panel,
-    header,
-    mod_panel,
-    notify_panel,
-    routing_panel,
-    runs_panel,
-    training_panel,
-)
+from gui.panels import config_panel, header, notify_panel
 from gui.process import STOP_TIMEOUT_S
 from gui.uploads import DEFAULT_MAX_UPLOAD_MB, DEFAULT_UPLOAD_DIR
 
@@ -55,7 +38,11 @@ DEFAULT_DATA_DIR = ROOT / "data"
 TOKEN_COOKIE = "umoec_token"
 
 
-def build_layout(runs_dir: Path, refresh_ms: int) -> html.Div:
+def build_layout(runs_dir: Path, refresh_ms: int,
+                 mounted: tuple[str, ...] = (panes.FIRST,)) -> html.Div:
+    """The page: header, stores, config sidebar, tabs. Only the panes in `mounted` are built (a
+    page starts with the first tab's; the others are built when first shown, gui/panes.py);
+    with every tab's, it is the layout every callback is checked against."""
     return html.Div([
         header.layout(str(runs_dir), refresh_ms),
         dcc.Store(id=ids.PULSE, storage_type="memory"),
@@ -63,25 +50,11 @@ def build_layout(runs_dir: Path, refresh_ms: int) -> html.Div:
         *[dcc.Store(id=ids.tab_tick(t), storage_type="memory") for t in ids.TAB_IDS],
         # a checkpoint clicked on the loss chart, and which pickers applied it (checkpoint_select)
         dcc.Store(id=ids.SELECTED_CHECKPOINT, storage_type="memory"),
-        *[dcc.Store(id=ids.pick_seen(p), storage_type="memory") for p in ids.CHECKPOINT_PICKERS],
+        dcc.Store(id=ids.PANES_MOUNTED, storage_type="memory", data=[panes.FIRST]),
         notify_panel.layout(),
         dbc.Container(dbc.Row([
             dbc.Col(config_panel.layout(), xs=12, lg=4, xxl=3, class_name="config-sidebar"),
-            dbc.Col(dbc.Tabs([
-                dbc.Tab(training_panel.layout(), label="Training", tab_id=ids.TAB_TRAINING),
-                dbc.Tab(compare_panel.layout(), label="Compare", tab_id=ids.TAB_COMPARE),
-                dbc.Tab(runs_panel.layout(), label="Runs", tab_id=ids.TAB_RUNS),
-                dbc.Tab(architecture_panel.layout(), label="Architecture", tab_id=ids.TAB_ARCH),
-                dbc.Tab(routing_panel.layout(), label="Routing", tab_id=ids.TAB_ROUTING),
-                dbc.Tab(mod_panel.layout(), label="MoD", tab_id=ids.TAB_MOD),
-                dbc.Tab(activations_panel.layout(), label="Activations", tab_id=ids.TAB_ACTIVATIONS),
-                dbc.Tab(brain_panel.layout(), label="Brain", tab_id=ids.TAB_BRAIN),
-                dbc.Tab(compression_panel.layout(), label="Compression", tab_id=ids.TAB_COMPRESSION),
-                dbc.Tab(eval_panel.layout(), label="Evaluation", tab_id=ids.TAB_EVAL),
-                dbc.Tab(growth_panel.layout(), label="Growth", tab_id=ids.TAB_GROWTH),
-                dbc.Tab(datasets_panel.layout(), label="Datasets", tab_id=ids.TAB_DATASETS),
-                dbc.Tab(generate_panel.layout(), label="Generate", tab_id=ids.TAB_GENERATE),
-            ], id=ids.TABS, active_tab=ids.TAB_TRAINING, class_name="mb-3"), xs=12, lg=8, xxl=9),
+            dbc.Col(panes.layout(mounted), xs=12, lg=8, xxl=9),
         ], class_name="g-3"), fluid=True),
     ])
 
@@ -124,6 +97,8 @@ def create_app(runs_dir: str | os.PathLike = DEFAULT_RUNS_DIR, token: str | None
         stop_timeout_s=float(stop_timeout), refresh_ms=int(refresh_ms))
     app = dash.Dash(__name__, title="u-moec-tiny cockpit", update_title=None,
                     assets_folder=str(Path(__file__).parent / "assets"),
+                    # the panes of tabs not shown yet are not in the page (gui/panes.py): their
+                    # callbacks wait for them; they are checked on the full layout (below)
                     suppress_callback_exceptions=False)
     # Uploads arrive base64-encoded inside a callback request: cap any request body at that size.
     app.server.config["MAX_CONTENT_LENGTH"] = int(1.4 * settings.max_upload_mb * 1e6) + (1 << 20)
@@ -136,6 +111,7 @@ def create_app(runs_dir: str | os.PathLike = DEFAULT_RUNS_DIR, token: str | None
     if token:
         _install_token_check(app.server, token)
     app.layout = build_layout(runs_dir, refresh_ms)
+    app.validation_layout = build_layout(runs_dir, refresh_ms, mounted=ids.TAB_IDS)
     register_all_callbacks(app, ctx)
     return app
 

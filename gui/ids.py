@@ -300,6 +300,14 @@ def tab_tick(tab: str) -> str:
     return f"{TAB_TICK}-{tab}"
 
 
+# each tab's pane, built the first time the tab is shown (gui/panes.py)
+PANES_MOUNTED = "panes-mounted"                        # memory: the tabs whose pane is built
+
+
+def pane(tab: str) -> str:
+    return f"pane-{tab}"
+
+
 # checkpoint markers on the Training tab's loss chart: a click selects that checkpoint in every
 # picker of the same run (gui/callbacks/checkpoint_select.py)
 SELECTED_CHECKPOINT = "selected-checkpoint"            # memory: {"run", "checkpoint", "ts"}

@@ -15,6 +15,10 @@ from tests.conftest import ARTIFACTS
 # shows its first status 15 s after load while a simulated run trains beside it
 TIMEOUT_MS = 90_000
 
+# the shown tab's pane (gui/panes.py) has been built and shows something
+SHOWN_PANE_HAS_TEXT = """() => { const p = document.querySelector('.cockpit-pane:not(.d-none)');
+                                 return !!p && p.innerText.trim().length > 0; }"""
+
 
 def new_page(browser, width: int = 1500, height: int = 1100):
     """A page in a fresh context (empty localStorage) that records console errors."""

@@ -8,7 +8,15 @@ import shutil
 
 import pytest
 
-from tests.gui.browser_util import TIMEOUT_MS, new_page, open_section, set_field, shot, wait_text
+from tests.gui.browser_util import (
+    SHOWN_PANE_HAS_TEXT,
+    TIMEOUT_MS,
+    new_page,
+    open_section,
+    set_field,
+    shot,
+    wait_text,
+)
 from tests.gui.test_app_server import start_app
 from umoec import config as C
 
@@ -41,9 +49,9 @@ def test_every_tab_renders_without_console_errors(page):
     wait_text(page, "#training-kpi-cards", "600")
     for tab in TABS:
         page.get_by_role("tab", name=tab, exact=True).click()
-        page.wait_for_selector(".tab-pane.active", timeout=TIMEOUT_MS)
+        page.wait_for_function(SHOWN_PANE_HAS_TEXT, timeout=TIMEOUT_MS)   # built on first show
         page.wait_for_timeout(1200)  # one refresh tick
-        assert page.locator(".tab-pane.active").inner_text().strip(), f"tab {tab} is blank"
+        assert page.locator(".cockpit-pane:not(.d-none)").inner_text().strip(), f"tab {tab} is blank"
         shot(page, f"tab_{tab.lower()}")
     assert page.console_errors == []
 

@@ -10,7 +10,7 @@ import pytest
 
 from gui import ids
 from tests.conftest import ARTIFACTS, ROOT
-from tests.gui.browser_util import TIMEOUT_MS
+from tests.gui.browser_util import SHOWN_PANE_HAS_TEXT, TIMEOUT_MS
 from tests.gui.test_app_server import start_app
 
 pytestmark = pytest.mark.browser
@@ -118,8 +118,9 @@ def test_empty_runs_folder_explains_what_to_do(page, tmp_path):
         for tab in ("Architecture", "Routing", "MoD", "Activations", "Brain", "Compression",
                     "Evaluation", "Growth"):  # every tab has an empty state, not a blank page
             page.get_by_role("tab", name=tab, exact=True).click()
+            page.wait_for_function(SHOWN_PANE_HAS_TEXT, timeout=TIMEOUT_MS)   # built on first show
             page.wait_for_timeout(700)
-            assert page.locator(".tab-pane.active").inner_text().strip(), tab
+            assert page.locator(".cockpit-pane:not(.d-none)").inner_text().strip(), tab
         assert page.console_errors == []
     finally:
         proc.terminate()

@@ -26,7 +26,7 @@ def test_every_chart_with_a_toolbar_saves_its_png_under_its_own_name(tmp_path):
 
     from gui.app import create_app
     app = create_app(tmp_path / "runs", data_dir=tmp_path / "data")
-    layout = app.layout() if callable(app.layout) else app.layout
+    layout = app.validation_layout    # every pane built (the page builds them when shown)
 
     def walk(node):
         yield node
