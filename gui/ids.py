@@ -314,8 +314,6 @@ SELECTED_CHECKPOINT = "selected-checkpoint"            # memory: {"run", "checkp
 TRAINING_CHECKPOINT_NOTE = "training-checkpoint-note"  # what the last marker click selected
 TRAINING_XSYNC = "training-xsync"    # memory: the x range the Training charts share (clientside)
 TRAINING_SHARED_X = (TRAINING_LOSS, TRAINING_LR, TRAINING_THROUGHPUT, TRAINING_SYSTEM)
-CHECKPOINT_PICKERS = (RESUME_CHECKPOINT, COMPRESS_CHECKPOINT, COMPRESS_MODEL, EVAL_CHECKPOINT,
-                      EVAL_MODEL, GEN_CHECKPOINT)
 
 
 def pick_seen(picker: str) -> str:

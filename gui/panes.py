@@ -73,10 +73,10 @@ def layout(mounted: Iterable[str] = (FIRST,)) -> list:
     mounted = set(mounted)
     tabs = dbc.Tabs([dbc.Tab(label=label, tab_id=tab) for tab, (label, _) in PANES.items()],
                     id=ids.TABS, active_tab=FIRST, class_name="mb-3")
-    panes = [html.Div(build(tab) if tab in mounted else None, id=ids.pane(tab),
+    slots = [html.Div(build(tab) if tab in mounted else None, id=ids.pane(tab),
                       className=pane_class(tab, FIRST))
              for tab in PANES]
-    return [tabs, *panes]
+    return [tabs, *slots]
 
 
 def mount(active: str | None, mounted: list | None) -> tuple[dict[str, object], list]:

@@ -2,7 +2,7 @@
 
 A click on a checkpoint marker (figures.training.CHECKPOINT_TRACE; its customdata is the file
 name) writes ids.SELECTED_CHECKPOINT = {"run", "checkpoint", "ts"} and says so under the chart.
-Every checkpoint picker of the cockpit (ids.CHECKPOINT_PICKERS: the Training tab's resume picker,
+Every checkpoint picker of the cockpit (gui/panes.PICKERS: the Training tab's resume picker,
 the Compression and Evaluation tabs' checkpoint and model dropdowns, the Generate tab's picker)
 reads the store when its own callback runs, which is only while its tab is shown (hidden tabs do
 no reads: the selection waits until the tab is opened). A picker applies a selection once and

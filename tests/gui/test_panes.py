@@ -2,6 +2,8 @@
 pane only, and every callback still names components of the full layout."""
 import json
 
+from plotly.utils import PlotlyJSONEncoder
+
 from gui import ids, panes
 
 
@@ -22,7 +24,7 @@ def _ids(node) -> set:
         elif isinstance(n, list):
             for v in n:
                 walk(v)
-    walk(json.loads(json.dumps(node, cls=__import__("plotly").utils.PlotlyJSONEncoder)))
+    walk(json.loads(json.dumps(node, cls=PlotlyJSONEncoder)))
     return found
 
 
@@ -69,17 +71,17 @@ def test_every_callback_names_components_of_the_full_layout_and_at_most_one_pane
             pane_of[i] = tab
     for tab, pickers in panes.PICKERS.items():
         assert all(pane_of[p] == tab and pane_of[ids.pick_seen(p)] == tab for p in pickers)
-    assert sorted(p for ps in panes.PICKERS.values() for p in ps) == sorted(ids.CHECKPOINT_PICKERS)
     deps = app.server.test_client().get("/_dash-dependencies").get_json()
     assert deps
+    seen_stores = {i for i in known if i.endswith(ids.pick_seen(""))}
+    assert seen_stores == {ids.pick_seen(p) for ps in panes.PICKERS.values() for p in ps}
     for dep in deps:
-        names = [o.split("@")[0].rsplit(".", 1)[0] for o in dep["output"].strip(".").split("...")]
-        names += [json.dumps(x["id"], sort_keys=True) if isinstance(x["id"], dict) else x["id"]
-                  for x in dep["inputs"] + dep["state"]]
+        outputs = [o.split("@")[0].rsplit(".", 1)[0] for o in dep["output"].strip(".").split("...")]
+        names = outputs + [json.dumps(x["id"], sort_keys=True) if isinstance(x["id"], dict)
+                           else x["id"] for x in dep["inputs"] + dep["state"]]
         plain = [n for n in names if not n.startswith("{")]       # pattern ids match at run time
         assert all(n in known for n in plain), (dep["output"], [n for n in plain if n not in known])
         assert len({pane_of[n] for n in plain if n in pane_of}) <= 1, dep["output"]
-        outputs = [o.split("@")[0].rsplit(".", 1)[0] for o in dep["output"].strip(".").split("...")]
         inputs = [x["id"] for x in dep["inputs"] if isinstance(x["id"], str)]
         written = {pane_of[o] for o in outputs if o in pane_of} - {panes.FIRST}   # always built
         if written and any(o not in pane_of for o in outputs):
