@@ -316,6 +316,12 @@ TRAINING_XSYNC = "training-xsync"    # memory: the x range the Training charts s
 TRAINING_SHARED_X = (TRAINING_LOSS, TRAINING_LR, TRAINING_THROUGHPUT, TRAINING_SYSTEM)
 
 
+def x_zoom(graph: str) -> str:
+    """Memory store: `graph`'s last x-axis zoom, pan or double-click, {"event": relayoutData,
+    "at": ms} (gui/callbacks/zoom_events.py); its other relayout events are not passed on."""
+    return f"{graph}-x-zoom"
+
+
 def pick_seen(picker: str) -> str:
     """Memory store: the stamp of the last selection `picker` applied (a later manual pick wins)."""
     return f"{picker}-pick-seen"

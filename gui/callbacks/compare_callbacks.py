@@ -48,6 +48,7 @@ from ..figures.compare import (
     system_options,
 )
 from ..runs import run_options
+from . import zoom_events
 
 OUTPUTS = ("figure", "data", "columns", "message", "state")
 SYSTEM_OUTPUTS = ("figure", "options", "value", "note", "seen")
@@ -180,6 +181,7 @@ def system_update(runs_dir: Path, state: dict | None, metric: str | None,
 
 def register(app, cockpit: AppContext) -> None:
     runs_dir = cockpit.settings.runs_dir
+    zoom_events.register(app, ids.COMPARE_GRAPH, ids.COMPARE_SYSTEM_GRAPH)
 
     @app.callback(Output(ids.COMPARE_RUNS, "options"), Input(ids.tab_tick(ids.TAB_COMPARE), "data"),
                   Input(ids.TABS, "active_tab"), State(ids.COMPARE_RUNS, "options"))
@@ -192,13 +194,16 @@ def register(app, cockpit: AppContext) -> None:
         return options
 
     @app.callback(Output(ids.COMPARE_ZOOM, "data"), Output(ids.COMPARE_FOLLOW, "value"),
-                  Input(ids.COMPARE_GRAPH, "relayoutData"), Input(ids.COMPARE_FOLLOW, "value"),
-                  Input(ids.COMPARE_SYSTEM_GRAPH, "relayoutData"),
+                  Input(ids.x_zoom(ids.COMPARE_GRAPH), "data"), Input(ids.COMPARE_FOLLOW, "value"),
+                  Input(ids.x_zoom(ids.COMPARE_SYSTEM_GRAPH), "data"),
                   State(ids.COMPARE_STATE, "data"), State(ids.COMPARE_ZOOM, "data"),
                   prevent_initial_call=True)
-    def zoom_or_follow(relayout, follow, system_relayout, state, zoom):
-        trigger = ctx.triggered_id
-        given = system_relayout if trigger == ids.COMPARE_SYSTEM_GRAPH else relayout
+    def zoom_or_follow(x_zoom, follow, system_x_zoom, state, zoom):
+        trigger = {ids.x_zoom(ids.COMPARE_GRAPH): ids.COMPARE_GRAPH,
+                   ids.x_zoom(ids.COMPARE_SYSTEM_GRAPH): ids.COMPARE_SYSTEM_GRAPH}.get(
+                       ctx.triggered_id, ctx.triggered_id)
+        given = zoom_events.event(system_x_zoom if trigger == ids.COMPARE_SYSTEM_GRAPH
+                                  else x_zoom)
         new_zoom, new_follow = compare_zoom(trigger, given, follow, state, zoom)
         if new_zoom is no_update and new_follow is no_update:
             raise PreventUpdate

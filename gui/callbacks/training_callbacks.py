@@ -545,7 +545,7 @@ def register(app, cockpit: AppContext) -> None:
         launched = launcher.get(name) if launcher is not None else None
         out = training_update(runs_dir, name, smoothing, log_y, state, checkpoint, launched,
                               method, clip)
-        out["loss"] = zoom_callbacks.hold_window(out["loss"], name, zoom, log_y)
+        zoom_callbacks.keep_zoom(runs_dir, out, name, zoom)
         new_seen = apply_selection(out, name, options, checkpoint, selected, seen)
         shown = resume_controls_class(runs_dir, name)
         return (*(out[k] for k in OUTPUT_ORDER), no_update if shown == resume_class else shown,

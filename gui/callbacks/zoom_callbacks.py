@@ -11,11 +11,12 @@ tick). This module only listens beside it:
   lets the x axis grow with the run again (a double-click turns "follow live" on: the chart
   follows); "follow live" switched off holds the current x range;
 - when the training callback redraws the chart from scratch while a zoom is held (smoothing
-  method, strength or clipping, or log-y changed, or its periodic re-downsampling), the zoom
-  is re-applied (`track_redraws`, a second callback on the chart state, so the every-tick input
-  never delays a user's zoom); a
-  zoom made on a newly selected run before its first draw came back is re-applied too; another
-  run drawn whole turns "follow live" back on (the switch says what the chart does).
+  method, strength or clipping, or log-y changed, or its periodic re-downsampling), the redraw
+  itself shows the held window at full resolution (`keep_zoom`); a redraw that could not (it
+  was asked for before the zoom, or the zoom was made on a newly selected run before its first
+  draw came back) is followed by the zoom re-applied (`track_redraws`, a second callback on the
+  chart state, so the every-tick input never delays a user's zoom); another run drawn whole
+  turns "follow live" back on (the switch says what the chart does).
 The smoothing the chart state names (series.Smoothing: EMA, running mean or none, clipped or
 not) is computed on every row (series.smooth) before any point is picked, so a zoomed line is
 the same line as the unzoomed one.
@@ -23,6 +24,7 @@ the same line as the unzoomed one.
 """
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,7 @@ from ..compare import CompareError, load_run
 from ..context import AppContext
 from ..figures import series
 from ..figures.series import MAX_POINTS, Smoothing, smooth
+from . import zoom_events
 
 OUTPUTS = ("figure", "zoom", "follow")
 
@@ -64,12 +67,10 @@ def y_range(ys: list, xs: list, window: tuple[float, float], log_y: bool) -> lis
     return [bottom - pad, top + pad]
 
 
-def _patch(runs_dir: Path, name: str, smoothing: Smoothing, window: list | None,
-           log_y: bool = False, fit_y: bool = True) -> Patch | None:
-    """Train traces 0 (raw) and 1 (smoothed) for `window` (None: the whole run), and the x range
-    written into the figure (so a later full redraw by the training callback cannot keep a
-    stale one: it is re-applied by `track_redraws`). With `fit_y` the y axis fits what is
-    inside the window (the whole run when unzoomed); off when the user chose a y range."""
+def _window_traces(runs_dir: Path, name: str, smoothing: Smoothing,
+                   window: list | None) -> list[tuple[list, list]] | None:
+    """(x, y) of train traces 0 (raw) and 1 (smoothed) for `window` (None: the whole run): the
+    window at full resolution with a coarse overview around it; None when the run is unreadable."""
     try:
         run = load_run(runs_dir, name)
     except CompareError:
@@ -77,21 +78,27 @@ def _patch(runs_dir: Path, name: str, smoothing: Smoothing, window: list | None,
     if not len(run.step):
         return None
     x = run.step.astype(float)
-    smoothed = smooth(run.train_bits, smoothing)
-    patch = Patch()
     win = tuple(window) if window else None
-    shown_x: list = []
-    shown_y: list = []
-    for trace, y in ((0, run.train_bits), (1, smoothed)):
-        xs, ys = series.points(x, y, win, MAX_POINTS)
+    return [series.points(x, y, win, MAX_POINTS)
+            for y in (run.train_bits, smooth(run.train_bits, smoothing))]
+
+
+def _patch(runs_dir: Path, name: str, smoothing: Smoothing, window: list | None,
+           log_y: bool = False, fit_y: bool = True) -> Patch | None:
+    """Train traces 0 (raw) and 1 (smoothed) for `window` (None: the whole run), and the x range
+    written into the figure. With `fit_y` the y axis fits what is inside the window (the whole
+    run when unzoomed); off when the user chose a y range."""
+    traces = _window_traces(runs_dir, name, smoothing, window)
+    if traces is None:
+        return None
+    patch = Patch()
+    for trace, (xs, ys) in enumerate(traces):
         patch["data"][trace]["x"] = xs
         patch["data"][trace]["y"] = ys
-        shown_x += xs
-        shown_y += ys
-    if win:
-        patch["layout"]["xaxis"]["range"] = list(win)
+    if window:
+        patch["layout"]["xaxis"]["range"] = list(window)
         patch["layout"]["xaxis"]["autorange"] = False
-        fitted = y_range(shown_y, shown_x, win, log_y) if fit_y else None
+        fitted = _fit(traces, window, log_y) if fit_y else None
         if fitted is not None:
             patch["layout"]["yaxis"]["range"] = fitted
             patch["layout"]["yaxis"]["autorange"] = False
@@ -102,20 +109,40 @@ def _patch(runs_dir: Path, name: str, smoothing: Smoothing, window: list | None,
     return patch
 
 
-def hold_window(figure: Any, name: str | None, zoom: dict | None, log_y: Any) -> Any:
-    """A full redraw of the loss chart (a go.Figure from the training callback) keeps the x range
-    of a zoom held on this run, its y axis fitted inside it, so the chart never shows the whole
-    run between that redraw and `track_redraws` putting the full-resolution window back (seen
-    as the zoom jumping out and back on a slow machine). Patches and no_update pass as they are."""
+def _fit(traces: list[tuple[list, list]], window: list, log_y: bool) -> list | None:
+    xs = [x for t in traces for x in t[0]]
+    ys = [y for t in traces for y in t[1]]
+    return y_range(ys, xs, tuple(window), log_y)
+
+
+def keep_zoom(runs_dir: Path, out: dict[str, Any], name: str | None, zoom: dict | None) -> None:
+    """The training callback's answer `out` (loss figure, chart state), fixed up for a held zoom.
+
+    A full redraw (a go.Figure) gets a fresh `drawn` mark in the chart state, so `track_redraws`
+    sees every redraw, even one whose settings and point count equal the last (a request made
+    before the zoom and answered after it). While a zoom is held on this run, the redraw already
+    shows it: the window at full resolution, its y axis fitted inside it, and the state names the
+    window it `held`; the chart never shows the whole run between a redraw and its re-zoom (the
+    zoom seen jumping out and back on a slow machine). Patches keep the last draw's marks."""
+    figure, state = out.get("loss"), out.get("state")
+    if not isinstance(figure, go.Figure) or not isinstance(state, dict):
+        return
+    state["drawn"] = uuid.uuid4().hex[:12]
+    state.pop("held", None)
     window = (zoom or {}).get("window") if (zoom or {}).get("run") == name else None
-    if not window or not isinstance(figure, go.Figure) or len(figure.data) < 2:
-        return figure
+    if not window or len(figure.data) < 2 or not name:
+        return
+    traces = _window_traces(runs_dir, name, Smoothing.from_state(state), window)
+    if traces is None:
+        return
+    for trace, (xs, ys) in enumerate(traces):
+        figure.data[trace].x = xs
+        figure.data[trace].y = ys
     figure.update_xaxes(range=list(window), autorange=False)
-    xs = [*figure.data[0].x, *figure.data[1].x]
-    fitted = y_range([*figure.data[0].y, *figure.data[1].y], xs, tuple(window), bool(log_y))
+    fitted = _fit(traces, window, bool(state.get("log_y")))
     if fitted is not None:
         figure.update_yaxes(range=fitted, autorange=False)
-    return figure
+    state["held"] = list(window)
 
 
 def _user_set_y(relayout: Any) -> bool:
@@ -177,7 +204,8 @@ def track_redraws(runs_dir: Path, name: str | None, chart: dict | None,
         return no_update, no_update
     seen = dict(seen or {})
     sig, points = _chart_sig(chart), chart.get("points", 0) or 0
-    redrawn = sig != seen.get("chart") or points < seen.get("points", 0)
+    redrawn = (sig != seen.get("chart") or points < seen.get("points", 0)
+               or chart.get("drawn") != seen.get("drawn"))
     figure: Any = no_update
     window = (zoom or {}).get("window") if (zoom or {}).get("run") == chart["run"] == name else None
     smoothing, log_y = Smoothing.from_state(chart), bool(chart.get("log_y"))
@@ -186,10 +214,13 @@ def track_redraws(runs_dir: Path, name: str | None, chart: dict | None,
         patch["layout"]["xaxis"]["autorange"] = True
         patch["layout"]["yaxis"]["autorange"] = True
         figure = patch
-    elif window is not None and (redrawn or chart["run"] != seen.get("run")):
-        # a held zoom, or one made on a new run before its first draw came back: kept
+    elif (window is not None and (redrawn or chart["run"] != seen.get("run"))
+          and chart.get("held") != list(window)):
+        # a held zoom the redraw did not draw (it was asked for before the zoom), or one made
+        # on a new run before its first draw came back: drawn again
         figure = _patch(runs_dir, name, smoothing, window, log_y) or no_update
-    return figure, {"run": chart["run"], "chart": sig, "points": points}
+    return figure, {"run": chart["run"], "chart": sig, "points": points,
+                    "drawn": chart.get("drawn")}
 
 
 def follows_new_run(name: str | None, chart: dict | None, zoom: dict | None,
@@ -205,14 +236,18 @@ def follows_new_run(name: str | None, chart: dict | None, zoom: dict | None,
 
 def register(app, cockpit: AppContext) -> None:
     runs_dir = cockpit.settings.runs_dir
+    zoom_events.register(app, ids.TRAINING_LOSS)
 
     @app.callback(Output(ids.TRAINING_LOSS, "figure", allow_duplicate=True),
                   Output(ids.TRAINING_ZOOM, "data"), Output(ids.TRAINING_FOLLOW, "value"),
-                  Input(ids.TRAINING_LOSS, "relayoutData"), Input(ids.TRAINING_FOLLOW, "value"),
+                  Input(ids.x_zoom(ids.TRAINING_LOSS), "data"), Input(ids.TRAINING_FOLLOW, "value"),
                   State(ids.TRAINING_CHART_STATE, "data"), State(ids.RUN_SELECT, "value"),
                   State(ids.TRAINING_ZOOM, "data"), prevent_initial_call=True)
-    def zoom_or_follow(relayout, follow, chart, name, zoom):
-        out = training_zoom(runs_dir, name, ctx.triggered_id, relayout, follow, chart, zoom)
+    def zoom_or_follow(x_zoom, follow, chart, name, zoom):
+        trigger = ids.TRAINING_LOSS if ctx.triggered_id == ids.x_zoom(ids.TRAINING_LOSS) \
+            else ctx.triggered_id
+        out = training_zoom(runs_dir, name, trigger, zoom_events.event(x_zoom), follow, chart,
+                            zoom)
         if all(v is no_update for v in out.values()):
             raise PreventUpdate
         return tuple(out[k] for k in OUTPUTS)

@@ -47,6 +47,7 @@ CONTEXT_FRACTION = 4     # outside a zoom: the overview at VIEW_POINTS / 4 point
 _RANGE_KEY = re.compile(r"^xaxis(\d*)\.range\[([01])\]$")
 _RANGE_LIST = re.compile(r"^xaxis(\d*)\.range$")
 _AUTORANGE = re.compile(r"^xaxis(\d*)\.autorange$")
+X_ZOOM_KEY = r"^xaxis\d*\.(range(\[[01]\])?|autorange)$"   # any relayout key parse_relayout reads
 
 
 # -- EMA -------------------------------------------------------------------------------------------

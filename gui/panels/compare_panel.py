@@ -67,6 +67,8 @@ def layout() -> html.Div:
     return html.Div([
         dcc.Store(id=ids.COMPARE_STATE, storage_type="memory"),
         dcc.Store(id=ids.COMPARE_ZOOM, storage_type="memory"),
+        *(dcc.Store(id=ids.x_zoom(g), storage_type="memory")
+          for g in (ids.COMPARE_GRAPH, ids.COMPARE_SYSTEM_GRAPH)),
         dcc.Store(id=ids.COMPARE_SYSTEM_STATE, storage_type="memory"),
         dbc.Card([dbc.CardHeader("Compare runs"), dbc.CardBody(controls())], class_name="mb-3"),
         html.Div(id=ids.COMPARE_MESSAGE),

@@ -84,6 +84,7 @@ def layout() -> html.Div:
         dcc.Store(id=ids.TRAINING_CHART_STATE, storage_type="memory"),
         dcc.Store(id=ids.TRAINING_ZOOM, storage_type="memory"),
         dcc.Store(id=ids.TRAINING_ZOOM_SEEN, storage_type="memory"),
+        dcc.Store(id=ids.x_zoom(ids.TRAINING_LOSS), storage_type="memory"),
         dcc.Store(id=ids.TRAINING_XSYNC, storage_type="memory"),
         dcc.Store(id=ids.CHECKPOINT_EXPORT_ACTION, storage_type="memory"),
         html.Div(id=ids.TRAINING_ERROR),

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 from dash import no_update
 
 from gui.callbacks.training_callbacks import training_update
@@ -294,18 +295,49 @@ def test_switching_to_another_run_drawn_whole_turns_follow_live_back_on():
     assert not follows_new_run("b", b, None, None, False)                     # first draw of the page
 
 
-def test_a_full_redraw_keeps_the_held_zoom_and_fits_y_inside_it(tmp_path):
-    from gui.callbacks.zoom_callbacks import hold_window
+def test_a_full_redraw_draws_the_held_zoom_at_full_resolution_and_fits_y_inside_it(tmp_path):
+    from gui.callbacks.zoom_callbacks import keep_zoom, track_redraws
     make_run(tmp_path, steps=range(1, 3001))
+    zoom = {"run": "r", "window": [2000, 2500]}
     out = training_update(tmp_path, "r", 0.6, False, None)
-    fig = hold_window(out["loss"], "r", {"run": "r", "window": [2000, 2500]}, False)
+    keep_zoom(tmp_path, out, "r", zoom)
+    fig, state = out["loss"], out["state"]
     assert list(fig.layout.xaxis.range) == [2000, 2500] and fig.layout.xaxis.autorange is False
+    # every row inside the window (not the whole run's downsample), a coarse overview outside it
+    for trace in (0, 1):
+        xs = list(fig.data[trace].x)
+        assert [x for x in xs if 2000 <= x <= 2500] == list(range(2000, 2501))
+        assert min(xs) < 2000 and max(xs) > 2500 and len(xs) < 1000
     inside = [y for x, y in zip(fig.data[0].x, fig.data[0].y, strict=True) if 2000 <= x <= 2500]
     low, high = fig.layout.yaxis.range
     assert low < min(inside) and max(inside) < high and high - low < 0.2   # the late, flat stretch
-    # a zoom held on another run, none held, or a patch: the figure as it was
-    again = training_update(tmp_path, "r", 0.6, False, None)["loss"]
-    assert hold_window(again, "r", {"run": "other", "window": [1, 2]}, False).layout.xaxis.range is None
-    assert hold_window(again, "r", None, False).layout.xaxis.range is None
-    patch = training_update(tmp_path, "r", 0.6, False, out["state"])["loss"]
-    assert hold_window(patch, "r", {"run": "r", "window": [1, 2]}, False) is patch
+    assert state["held"] == [2000, 2500] and state["drawn"]
+    # the redraw showed the window: no second round trip to re-apply it
+    seen = {"run": "r", "chart": None, "points": 0}
+    assert track_redraws(tmp_path, "r", state, zoom, seen)[0] is no_update
+    # a zoom held on another run, or none: drawn whole, marked as a new draw all the same
+    for other in ({"run": "other", "window": [1, 2]}, None):
+        again = training_update(tmp_path, "r", 0.6, False, None)
+        keep_zoom(tmp_path, again, "r", other)
+        assert again["loss"].layout.xaxis.range is None and "held" not in again["state"]
+        assert again["state"]["drawn"] not in (None, state["drawn"])
+    # a patch keeps the last draw's marks
+    ticked = training_update(tmp_path, "r", 0.6, False, state)
+    keep_zoom(tmp_path, ticked, "r", zoom)
+    assert not isinstance(ticked["loss"], go.Figure)
+
+
+def test_a_redraw_asked_for_before_the_zoom_is_followed_by_the_zoom(tmp_path):
+    """Same settings, same point count: only its `drawn` mark tells this redraw from a tick, and
+    the whole run it shows is replaced by the held window."""
+    from gui.callbacks.zoom_callbacks import keep_zoom, track_redraws
+    make_run(tmp_path, steps=range(1, 3001))
+    first = training_update(tmp_path, "r", 0.6, False, None)
+    keep_zoom(tmp_path, first, "r", None)
+    _, seen = track_redraws(tmp_path, "r", first["state"], None, None)
+    stale = training_update(tmp_path, "r", 0.6, False, None)   # asked for before the zoom
+    keep_zoom(tmp_path, stale, "r", None)
+    zoom = {"run": "r", "window": [100.0, 200.0]}
+    fig, seen = track_redraws(tmp_path, "r", stale["state"], zoom, seen)
+    assert [x for x in assigned(fig, 0, "x") if 100 <= x <= 200] == list(range(100, 201))
+    assert track_redraws(tmp_path, "r", stale["state"], zoom, seen)[0] is no_update

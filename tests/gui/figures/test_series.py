@@ -2,6 +2,8 @@
 the visible range at full resolution, the EMA is debiased, computed on every row and continued
 exactly, relayout events are read correctly; the running mean and outlier clipping give the
 numbers their rules say and continue exactly too."""
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,6 +13,7 @@ from gui.figures.series import (
     CONTEXT_FRACTION,
     METHODS,
     STEP_MAD_TO_SD,
+    X_ZOOM_KEY,
     Smoothing,
     Zoom,
     clip_outliers,
@@ -103,6 +106,12 @@ def test_ema_is_debiased_and_the_zoom_never_recomputes_it():
 ])
 def test_parse_relayout(event, expected):
     assert parse_relayout(event) == expected
+    # the page's filter (X_ZOOM_KEY, in JavaScript) passes every event that can be a zoom on
+    # (a malformed one is the server's to refuse) and holds back autosize and y-only ones
+    passed = isinstance(event, dict) and any(re.match(X_ZOOM_KEY, k) for k in event)
+    assert passed == (event is not None and any(k.startswith("xaxis") for k in event))
+    if expected is not None:
+        assert passed
 
 
 def test_thin_keeps_short_series_whole_and_long_ones_bounded_with_peaks():
