@@ -1,5 +1,5 @@
 """Config fuzzing: any YAML or any nested structure ends in a Config or a ConfigError — never
-another exception (issue 10). UMOEC_FUZZ_EXAMPLES raises the case count for nightly runs."""
+another exception. UMOEC_FUZZ_EXAMPLES raises the case count for nightly runs."""
 import math
 import os
 

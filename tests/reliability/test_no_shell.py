@@ -1,4 +1,4 @@
-"""Subprocesses get argument lists, never a shell (issue 10): a static check of the source."""
+"""Subprocesses get argument lists, never a shell: a static check of the source."""
 import ast
 
 from tests.conftest import ROOT
