@@ -181,7 +181,7 @@ def system_update(runs_dir: Path, state: dict | None, metric: str | None,
 
 def register(app, cockpit: AppContext) -> None:
     runs_dir = cockpit.settings.runs_dir
-    zoom_events.register(app, ids.COMPARE_GRAPH, ids.COMPARE_SYSTEM_GRAPH)
+    zoom_events.filter_x_zooms(app, ids.COMPARE_GRAPH, ids.COMPARE_SYSTEM_GRAPH)
 
     @app.callback(Output(ids.COMPARE_RUNS, "options"), Input(ids.tab_tick(ids.TAB_COMPARE), "data"),
                   Input(ids.TABS, "active_tab"), State(ids.COMPARE_RUNS, "options"))

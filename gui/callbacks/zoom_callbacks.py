@@ -236,7 +236,7 @@ def follows_new_run(name: str | None, chart: dict | None, zoom: dict | None,
 
 def register(app, cockpit: AppContext) -> None:
     runs_dir = cockpit.settings.runs_dir
-    zoom_events.register(app, ids.TRAINING_LOSS)
+    zoom_events.filter_x_zooms(app, ids.TRAINING_LOSS)
 
     @app.callback(Output(ids.TRAINING_LOSS, "figure", allow_duplicate=True),
                   Output(ids.TRAINING_ZOOM, "data"), Output(ids.TRAINING_FOLLOW, "value"),

@@ -27,7 +27,7 @@ X_ZOOM_JS = """function(relayout) {
 }""" % json.dumps(X_ZOOM_KEY)  # noqa: UP031 (JavaScript braces)
 
 
-def register(app, *graphs: str) -> None:
+def filter_x_zooms(app, *graphs: str) -> None:
     """One filter per graph: relayoutData -> the ids.x_zoom(graph) store (in the graph's pane)."""
     for graph in graphs:
         app.clientside_callback(X_ZOOM_JS, Output(ids.x_zoom(graph), "data"),
