@@ -199,9 +199,8 @@ def register(app, cockpit: AppContext) -> None:
                   State(ids.COMPARE_STATE, "data"), State(ids.COMPARE_ZOOM, "data"),
                   prevent_initial_call=True)
     def zoom_or_follow(x_zoom, follow, system_x_zoom, state, zoom):
-        trigger = {ids.x_zoom(ids.COMPARE_GRAPH): ids.COMPARE_GRAPH,
-                   ids.x_zoom(ids.COMPARE_SYSTEM_GRAPH): ids.COMPARE_SYSTEM_GRAPH}.get(
-                       ctx.triggered_id, ctx.triggered_id)
+        trigger = zoom_events.triggered_graph(ctx.triggered_id, ids.COMPARE_GRAPH,
+                                              ids.COMPARE_SYSTEM_GRAPH)
         given = zoom_events.event(system_x_zoom if trigger == ids.COMPARE_SYSTEM_GRAPH
                                   else x_zoom)
         new_zoom, new_follow = compare_zoom(trigger, given, follow, state, zoom)

@@ -43,6 +43,11 @@ from . import zoom_events
 OUTPUTS = ("figure", "zoom", "follow")
 
 
+def _held_window(zoom: dict | None, name: str | None) -> list | None:
+    """The x window a zoom store holds for run `name` (None: unzoomed, or held for another)."""
+    return (zoom or {}).get("window") if (zoom or {}).get("run") == name else None
+
+
 def _chart_sig(chart: dict | None) -> list | None:
     if not isinstance(chart, dict):
         return None
@@ -129,7 +134,7 @@ def keep_zoom(runs_dir: Path, out: dict[str, Any], name: str | None, zoom: dict 
         return
     state["drawn"] = uuid.uuid4().hex[:12]
     state.pop("held", None)
-    window = (zoom or {}).get("window") if (zoom or {}).get("run") == name else None
+    window = _held_window(zoom, name)
     if not window or len(figure.data) < 2 or not name:
         return
     traces = _window_traces(runs_dir, name, Smoothing.from_state(state), window)
@@ -169,7 +174,7 @@ def training_zoom(runs_dir: Path, name: str | None, trigger: str | None, relayou
     smoothing = Smoothing.from_state(chart)
     log_y = bool((chart or {}).get("log_y"))
     zoom = dict(zoom or {})
-    window = zoom.get("window") if zoom.get("run") == name else None
+    window = _held_window(zoom, name)
     if trigger == ids.TRAINING_LOSS:
         z = series.parse_relayout(relayout)
         if z is None:
@@ -207,7 +212,7 @@ def track_redraws(runs_dir: Path, name: str | None, chart: dict | None,
     redrawn = (sig != seen.get("chart") or points < seen.get("points", 0)
                or chart.get("drawn") != seen.get("drawn"))
     figure: Any = no_update
-    window = (zoom or {}).get("window") if (zoom or {}).get("run") == chart["run"] == name else None
+    window = _held_window(zoom, name) if chart["run"] == name else None
     smoothing, log_y = Smoothing.from_state(chart), bool(chart.get("log_y"))
     if chart["run"] != seen.get("run") and seen.get("run") is not None and window is None:
         patch = Patch()  # another run: its whole range (plotly would keep the old zoom)
@@ -229,7 +234,7 @@ def follows_new_run(name: str | None, chart: dict | None, zoom: dict | None,
     while "follow live" is off: the switch is turned back on, since the chart follows that run."""
     if not isinstance(chart, dict) or not chart.get("run") or follow:
         return False
-    held = (zoom or {}).get("run") == chart["run"] == name and (zoom or {}).get("window")
+    held = chart["run"] == name and _held_window(zoom, name)
     previous = (seen or {}).get("run")
     return previous is not None and chart["run"] != previous and not held
 
@@ -244,8 +249,7 @@ def register(app, cockpit: AppContext) -> None:
                   State(ids.TRAINING_CHART_STATE, "data"), State(ids.RUN_SELECT, "value"),
                   State(ids.TRAINING_ZOOM, "data"), prevent_initial_call=True)
     def zoom_or_follow(x_zoom, follow, chart, name, zoom):
-        trigger = ids.TRAINING_LOSS if ctx.triggered_id == ids.x_zoom(ids.TRAINING_LOSS) \
-            else ctx.triggered_id
+        trigger = zoom_events.triggered_graph(ctx.triggered_id, ids.TRAINING_LOSS)
         out = training_zoom(runs_dir, name, trigger, zoom_events.event(x_zoom), follow, chart,
                             zoom)
         if all(v is no_update for v in out.values()):

@@ -37,3 +37,9 @@ def filter_x_zooms(app, *graphs: str) -> None:
 def event(store: Any) -> Any:
     """The relayoutData a zoom store holds (None when empty)."""
     return store.get("event") if isinstance(store, dict) else None
+
+
+def triggered_graph(trigger: Any, *graphs: str) -> Any:
+    """The graph whose zoom store fired the callback (its bodies take the graph's id), else
+    `trigger` itself (another input, e.g. a follow-live switch)."""
+    return next((g for g in graphs if trigger == ids.x_zoom(g)), trigger)
