@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bench.bench_analysis import DashClient, run_config, write_run  # noqa: F401 (re-exported)
-from gui import ids
+from gui import ids, panes
 from tests.conftest import ARTIFACTS
 from tests.gui.browser_util import TIMEOUT_MS
 from tests.gui.test_app_server import start_app
@@ -99,8 +99,16 @@ def copy_sim_run(sim_run: Path, runs_dir: Path) -> str:
     return sim_run.name
 
 
+PANE_BUILT = """(id) => { const p = document.getElementById(id);
+                        return !!p && !p.classList.contains('d-none') && p.innerText.trim().length > 0; }"""
+
+
 def open_tab(page, label: str) -> None:
+    """Click a tab and wait until its pane is built (a pane is built on its first show, one
+    request later: the page cannot be used before it is there)."""
+    tab = next(t for t, (shown_as, _) in panes.PANES.items() if shown_as == label)
     page.get_by_role("tab", name=label, exact=True).click()
+    page.wait_for_function(PANE_BUILT, arg=ids.pane(tab), timeout=TIMEOUT_MS)
 
 
 def wait_for_traces(page, graph_id: str, at_least: int = 1, timeout: float = TIMEOUT_MS / 1000) -> list[dict]:

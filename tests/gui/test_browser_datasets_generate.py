@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from tests.conftest import ROOT
+from tests.gui.analysis_support import open_tab
 from tests.gui.browser_util import TIMEOUT_MS, new_page, shot, wait_text
 from tests.gui.playground_support import STEPS, copy_run
 from tests.gui.test_app_server import start_app
@@ -55,10 +56,6 @@ def page(browser, cockpit):
     wait_text(pg, "#config-validation", "Config valid.")
     yield pg
     ctx.close()
-
-
-def open_tab(page, label: str) -> None:
-    page.locator(f"#main-tabs .nav-link:text-is('{label}')").click()
 
 
 def text_len(page, selector: str) -> int:
