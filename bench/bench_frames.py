@@ -1,4 +1,5 @@
-"""Frames: throughput with 1 and 2 worker processes side by side, and the peak memory of
+"""Frames: throughput with 1 and 2 worker processes side by side, and with a local Dask cluster
+of 2 worker processes (`umc --cluster`, when distributed is installed), and the peak memory of
 compressing and decompressing a file much larger than a frame (docs/compress.md#frames).
 
 Each run is a `umc` process (as a user runs it), timed from outside; peak RSS is the largest
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from bench.bench_models import kinds
@@ -32,22 +34,40 @@ def _run(args: list[str], cwd: Path) -> float:
     return dt
 
 
-def _case(name: str, data: bytes, extra: list[str], cwd: Path) -> None:
+def _case(name: str, data: bytes, extra: list[str], cwd: Path, ways: list[tuple[str, list]]) -> None:
+    """`data` coded each of `ways` (label, umc arguments); the first is the baseline."""
     (cwd / "in").write_bytes(data)
     rows = []
-    for workers in (1, 2):
-        out = f"in.{workers}.umc"
-        c = _run(["-q", "-f", "-T", str(workers), *extra, "in", "-o", out], cwd)
-        d = _run(["-q", "-f", "-d", "-T", str(workers), out, "-o", "back"], cwd)
+    for i, (label, how) in enumerate(ways):
+        out = f"in.{i}.umc"
+        c = _run(["-q", "-f", *how, *extra, "in", "-o", out], cwd)
+        d = _run(["-q", "-f", "-d", *how, out, "-o", "back"], cwd)
         if (cwd / "back").read_bytes() != data:
-            raise SystemExit(f"{name}: round trip failed with {workers} workers")
-        rows.append((workers, c, d, (cwd / out).stat().st_size))
-    if rows[0][3] != rows[1][3] or (cwd / "in.1.umc").read_bytes() != (cwd / "in.2.umc").read_bytes():
-        raise SystemExit(f"{name}: the output depends on the number of workers")
+            raise SystemExit(f"{name}: round trip failed with {label}")
+        if (cwd / out).read_bytes() != (cwd / "in.0.umc").read_bytes():
+            raise SystemExit(f"{name}: the output with {label} differs from {ways[0][0]}'s")
+        rows.append((label, c, d, (cwd / out).stat().st_size))
     n = len(data)
-    for workers, c, d, size in rows:
-        print(f"{name:24s} {workers:>7d} {n / c:14,.0f} {n / d:14,.0f} {units.bpb(size, n):8.3f}")
-    print(f"{name:24s} {'2 vs 1':>7s} {rows[0][1] / rows[1][1]:13.2f}x {rows[0][2] / rows[1][2]:13.2f}x")
+    for label, c, d, size in rows:
+        print(f"{name:24s} {label:>9s} {n / c:14,.0f} {n / d:14,.0f} {units.bpb(size, n):8.3f}")
+    for label, c, d, _ in rows[1:]:
+        print(f"{name:24s} {label + ' vs 1':>9s} {rows[0][1] / c:13.2f}x {rows[0][2] / d:13.2f}x")
+
+
+@contextmanager
+def _ways():
+    """-T 1, -T 2 and, with distributed installed, a local Dask cluster of two processes."""
+    ways = [("1", ["-T", "1"]), ("2", ["-T", "2"])]
+    try:
+        from distributed import LocalCluster
+    except ImportError:
+        print("(Dask rows skipped: distributed is not installed)")
+        yield ways
+        return
+    import logging
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                      silence_logs=logging.ERROR) as cluster:
+        yield ways + [("dask 2", ["--cluster", cluster.scheduler_address])]
 
 
 def main() -> None:
@@ -56,11 +76,12 @@ def main() -> None:
     sample = b"".join(kinds(200_000).values())
     with tempfile.TemporaryDirectory() as tmp:
         cwd = Path(tmp)
-        print(f"{'case':24s} {'workers':>7s} {'compress B/s':>14s} {'decompress B/s':>14s} {'bpb':>8s}")
-        _case(f"cm, {mb} MiB", (sample * (mb * 2**20 // len(sample) + 1))[:mb * 2**20],
-              ["--profile", "cm"], cwd)
-        _case(f"fast, {net_kb} KiB, 64K", (sample * 2)[:net_kb * 1024],
-              ["--profile", "fast", "--frame-size", "64K"], cwd)
+        print(f"{'case':24s} {'workers':>9s} {'compress B/s':>14s} {'decompress B/s':>14s} {'bpb':>8s}")
+        with _ways() as ways:
+            _case(f"cm, {mb} MiB", (sample * (mb * 2**20 // len(sample) + 1))[:mb * 2**20],
+                  ["--profile", "cm"], cwd, ways)
+            _case(f"fast, {net_kb} KiB, 64K", (sample * 2)[:net_kb * 1024],
+                  ["--profile", "fast", "--frame-size", "64K"], cwd, ways)
         # peak memory, a fresh process each: one frame's worth of input, then mb MiB
         for size in (8 << 20, mb << 20):
             (cwd / "in").write_bytes((sample * (size // len(sample) + 1))[:size])

@@ -47,6 +47,21 @@ def tiny_model(tiny_ckpt):
     return export_checkpoint(tiny_ckpt, name="tiny")
 
 
+@pytest.fixture(scope="session")
+def dask_cluster():
+    """A local Dask cluster of two worker processes (one thread each), as `dask scheduler` and
+    two `dask worker` would make; yields its scheduler address."""
+    import logging
+
+    from distributed import LocalCluster
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                           dashboard_address=":0", silence_logs=logging.ERROR)
+    try:
+        yield cluster.scheduler_address
+    finally:
+        cluster.close()
+
+
 def run_module(module: str, *args: str, timeout: float = 120, env=None,
                cwd: Path = ROOT) -> subprocess.CompletedProcess:
     """Run `python -m module args...` from the repository root, capturing output."""

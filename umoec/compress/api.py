@@ -148,14 +148,14 @@ def _decode_globals(text, n: int) -> np.ndarray:
 def compress_bytes(data: bytes, model: mf.ModelFile | None, *, profile: str = "turbo",
                    config: C.Config | None = None, input_name: str = "",
                    progress: Progress | None = None, frame_bytes: int | None = None,
-                   workers: int = 1) -> bytes:
+                   workers: int = 1, cluster=None) -> bytes:
     """`data` as .umc bytes: one frame, or several when it is larger than the profile's frame
-    size (stream.py)."""
+    size (stream.py; `cluster`: a cluster.Cluster that codes them)."""
     from .stream import compress_stream
     out = io.BytesIO()
     compress_stream(io.BytesIO(data), out, model, profile=profile, config=config,
                     input_name=input_name, progress=progress, total=len(data),
-                    frame_bytes=frame_bytes, workers=workers)
+                    frame_bytes=frame_bytes, workers=workers, cluster=cluster)
     return out.getvalue()
 
 
@@ -192,7 +192,7 @@ def compress_frame(data: bytes, model: mf.ModelFile | None, *, profile: str = "t
 def compress_path(input_path: Path, output_path: Path, model: ModelSpec = None, *,
                   checkpoint: Path | None = None, config: C.Config | None = None,
                   profile: str = "turbo", progress: Progress | None = None,
-                  workers: int = 1, frame_bytes: int | None = None) -> Result:
+                  workers: int = 1, frame_bytes: int | None = None, cluster=None) -> Result:
     """Compress a file into a .umc file (written atomically), one frame in memory at a time."""
     from .stream import compress_stream
     prof = profiles.get(profile)
@@ -200,7 +200,7 @@ def compress_path(input_path: Path, output_path: Path, model: ModelSpec = None, 
     t0 = time.perf_counter()
     st = _file_to_file(input_path, "input file", output_path, lambda src, dst, size: compress_stream(
         src, dst, m, profile=prof.name, config=config, input_name=Path(input_path).name,
-        progress=progress, total=size, frame_bytes=frame_bytes, workers=workers))
+        progress=progress, total=size, frame_bytes=frame_bytes, workers=workers, cluster=cluster))
     return Result(CodecStats(st.read, st.written, time.perf_counter() - t0), prof.name,
                   prof.streams_for(min(st.read, prof.frame_bytes if frame_bytes is None
                                        else frame_bytes)),
@@ -225,12 +225,12 @@ def model_for_file(header, model: ModelSpec = None,
 
 def decompress_bytes(blob: bytes, model: ModelSpec = None, *, checkpoint: Path | None = None,
                      progress: Progress | None = None, source: str = "input",
-                     workers: int = 1) -> bytes:
+                     workers: int = 1, cluster=None) -> bytes:
     """The original of .umc bytes (every frame, in order, each checked against its sha256)."""
     from .stream import decompress_stream
     out = io.BytesIO()
     decompress_stream(io.BytesIO(blob), out, model, checkpoint=checkpoint, progress=progress,
-                      total=len(blob), source=source, workers=workers)
+                      total=len(blob), source=source, workers=workers, cluster=cluster)
     return out.getvalue()
 
 
@@ -265,14 +265,14 @@ def decompress_frame(blob: bytes, model: ModelSpec = None, *, checkpoint: Path |
 
 def decompress_path(input_path: Path, output_path: Path, model: ModelSpec = None, *,
                     checkpoint: Path | None = None, progress: Progress | None = None,
-                    workers: int = 1) -> Result:
+                    workers: int = 1, cluster=None) -> Result:
     """Decode a .umc file frame by frame; verifies each frame's sha256; writes the output
     atomically or not at all."""
     from .stream import decompress_stream
     t0 = time.perf_counter()
     st = _file_to_file(input_path, ".umc file", output_path, lambda src, dst, size: decompress_stream(
         src, dst, model, checkpoint=checkpoint, progress=progress, total=size,
-        source=str(input_path), workers=workers))
+        source=str(input_path), workers=workers, cluster=cluster))
     header = st.header
     stats = CodecStats(st.written, st.read, time.perf_counter() - t0)
     if not any(header.model_hash):

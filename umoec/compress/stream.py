@@ -6,6 +6,8 @@ one frame is written exactly as a single container. With `workers` > 1 the frame
 many processes (spawned, each with one engine thread) through a window of 2 x workers frames,
 and come back in order: the output is the same bytes for any number of workers. Memory is
 bounded by the window, not by the input: stdin to stdout works for inputs larger than memory.
+With a `cluster` (cluster.py) the frames go to a Dask cluster's workers instead, in the same
+ordered way.
 """
 from __future__ import annotations
 
@@ -48,9 +50,12 @@ def _cut(src: BinaryIO, size: int) -> Iterator[tuple[int, bool, bytes]]:
         index, data = index + 1, nxt
 
 
-def _ordered(name: str, jobs: Iterator[tuple], workers: int, model) -> Iterator:
-    """workers.<name>(*job, progress, model) for every (job, progress), in order: here with one
-    worker, else in a pool of processes (without progress)."""
+def _ordered(name: str, jobs: Iterator[tuple], workers: int, model, cluster=None) -> Iterator:
+    """workers.<name>(*job, progress, model) for every (job, progress), in order: on the Dask
+    `cluster` when given, here with one worker, else in a pool of processes (without progress)."""
+    if cluster is not None:
+        yield from cluster.ordered(name, jobs, model)
+        return
     if workers <= 1:
         for job, progress in jobs:
             yield getattr(W, name)(*job, progress, model)
@@ -77,9 +82,11 @@ def _ordered(name: str, jobs: Iterator[tuple], workers: int, model) -> Iterator:
 
 def compress_stream(src: BinaryIO, dst: BinaryIO, model, *, profile: str = "turbo", config=None,
                     input_name: str = "", progress: Progress | None = None, total: int = 0,
-                    frame_bytes: int | None = None, workers: int = 1) -> StreamStats:
+                    frame_bytes: int | None = None, workers: int = 1,
+                    cluster=None) -> StreamStats:
     """Compress everything `src` holds into `dst`; `total` (the input size, 0 if unknown) only
-    scales `progress`."""
+    scales `progress`. `cluster`: a cluster.Cluster that codes the frames (of an input of
+    several)."""
     prof = profiles.get(profile)
     size = prof.frame_bytes if frame_bytes is None else int(frame_bytes)
     if size < 1:
@@ -88,7 +95,7 @@ def compress_stream(src: BinaryIO, dst: BinaryIO, model, *, profile: str = "turb
     cut = _cut(src, size)
     head = next(cut)
     if head[1]:                 # one frame: coded here (with the engine's threads)
-        workers = 1
+        workers, cluster = 1, None
 
     def jobs():
         nonlocal read
@@ -98,8 +105,8 @@ def compress_stream(src: BinaryIO, dst: BinaryIO, model, *, profile: str = "turb
             meta = None if index == 0 and last else frame_meta(index, last)
             yield (data, prof.name, config, input_name, meta), _inner(progress, base, total)
 
-    written, count = _drain(_ordered("compress", jobs(), workers, model), dst, base, progress,
-                            total)
+    written, count = _drain(_ordered("compress", jobs(), workers, model, cluster), dst, base,
+                            progress, total)
     return StreamStats(read, written, sha.digest(), None, count)
 
 
@@ -129,10 +136,11 @@ def _inner(progress: Progress | None, base: list, total: int):
 
 def decompress_stream(src: BinaryIO, dst: BinaryIO, model=None, *, checkpoint=None,
                       progress: Progress | None = None, total: int = 0,
-                      source: str = "input", workers: int = 1) -> StreamStats:
+                      source: str = "input", workers: int = 1, cluster=None) -> StreamStats:
     """Decode every frame of `src` into `dst`, each checked against its sha256; `total` is the
     .umc size (0 if unknown) for `progress`, which counts .umc bytes here. workers=0: chosen
-    from the idle cores, and only for a file of several frames (the load is sampled then)."""
+    from the idle cores, and only for a file of several frames (the load is sampled then).
+    `cluster`: a cluster.Cluster that decodes the frames (of a file of several)."""
     sha, read, base = hashlib.sha256(), 0, [0]
     todo = frames(src)
     first = next(todo)                          # FormatError for an empty or foreign input
@@ -144,8 +152,8 @@ def decompress_stream(src: BinaryIO, dst: BinaryIO, model=None, *, checkpoint=No
         from .api import model_for_file  # one model for every frame (they share it)
         model = model_for_file(first[0], model, checkpoint)
     if frame_of(first[0]) is None:              # one frame: decoded here
-        workers = 1
-    elif workers == 0:                          # automatic: a process per idle core, up to 2
+        workers, cluster = 1, None
+    elif workers == 0 and cluster is None:      # automatic: a process per idle core, up to 2
         from .threads import plan
         workers = plan(2).threads
 
@@ -157,8 +165,8 @@ def decompress_stream(src: BinaryIO, dst: BinaryIO, model=None, *, checkpoint=No
             read += len(blob)
             yield (blob, source), _scaled(progress, base, len(blob), total)
 
-    written, count = _drain(_ordered("decompress", jobs(), workers, model), dst, base, progress,
-                            total, sha)
+    written, count = _drain(_ordered("decompress", jobs(), workers, model, cluster), dst, base,
+                            progress, total, sha)
     return StreamStats(read, written, sha.digest(), first[0], count)
 
 

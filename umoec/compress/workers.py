@@ -1,7 +1,8 @@
 """What a frame-coding process runs (stream.py): one frame, compressed or decoded, with the model
-it was given once at start. Also what stream.py calls in-process with one worker, so both paths
-run the same code. Results come back as (input length, output bytes); an error comes back as
-its class and message (exception objects do not always survive the trip between processes)."""
+it was given once at start. Also what stream.py calls in-process with one worker and what a Dask
+worker runs (cluster.py), so every path runs the same code. Results come back as (input length,
+output bytes); an error comes back as its class and message (exception objects do not always
+survive the trip between processes)."""
 from __future__ import annotations
 
 import importlib
@@ -30,10 +31,15 @@ def decompress(blob: bytes, source: str, progress, model):
 
 
 def pooled(name: str, *args):
-    """In a worker: the job `name` with the worker's model and no progress (a callback cannot
-    cross processes)."""
+    """In a worker process: the job `name` with the worker's model."""
+    return run(name, args, _MODEL)
+
+
+def run(name: str, args, model):
+    """The job `name` with `model` and no progress (a callback cannot cross processes), as a
+    result for `unwrap` (also what a Dask worker runs: cluster.py)."""
     try:
-        return ("ok", globals()[name](*args, None, _MODEL))
+        return ("ok", globals()[name](*args, None, model))
     except Exception as exc:      # raised again by unwrap in the parent
         return ("error", type(exc).__module__, type(exc).__qualname__, str(exc))
 

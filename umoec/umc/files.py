@@ -2,12 +2,12 @@
 
 Imported only after threads.prepare: it loads numpy, which reads its thread settings then.
 Input is read and output written frame by frame (umoec/compress/stream.py), so memory stays
-bounded for inputs of any size; `workers` processes code the frames of a large input in parallel
-(the bytes written never depend on it). A file target is written to a temp file renamed into
-place (umoec.run.atomic), so a failure or a kill never leaves half a file; stdout receives each
-frame when it is done (as zstd and xz do), so a failure there ends the output early with a
-non-zero exit. --rm deletes the source only after the written output has been read back and
-decoded (decompressing: hashed) to the original's sha256.
+bounded for inputs of any size; `workers` processes (or a Dask cluster) code the frames of a
+large input in parallel (the bytes written never depend on it). A file target is written to a
+temp file renamed into place (umoec.run.atomic), so a failure or a kill never leaves half a
+file; stdout receives each frame when it is done (as zstd and xz do), so a failure there ends
+the output early with a non-zero exit. --rm deletes the source only after the written output has
+been read back and decoded (decompressing: hashed) to the original's sha256.
 """
 from __future__ import annotations
 
@@ -45,6 +45,7 @@ class Options:
     verbosity: int = 1            # 0 -q, 1 normal, 2 -v
     workers: int = 1              # processes coding frames (-T; decoding, 0: from the idle cores)
     frame_bytes: int | None = None   # --frame-size (None: the profile's)
+    cluster: object = None        # --cluster: a compress.cluster.Cluster coding the frames
     say: Callable[[str], None] = _stderr
 
     def note(self, level: int, msg: str) -> None:
@@ -135,7 +136,8 @@ def compress_one(source: str, target: str | None, opts: Options) -> str:
     st, seconds = _coded(opts, show(source), lambda bar: _through(
         source, target, lambda src, dst, size: compress_stream(
             src, dst, opts.model, profile=opts.profile, input_name=name, progress=bar,
-            total=size, workers=opts.workers, frame_bytes=opts.frame_bytes)))
+            total=size, workers=opts.workers, frame_bytes=opts.frame_bytes,
+            cluster=opts.cluster)))
     line = f"{show(source)} -> {_out(target)}: {CodecStats(st.read, st.written, seconds).summary()}"
     if _removes(source, target, opts):
         _verify_compressed(target, st.sha256, opts)
@@ -150,7 +152,7 @@ def _verify_compressed(target: str, sha256: bytes, opts: Options) -> None:
         with open(target, "rb") as src:
             back, _ = _coded(opts, f"verify {target}", lambda bar: decompress_stream(
                 src, _Discard(), opts.model, progress=bar, total=os.fstat(src.fileno()).st_size,
-                source="header", workers=opts.workers))
+                source="header", workers=opts.workers, cluster=opts.cluster))
         why = "" if back.sha256 == sha256 else "decoded bytes differ"
     except (UserError, OSError) as exc:
         why = str(exc)
@@ -173,7 +175,7 @@ def _decode(source: str, target, opts: Options) -> tuple[StreamStats, float]:
     st, seconds = _coded(opts, show(source), lambda bar: _through(
         source, target, lambda src, dst, size: decompress_stream(
             src, dst, opts.model, progress=bar, total=size, source="header",
-            workers=opts.workers)))
+            workers=opts.workers, cluster=opts.cluster)))
     h = st.header
     opts.note(2, f"umc: {show(source)}: model {h.model_name or '?'} ({h.model_hash.hex()[:12]}), "
               f"profile {h.profile}, {h.streams} streams, {st.frames} frame(s)")

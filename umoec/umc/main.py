@@ -90,6 +90,10 @@ def parser() -> argparse.ArgumentParser:
                    help="cores to use: processes coding frames in parallel when the input has "
                    "several (8 MiB each), else the engine's threads; the output never depends "
                    "on it (default 0: chosen from the profile and the idle cores)")
+    c.add_argument("--cluster", metavar="ADDRESS",
+                   help="code the frames of a large input on the workers of a Dask cluster "
+                   "(scheduler address, e.g. tcp://host:8786; needs u-moec-tiny[cluster] here and "
+                   "on the workers); the output is the same bytes as without it")
     c.add_argument("--frame-size", metavar="SIZE", type=_size,
                    help="input bytes per frame (K, M, G suffixes; default: the profile's, 8M): "
                    "what is held in memory and the unit of parallel work; smaller frames start "
@@ -124,6 +128,8 @@ def _check_usage(a, mode: str, sources: list[str]) -> None:
         raise UserError("- (stdin) can be given only once")
     if a.threads is not None and not 0 <= a.threads <= MAX_THREADS:
         raise UserError(f"-T/--threads must be in 0..{MAX_THREADS} (0: automatic), got {a.threads}")
+    if a.cluster is not None and mode == "list":
+        raise UserError("--cluster codes frames; -l only reads headers")
     if mode == "list" and STDIO in sources:
         raise UserError("-l reads the header of files; it does not read stdin")
     if mode in ("compress", "decompress"):
@@ -189,9 +195,30 @@ def _files(a) -> int:
     from . import files
     needs = mode == "compress" and PROFILES[a.profile].network   # the cm profile has no model
     model = open_model(a.model) if needs or a.model else None     # ModelError: exit 2
-    opts = files.Options(model, a.profile, a.force, a.rm, verbosity, workers=workers,
-                         frame_bytes=a.frame_size)
-    opts.note(2, f"umc: {plan.reason}" + (f"; model {model.label()} ({model.path})" if model else ""))
+    cluster = _connect(a.cluster)                                  # UserError: exit 2
+    try:
+        opts = files.Options(model, a.profile, a.force, a.rm, verbosity, workers=workers,
+                             frame_bytes=a.frame_size, cluster=cluster)
+        opts.note(2, f"umc: {plan.reason}" + (f"; model {model.label()} ({model.path})"
+                                              if model else ""))
+        if cluster is not None:
+            opts.note(2, f"umc: {cluster.describe()}")
+        return _run_files(mode, sources, a, opts, model, debug)
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def _connect(address: str | None):
+    """The Dask cluster of --cluster, connected and checked, or None."""
+    if address is None:
+        return None
+    from ..compress.cluster import Cluster
+    return Cluster(address)
+
+
+def _run_files(mode: str, sources: list[str], a, opts, model, debug: bool) -> int:
+    from . import files
     run = {"compress": files.compress_one, "decompress": files.decompress_one,
            "test": files.verify_one}[mode]
     failed = 0
