@@ -2,7 +2,9 @@
 
 Under torchrun (WORLD_SIZE > 1) every process builds the same model and takes its rows of each
 global batch; rank 0 alone writes metrics and checkpoints. On CPU the gloo backend is used (this
-is how the tests exercise DDP); on GPUs, NCCL with one device per process.
+is how the tests exercise DDP); on GPUs, NCCL with one device per process. Several machines
+(torchrun --nnodes): `hardware.gpus` counts the GPUs of one machine, and the processes of one
+machine (LOCAL_WORLD_SIZE) share its cores and GPUs.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ class Dist:
     rank: int
     world: int
     device: torch.device
+    local_world: int = 1        # processes on this machine (torchrun's LOCAL_WORLD_SIZE)
 
     @property
     def main(self) -> bool:
@@ -65,14 +68,16 @@ class Dist:
 def setup(cfg: Config) -> Dist:
     gpus = cfg.hardware.gpus
     world = int(os.environ.get("WORLD_SIZE", "1"))
+    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", str(world)))   # per machine
     if gpus >= 1 and not torch.cuda.is_available():
         raise LaunchError(f"hardware.gpus={gpus} but no CUDA GPU is visible "
                           "(torch.cuda.is_available() is False); set hardware.gpus=0 to train on CPU")
     if gpus > 1 and world == 1:
         raise LaunchError(f"hardware.gpus={gpus} needs one process per GPU: launch with "
                           f"`torchrun --nproc_per_node={gpus} -m bin.train ...`")
-    if gpus >= 1 and world > 1 and world != gpus:
-        raise LaunchError(f"torchrun started {world} processes but hardware.gpus={gpus}")
+    if gpus >= 1 and world > 1 and local_world != gpus:
+        raise LaunchError(f"torchrun started {local_world} processes on this machine but "
+                          f"hardware.gpus={gpus} (GPUs per machine: --nproc_per_node={gpus})")
     if gpus and gpus > torch.cuda.device_count():
         raise LaunchError(f"hardware.gpus={gpus} but only {torch.cuda.device_count()} GPUs are visible")
     rank = int(os.environ.get("RANK", "0"))
@@ -85,4 +90,4 @@ def setup(cfg: Config) -> Dist:
         device = torch.device("cuda", local)
     else:
         device = torch.device("cpu")
-    return Dist(rank, world, device)
+    return Dist(rank, world, device, local_world)

@@ -115,7 +115,7 @@ class Trainer:
         rec = self.rec = None
         try:
             self.threads = ThreadGovernor(cfg.hardware.threads,
-                                          cpus=max(1, available_cpus() // dist.world))
+                                          cpus=max(1, available_cpus() // dist.local_world))
             torch.set_num_threads(self.threads.start())
             self.data = ByteDataset(cfg.data.path, cfg.head.d_globals)
             self.amp = autocast_for(cfg, dist.device)
