@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import dash_bootstrap_components as dbc
-from dash import Input, Output, State, ctx, html, no_update
+from dash import Input, Output, State, ctx, html, no_update, set_props
 
 from umoec import config as C
 from umoec.run import RunDir, RunState
@@ -218,6 +218,20 @@ def check(values: dict[str, Any], tier: Any) -> dict[str, Any]:
             "store": {"values": values, "tier": tier, "saved_at": time.time()}}
 
 
+def mark_fields(out: dict[str, Any]) -> None:
+    """Each field's red outline and message line and each section's error count, from `check`,
+    as side updates (dash.set_props) instead of ~140 declared outputs of check_form. Dash's
+    renderer walks every output reachable from each pending callback, copying its table at each
+    step (quadratic in their number); these outputs, reachable from the form and everything that
+    fills it, were the largest part of a page load (bench_page, docs/cockpit.md)."""
+    for f in INVALIDABLE:
+        set_props(f.component_id, {"invalid": out["invalid"][f.key]})
+    for f in form.FIELDS:
+        set_props(ids.field_msg_id(f.component_id), {"children": out["messages"][f.key]})
+    for section in SECTIONS:
+        set_props(ids.section_item_id(section), {"title": out["titles"][section]})
+
+
 # -- status -----------------------------------------------------------------------------------
 
 
@@ -367,20 +381,15 @@ def register(app, cockpit: AppContext) -> None:
                 tier_options(new_tier if new_tier is not no_update else tier),
                 out.get("checklist", no_update), out.get("message", no_update))
 
-    @app.callback(*[Output(f.component_id, "invalid") for f in INVALIDABLE],
-                  *[Output(ids.field_msg_id(i), "children") for i in FIELD_IDS],
-                  *[Output(ids.section_item_id(s), "title") for s in SECTIONS],
-                  Output(ids.CONFIG_START, "disabled"), Output(ids.CONFIG_VALIDATION, "children"),
+    @app.callback(Output(ids.CONFIG_START, "disabled"), Output(ids.CONFIG_VALIDATION, "children"),
                   Output(ids.CONFIG_DERIVED, "children"), Output(ids.CONFIG_LR_PREVIEW, "figure"),
                   Output(ids.CONFIG_FORM_STORE, "data"),
                   *[Input(i, "value") for i in FIELD_IDS], Input(ids.CONFIG_TIER, "value"))
     def check_form(*args):
         values, tier = _values(list(args[:-1])), args[-1]
         out = check(values, tier)
-        return (*[out["invalid"][f.key] for f in INVALIDABLE],
-                *[out["messages"][f.key] for f in form.FIELDS],
-                *[out["titles"][s] for s in SECTIONS], out["start_disabled"], out["summary"],
-                out["derived"], out["lr"], out["store"])
+        mark_fields(out)
+        return out["start_disabled"], out["summary"], out["derived"], out["lr"], out["store"]
 
     @app.callback(Output(ids.CONFIG_FILE_STATUS, "children", allow_duplicate=True),
                   Output(ids.CONFIG_SAVE_PENDING, "data"),

@@ -33,7 +33,7 @@ ROUTER_JS = """function(pulse, active) {
     const ctx = window.dash_clientside.callback_context;
     const byPulse = (ctx.triggered || []).some(t => t.prop_id.startsWith("%s."));
     const n = (pulse && pulse.n) || 0;
-    if (byPulse && !n) { return [none].concat(tabs.map(t => none)); }  // the first pulse: a baseline
+    if (byPulse && (!n || pulse.quiet)) { return [none].concat(tabs.map(t => none)); }  // a baseline
     return [n].concat(tabs.map(t => (t === active ? n : none)));
 }"""
 
@@ -47,6 +47,20 @@ def run_folder(runs_dir: Path, name) -> Path | None:
     return forge_run.path if forge_run is not None else None
 
 
+def next_pulse(sig: str, name, last: dict | None) -> dict:
+    """The pulse after `last` for signature `sig` ("REST:OWN": everything but the selected run's
+    folder, then that folder) and the selected run `name`. "quiet": only the selection moved the
+    signature, so the router refreshes nothing: every callback that shows the selected run
+    listens to the selector itself, and a second refresh on the next tick made the Training
+    tab's first chart wait for a redraw requested while the first was on its way."""
+    if last is not None and last.get("sig") == sig:
+        raise PreventUpdate
+    n = int(last.get("n") or 0) + 1 if last is not None else 0
+    quiet = (last is not None and last.get("run") != name
+             and str(last.get("sig", "")).split(":")[0] == sig.split(":")[0])
+    return {"sig": sig, "n": n, "run": name, "quiet": quiet}
+
+
 def register(app, cockpit: AppContext) -> None:
     runs_dir, data_dir = cockpit.settings.runs_dir, cockpit.settings.data_dir
     watchdog, launcher = cockpit.watchdog, cockpit.launcher
@@ -56,15 +70,14 @@ def register(app, cockpit: AppContext) -> None:
     def pulse(_n, name, last):
         try:
             busy = P.any_busy(cockpit.jobs, cockpit.datasets)
-            sig = P.signature(watchdog.version, run_folder(runs_dir, name), data_dir,
-                              launcher.pending() if launcher is not None else (), busy)
+            rest = P.signature(watchdog.version, None, data_dir,
+                               launcher.pending() if launcher is not None else (), busy)
+            own = P.signature(0, run_folder(runs_dir, name), None, busy=busy)
         except Exception:  # never freeze the page: refresh every tick, as without a pulse
             log.exception("page pulse failed; refreshing at every tick")
-            sig = P.signature(0, None, None, busy=True)
-        last = last if isinstance(last, dict) else None
-        if last is not None and last.get("sig") == sig:
-            raise PreventUpdate
-        return {"sig": sig, "n": int(last.get("n") or 0) + 1 if last is not None else 0}
+            rest = own = P.signature(0, None, None, busy=True)
+        return next_pulse(f"{rest}:{own}", name,
+                          last if isinstance(last, dict) else None)
 
     app.clientside_callback(
         ROUTER_JS % (json.dumps(list(ids.TAB_IDS)), ids.PULSE),

@@ -108,6 +108,37 @@ def test_an_idle_page_costs_at_most_one_request_a_second(page, sim_run, tmp_path
         proc.wait(10)
 
 
+def test_a_page_load_draws_the_training_tab_once(page, sim_run, tmp_path):
+    """From navigation until the page settles, the Training tab's charts are asked for once,
+    plus once per later pulse change (e.g. the 30 s safety refresh): selecting the first run is
+    a quiet pulse, not a change (a second full request made the first chart wait for it)."""
+    import json
+    shutil.copytree(sim_run, tmp_path / "sim600")
+    proc, url = start_app(tmp_path)
+    draws, pulses = [], []
+
+    def seen(r):
+        body = r.request.post_data or ""
+        if "_dash-update-component" not in r.url:
+            return
+        if '"output":"..training-kpi-cards.children' in body:
+            draws.append(json.loads(body).get("changedPropIds"))
+        elif '"output":"refresh-pulse.data"' in body and r.status == 200:
+            pulses.append(json.loads(r.text())["response"]["refresh-pulse"]["data"])
+    page.on("response", seen)
+    try:
+        page.goto(url)
+        page.wait_for_selector("#training-kpi-cards >> text=600", timeout=TIMEOUT_MS)
+        page.wait_for_timeout(5000)  # two more pulses
+        assert [p["run"] for p in pulses[:2]] == [None, "sim600"] and pulses[1]["quiet"], pulses
+        changes = sum(1 for p in pulses[1:] if not p["quiet"])
+        assert draws[0] == ["run-select.value"] and len(draws) == 1 + changes, (draws, pulses)
+        assert page.console_errors == []
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
 def test_empty_runs_folder_explains_what_to_do(page, tmp_path):
     proc, url = start_app(tmp_path, "--refresh-ms", "1000")
     try:
