@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import dash_bootstrap_components as dbc
-from dash import Input, Output, ctx, no_update
+from dash import Input, Output, State, no_update
 from dash.exceptions import PreventUpdate
 
 from .. import ids
@@ -107,11 +107,16 @@ def select_checkpoint(runs_dir: Path, name: str | None, click: Any,
 def register(app, cockpit: AppContext) -> None:
     runs_dir = cockpit.settings.runs_dir
 
+    # Two callbacks, so a run switch does not make the store an output in flight: the Training
+    # charts listen to the store, and Dash held their first request until this answered.
     @app.callback(Output(ids.SELECTED_CHECKPOINT, "data"),
-                  Output(ids.TRAINING_CHECKPOINT_NOTE, "children"),
-                  Input(ids.TRAINING_LOSS, "clickData"), Input(ids.RUN_SELECT, "value"),
+                  Output(ids.TRAINING_CHECKPOINT_NOTE, "children", allow_duplicate=True),
+                  Input(ids.TRAINING_LOSS, "clickData"), State(ids.RUN_SELECT, "value"),
                   prevent_initial_call=True)
     def select(click, name):
-        if ctx.triggered_id == ids.RUN_SELECT:
-            return no_update, checkpoint_hint()  # the note spoke of the previous run's checkpoint
         return select_checkpoint(runs_dir, name, click)
+
+    @app.callback(Output(ids.TRAINING_CHECKPOINT_NOTE, "children"),
+                  Input(ids.RUN_SELECT, "value"), prevent_initial_call=True)
+    def forget(_name):
+        return checkpoint_hint()  # the note spoke of the previous run's checkpoint
