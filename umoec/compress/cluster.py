@@ -97,7 +97,12 @@ class Cluster:
             raise UserError(f"the Dask scheduler at {self.address} has no workers (start some "
                             f"with `dask worker {self.address}`)")
         here = (ENGINE_VERSION, _package_version())
-        for worker, there in sorted(self.client.run(_worker_versions).items()):
+        try:
+            versions = self.client.run(_worker_versions)
+        except Exception as exc:   # e.g. a worker without the package cannot load the function
+            raise UserError(f"the Dask workers at {self.address} cannot run u-moec-tiny "
+                            f"({type(exc).__name__}: {exc}): {INSTALL} on every worker") from None
+        for worker, there in sorted(versions.items()):
             there = tuple(there)
             if there != here:
                 raise UserError(f"Dask worker {worker} runs u-moec-tiny {there[1]} (coding "

@@ -67,6 +67,15 @@ def test_workers_of_another_version_are_refused(dask_cluster, monkeypatch):
         K.Cluster(dask_cluster)
 
 
+def test_workers_that_cannot_run_the_package_are_refused(dask_cluster, monkeypatch):
+    def broken(self, *a, **k):
+        raise ModuleNotFoundError("No module named 'umoec'")
+    from distributed import Client
+    monkeypatch.setattr(Client, "run", broken)
+    with pytest.raises(UserError, match=r"cannot run u-moec-tiny \(ModuleNotFoundError: "):
+        K.Cluster(dask_cluster)
+
+
 def test_without_distributed_installed_it_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)
     with pytest.raises(UserError, match=r"u-moec-tiny\[cluster\]"):
