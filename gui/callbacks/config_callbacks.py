@@ -77,10 +77,15 @@ def fill(trigger: str | None, tier: str | None, checklist: list | None,
     "message"}; missing entries mean "leave as is"."""
     out: dict[str, Any] = {}
     values: dict | None = None
-    if trigger is None:  # page load: restore the saved form (always emit, so it is checked)
-        values = form.default_values()
+    if trigger is None:  # page load: restore the saved form where it differs from the layout's
+        # defaults (re-sending the 67 values the page already holds cost a second render of
+        # the whole form); the tier is always sent, which is what makes check_form run at load
+        values = {}
+        out["tier"] = tier or form.TIER_INFO.default
         if isinstance(stored, dict) and isinstance(stored.get("values"), dict):
-            values.update({k: v for k, v in stored["values"].items() if k in form.BY_KEY})
+            defaults = form.default_values()
+            values = {k: v for k, v in stored["values"].items()
+                      if k in form.BY_KEY and v != defaults[k]}
             if isinstance(stored.get("tier"), str) and stored["tier"]:
                 out["tier"] = stored["tier"]
     elif trigger == ids.CONFIG_TIER:

@@ -79,7 +79,7 @@ class Cluster:
         Client = _client_class()
         self.address = _checked(address)
         try:
-            self.client = Client(address, timeout=timeout_s, set_as_default=False)
+            self.client = Client(self.address, timeout=timeout_s, set_as_default=False)
         except (OSError, TimeoutError, ValueError) as exc:
             raise UserError(f"cannot reach the Dask scheduler at {self.address}: {exc}") from None
         self._models: dict[str, object] = {}

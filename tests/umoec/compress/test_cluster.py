@@ -48,6 +48,11 @@ def test_what_is_not_a_scheduler_address_is_refused(address):
         K.Cluster(address)
 
 
+def test_host_port_without_a_scheme_is_tcp(dask_cluster):
+    with K.Cluster(" " + dask_cluster.removeprefix("tcp://") + " ") as c:
+        assert c.address == dask_cluster and c.threads() == 2
+
+
 def test_an_unreachable_scheduler_is_named():
     with pytest.raises(UserError, match=r"cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
         K.Cluster("127.0.0.1:9", timeout_s=1)
