@@ -17,6 +17,7 @@ import os
 from collections import deque
 from collections.abc import Iterator
 
+from .. import installed_version
 from ..codec.errors import CodecError
 from ..errors import UserError
 from . import workers as W
@@ -57,11 +58,7 @@ def _worker_versions() -> tuple[int, str]:
 
 
 def _package_version() -> str:
-    try:
-        from importlib.metadata import version
-        return version("u-moec-tiny")
-    except Exception:   # a checkout that was never installed
-        return "unknown"
+    return installed_version()
 
 
 def remote(name: str, *args):
@@ -72,6 +69,18 @@ def remote(name: str, *args):
     return W.run(name, job, model)
 
 
+def _connect(Client, address: str, timeout_s: float, tries: int = 3):
+    """A client of the scheduler at `address`. distributed asserts that the scheduler's first
+    message is alone, but a message the scheduler sends to every client (another client's
+    cancel, for one) can share its 2 ms batch: that handshake is tried again."""
+    for attempt in range(tries):
+        try:
+            return Client(address, timeout=timeout_s, set_as_default=False)
+        except AssertionError:
+            if attempt == tries - 1:
+                raise OSError("the scheduler's handshake failed 3 times") from None
+
+
 class Cluster:
     """A connection to a Dask scheduler that codes frames (stream.py's `cluster`)."""
 
@@ -79,7 +88,7 @@ class Cluster:
         Client = _client_class()
         self.address = _checked(address)
         try:
-            self.client = Client(self.address, timeout=timeout_s, set_as_default=False)
+            self.client = _connect(Client, self.address, timeout_s)
         except (OSError, TimeoutError, ValueError) as exc:
             raise UserError(f"cannot reach the Dask scheduler at {self.address}: {exc}") from None
         self._models: dict[str, object] = {}
@@ -141,7 +150,8 @@ class Cluster:
                 yield W.unwrap(self._result(*pending.popleft()))
         except BaseException:
             # an error, Ctrl-C or an abandoned generator: the cluster drops what nobody will use
-            self.client.cancel([f for _, f in pending])
+            if pending:   # an empty cancel still goes to every client of the scheduler
+                self.client.cancel([f for _, f in pending])
             raise
 
     def _result(self, index: int, future):

@@ -19,6 +19,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 
+from .. import installed_version
 from ..cli import EXIT_FAILURE, UserError, run_main
 from ..compress.profiles import PROFILES
 from ..compress.threads import prepare
@@ -46,12 +47,7 @@ unusable --model/--profile (nothing done), 130 interrupted. docs/umc.md has the 
 
 
 def _version() -> str:
-    try:
-        from importlib.metadata import version
-        v = version("u-moec-tiny")
-    except Exception:  # running from a checkout that was never installed
-        v = "unknown"
-    return f"umc {v} (u-moec-tiny, coding engine v{ENGINE_VERSION})"
+    return f"umc {installed_version()} (u-moec-tiny, coding engine v{ENGINE_VERSION})"
 
 
 def parser() -> argparse.ArgumentParser:

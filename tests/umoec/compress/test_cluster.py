@@ -53,6 +53,28 @@ def test_host_port_without_a_scheme_is_tcp(dask_cluster):
         assert c.address == dask_cluster and c.threads() == 2
 
 
+def test_a_handshake_that_shared_its_batch_is_tried_again(monkeypatch):
+    # distributed asserts the scheduler's first message is alone; another client's broadcast
+    # (a cancel) can join it. Seen in CI: one failed handshake must not fail the file.
+    tries = []
+
+    def client(address, **_):
+        tries.append(address)
+        if len(tries) < 3:
+            raise AssertionError
+        return "client"
+    assert K._connect(client, "tcp://h:1", 1) == "client" and len(tries) == 3
+    tries.clear()
+
+    def never(address, **_):
+        tries.append(address)
+        raise AssertionError
+    monkeypatch.setattr(K, "_client_class", lambda: never)
+    with pytest.raises(UserError, match=r"cannot reach the Dask scheduler at tcp://h:1: .*handshake"):
+        K.Cluster("h:1")
+    assert len(tries) == 3
+
+
 def test_an_unreachable_scheduler_is_named():
     with pytest.raises(UserError, match=r"cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
         K.Cluster("127.0.0.1:9", timeout_s=1)
