@@ -6,16 +6,30 @@
 #include <stdint.h>
 #include <string.h>
 
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch((p), 1)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+
 #if (-1 >> 1) != -1
 #error "signed right shifts must be arithmetic"
 #endif
 
 #define TABLE_BITS 22
 #define NCTX 7
+#define NCTX4 10                /* version 4: and word pair, sparse, column contexts */
 #define NIN1 (2 + 2 * NCTX)     /* version 1: network, counters, mapped counters, bias */
 #define NIN2 (4 + 2 * NCTX)     /* version 2: and the match model's two inputs */
+#define NIN4 (4 + 3 * NCTX4)    /* version 4: and each context's bit history through its map */
 /* weight sets: mixer 1 by how many of orders 2..6 were seen (v2: and the match length), then
- * mixer 2 by c0 */
+ * mixer 2 by c0; version 4 without a network: mixer 2 by c0 and the classes of the last two bytes,
+ * and a mixer 3 by c0, the class of the third byte back and whether a match predicts (with a
+ * network these sets learn too slowly to weigh it: 1-2% larger files, measured) */
+#define SETS2_4 (256 * 64)
+#define SETS3_4 (256 * 16)
+#define ICM_RATE 7
+#define APM_ROWS 65536
 #define SM_ROWS 1024
 #define SM_RATE 6
 #define LR 1
@@ -68,6 +82,44 @@ static void context_hashes(uint64_t hist, uint32_t word, uint32_t *out) {
     out[6] = mix32(word + 0x6A09E667u);
 }
 
+/* version 4's contexts after the first 7: the current word with the previous one, bytes 2 and 3
+ * back (skipping the last), and the column (up to 40) with the line's indent and the last byte */
+static void context_hashes4(uint64_t hist, const uint32_t *ws, uint32_t *out) {
+    uint32_t col = ws[2] & 0xFFFFu, ind = (ws[2] >> 16) & 255u;
+    out[7] = mix32(ws[0] * 0x2F0B3A49u + ws[1] + 0x01234567u);
+    out[8] = mix32((uint32_t)((hist >> 8) & 0xFFFF) + 0x0ABCDEF1u);
+    out[9] = mix32((col < 40 ? col : 40) * 256u + (uint32_t)(hist & 255) + ind * 0x10000u + 0x07777777u);
+}
+
+/* 8 byte classes: lower, upper, space, digit, newline, brackets, . , : ; and the rest */
+static inline int byte_class(int c) {
+    if (c >= 97 && c <= 122) return 0;
+    if (c >= 65 && c <= 90) return 1;
+    if (c == 32) return 2;
+    if (c >= 48 && c <= 57) return 3;
+    if (c == 10) return 4;
+    if (c == 40 || c == 41 || c == 91 || c == 93 || c == 123 || c == 125) return 5;
+    if (c == 46 || c == 44 || c == 58 || c == 59) return 6;
+    return 7;
+}
+
+/* a slot's bit history (version 4): its last bits (up to 7) behind a leading 1; 0 = none */
+static inline uint8_t history_update(int h, int bit) {
+    h = h == 0 ? 2 | bit : (h << 1) | bit;
+    return (uint8_t)(h >= 256 ? (h & 127) | 128 : h);
+}
+
+/* a stream's line state (version 4): column (16 bits, saturating), indent (spaces that start the
+ * line, 8 bits, saturating), whether only spaces were seen on the line so far */
+static inline uint32_t line_update(uint32_t ls, int byte) {
+    if (byte == 10) return 1u << 24;
+    uint32_t col = ls & 0xFFFFu, ind = (ls >> 16) & 255u, start = (ls >> 24) & 1u;
+    col = col < 0xFFFFu ? col + 1 : col;
+    if (start && byte == 32) ind = ind < 255 ? ind + 1 : ind;
+    else start = 0;
+    return col | (ind << 16) | (start << 24);
+}
+
 static inline uint32_t next_word(uint32_t word, int byte) {
     if (byte >= 65 && byte <= 90) byte += 32;
     if (byte >= 97 && byte <= 122) return (word + (uint32_t)byte) * 0x2F0B3A49u;
@@ -111,7 +163,10 @@ static inline int len_bucket(int64_t len) {
  *     ms i64[2B+1]|None (pointers, lengths, steps done), mm u32[64]|None):
  *     one arithmetic coder per block, its decisions in the fixed order (steps, streams, bits).
  *     Version 1 has neither check bytes nor the match model; version 3 is version 2 with a
- *     primer region of P bytes (P = 0 otherwise). */
+ *     primer region of P bytes (P = 0 otherwise). Version 4 (5: primed) grows three arrays:
+ *     apm += the bit histories' maps i32[NCTX4*256] and the second APM i32[65536*33]; word
+ *     u32[3B] (current word, previous word, line state per stream); chk u8[2 * 2^TABLE_BITS]
+ *     (check bytes, then each slot's bit history). */
 static PyObject *py_run(PyObject *self, PyObject *args) {
     int decode, use_nn, version;
     Py_ssize_t T, B, cap, H, P;
@@ -120,27 +175,31 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                           &cap, &H, &P, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
                           &o[9], &o[10], &o[11], &o[12], &o[13], &o[14], &o[15], &o[16]))
         return NULL;
-    if (version < 1 || version > 3 || P < 0 || (P > 0 && version != 3)) {
+    if (version < 1 || version > 5 || P < 0 || (P > 0 && version != 3 && version != 5)) {
         PyErr_Format(PyExc_ValueError, "cm: unknown version %d (primer %zd)", version, P);
         return NULL;
     }
-    const int v2 = version >= 2;
+    const int v2 = version >= 2, v4 = version >= 4;
     const int64_t BH = (int64_t)B * H;       /* where the primer starts in hb */
-    const int nin = v2 ? NIN2 : NIN1, nsets1 = v2 ? 20 : 6;
+    const int nctx = v4 ? NCTX4 : NCTX;
+    const int mix3 = v4 && !use_nn;          /* three mixers, by byte classes */
+    const int nin = v4 ? NIN4 : (v2 ? NIN2 : NIN1), nsets1 = v2 ? 20 : 6;
+    const Py_ssize_t nsets = nsets1 + (v4 ? SETS2_4 + SETS3_4 : 256);
+    const Py_ssize_t napm = APM_ROWS * 33 + nctx * SM_ROWS + (v4 ? nctx * 256 + APM_ROWS * 33 : 0);
     Buf b[17];
     memset(b, 0, sizeof b);
     if (!get(o[0], &b[0], 1, T * B, 1, 1, "data") || !get(o[1], &b[1], 8, T, 0, 1, "counts") ||
         (use_nn && o[2] == Py_None && (PyErr_SetString(PyExc_ValueError, "cum required"), 1)) ||
         !get(o[2], &b[2], 8, T * B * 257, 0, 1, "cum") ||
         !get(o[3], &b[3], 4, ((Py_ssize_t)1) << TABLE_BITS, 1, 1, "t") ||
-        !get(o[4], &b[4], 4, (nsets1 + 256) * nin, 1, 1, "w") ||
-        !get(o[5], &b[5], 4, 65536 * 33 + NCTX * SM_ROWS, 1, 1, "apm") ||
-        !get(o[6], &b[6], 8, B, 1, 1, "hist") || !get(o[7], &b[7], 4, B, 1, 1, "word") ||
+        !get(o[4], &b[4], 4, nsets * nin, 1, 1, "w") ||
+        !get(o[5], &b[5], 4, napm, 1, 1, "apm") ||
+        !get(o[6], &b[6], 8, B, 1, 1, "hist") || !get(o[7], &b[7], 4, v4 ? 3 * B : B, 1, 1, "word") ||
         !get(o[8], &b[8], 4, 3, 1, 1, "coder") || !get(o[9], &b[9], 1, cap, 1, 1, "buf") ||
         !get(o[10], &b[10], 8, 1, 1, 1, "pos") || !get(o[11], &b[11], 8, 1, 0, 1, "end") ||
         (v2 && (o[12] == Py_None || o[13] == Py_None || o[14] == Py_None || o[15] == Py_None ||
                 o[16] == Py_None) && (PyErr_SetString(PyExc_ValueError, "match state required"), 1)) ||
-        !get(o[12], &b[12], 1, ((Py_ssize_t)1) << TABLE_BITS, 1, 1, "chk") ||
+        !get(o[12], &b[12], 1, ((Py_ssize_t)1) << (TABLE_BITS + v4), 1, 1, "chk") ||
         !get(o[13], &b[13], 1, B * H + P, 1, 1, "hb") ||
         !get(o[14], &b[14], 8, ((Py_ssize_t)1) << MT_BITS, 1, 1, "mt") ||
         !get(o[15], &b[15], 8, 2 * B + 1, 1, 1, "ms") || !get(o[16], &b[16], 4, 64, 1, 1, "mm")) {
@@ -157,7 +216,9 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     uint32_t *t = (uint32_t *)b[3].b.buf;
     int32_t *w = (int32_t *)b[4].b.buf;
     int32_t *apm = (int32_t *)b[5].b.buf;
-    int32_t *sm = apm + 65536 * 33;     /* per context: (count, probability) -> probability */
+    int32_t *sm = apm + APM_ROWS * 33;  /* per context: (count, probability) -> probability */
+    int32_t *icm = sm + nctx * SM_ROWS;  /* v4: per context, bit history -> probability */
+    int32_t *apm2 = icm + nctx * 256;    /* v4: the APM on the last two bytes (hashed) and c0 */
     uint64_t *hist = (uint64_t *)b[6].b.buf;
     uint32_t *word = (uint32_t *)b[7].b.buf;
     uint32_t *coder = (uint32_t *)b[8].b.buf;
@@ -165,6 +226,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     int64_t *pos = (int64_t *)b[10].b.buf;
     const int64_t *end = (const int64_t *)b[11].b.buf;
     uint8_t *chk = v2 ? (uint8_t *)b[12].b.buf : NULL;
+    uint8_t *bh = v4 ? chk + (((Py_ssize_t)1) << TABLE_BITS) : NULL;
     uint8_t *hb = v2 ? (uint8_t *)b[13].b.buf : NULL;
     int64_t *mt = v2 ? (int64_t *)b[14].b.buf : NULL;
     int64_t *ms = v2 ? (int64_t *)b[15].b.buf : NULL;
@@ -177,9 +239,13 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         int64_t tg = v2 ? ms[2 * B] : 0;      /* this step's index in every stream's history */
         if (v2 && tg >= H) { overflow = 2; break; }
         for (Py_ssize_t s = 0; s < k && s < B; s++) {
-            uint32_t hs[NCTX];
-            context_hashes(hist[s], word[s], hs);
+            uint32_t hs[NCTX4];
+            uint32_t *ws4 = v4 ? word + 3 * s : NULL;   /* v4: word, previous word, line */
+            context_hashes(hist[s], v4 ? ws4[0] : word[s], hs);
+            if (v4) context_hashes4(hist[s], ws4, hs);
             int c1 = (int)(hist[s] & 255);
+            int cls12 = byte_class(c1) * 8 + byte_class((int)((hist[s] >> 8) & 255));
+            int cls3 = byte_class((int)((hist[s] >> 16) & 255));
             int byte = decode ? 0 : data[step * B + s];
             const int64_t *cs = cum ? cum + (step * B + s) * 257 : NULL;
             uint32_t *c = coder;
@@ -195,10 +261,10 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                 }
             }
             for (int depth = 0; depth < 8; depth++) {
-                uint32_t idx[NCTX];
-                int smi[NCTX], x[NIN2], conf = 0;
+                uint32_t idx[NCTX4];
+                int smi[NCTX4], ici[NCTX4], x[NIN4], conf = 0;
                 x[0] = use_nn ? STRETCH[nn_p(cs, c0, depth)] : 0;
-                for (int i = 0; i < NCTX; i++) {
+                for (int i = 0; i < nctx; i++) {
                     uint32_t hv = mix32(hs[i] + (uint32_t)c0 * 0x9E3779B1u);
                     idx[i] = hv >> (32 - TABLE_BITS);
                     if (v2) {  /* two slots per context, told apart by a check byte */
@@ -210,13 +276,18 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                             idx[i] = (t[a1] & 1023) < (t[a0] & 1023) ? a1 : a0;
                             chk[idx[i]] = ck;
                             t[idx[i]] = 1u << 31;
+                            if (v4) bh[idx[i]] = 0;
                         }
                     }
                     uint32_t e = t[idx[i]];
                     int n = (int)(e & 1023);
                     x[1 + i] = STRETCH[e >> 20];
                     smi[i] = i * SM_ROWS + (n < 15 ? n : 15) * 64 + (int)(e >> 26);
-                    x[1 + NCTX + i] = STRETCH[sm[smi[i]] >> 4];
+                    x[1 + nctx + i] = STRETCH[sm[smi[i]] >> 4];
+                    if (v4) {
+                        ici[i] = i * 256 + bh[idx[i]];
+                        x[1 + 2 * nctx + i] = STRETCH[icm[ici[i]] >> 4];
+                    }
                     conf += i >= 2 && i <= 5 && n > 0;  /* orders 2, 3, 4, 6 seen before */
                 }
                 int set1 = conf, mi = -1;
@@ -224,32 +295,48 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                     if (mlen > 0 && ((eb | 256) >> (8 - depth)) == c0) {
                         int ebit = (eb >> (7 - depth)) & 1;
                         mi = len_bucket(mlen) * 2 + ebit;
-                        x[1 + 2 * NCTX] = STRETCH[mm[mi] >> 20];
-                        x[2 + 2 * NCTX] = (ebit * 2 - 1) * (int)(mlen < 32 ? mlen : 32) * 32;
+                        x[nin - 3] = STRETCH[mm[mi] >> 20];
+                        x[nin - 2] = (ebit * 2 - 1) * (int)(mlen < 32 ? mlen : 32) * 32;
                         set1 = conf * 4 + (mlen < 16 ? 1 : (mlen < 32 ? 2 : 3));
                     } else {
                         mlen = 0;
-                        x[1 + 2 * NCTX] = 0;
-                        x[2 + 2 * NCTX] = 0;
+                        x[nin - 3] = 0;
+                        x[nin - 2] = 0;
                         set1 = conf * 4;
                     }
                 }
                 x[nin - 1] = 256;
                 int32_t *ws = w + (Py_ssize_t)set1 * nin;
-                int32_t *ws2 = w + (Py_ssize_t)(nsets1 + c0) * nin;
-                int64_t dot = 0, dot2 = 0;
+                int32_t *ws2 = w + (Py_ssize_t)(nsets1 + c0 + (mix3 ? 256 * cls12 : 0)) * nin;
+                int32_t *ws3 = mix3 ? w + (Py_ssize_t)(nsets1 + SETS2_4 + c0 +
+                                                     256 * (cls3 + 8 * (mlen > 0))) * nin : NULL;
+                int64_t dot = 0, dot2 = 0, dot3 = 0;
                 for (int i = 0; i < nin; i++) dot += (int64_t)x[i] * ws[i];
                 for (int i = 0; i < nin; i++) dot2 += (int64_t)x[i] * ws2[i];
+                if (mix3)
+                    for (int i = 0; i < nin; i++) dot3 += (int64_t)x[i] * ws3[i];
                 dot >>= 16;
                 dot2 >>= 16;
+                dot3 >>= 16;
                 dot = dot > 2047 ? 2047 : (dot < -2047 ? -2047 : dot);
                 dot2 = dot2 > 2047 ? 2047 : (dot2 < -2047 ? -2047 : dot2);
-                int pm1 = squash((int)dot), pm2 = squash((int)dot2);
-                int pm = squash((int)((dot + dot2) >> 1));
+                dot3 = dot3 > 2047 ? 2047 : (dot3 < -2047 ? -2047 : dot3);
+                int pm1 = squash((int)dot), pm2 = squash((int)dot2), pm3 = squash((int)dot3);
+                int pm = mix3 ? squash((int)(((dot + dot2 + dot3) * 21846) >> 16))
+                            : squash((int)((dot + dot2) >> 1));
                 int sv = STRETCH[pm] + 2048, lo = sv >> 7, wt = sv & 127;
-                Py_ssize_t a = (Py_ssize_t)((c1 << 8) | c0) * 33 + lo;
+                Py_ssize_t a = (Py_ssize_t)((c1 << 8) | c0) * 33 + lo, a2 = 0;
                 int pa = (int)(((int64_t)apm[a] * (128 - wt) + (int64_t)apm[a + 1] * wt) >> 11);
-                int p = (pm + 3 * pa + 2) >> 2;
+                int p;
+                if (v4) {
+                    uint32_t h2 = (mix32((uint32_t)(hist[s] & 0xFFFF) * 0x9E3779B1u + 0x0051ED27u) >> 16) ^
+                                  ((uint32_t)c0 * 0x9E37u);
+                    a2 = (Py_ssize_t)(h2 & 0xFFFFu) * 33 + lo;
+                    int pb = (int)(((int64_t)apm2[a2] * (128 - wt) + (int64_t)apm2[a2 + 1] * wt) >> 11);
+                    p = (2 * pm + 3 * pa + 3 * pb + 4) >> 3;
+                } else {
+                    p = (pm + 3 * pa + 2) >> 2;
+                }
                 p = p < 1 ? 1 : (p > 4095 ? 4095 : p);
                 uint32_t x1 = c[0], x2 = c[1];
                 uint32_t xmid = x1 + ((x2 - x1) >> 12) * (uint32_t)p +
@@ -279,7 +366,16 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                 }
                 c[0] = x1;
                 c[1] = x2;
-                for (int i = 0; i < NCTX; i++) t[idx[i]] = counter_update(t[idx[i]], bit, LIMIT);
+                if (depth < 7) {   /* the next decision's slots load while this one's tables learn */
+                    uint32_t nc0 = (uint32_t)((c0 << 1) | bit);
+                    for (int i = 0; i < nctx; i++) {
+                        uint32_t ni = mix32(hs[i] + nc0 * 0x9E3779B1u) >> (32 - TABLE_BITS);
+                        PREFETCH(t + ni);
+                        if (v2) PREFETCH(chk + ni);
+                        if (v4) PREFETCH(bh + ni);
+                    }
+                }
+                for (int i = 0; i < nctx; i++) t[idx[i]] = counter_update(t[idx[i]], bit, LIMIT);
                 if (mi >= 0) mm[mi] = counter_update(mm[mi], bit, 1023);
                 int64_t err = (int64_t)((bit << 12) - pm1) * LR;
                 for (int i = 0; i < nin; i++) {
@@ -291,16 +387,39 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                     int64_t v = ws2[i] + (((int64_t)x[i] * err2) >> LR_SHIFT);
                     ws2[i] = (int32_t)(v > W_MAX ? W_MAX : (v < -W_MAX ? -W_MAX : v));
                 }
-                for (int i = 0; i < NCTX; i++)
+                if (mix3) {
+                    int64_t err3 = (int64_t)((bit << 12) - pm3) * LR;
+                    for (int i = 0; i < nin; i++) {
+                        int64_t v = ws3[i] + (((int64_t)x[i] * err3) >> LR_SHIFT);
+                        ws3[i] = (int32_t)(v > W_MAX ? W_MAX : (v < -W_MAX ? -W_MAX : v));
+                    }
+                }
+                for (int i = 0; i < nctx; i++)
                     sm[smi[i]] += (int32_t)((((int64_t)bit << 16) - sm[smi[i]]) >> SM_RATE);
+                if (v4)
+                    for (int i = 0; i < nctx; i++) {
+                        icm[ici[i]] += (int32_t)((((int64_t)bit << 16) - icm[ici[i]]) >> ICM_RATE);
+                        bh[idx[i]] = history_update(bh[idx[i]], bit);
+                    }
                 Py_ssize_t j = a + (wt >> 6);
                 apm[j] += (int32_t)((((int64_t)bit << 16) + (bit << 7) - bit - bit - apm[j]) >> 7);
+                if (v4) {
+                    Py_ssize_t j2 = a2 + (wt >> 6);
+                    apm2[j2] += (int32_t)((((int64_t)bit << 16) + (bit << 7) - bit - bit - apm2[j2]) >> 7);
+                }
                 c0 = (c0 << 1) | bit;
             }
             byte = c0 & 255;
             if (decode) data[step * B + s] = (uint8_t)byte;
             hist[s] = (hist[s] << 8) | (uint64_t)byte;
-            word[s] = next_word(word[s], byte);
+            if (v4) {
+                uint32_t nw = next_word(ws4[0], byte);
+                if (nw == 0 && ws4[0] != 0) ws4[1] = ws4[0];
+                ws4[0] = nw;
+                ws4[2] = line_update(ws4[2], byte);
+            } else {
+                word[s] = next_word(word[s], byte);
+            }
             if (v2) {
                 int64_t here = (int64_t)s * H + tg;
                 hb[here] = (uint8_t)byte;

@@ -51,12 +51,14 @@ import numpy as np
 
 from .errors import FormatError
 
-VERSION = 2                     # what new files get; every version here decodes (VERSIONS)
-VERSIONS = (1, 2, 3)
-PRIMED = 3                      # version 2 + the model's primer
+VERSION = 4                     # what new files get; every version here decodes (VERSIONS)
+VERSIONS = (1, 2, 3, 4, 5)
+PRIMED = 5                      # what new files of a model with a primer get: version 4 primed
+BASE = {3: 2, 5: 4}             # a primed version -> the stage it primes
 TABLE_BITS = 22                 # 4 M counters (16 MiB), shared by all streams and contexts
 ORDERS = (1, 2, 3, 4, 6)
 NCTX = 7                        # order 0, orders 1..6, word
+NCTX4 = 10                      # version 4: and word pair, bytes 2-3 back, column
 SM_ROWS = 1024                  # per context: (count 0..15, probability / 64) -> probability
 SM_RATE = 6
 LR, LR_SHIFT = 1, 12            # mixer learning rate: w += x * err * LR >> LR_SHIFT
@@ -67,10 +69,36 @@ APM_ROWS = 1 << 16              # (previous byte, c0)
 MINLEN, MT_BITS, MAXLEN, CHECKLEN = 6, 20, 65535, 32    # the match model (version 2)
 
 
+ICM_RATE = 7                    # version 4: bit history -> probability maps learn at 1/128
+SETS2_4, SETS3_4 = 256 * 64, 256 * 16   # version 4 without a network: mixer 2 and mixer 3's
+# weight sets (by c0 and byte classes; with a network they learn too slowly to weigh it)
+
+
+def base(version: int) -> int:
+    """The stage a version runs (a primed version runs the one it primes)."""
+    return BASE.get(version, version)
+
+
+def is_primed(version: int) -> bool:
+    return version in BASE
+
+
+def nctx(version: int) -> int:
+    return NCTX4 if base(version) >= 4 else NCTX
+
+
 def nin(version: int) -> int:
-    """Mixer inputs: the network, each context's counter and mapped counter, (v2) the match
-    model's two, the bias."""
+    """Mixer inputs: the network, each context's counter and mapped counter, (v4) its bit
+    history's map, (v2) the match model's two, the bias."""
+    if base(version) >= 4:
+        return 4 + 3 * NCTX4
     return 2 + 2 * NCTX + (2 if version >= 2 else 0)
+
+
+def nsets(version: int) -> int:
+    """Weight sets of all mixers: mixer 1's, mixer 2's (256 by c0; v4: times 64 classes of
+    the last two bytes), (v4) mixer 3's."""
+    return sets1(version) + (SETS2_4 + SETS3_4 if base(version) >= 4 else 256)
 
 
 def sets1(version: int) -> int:
@@ -133,6 +161,55 @@ def context_hashes(hist: int, word: int) -> list[int]:
     return out
 
 
+def context_hashes4(hist: int, word: int, prev: int, line: int) -> list[int]:
+    """Version 4's three more: the word with the previous one, bytes 2 and 3 back (skipping the
+    last), the column (up to 40) with the line's indent and the last byte."""
+    col, ind = line & 0xFFFF, (line >> 16) & 255
+    return [mix32((word * 0x2F0B3A49 + prev + 0x01234567) & M32),
+            mix32((((hist >> 8) & 0xFFFF) + 0x0ABCDEF1) & M32),
+            mix32((min(col, 40) * 256 + (hist & 255) + ind * 0x10000 + 0x07777777) & M32)]
+
+
+def byte_class(c: int) -> int:
+    """8 classes: lower, upper, space, digit, newline, brackets, . , : ; and the rest."""
+    if 97 <= c <= 122:
+        return 0
+    if 65 <= c <= 90:
+        return 1
+    if c in (32, 10):
+        return 2 if c == 32 else 4
+    if 48 <= c <= 57:
+        return 3
+    if c in b"()[]{}":
+        return 5
+    return 6 if c in b".,:;" else 7
+
+
+def history_update(h: int, bit: int) -> int:
+    """A slot's bit history (v4): its last bits (up to 7) behind a leading 1; 0 = none."""
+    h = 2 | bit if h == 0 else (h << 1) | bit
+    return (h & 127) | 128 if h >= 256 else h
+
+
+def line_update(ls: int, byte: int) -> int:
+    """A stream's line state (v4): column (16 bits, saturating), the indent (spaces that start
+    the line, 8 bits, saturating), whether only spaces were seen on the line yet."""
+    if byte == 10:
+        return 1 << 24
+    col, ind, start = ls & 0xFFFF, (ls >> 16) & 255, (ls >> 24) & 1
+    col = min(col + 1, 0xFFFF)
+    if start and byte == 32:
+        ind = min(ind + 1, 255)
+    else:
+        start = 0
+    return col | (ind << 16) | (start << 24)
+
+
+def apm2_row(hist: int, c0: int) -> int:
+    """Version 4's second APM: a hash of the last two bytes, with c0."""
+    return ((mix32(((hist & 0xFFFF) * 0x9E3779B1 + 0x0051ED27) & M32) >> 16) ^ (c0 * 0x9E37)) & 0xFFFF
+
+
 def slot(h: int, c0: int) -> int:
     return mix32((h + c0 * 0x9E3779B1) & M32) >> (32 - TABLE_BITS)
 
@@ -165,17 +242,26 @@ def _apm_init() -> np.ndarray:
 
 def _weights_init(version: int) -> np.ndarray:
     n = nin(version)
-    w = np.full((sets1(version) + 256, n), W_CTX, dtype=np.int32)
+    w = np.full((nsets(version), n), W_CTX, dtype=np.int32)
     w[:, 0] = W_NN
-    w[:, 1 + 2 * NCTX:] = 0          # the match model's inputs and the bias start unweighted
-    return w.reshape(-1)
+    w[:, n - 3 if base(version) >= 4 else 1 + 2 * NCTX:] = 0    # the match model's inputs
+    return w.reshape(-1)                                            # and the bias: unweighted
 
 
-def _sm_init() -> np.ndarray:
+def _sm_init(contexts: int = NCTX) -> np.ndarray:
     """Per context, a map (count 0..15, probability in 64 steps) -> 16-bit probability, starting
     at the probability itself."""
     row = np.array([((q * 64 + 32) << 4) for _ in range(16) for q in range(64)], dtype=np.int32)
-    return np.tile(row, 7)
+    return np.tile(row, contexts)
+
+
+def _tables_init(version: int) -> np.ndarray:
+    """The int32 tables after the counters: the APM, the counters' maps, (v4) the bit
+    histories' maps (starting at 1/2) and the second APM."""
+    parts = [_apm_init(), _sm_init(nctx(version))]
+    if base(version) >= 4:
+        parts += [np.full(NCTX4 * 256, 1 << 15, dtype=np.int32), _apm_init()]
+    return np.concatenate(parts)
 
 
 class CMState:
@@ -188,19 +274,23 @@ class CMState:
                  primer: int = 0):
         if version not in VERSIONS:
             raise FormatError(f"mixing stage version {version} is unknown to this build")
-        if primer and version != PRIMED:
-            raise ValueError(f"a primer needs mixing stage version {PRIMED}")
+        if primer and not is_primed(version):
+            raise ValueError(f"a primer needs a primed mixing stage version ({PRIMED})")
         self.use_nn, self.version = bool(use_nn), version
         self.primer = int(primer)
         self.t = np.full(1 << TABLE_BITS, 1 << 31, dtype=np.uint32)
         self.w = _weights_init(version)
-        self.apm = np.concatenate([_apm_init(), _sm_init()])
+        v4 = base(version) >= 4
+        self.apm = _tables_init(version)
         self.hist = np.zeros(streams, dtype=np.uint64)
-        self.word = np.zeros(streams, dtype=np.uint32)
+        # per stream its word (v4: and the previous word, its line state)
+        self.word = np.zeros(3 * streams if v4 else streams, dtype=np.uint32)
         self.history = max(1, int(steps))
         self.match = None
         if version >= 2:
-            self.match = (np.zeros(1 << TABLE_BITS, dtype=np.uint8),           # check bytes
+            # check bytes (v4: then each slot's bit history), history, positions, pointers and
+            # lengths, the length counters
+            self.match = (np.zeros((2 if v4 else 1) << TABLE_BITS, dtype=np.uint8),
                           np.zeros(streams * self.history + self.primer, dtype=np.uint8),
                           np.zeros(1 << MT_BITS, dtype=np.int64),              # hash -> position
                           np.zeros(2 * streams + 1, dtype=np.int64),           # pointers, lengths, step
@@ -230,9 +320,9 @@ class Reference:
     """Encode or decode `T` steps of bytes with the tables of `st` (Python integers)."""
 
     @staticmethod
-    def lookup(t, chk, h: int, c0: int) -> int:
+    def lookup(t, chk, h: int, c0: int, bh=None) -> int:
         """The slot of context hash h at node c0 (v2: one of two, by check byte; a stranger
-        replaces the younger one, reset)."""
+        replaces the younger one, reset, v4: its bit history too)."""
         hv = mix32((h + c0 * 0x9E3779B1) & M32)
         i = hv >> (32 - TABLE_BITS)
         if chk is None:
@@ -246,24 +336,37 @@ class Reference:
             i ^= 1
         chk[i] = ck
         t[i] = 1 << 31
+        if bh is not None:
+            bh[i] = 0
         return i
 
     @staticmethod
     def run(st: CMState, decode: bool, data: np.ndarray, counts: np.ndarray, cum, coder: np.ndarray,
             buf: np.ndarray, pos: np.ndarray, end: np.ndarray) -> None:
         t, w, apm, hist, word = st.arrays()[:5]
-        v2 = st.version >= 2
+        v2, v4 = st.version >= 2, base(st.version) >= 4
         chk, hb, mt, ms, mm = st.match if v2 else (None,) * 5
         H, B = st.history, len(hist)
-        NIN, S1 = nin(st.version), sets1(st.version)
-        sm = apm[APM_ROWS * 33:]          # a view: the counters' maps follow the APM
+        NIN, S1, N = nin(st.version), sets1(st.version), nctx(st.version)
+        sm = apm[APM_ROWS * 33:]          # views: the counters' maps follow the APM, then (v4)
+        icm = sm[N * SM_ROWS:]            # the bit histories' maps and the second APM
+        apm2 = icm[N * 256:]
+        bh = chk[1 << TABLE_BITS:] if v4 else None
+        mix3 = v4 and not st.use_nn          # three mixers, by byte classes (see _cm.c)
         for step in range(len(counts)):
             tg = int(ms[2 * B]) if v2 else 0
             if v2 and tg >= H:
                 raise RuntimeError("cm: more steps than the history holds")
             for s in range(int(counts[step])):
-                hs = context_hashes(int(hist[s]), int(word[s]))
-                c1 = int(hist[s]) & 255
+                h64 = int(hist[s])
+                if v4:
+                    wd, prev, line = (int(v) for v in word[3 * s:3 * s + 3])
+                    hs = context_hashes(h64, wd) + context_hashes4(h64, wd, prev, line)
+                    cls12 = byte_class(h64 & 255) * 8 + byte_class((h64 >> 8) & 255)
+                    cls3 = byte_class((h64 >> 16) & 255)
+                else:
+                    hs = context_hashes(h64, int(word[s]))
+                c1 = h64 & 255
                 byte = 0 if decode else int(data[step, s])
                 mlen, eb = (int(ms[B + s]), 0) if v2 else (0, 0)
                 if mlen > 0:
@@ -278,12 +381,14 @@ class Reference:
                         mlen = 0
                 c0 = 1
                 for depth in range(8):
-                    idx = [Reference.lookup(t, chk, h, c0) for h in hs]
+                    idx = [Reference.lookup(t, chk, h, c0, bh) for h in hs]
                     x = [STRETCH[nn_bit_probability(cum[step, s], c0, depth)] if st.use_nn else 0]
                     x += [STRETCH[int(t[i]) >> 20] for i in idx]
                     smi = [k * SM_ROWS + min(int(t[i]) & 1023, 15) * 64 + (int(t[i]) >> 26)
                            for k, i in enumerate(idx)]
                     x += [STRETCH[int(sm[j]) >> 4] for j in smi]
+                    ici = [k * 256 + int(bh[i]) for k, i in enumerate(idx)] if v4 else []
+                    x += [STRETCH[int(icm[j]) >> 4] for j in ici]
                     conf = sum(1 for k in (2, 3, 4, 5) if int(t[idx[k]]) & 1023)
                     set1, mi = conf, -1
                     if v2:
@@ -297,16 +402,24 @@ class Reference:
                             x += [0, 0]
                             set1 = conf * 4
                     x.append(256)
-                    base, base2 = set1 * NIN, (S1 + c0) * NIN
-                    dot = max(-2047, min(2047, sum(x[i] * int(w[base + i]) for i in range(NIN)) >> 16))
-                    dot2 = max(-2047, min(2047, sum(x[i] * int(w[base2 + i])
-                                                    for i in range(NIN)) >> 16))
-                    pm1, pm2, pm = squash(dot), squash(dot2), squash((dot + dot2) >> 1)
+                    sets = [set1, S1 + c0 + (256 * cls12 if mix3 else 0)]
+                    if mix3:
+                        sets.append(S1 + SETS2_4 + c0 + 256 * (cls3 + 8 * (mlen > 0)))
+                    bases = [k * NIN for k in sets]
+                    dots = [max(-2047, min(2047, sum(x[i] * int(w[b0 + i]) for i in range(NIN)) >> 16))
+                            for b0 in bases]
+                    pms = [squash(d) for d in dots]
+                    pm = squash((sum(dots) * 21846) >> 16) if mix3 else squash(sum(dots) >> 1)
                     sv = STRETCH[pm] + 2048
                     lo, wt = sv >> 7, sv & 127
                     a = ((c1 << 8) | c0) * 33 + lo
                     pa = (int(apm[a]) * (128 - wt) + int(apm[a + 1]) * wt) >> 11
-                    p = max(1, min(4095, (pm + 3 * pa + 2) >> 2))
+                    if v4:
+                        a2 = apm2_row(h64, c0) * 33 + lo
+                        pb = (int(apm2[a2]) * (128 - wt) + int(apm2[a2 + 1]) * wt) >> 11
+                        p = max(1, min(4095, (2 * pm + 3 * pa + 3 * pb + 4) >> 3))
+                    else:
+                        p = max(1, min(4095, (pm + 3 * pa + 2) >> 2))
                     if decode:
                         bit = Reference.decode_bit(coder, buf, pos, end, p)
                     else:
@@ -316,21 +429,33 @@ class Reference:
                         t[i] = counter_update(int(t[i]), bit, LIMIT)
                     if mi >= 0:
                         mm[mi] = counter_update(int(mm[mi]), bit, 1023)
-                    for b0, pmx in ((base, pm1), (base2, pm2)):
+                    for b0, pmx in zip(bases, pms, strict=True):
                         err = ((bit << 12) - pmx) * LR
                         for i in range(NIN):
                             v = int(w[b0 + i]) + ((x[i] * err) >> LR_SHIFT)
                             w[b0 + i] = max(-W_MAX, min(W_MAX, v))
                     for j in smi:
                         sm[j] = int(sm[j]) + (((bit << 16) - int(sm[j])) >> SM_RATE)
+                    for j, i in zip(ici, idx, strict=False):     # v4 only (ici empty before)
+                        icm[j] = int(icm[j]) + (((bit << 16) - int(icm[j])) >> ICM_RATE)
+                        bh[i] = history_update(int(bh[i]), bit)
                     j = a + (wt >> 6)
                     apm[j] = int(apm[j]) + (((bit << 16) + (bit << 7) - bit - bit - int(apm[j])) >> 7)
+                    if v4:
+                        j = a2 + (wt >> 6)
+                        apm2[j] = int(apm2[j]) + (((bit << 16) + (bit << 7) - bit - bit
+                                                   - int(apm2[j])) >> 7)
                     c0 = (c0 << 1) | bit
                 byte = c0 & 255
                 if decode:
                     data[step, s] = byte
                 hist[s] = ((int(hist[s]) << 8) | byte) & M64
-                word[s] = next_word(int(word[s]), byte)
+                if v4:
+                    nw = next_word(wd, byte)
+                    word[3 * s:3 * s + 3] = (nw, wd if nw == 0 and wd != 0 else prev,
+                                             line_update(line, byte))
+                else:
+                    word[s] = next_word(int(word[s]), byte)
                 if v2:
                     Reference.match_update(hb, mt, ms, s, B, H, tg, mlen, byte, int(hist[s]))
             if v2:
@@ -422,32 +547,35 @@ def describe(version: int = VERSION) -> str:
            f"nin={nin(version)} lr={LR}>>{LR_SHIFT} limit={LIMIT} sm_rate={SM_RATE}")
     if version >= 2:
         out += f" check=2way match=minlen{MINLEN},mt{MT_BITS},check{CHECKLEN}"
-    if version >= PRIMED:
+    if base(version) >= 4:
+        out += (f" contexts=word2,sparse23,column40 histories=7bit,rate{ICM_RATE}"
+                " mixers=nn:sets1,c0;none:sets1,c0xclass12,c0xclass3xmatch apm2=order2")
+    if is_primed(version):
         out += " primed=model"
     return out
 
 
-def learn(text: bytes) -> CMState:
-    """The one-stream state after coding `text` without a network (its output is dropped): what a
-    primer teaches the stage."""
+def learn(text: bytes, version: int = PRIMED) -> CMState:
+    """The one-stream state of stage `version` (a primed one) after coding `text` without a
+    network (its output is dropped): what a primer teaches the stage."""
     data = np.frombuffer(text, dtype=np.uint8)[:, None]
-    st = CMState(1, False, len(data), PRIMED)
+    st = CMState(1, False, len(data), version)
     if len(data):
         enc = BlockEncoder(st, 1, len(data))
         enc.steps(data, np.ones(len(data), dtype=np.int64))
     return st
 
 
-_taught: list = []                 # [(sha256 of the text, its learned state)]: the last one
+_taught: list = []            # [((sha256 of the text, version), its learned state)]: the last one
 _taught_lock = threading.Lock()
 
 
-def taught(text: bytes) -> CMState:
-    """`learn(text)`, kept for the next file of this process (the state is only read after)."""
-    key = hashlib.sha256(text).digest()
+def taught(text: bytes, version: int = PRIMED) -> CMState:
+    """`learn(text, version)`, kept for the next file of this process (only read after)."""
+    key = (hashlib.sha256(text).digest(), version)
     with _taught_lock:
         if not _taught or _taught[0][0] != key:
-            _taught[:] = [(key, learn(text))]
+            _taught[:] = [(key, learn(text, version))]
         return _taught[0][1]
 
 
@@ -458,11 +586,13 @@ def forget() -> None:
 
 
 def prime(st: CMState, taught: CMState, text: bytes) -> None:
-    """Start `st` (version 3, `primer` = len(text)) from what `learn(text)` learned: its counters,
-    maps and APM; the match model's table points into `text`, placed after the streams'
-    histories. The mixers start fresh (weights learned without the network trust it too little:
-    0.4% larger on Python source), and so does each stream's own context (previous bytes, word)."""
-    if st.version != PRIMED or st.primer != len(text) or taught.primer or taught.history != max(1, len(text)):
+    """Start `st` (a primed version, `primer` = len(text)) from what `learn(text, st.version)`
+    learned: its counters, maps, APMs (v5: bit histories); the match model's table points into
+    `text`, placed after the streams' histories. The mixers start fresh (weights learned without
+    the network trust it too little: 0.4% larger on Python source), and so does each stream's own
+    context (previous bytes, word, line)."""
+    if (not is_primed(st.version) or taught.version != st.version or st.primer != len(text)
+            or taught.primer or taught.history != max(1, len(text))):
         raise ValueError("prime: the state was not made for this primer")
     st.t[:], st.apm[:] = taught.t, taught.apm
     chk, hb, mt, _, mm = st.match

@@ -228,15 +228,15 @@ def _cm_version(predictor) -> int:
 
 
 def _cm_state(predictor, streams: int, steps: int, version: int) -> cm.CMState:
-    """A fresh stage for `streams` streams, primed (version 3) with the model's primer."""
+    """A fresh stage for `streams` streams, primed (a primed version) with the model's primer."""
     network = not isinstance(predictor, cm.NoNetwork)
-    text = _primer(predictor) if version == cm.PRIMED else b""
-    if version == cm.PRIMED and not text:
-        raise FingerprintMismatch("this .umc file was written with a primed model (mixing stage "
-                                  "v3), and the given model has no primer")
+    text = _primer(predictor) if cm.is_primed(version) else b""
+    if cm.is_primed(version) and not text:
+        raise FingerprintMismatch(f"this .umc file was written with a primed model (mixing stage "
+                                  f"v{version}), and the given model has no primer")
     st = cm.CMState(streams, network, steps, version, len(text))
     if text:
-        cm.prime(st, cm.taught(text), text)
+        cm.prime(st, cm.taught(text, version), text)
     return st
 
 

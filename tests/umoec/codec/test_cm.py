@@ -61,6 +61,10 @@ INPUTS = {
     # repeats within and across streams, and streams equal at the same offsets: the match model
     # finds pointers into streams not yet coded at this step (which it must not read)
     "repeats": TEXT[:150] * 2 + TEXT[:300] + TEXT[:300] + TEXT[100:400],
+    # version 4's contexts: indented lines (one indent past its 255 cap), every byte class, words
+    # and their predecessors
+    "code": TEXT[1790:2300] + b"X = [1, 2, 3]  # {a: b}; c.d\n\tTab\r\n" * 4 + b" " * 300
+    + b"deep()\n" + TEXT[1800:2000],
 }
 
 

@@ -1,4 +1,4 @@
-"""The mixing stage primed with a model's primer (version 3): the compiled loop equals the plain
+"""The mixing stage primed with a model's primer (versions 3 and 5): the compiled loop equals the plain
 reference with the primer's region in the match model (pointers into it, and one that runs off its
 end), either decodes what the other wrote, priming makes text of the primer's kind smaller, and a
 state made for another primer is refused."""
@@ -15,18 +15,19 @@ PRIMER = TEXT[:600]
 DATA = TEXT[300:900] + TEXT[:300]
 
 
-def primed(lanes: int, network: bool, steps: int, text: bytes = PRIMER) -> cm.CMState:
-    st = cm.CMState(lanes, network, steps, cm.PRIMED, len(text))
-    cm.prime(st, cm.learn(text), text)
+def primed(lanes: int, network: bool, steps: int, text: bytes = PRIMER,
+           version: int = cm.PRIMED) -> cm.CMState:
+    st = cm.CMState(lanes, network, steps, version, len(text))
+    cm.prime(st, cm.learn(text, version), text)
     return st
 
 
-def code(impl, monkeypatch, network, lanes=2, text=PRIMER, data=DATA):
+def code(impl, monkeypatch, network, lanes=2, text=PRIMER, data=DATA, version=cm.PRIMED):
     if impl == "python":
         monkeypatch.setattr(cm, "_c", None)
     m, counts = streams_of(data, lanes)
     cum = network_cum(len(counts), lanes, seed=3) if network else None
-    st = primed(lanes, network, len(counts), text)
+    st = primed(lanes, network, len(counts), text, version)
     enc = cm.BlockEncoder(st, lanes, len(counts))
     enc.steps(m, counts, cum)
     payload = enc.finish()
@@ -35,9 +36,10 @@ def code(impl, monkeypatch, network, lanes=2, text=PRIMER, data=DATA):
 
 
 @pytest.mark.skipif(cm.backend() != "c", reason="the compiled loop was not built")
+@pytest.mark.parametrize("version", [v for v in cm.VERSIONS if cm.is_primed(v)])
 @pytest.mark.parametrize("network", [False, True])
-def test_compiled_and_reference_are_identical_and_decode_each_other(network, monkeypatch):
-    got = {impl: code(impl, monkeypatch, network) for impl in ("c", "python")}
+def test_compiled_and_reference_are_identical_and_decode_each_other(network, version, monkeypatch):
+    got = {impl: code(impl, monkeypatch, network, version=version) for impl in ("c", "python")}
     (pc, sc, (m, counts, cum)), (pp, sp, _) = got["c"], got["python"]
     assert pc == pp
     for a, b in zip(sc.arrays(), sp.arrays(), strict=True):
@@ -48,7 +50,7 @@ def test_compiled_and_reference_are_identical_and_decode_each_other(network, mon
     for impl in ("c", "python"):
         if impl == "python":
             monkeypatch.setattr(cm, "_c", None)
-        st = primed(2, network, len(counts))
+        st = primed(2, network, len(counts), version=version)
         dec = cm.BlockDecoder(st, pc, 2, len(counts))
         out = dec.steps(counts, cum)
         dec.finish()
@@ -75,7 +77,9 @@ def test_a_state_made_for_another_primer_is_refused():
     with pytest.raises(ValueError):
         cm.prime(cm.CMState(1, False, 10, cm.VERSION), taught, PRIMER)
     with pytest.raises(ValueError):
-        cm.CMState(1, False, 10, cm.VERSION, primer=5)     # only version 3 has a primer region
+        cm.CMState(1, False, 10, cm.VERSION, primer=5)     # only primed versions have a primer
+    with pytest.raises(ValueError):                         # taught by another version's stage
+        cm.prime(cm.CMState(1, False, 10, 3, len(PRIMER)), taught, PRIMER)
 
 
 def test_the_taught_state_is_kept_per_text():

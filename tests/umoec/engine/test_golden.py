@@ -2,8 +2,9 @@
 with every later version, and this version must write again byte for byte those its profiles
 still write (made once by golden/make_golden.py; a deliberate format change adds new golden
 files, it never edits these): NAME.PROFILE.umc coded with rANS, NAME.PROFILE-mix.umc with the
-context-mixing stage's version 1, NAME.PROFILE-mix2.umc with its version 2 (every profile since);
-only files of the stage's current version are written again."""
+context-mixing stage's version 1, NAME.PROFILE-mix2.umc with its version 2, NAME.PROFILE-mix4.umc
+with its version 4 (every profile since); only files of the stage's current version are written
+again."""
 import hashlib
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from umoec.engine import modelfile as mf
 
 GOLDEN = Path(__file__).with_name("golden")
 FILES = sorted(p.name for p in GOLDEN.glob("*.umc"))
-STAGE = {"-mix.umc": 1, "-mix2.umc": 2}           # file suffix -> the mixing stage's version
+STAGE = {"-mix.umc": 1, "-mix2.umc": 2, "-mix4.umc": 4}           # file suffix -> the mixing stage's version
 MODEL_HASH = "97c9a95b0e53012da94a4d254735901011b2a54ba13e494597ae2a9bcedfe7fc"
 
 
@@ -46,7 +47,7 @@ def test_golden_files_decode_and_are_written_again_identically(model, name):
 
 def test_the_golden_files_are_pinned():
     pins = {"": (9, "f9451d67ffa2630b"), "-mix.umc": (12, "2e259c4321065ef4"),
-            "-mix2.umc": (12, "e0f0e44a55ba4b15")}
+            "-mix2.umc": (12, "e0f0e44a55ba4b15"), "-mix4.umc": (12, "1bbfbaaf78c82c22")}
     for suffix, pin in pins.items():
         files = [n for n in FILES
                  if (n.endswith(suffix) if suffix else not n.endswith(tuple(STAGE)))]

@@ -3,15 +3,17 @@
     python tests/umoec/engine/golden/make_golden.py CHECKPOINT     # tiny.umm + the rANS files
     python tests/umoec/engine/golden/make_golden.py --mix          # the mixing stage, version 1
     python tests/umoec/engine/golden/make_golden.py --mix2         # the mixing stage, version 2
+    python tests/umoec/engine/golden/make_golden.py --mix4         # the mixing stage, version 4
 
 CHECKPOINT: a tiny tier1-family checkpoint (tests/umoec/train/conftest.py TINY, 80 steps on the
 400 kB default corpus). The first form wrote tiny.umm (its coding model), three inputs (Python
 text, binary, empty) and their .umc files for every profile of the time, all coded with rANS
 (NAME.PROFILE.umc). The second writes, with that tiny.umm, the files of every profile of the
 context-mixing stage (coder cm, version 1: NAME.PROFILE-mix.umc); the third the same with its
-version 2 (check bytes, the match model: NAME.PROFILE-mix2.umc). test_golden.py requires that
-every later version decodes all of them, and writes again byte for byte those whose profile still codes
-with the coder their header names.
+version 2 (check bytes, the match model: NAME.PROFILE-mix2.umc), the fourth with its version 4
+(bit histories, three more contexts, mixers by byte classes, two APMs: NAME.PROFILE-mix4.umc).
+test_golden.py requires that every later version decodes all of them, and writes again byte for
+byte those whose profile still codes with the coder their header names.
 """
 import sys
 from pathlib import Path
@@ -53,7 +55,7 @@ def main(checkpoint: str) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1] in ("--mix", "--mix2"):
+    if sys.argv[1] in ("--mix", "--mix2", "--mix4"):
         mix(sys.argv[1][1:])
     else:
         main(sys.argv[1])
