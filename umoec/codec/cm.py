@@ -29,6 +29,10 @@ backwards, then followed while it predicts right. Version 1 (neither) still deco
 Version 3 is version 2 primed (`prime`): before the first byte, the tables, mixers and APM have
 learned a text stored with the model (its primer), coded as one stream without the network, and
 the match model can point into that text (a region after the streams' histories).
+Version 4 (what new files get; 5 is version 4 primed) adds a bit history to every counter slot
+(its last outcomes, up to 7) read through a learned map per context (one more input each), three
+contexts (word pair, bytes 2-3 back, column with indent), without a network mixers chosen by
+byte classes (three, averaged), and a second APM on the last two bytes (docs/codec.md).
 
 Counters: 22-bit probability + 10-bit count in one uint32; p += (bit - p) * 2 / (2n + 3), n
 capped at LIMIT (faster adaptation while young, then a slow average). Every number is an integer

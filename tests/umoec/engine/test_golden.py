@@ -3,7 +3,8 @@ with every later version, and this version must write again byte for byte those 
 still write (made once by golden/make_golden.py; a deliberate format change adds new golden
 files, it never edits these): NAME.PROFILE.umc coded with rANS, NAME.PROFILE-mix.umc with the
 context-mixing stage's version 1, NAME.PROFILE-mix2.umc with its version 2, NAME.PROFILE-mix4.umc
-with its version 4 (every profile since); only files of the stage's current version are written
+with its version 4 (every profile since), NAME.PROFILE-primed5.umc with version 5 and
+tiny-primed.umm (tiny.umm with a primer); only files of the stage's current versions are written
 again."""
 import hashlib
 from pathlib import Path
@@ -17,8 +18,10 @@ from umoec.engine import modelfile as mf
 
 GOLDEN = Path(__file__).with_name("golden")
 FILES = sorted(p.name for p in GOLDEN.glob("*.umc"))
-STAGE = {"-mix.umc": 1, "-mix2.umc": 2, "-mix4.umc": 4}           # file suffix -> the mixing stage's version
+# file suffix -> the mixing stage's version
+STAGE = {"-mix.umc": 1, "-mix2.umc": 2, "-mix4.umc": 4, "-primed5.umc": 5}
 MODEL_HASH = "97c9a95b0e53012da94a4d254735901011b2a54ba13e494597ae2a9bcedfe7fc"
+PRIMED_HASH = "e1899e702b05eba9a3d728ba463ebec8503b8141269f59b7240e90223a5a7538"
 
 
 @pytest.fixture(scope="module")
@@ -26,28 +29,37 @@ def model():
     return mf.read(GOLDEN / "tiny.umm")
 
 
-def test_the_golden_model_is_the_one_pinned(model):
+@pytest.fixture(scope="module")
+def primed_model():
+    return mf.read(GOLDEN / "tiny-primed.umm")
+
+
+def test_the_golden_models_are_the_ones_pinned(model, primed_model):
     assert model.hash == MODEL_HASH and model.name == "golden-tiny"
+    assert primed_model.hash == PRIMED_HASH and len(primed_model.tensors) == len(model.tensors) + 1
 
 
 @pytest.mark.parametrize("name", FILES)
-def test_golden_files_decode_and_are_written_again_identically(model, name):
+def test_golden_files_decode_and_are_written_again_identically(model, primed_model, name):
+    stage = next((v for suffix, v in STAGE.items() if name.endswith(suffix)), 0)
+    if cm.is_primed(stage):
+        model = primed_model
     blob = (GOLDEN / name).read_bytes()
     original = (GOLDEN / name.rsplit(".", 2)[0]).read_bytes()
     header = read_header(blob)
     network = PROFILES[header.profile].network
     assert (header.engine, header.model_hash.hex(), header.model_name) == (
-        (1, MODEL_HASH, "golden-tiny") if network else (1, "00" * 32, ""))
-    stage = next((v for suffix, v in STAGE.items() if name.endswith(suffix)), 0)
+        (1, model.hash, "golden-tiny") if network else (1, "00" * 32, ""))
     assert header.coder == ("cm" if stage else "rans")
     assert decompress_bytes(blob, model) == original
-    if PROFILES[header.profile].coder == header.coder and stage == cm.VERSION:
+    if PROFILES[header.profile].coder == header.coder and stage in (cm.VERSION, cm.PRIMED):
         assert compress_bytes(original, model, profile=header.profile) == blob
 
 
 def test_the_golden_files_are_pinned():
     pins = {"": (9, "f9451d67ffa2630b"), "-mix.umc": (12, "2e259c4321065ef4"),
-            "-mix2.umc": (12, "e0f0e44a55ba4b15"), "-mix4.umc": (12, "1bbfbaaf78c82c22")}
+            "-mix2.umc": (12, "e0f0e44a55ba4b15"), "-mix4.umc": (12, "1bbfbaaf78c82c22"),
+            "-primed5.umc": (3, "7e6fa430c836e1bf")}
     for suffix, pin in pins.items():
         files = [n for n in FILES
                  if (n.endswith(suffix) if suffix else not n.endswith(tuple(STAGE)))]

@@ -4,6 +4,7 @@
     python tests/umoec/engine/golden/make_golden.py --mix          # the mixing stage, version 1
     python tests/umoec/engine/golden/make_golden.py --mix2         # the mixing stage, version 2
     python tests/umoec/engine/golden/make_golden.py --mix4         # the mixing stage, version 4
+    python tests/umoec/engine/golden/make_golden.py --primed5      # version 5: tiny-primed.umm
 
 CHECKPOINT: a tiny tier1-family checkpoint (tests/umoec/train/conftest.py TINY, 80 steps on the
 400 kB default corpus). The first form wrote tiny.umm (its coding model), three inputs (Python
@@ -13,7 +14,9 @@ context-mixing stage (coder cm, version 1: NAME.PROFILE-mix.umc); the third the 
 version 2 (check bytes, the match model: NAME.PROFILE-mix2.umc), the fourth with its version 4
 (bit histories, three more contexts, mixers by byte classes, two APMs: NAME.PROFILE-mix4.umc).
 test_golden.py requires that every later version decodes all of them, and writes again byte for
-byte those whose profile still codes with the coder their header names.
+byte those whose profile still codes with the coder their header names. The fifth writes
+tiny-primed.umm (tiny.umm with 6,000 bytes of rans.py as its primer) and, with it, source.txt
+for every network profile with the primed stage, version 5 (NAME.PROFILE-primed5.umc).
 """
 import sys
 from pathlib import Path
@@ -42,6 +45,22 @@ def mix(suffix: str) -> None:
                                                                                profile=profile))
 
 
+def primed5() -> None:
+    from umoec.engine import primer
+    model = primer.attach(mf.read(HERE / "tiny.umm"), PRIMER())
+    mf.write(model, HERE / "tiny-primed.umm")
+    model = mf.read(HERE / "tiny-primed.umm")
+    data = (HERE / "source.txt").read_bytes()
+    for profile, p in PROFILES.items():
+        if p.network:
+            (HERE / f"source.txt.{profile}-primed5.umc").write_bytes(
+                compress_bytes(data, model, profile=profile))
+
+
+def PRIMER() -> bytes:
+    return (ROOT / "umoec" / "codec" / "rans.py").read_bytes()[3000:9000]
+
+
 def main(checkpoint: str) -> None:
     model = export_checkpoint(Path(checkpoint), name="golden-tiny",
                               description="golden-file model of the test suite")
@@ -55,7 +74,9 @@ def main(checkpoint: str) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1] in ("--mix", "--mix2", "--mix4"):
+    if sys.argv[1] == "--primed5":
+        primed5()
+    elif sys.argv[1] in ("--mix", "--mix2", "--mix4"):
         mix(sys.argv[1][1:])
     else:
         main(sys.argv[1])
