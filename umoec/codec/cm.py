@@ -239,9 +239,8 @@ def nn_bit_probability(cum, c0: int, depth: int) -> int:
     return min(4095, max(1, p))
 
 
-def _apm_init() -> np.ndarray:
-    row = np.array([squash((j - 16) * 128) * 16 for j in range(33)], dtype=np.int32)
-    return np.tile(row, APM_ROWS)
+def _apm_row() -> np.ndarray:
+    return np.array([squash((j - 16) * 128) * 16 for j in range(33)], dtype=np.int32)
 
 
 def _weights_init(version: int) -> np.ndarray:
@@ -252,20 +251,25 @@ def _weights_init(version: int) -> np.ndarray:
     return w.reshape(-1)                                            # and the bias: unweighted
 
 
-def _sm_init(contexts: int = NCTX) -> np.ndarray:
-    """Per context, a map (count 0..15, probability in 64 steps) -> 16-bit probability, starting
+def _sm_row() -> np.ndarray:
+    """A context's map (count 0..15, probability in 64 steps) -> 16-bit probability, starting
     at the probability itself."""
-    row = np.array([((q * 64 + 32) << 4) for _ in range(16) for q in range(64)], dtype=np.int32)
-    return np.tile(row, contexts)
+    return np.array([((q * 64 + 32) << 4) for _ in range(16) for q in range(64)], dtype=np.int32)
 
 
 def _tables_init(version: int) -> np.ndarray:
     """The int32 tables after the counters: the APM, the counters' maps, (v4) the bit
-    histories' maps (starting at 1/2) and the second APM."""
-    parts = [_apm_init(), _sm_init(nctx(version))]
-    if base(version) >= 4:
-        parts += [np.full(NCTX4 * 256, 1 << 15, dtype=np.int32), _apm_init()]
-    return np.concatenate(parts)
+    histories' maps (starting at 1/2) and the second APM. Filled in place: no temporary copies,
+    so a decoder's peak memory is the tables themselves."""
+    v4 = base(version) >= 4
+    napm, nsm = APM_ROWS * 33, nctx(version) * SM_ROWS
+    out = np.empty(napm * (2 if v4 else 1) + nsm + (NCTX4 * 256 if v4 else 0), dtype=np.int32)
+    out[:napm].reshape(APM_ROWS, 33)[:] = _apm_row()
+    out[napm:napm + nsm].reshape(-1, SM_ROWS)[:] = _sm_row()
+    if v4:
+        out[napm + nsm:napm + nsm + NCTX4 * 256] = 1 << 15
+        out[napm + nsm + NCTX4 * 256:] = out[:napm]
+    return out
 
 
 class CMState:
@@ -593,12 +597,14 @@ def prime(st: CMState, taught: CMState, text: bytes) -> None:
     """Start `st` (a primed version, `primer` = len(text)) from what `learn(text, st.version)`
     learned: its counters, maps, APMs (v5: bit histories); the match model's table points into
     `text`, placed after the streams' histories. The mixers start fresh (weights learned without
-    the network trust it too little: 0.4% larger on Python source), and so does each stream's own
-    context (previous bytes, word, line)."""
+    the network trust it too little: 0.4% larger on Python source; without a network they are
+    kept), and so does each stream's own context (previous bytes, word, line)."""
     if (not is_primed(st.version) or taught.version != st.version or st.primer != len(text)
             or taught.primer or taught.history != max(1, len(text))):
         raise ValueError("prime: the state was not made for this primer")
     st.t[:], st.apm[:] = taught.t, taught.apm
+    if not st.use_nn:   # without a network the learned weights fit as they are (1.5% smaller)
+        st.w[:] = taught.w
     chk, hb, mt, _, mm = st.match
     offset = len(hb) - len(text)                  # streams x history
     chk[:], mm[:] = taught.match[0], taught.match[4]
@@ -608,9 +614,15 @@ def prime(st: CMState, taught: CMState, text: bytes) -> None:
 
 
 class NoNetwork:
-    """The predictor of the model-free `cm` profile: nothing but the mixing stage."""
+    """The predictor of the `cm` profile: nothing but the mixing stage; with a model's primer
+    (`primer`, the model's hash `model_hash`), the stage primed with that text and no network."""
+
+    def __init__(self, primer: bytes = b"", model_hash: str = ""):
+        self.primer, self.model_hash = bytes(primer), model_hash
 
     def fingerprint(self) -> bytes:
+        if self.primer:
+            return b"no network|primer of " + self.model_hash.encode()
         return b"no network"
 
 

@@ -216,9 +216,7 @@ def _fingerprint(predictor, coder: str, version: int = cm.VERSION) -> bytes:
 
 
 def _primer(predictor) -> bytes:
-    """The text the mixing stage learns first (the model's primer; none without a network)."""
-    if isinstance(predictor, cm.NoNetwork):
-        return b""
+    """The text the mixing stage learns first (the model's primer, or b"")."""
     return bytes(getattr(predictor, "primer", b"") or b"")
 
 

@@ -26,7 +26,7 @@ from ..codec.cm import NoNetwork
 from ..codec.errors import CodecError, FormatError
 from ..data import document_features
 from ..engine import modelfile as mf
-from ..engine import store
+from ..engine import primer, store
 from ..engine.adapt import RATE_MAX
 from ..engine.predictor import ExactPredictor
 from ..errors import UserError
@@ -114,6 +114,23 @@ def open_model(model: ModelSpec = None, checkpoint: Path | None = None) -> mf.Mo
         raise ModelError(str(exc)) from None
 
 
+def no_network(model: mf.ModelFile | None) -> NoNetwork:
+    """The cm profile's predictor: the mixing stage alone, primed with the model's primer when
+    it has one (the file then names that model), model-free otherwise."""
+    if model is None:
+        return NoNetwork()
+    try:
+        text = primer.text_of(model)
+    except mf.ModelFileError as exc:
+        raise ModelError(str(exc)) from None
+    return NoNetwork(text, model.hash) if text else NoNetwork()
+
+
+def names_model(header) -> bool:
+    """Whether decoding a frame needs a model: a network profile, or cm with a primer."""
+    return profiles.get(header.profile).network or any(header.model_hash)
+
+
 def _entropy(model: mf.ModelFile, config: C.Config | None) -> C.Config:
     """The model's config, with entropy.* from `config` when given (bin.compress --config)."""
     cfg = model.build_config()
@@ -166,11 +183,14 @@ def compress_frame(data: bytes, model: mf.ModelFile | None, *, profile: str = "t
     the file has several."""
     prof = profiles.get(profile)
     extra = dict(frame or {})
-    if not prof.network:  # the mixing stage alone: no model, nothing of it in the header
+    if not prof.network:  # the mixing stage alone; a model only for its primer, if it has one
+        stage = no_network(model)
+        named = {"model_hash": bytes.fromhex(model.hash), "model_name": model.name[:64]} \
+            if stage.primer else {}
         settings = CodecSettings(streams=1, coder="cm", block_size=CM_BLOCK, profile=prof.name,
-                                 metadata={"input_name": input_name[:200], **extra})
+                                 metadata={"input_name": input_name[:200], **extra}, **named)
         with paused_gc():
-            return compress(data, NoNetwork(), settings, progress=progress)
+            return compress(data, stage, settings, progress=progress)
     if model is None:
         raise ModelError(f"profile {prof.name} needs a model")
     cfg = _entropy(model, config)
@@ -196,7 +216,9 @@ def compress_path(input_path: Path, output_path: Path, model: ModelSpec = None, 
     """Compress a file into a .umc file (written atomically), one frame in memory at a time."""
     from .stream import compress_stream
     prof = profiles.get(profile)
-    m = open_model(model, checkpoint) if prof.network else None
+    m = open_model(model, checkpoint) if prof.network or model or checkpoint else None
+    if m is not None and not prof.network and not no_network(m).primer:
+        m = None                  # cm uses a model only for its primer
     t0 = time.perf_counter()
     st = _file_to_file(input_path, "input file", output_path, lambda src, dst, size: compress_stream(
         src, dst, m, profile=prof.name, config=config, input_name=Path(input_path).name,
@@ -244,8 +266,10 @@ def decompress_frame(blob: bytes, model: ModelSpec = None, *, checkpoint: Path |
     except UserError as exc:  # an unknown profile name
         raise FormatError(f"{source}: {exc}") from None
     if not prof.network:
+        stage = no_network(model_for_file(header, model, checkpoint)) if any(header.model_hash) \
+            else NoNetwork()
         with paused_gc():
-            return decompress(blob, NoNetwork(), progress=progress)
+            return decompress(blob, stage, progress=progress)
     m = model_for_file(header, model, checkpoint)
     try:
         cfg = m.build_config()

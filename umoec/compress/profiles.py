@@ -68,8 +68,9 @@ PROFILES = {
                         "model, online adaptation, the mixing stage: best bpb, slowest", 4096,
                         coder="cm"),
     "cm": Profile("cm", 1, None, None, 0, 1,
-                  "the mixing stage alone: context models, no network, no model file; one "
-                  "stream", 1 << 62, coder="cm", network=False),
+                  "the mixing stage alone: context models, no network; no model file unless "
+                  "the model has a primer, which primes the stage; one stream", 1 << 62,
+                  coder="cm", network=False),
 }
 
 

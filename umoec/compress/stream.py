@@ -145,7 +145,8 @@ def decompress_stream(src: BinaryIO, dst: BinaryIO, model=None, *, checkpoint=No
     todo = frames(src)
     first = next(todo)                          # FormatError for an empty or foreign input
     try:
-        network = profiles.get(first[0].profile).network
+        from .api import names_model
+        network = names_model(first[0])
     except Exception as exc:  # profiles.get raises UserError for unknown names
         raise FormatError(f"{source}: {exc}") from None
     if network:

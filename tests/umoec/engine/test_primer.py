@@ -49,9 +49,26 @@ def test_primed_files_round_trip_are_smaller_and_need_the_primed_model(tiny_mode
     assert decompress_bytes(blob, primed) == TEST
     with pytest.raises(ModelError, match="written with model"):
         decompress_bytes(blob, tiny_model)
-    # the cm profile has no model, so no primer: the same bytes as without
-    assert compress_bytes(TEST, primed, profile="cm") == compress_bytes(TEST, tiny_model,
-                                                                        profile="cm")
+
+
+
+def test_the_cm_profile_uses_a_primer_and_only_then_names_the_model(tiny_model, primed):
+    free = compress_bytes(TEST, None, profile="cm")
+    assert compress_bytes(TEST, tiny_model, profile="cm") == free   # no primer: model-free
+    assert not any(read_header(free).model_hash)
+    cm.forget()
+    blob = compress_bytes(TEST, primed, profile="cm")
+    header = read_header(blob)
+    assert header.model_hash.hex() == primed.hash and header.profile == "cm"
+    assert len(blob) < 0.8 * len(free), (len(blob), len(free))
+    cm.forget()
+    assert decompress_bytes(blob, primed) == TEST
+    with pytest.raises(ModelError, match="written with model"):
+        decompress_bytes(blob, tiny_model)
+    # several frames: each primed the same, decoded in worker processes with the model
+    big = TEST * 4
+    blob = compress_bytes(big, primed, profile="cm", frame_bytes=4096, workers=2)
+    assert decompress_bytes(blob, primed, workers=2) == big
 
 
 def test_an_unreadable_primer_is_a_clear_model_error(tiny_model):

@@ -138,6 +138,14 @@ def test_model_prime_stores_a_primed_copy_that_codes_and_decodes(umc, default_mo
     assert r.rc == 0 and r.out == TEXT[200:700], r.err
     r = umc("-d", "-c", "--model", "default", "primed.umc")
     assert r.rc == 1 and "written with model py" in r.err
+    # the cm profile: the primer without the network, and the file then needs the model
+    assert umc("-q", "--profile", "cm", "a.txt", "-o", "free.umc").rc == 0
+    assert umc("-q", "--profile", "cm", "--model", "py", "a.txt", "-o", "cmp.umc").rc == 0
+    assert (umc.cwd / "cmp.umc").stat().st_size < 0.8 * (umc.cwd / "free.umc").stat().st_size
+    r = umc("-d", "-c", "cmp.umc")
+    assert r.rc == 0 and r.out == TEXT[200:700], r.err
+    r = umc("-d", "-c", "--model", "default", "cmp.umc")
+    assert r.rc == 1 and "written with model py" in r.err
 
     assert umc("model", "prime", "default", "p1.py", "-o", "out.umm").rc == 0
     r = umc("model", "prime", "default", "p1.py", "-o", "out.umm")
