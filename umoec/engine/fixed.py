@@ -32,6 +32,8 @@ from functools import cache
 
 import numpy as np
 
+from . import device
+
 ACT = 12
 GATE = 24
 STATE = 22
@@ -86,12 +88,25 @@ def matmul8(x8: np.ndarray, wt8: np.ndarray) -> np.ndarray:
     Up to CHUNK_K terms every partial sum stays below 2**24, so float32 is exact whatever the
     BLAS does; longer products are cut into chunks summed in float64 (also exact)."""
     K = x8.shape[-1]
+    dev = device.products()
+    if dev is not None:                 # the same integers, from a torch device (device.py)
+        acc = dev.matmul(x8, wt8)
+        return acc.astype(np.float32) if K <= CHUNK_K else acc
     if K <= CHUNK_K:
         return x8 @ wt8
     acc = np.zeros((x8.shape[0], wt8.shape[1]), dtype=np.float64)
     for k0 in range(0, K, CHUNK_K):
         acc += x8[:, k0:k0 + CHUNK_K] @ wt8[k0:k0 + CHUNK_K]
     return acc
+
+
+def bmatmul8(x8: np.ndarray, wt8: np.ndarray) -> np.ndarray:
+    """Exact batched x8 (G, R, K) @ wt8 (G, K, N) for K <= CHUNK_K (the experts of a mixture),
+    float32 like matmul8's short products."""
+    dev = device.products()
+    if dev is not None:
+        return dev.matmul(x8, wt8).astype(np.float32)
+    return np.matmul(x8, wt8)
 
 
 def requant(acc: np.ndarray, amax: np.ndarray, m: np.ndarray, b: np.ndarray | None) -> np.ndarray:

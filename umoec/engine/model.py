@@ -28,7 +28,20 @@ from ..sizing import VOCAB, dims
 from . import cascade as casc
 from . import kernels
 from .adapt import HeadAdapter
-from .fixed import ACT, CHUNK_K, GATE, MATMUL_BITS, RESID_BITS, W8, clamp, matmul8, rshift, sigmoid, to_int
+from .fixed import (
+    ACT,
+    CHUNK_K,
+    GATE,
+    MATMUL_BITS,
+    RESID_BITS,
+    W8,
+    bmatmul8,
+    clamp,
+    matmul8,
+    rshift,
+    sigmoid,
+    to_int,
+)
 
 LOGIT_BITS = 21              # coder logits are clamped to |l| < 2**21 * 2**-12 = 512 nats
 THRESH_BITS = 16             # thresholds as round(t * 2**16)
@@ -171,9 +184,9 @@ class Block:
             return y + (self._shared(x8, amax) if self.shared is not None else 0)
         cap = max(1, int(counts.max(initial=0)))
         xin, ain = kernels.moe_pack(x8, amax, chosen, rank, X, cap)
-        h = kernels.requant(np.matmul(xin, self.w1t), ain, self.m1, None, act_silu=True)
+        h = kernels.requant(bmatmul8(xin, self.w1t), ain, self.m1, None, act_silu=True)
         h8, hamax = kernels.quant_rows(h.reshape(X * cap, -1))
-        ye = kernels.requant(np.matmul(h8.reshape(X, cap, -1), self.w2t),
+        ye = kernels.requant(bmatmul8(h8.reshape(X, cap, -1), self.w2t),
                              hamax.reshape(X, cap, 1), self.m2, None)      # (X, cap, C)
         y = kernels.moe_combine(ye, chosen, rank, gate)
         return y + (self._shared(x8, amax) if self.shared is not None else 0)
