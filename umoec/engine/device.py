@@ -65,11 +65,16 @@ _products: Products | None = None
 _chosen: str | None = None
 
 
-def products() -> Products | None:
-    """The device products asked for by UMOEC_ENGINE_DEVICE, None for numpy (read each call, so
-    a test or a worker may set it before coding)."""
+def refresh() -> Products | None:
+    """Read UMOEC_ENGINE_DEVICE again: at the start of each coding (a predictor's init_state),
+    so a test or a worker may set it before coding, while a product pays no lookup."""
     global _products, _chosen
     name = os.environ.get(ENV, "").strip()
     if name != _chosen:
         _products, _chosen = (Products(name) if name else None), name
+    return _products
+
+
+def products() -> Products | None:
+    """The device products chosen by the last refresh(), None for numpy."""
     return _products

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import ENGINE_VERSION
+from . import ENGINE_VERSION, device
 from .fixed import ACT
 from .model import ExactModel, threshold_q
 from .modelfile import ModelFile
@@ -40,6 +40,7 @@ class ExactPredictor:
         return self._fingerprint
 
     def init_state(self, n_streams: int):
+        device.refresh()                       # UMOEC_ENGINE_DEVICE, read once per coding
         return self.engine.init_state(n_streams, self.g)
 
     def step(self, prev_bytes: np.ndarray, state):

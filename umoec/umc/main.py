@@ -190,7 +190,7 @@ def _files(a) -> int:
     from ..compress.api import open_model
     from ..engine import device
     from . import files
-    device.products()                  # UMOEC_ENGINE_DEVICE that cannot be used: exit 2 here
+    device.refresh()                   # UMOEC_ENGINE_DEVICE that cannot be used: exit 2 here
     needs = mode == "compress" and PROFILES[a.profile].network   # the cm profile has no model
     model = open_model(a.model) if needs or a.model else None     # ModelError: exit 2
     cluster = _connect(a.cluster)                                  # UserError: exit 2

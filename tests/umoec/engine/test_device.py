@@ -25,10 +25,10 @@ FILES = ["source.txt.turbo.umc", "source.txt.balanced.umc", "binary.bin.fast.umc
 @pytest.fixture
 def on_torch(monkeypatch):
     monkeypatch.setenv(device.ENV, "cpu")
-    assert device.products() is not None and device.products().name == "cpu"
+    assert device.refresh() is not None and device.products().name == "cpu"
     yield
     monkeypatch.delenv(device.ENV)
-    assert device.products() is None
+    assert device.refresh() is None and device.products() is None
 
 
 @pytest.mark.parametrize("K", [1, 37, CHUNK_K, CHUNK_K + 1, 3 * CHUNK_K + 5])
@@ -40,15 +40,21 @@ def test_the_device_products_are_numpys_integers(monkeypatch, K):
     x[1], w[:, 1] = -127, 127
     want = matmul8(x, w)
     monkeypatch.setenv(device.ENV, "cpu")
+    assert device.products() is None            # read at the start of a coding, not per product
+    device.refresh()
     got = matmul8(x, w)
     assert got.dtype == want.dtype and np.array_equal(got, want)
     assert float(got[0, 0]) == 127 * 127 * K
     if K <= CHUNK_K:
         xb, wb = np.stack([x, -x]), np.stack([w, w[::-1]])
         monkeypatch.delenv(device.ENV)
+        device.refresh()
         want = bmatmul8(xb, wb)
         monkeypatch.setenv(device.ENV, "cpu")
+        device.refresh()
         assert np.array_equal(bmatmul8(xb, wb), want) and bmatmul8(xb, wb).dtype == np.float32
+    monkeypatch.delenv(device.ENV)
+    device.refresh()
 
 
 def test_weights_are_copied_to_the_device_once(on_torch):
@@ -73,8 +79,9 @@ def test_golden_files_decode_and_encode_identically_with_device_products(on_torc
 def test_a_device_that_cannot_be_used_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setenv(device.ENV, "no-such-device")
     with pytest.raises(device.DeviceError, match="UMOEC_ENGINE_DEVICE=no-such-device"):
-        device.products()
+        device.refresh()
     monkeypatch.delenv(device.ENV)
+    assert device.refresh() is None
     src = tmp_path / "a.txt"
     src.write_bytes(b"some text " * 50)
     import torch
