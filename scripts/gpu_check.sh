@@ -7,7 +7,8 @@
 #   2. CUDA training speed of tier2_small and tier3_base, each for TRAIN_S seconds, eager
 #      (COMPILE="false true" adds torch.compile runs; compiling tier2_small took over 115 s on
 #      an H200, so they need a TRAIN_S of several minutes to show a steady speed).
-# Usage, from the repository root on the GPU machine (about 2 min + 2 x (TRAIN_S + 30 s)):
+# Usage, from the repository root on the GPU machine (on an H200: the codec part ~4 min, the
+# golden files there decoding ~2.3x slower with CUDA products; then 2 x (TRAIN_S + 30 s)):
 #   OUT=/tmp/gpu TRAIN_S=60 bash scripts/gpu_check.sh
 # Needs python3 with torch (CUDA) and numpy; wheels in .whl/ (zstandard, brotli, ...) are
 # installed to /tmp/site first when present.
