@@ -126,11 +126,6 @@ def no_network(model: mf.ModelFile | None) -> NoNetwork:
     return NoNetwork(text, model.hash) if text else NoNetwork()
 
 
-def names_model(header) -> bool:
-    """Whether decoding a frame needs a model: a network profile, or cm with a primer."""
-    return profiles.get(header.profile).network or any(header.model_hash)
-
-
 def _entropy(model: mf.ModelFile, config: C.Config | None) -> C.Config:
     """The model's config, with entropy.* from `config` when given (bin.compress --config)."""
     cfg = model.build_config()
@@ -266,8 +261,8 @@ def decompress_frame(blob: bytes, model: ModelSpec = None, *, checkpoint: Path |
     except UserError as exc:  # an unknown profile name
         raise FormatError(f"{source}: {exc}") from None
     if not prof.network:
-        stage = no_network(model_for_file(header, model, checkpoint)) if any(header.model_hash) \
-            else NoNetwork()
+        stage = no_network(model_for_file(header, model, checkpoint)
+                           if profiles.needs_model(header) else None)
         with paused_gc():
             return decompress(blob, stage, progress=progress)
     m = model_for_file(header, model, checkpoint)

@@ -78,3 +78,9 @@ def get(name: str) -> Profile:
     if name not in PROFILES:
         raise UserError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}")
     return PROFILES[name]
+
+
+def needs_model(header) -> bool:
+    """Whether decoding a file (its header) needs a model: a network profile, or cm primed with
+    a model's primer (the header then names the model). UserError for an unknown profile."""
+    return get(header.profile).network or any(header.model_hash)

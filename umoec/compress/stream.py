@@ -145,11 +145,10 @@ def decompress_stream(src: BinaryIO, dst: BinaryIO, model=None, *, checkpoint=No
     todo = frames(src)
     first = next(todo)                          # FormatError for an empty or foreign input
     try:
-        from .api import names_model
-        network = names_model(first[0])
+        needs_model = profiles.needs_model(first[0])
     except Exception as exc:  # profiles.get raises UserError for unknown names
         raise FormatError(f"{source}: {exc}") from None
-    if network:
+    if needs_model:
         from .api import model_for_file  # one model for every frame (they share it)
         model = model_for_file(first[0], model, checkpoint)
     if frame_of(first[0]) is None:              # one frame: decoded here
