@@ -22,6 +22,8 @@
 #define NIN1 (2 + 2 * NCTX)     /* version 1: network, counters, mapped counters, bias */
 #define NIN2 (4 + 2 * NCTX)     /* version 2: and the match model's two inputs */
 #define NIN4 (4 + 3 * NCTX4)    /* version 4: and each context's bit history through its map */
+#define NCTX6 15                /* version 6: and orders 0-3 and the word again, keyed by stream */
+#define NIN6 (4 + 3 * NCTX6)
 /* weight sets: mixer 1 by how many of orders 2..6 were seen (v2: and the match length), then
  * mixer 2 by c0; version 4 without a network: mixer 2 by c0 and the classes of the last two bytes,
  * and a mixer 3 by c0, the class of the third byte back and whether a match predicts (with a
@@ -29,6 +31,15 @@
 #define SETS2_4 (256 * 64)
 #define SETS3_4 (256 * 16)
 #define ICM_RATE 7
+/* version 6 (7: primed), with a network: the three mixers see no network (they mix the context
+ * models as without one) and two final mixers weigh their three outputs against the network's
+ * input (and a bias), with weight sets by mixer 1's set and by c0, learning at twice the rate */
+#define NF 5
+#define FSETS (20 + 256)
+#define FLR 2
+/* version 6's stream-local contexts: these contexts again, hashed with the stream's index (the
+ * shared ones see every stream's bytes interleaved, which blurs what this stream's text does) */
+static const int LOCAL[NCTX6 - NCTX4] = {0, 1, 2, 3, 6};
 #define APM_ROWS 65536
 #define SM_ROWS 1024
 #define SM_RATE 6
@@ -166,7 +177,9 @@ static inline int len_bucket(int64_t len) {
  *     primer region of P bytes (P = 0 otherwise). Version 4 (5: primed) grows three arrays:
  *     apm += the bit histories' maps i32[NCTX4*256] and the second APM i32[65536*33]; word
  *     u32[3B] (current word, previous word, line state per stream); chk u8[2 * 2^TABLE_BITS]
- *     (check bytes, then each slot's bit history). */
+ *     (check bytes, then each slot's bit history). Version 6 (7: primed) has 15 contexts (five
+ *     stream-local) and so 15 counter maps and history maps in apm, 49 mixer inputs, and w grows
+ *     by the final mixers' FSETS * NF weights. */
 static PyObject *py_run(PyObject *self, PyObject *args) {
     int decode, use_nn, version;
     Py_ssize_t T, B, cap, H, P;
@@ -175,15 +188,17 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                           &cap, &H, &P, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
                           &o[9], &o[10], &o[11], &o[12], &o[13], &o[14], &o[15], &o[16]))
         return NULL;
-    if (version < 1 || version > 5 || P < 0 || (P > 0 && version != 3 && version != 5)) {
+    if (version < 1 || version > 7 || P < 0 || (P > 0 && version != 3 && version != 5 && version != 7)) {
         PyErr_Format(PyExc_ValueError, "cm: unknown version %d (primer %zd)", version, P);
         return NULL;
     }
     const int v2 = version >= 2, v4 = version >= 4;
     const int64_t BH = (int64_t)B * H;       /* where the primer starts in hb */
-    const int nctx = v4 ? NCTX4 : NCTX;
-    const int mix3 = v4 && !use_nn;          /* three mixers, by byte classes */
-    const int nin = v4 ? NIN4 : (v2 ? NIN2 : NIN1), nsets1 = v2 ? 20 : 6;
+    const int v6 = version >= 6;
+    const int nctx = v6 ? NCTX6 : (v4 ? NCTX4 : NCTX);
+    const int mix3 = v4 && (!use_nn || v6);  /* three mixers, by byte classes */
+    const int fin = v6 && use_nn;             /* v6: a final mixer over them and the network */
+    const int nin = v6 ? NIN6 : (v4 ? NIN4 : (v2 ? NIN2 : NIN1)), nsets1 = v2 ? 20 : 6;
     const Py_ssize_t nsets = nsets1 + (v4 ? SETS2_4 + SETS3_4 : 256);
     const Py_ssize_t napm = APM_ROWS * 33 + nctx * SM_ROWS + (v4 ? nctx * 256 + APM_ROWS * 33 : 0);
     Buf b[17];
@@ -192,7 +207,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         (use_nn && o[2] == Py_None && (PyErr_SetString(PyExc_ValueError, "cum required"), 1)) ||
         !get(o[2], &b[2], 8, T * B * 257, 0, 1, "cum") ||
         !get(o[3], &b[3], 4, ((Py_ssize_t)1) << TABLE_BITS, 1, 1, "t") ||
-        !get(o[4], &b[4], 4, nsets * nin, 1, 1, "w") ||
+        !get(o[4], &b[4], 4, nsets * nin + (v6 ? FSETS * NF : 0), 1, 1, "w") ||
         !get(o[5], &b[5], 4, napm, 1, 1, "apm") ||
         !get(o[6], &b[6], 8, B, 1, 1, "hist") || !get(o[7], &b[7], 4, v4 ? 3 * B : B, 1, 1, "word") ||
         !get(o[8], &b[8], 4, 3, 1, 1, "coder") || !get(o[9], &b[9], 1, cap, 1, 1, "buf") ||
@@ -239,10 +254,13 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         int64_t tg = v2 ? ms[2 * B] : 0;      /* this step's index in every stream's history */
         if (v2 && tg >= H) { overflow = 2; break; }
         for (Py_ssize_t s = 0; s < k && s < B; s++) {
-            uint32_t hs[NCTX4];
+            uint32_t hs[NCTX6];
             uint32_t *ws4 = v4 ? word + 3 * s : NULL;   /* v4: word, previous word, line */
             context_hashes(hist[s], v4 ? ws4[0] : word[s], hs);
             if (v4) context_hashes4(hist[s], ws4, hs);
+            if (v6)
+                for (int k = 0; k < NCTX6 - NCTX4; k++)
+                    hs[NCTX4 + k] = mix32(hs[LOCAL[k]] + (uint32_t)s * 0x5851F42Du + 0x4D);
             int c1 = (int)(hist[s] & 255);
             int cls12 = byte_class(c1) * 8 + byte_class((int)((hist[s] >> 8) & 255));
             int cls3 = byte_class((int)((hist[s] >> 16) & 255));
@@ -261,9 +279,10 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                 }
             }
             for (int depth = 0; depth < 8; depth++) {
-                uint32_t idx[NCTX4];
-                int smi[NCTX4], ici[NCTX4], x[NIN4], conf = 0;
-                x[0] = use_nn ? STRETCH[nn_p(cs, c0, depth)] : 0;
+                uint32_t idx[NCTX6];
+                int smi[NCTX6], ici[NCTX6], x[NIN6], conf = 0;
+                int xnn = use_nn ? STRETCH[nn_p(cs, c0, depth)] : 0;
+                x[0] = v6 ? 0 : xnn;
                 for (int i = 0; i < nctx; i++) {
                     uint32_t hv = mix32(hs[i] + (uint32_t)c0 * 0x9E3779B1u);
                     idx[i] = hv >> (32 - TABLE_BITS);
@@ -324,6 +343,22 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                 int pm1 = squash((int)dot), pm2 = squash((int)dot2), pm3 = squash((int)dot3);
                 int pm = mix3 ? squash((int)(((dot + dot2 + dot3) * 21846) >> 16))
                             : squash((int)((dot + dot2) >> 1));
+                int y[NF] = {0}, pf1 = 0, pf2 = 0;
+                int32_t *wf1 = NULL, *wf2 = NULL;
+                if (fin) {
+                    y[0] = (int)dot; y[1] = (int)dot2; y[2] = (int)dot3; y[3] = xnn; y[4] = 256;
+                    wf1 = w + nsets * nin + (Py_ssize_t)set1 * NF;
+                    wf2 = w + nsets * nin + (Py_ssize_t)(20 + c0) * NF;
+                    int64_t f1 = 0, f2 = 0;
+                    for (int i = 0; i < NF; i++) { f1 += (int64_t)y[i] * wf1[i]; f2 += (int64_t)y[i] * wf2[i]; }
+                    f1 >>= 16;
+                    f2 >>= 16;
+                    f1 = f1 > 2047 ? 2047 : (f1 < -2047 ? -2047 : f1);
+                    f2 = f2 > 2047 ? 2047 : (f2 < -2047 ? -2047 : f2);
+                    pf1 = squash((int)f1);
+                    pf2 = squash((int)f2);
+                    pm = squash((int)((f1 + f2) >> 1));
+                }
                 int sv = STRETCH[pm] + 2048, lo = sv >> 7, wt = sv & 127;
                 Py_ssize_t a = (Py_ssize_t)((c1 << 8) | c0) * 33 + lo, a2 = 0;
                 int pa = (int)(((int64_t)apm[a] * (128 - wt) + (int64_t)apm[a + 1] * wt) >> 11);
@@ -392,6 +427,15 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                     for (int i = 0; i < nin; i++) {
                         int64_t v = ws3[i] + (((int64_t)x[i] * err3) >> LR_SHIFT);
                         ws3[i] = (int32_t)(v > W_MAX ? W_MAX : (v < -W_MAX ? -W_MAX : v));
+                    }
+                }
+                if (fin) {
+                    int64_t e1 = (int64_t)((bit << 12) - pf1) * FLR, e2 = (int64_t)((bit << 12) - pf2) * FLR;
+                    for (int i = 0; i < NF; i++) {
+                        int64_t v = wf1[i] + (((int64_t)y[i] * e1) >> LR_SHIFT);
+                        wf1[i] = (int32_t)(v > W_MAX ? W_MAX : (v < -W_MAX ? -W_MAX : v));
+                        v = wf2[i] + (((int64_t)y[i] * e2) >> LR_SHIFT);
+                        wf2[i] = (int32_t)(v > W_MAX ? W_MAX : (v < -W_MAX ? -W_MAX : v));
                     }
                 }
                 for (int i = 0; i < nctx; i++)

@@ -29,10 +29,16 @@ backwards, then followed while it predicts right. Version 1 (neither) still deco
 Version 3 is version 2 primed (`prime`): before the first byte, the tables, mixers and APM have
 learned a text stored with the model (its primer), coded as one stream without the network, and
 the match model can point into that text (a region after the streams' histories).
-Version 4 (what new files get; 5 is version 4 primed) adds a bit history to every counter slot
+Version 4 (5 is version 4 primed; what the cm profile writes) adds a bit history to every counter slot
 (its last outcomes, up to 7) read through a learned map per context (one more input each), three
 contexts (word pair, bytes 2-3 back, column with indent), without a network mixers chosen by
 byte classes (three, averaged), and a second APM on the last two bytes (docs/codec.md).
+Version 6 (what files with a network get; 7 is version 6 primed; the cm profile stays at 4 and 5)
+adds five stream-local contexts (orders 0-3 and the word hashed again with the stream's index:
+the shared ones see every stream's bytes interleaved) and keeps the network out of the three
+mixers, so they mix the context models as without one; two final mixers (weight sets by mixer
+1's set and by c0) weigh the three mixers' outputs against the network's input and a bias:
+p_mix = squash((f_1 + f_2) / 2) (docs/codec.md: -7% primed on Python source).
 
 Counters: 22-bit probability + 10-bit count in one uint32; p += (bit - p) * 2 / (2n + 3), n
 capped at LIMIT (faster adaptation while young, then a slow average). Every number is an integer
@@ -55,14 +61,17 @@ import numpy as np
 
 from .errors import FormatError
 
-VERSION = 4                     # what new files get; every version here decodes (VERSIONS)
-VERSIONS = (1, 2, 3, 4, 5)
-PRIMED = 5                      # what new files of a model with a primer get: version 4 primed
-BASE = {3: 2, 5: 4}             # a primed version -> the stage it primes
+VERSION = 6                     # what new files with a network get; every version here decodes
+VERSIONS = (1, 2, 3, 4, 5, 6, 7)
+PRIMED = 7                      # ... of a model with a primer: version 6 primed
+VERSION_ALONE, PRIMED_ALONE = 4, 5   # without a network (the cm profile): version 6 adds nothing
+BASE = {3: 2, 5: 4, 7: 6}       # a primed version -> the stage it primes
 TABLE_BITS = 22                 # 4 M counters (16 MiB), shared by all streams and contexts
 ORDERS = (1, 2, 3, 4, 6)
 NCTX = 7                        # order 0, orders 1..6, word
 NCTX4 = 10                      # version 4: and word pair, bytes 2-3 back, column
+LOCAL = (0, 1, 2, 3, 6)         # version 6: orders 0-3 and the word again, keyed by stream
+NCTX6 = NCTX4 + len(LOCAL)
 SM_ROWS = 1024                  # per context: (count 0..15, probability / 64) -> probability
 SM_RATE = 6
 LR, LR_SHIFT = 1, 12            # mixer learning rate: w += x * err * LR >> LR_SHIFT
@@ -76,6 +85,16 @@ MINLEN, MT_BITS, MAXLEN, CHECKLEN = 6, 20, 65535, 32    # the match model (versi
 ICM_RATE = 7                    # version 4: bit history -> probability maps learn at 1/128
 SETS2_4, SETS3_4 = 256 * 64, 256 * 16   # version 4 without a network: mixer 2 and mixer 3's
 # weight sets (by c0 and byte classes; with a network they learn too slowly to weigh it)
+NF, FSETS = 5, 20 + 256         # version 6's final mixers: inputs (mixers 1-3, the network, a
+FLR = 2                         # bias), weight sets (mixer 1's, c0's), learning rate
+FW_MIX, FW_NN = 21845, 32768    # their initial weights: each mixer 1/3, the network 1/2
+
+
+def written(network: bool, primed: bool) -> int:
+    """The version a new file gets: 6 with a network (7 primed), 4 without (5 primed)."""
+    if network:
+        return PRIMED if primed else VERSION
+    return PRIMED_ALONE if primed else VERSION_ALONE
 
 
 def base(version: int) -> int:
@@ -88,6 +107,8 @@ def is_primed(version: int) -> bool:
 
 
 def nctx(version: int) -> int:
+    if base(version) >= 6:
+        return NCTX6
     return NCTX4 if base(version) >= 4 else NCTX
 
 
@@ -95,7 +116,7 @@ def nin(version: int) -> int:
     """Mixer inputs: the network, each context's counter and mapped counter, (v4) its bit
     history's map, (v2) the match model's two, the bias."""
     if base(version) >= 4:
-        return 4 + 3 * NCTX4
+        return 4 + 3 * nctx(version)
     return 2 + 2 * NCTX + (2 if version >= 2 else 0)
 
 
@@ -174,6 +195,11 @@ def context_hashes4(hist: int, word: int, prev: int, line: int) -> list[int]:
             mix32((min(col, 40) * 256 + (hist & 255) + ind * 0x10000 + 0x07777777) & M32)]
 
 
+def local_hash(h: int, stream: int) -> int:
+    """Version 6: a context hash again, keyed by the stream's index (a stream-local context)."""
+    return mix32((h + stream * 0x5851F42D + 0x4D) & M32)
+
+
 def byte_class(c: int) -> int:
     """8 classes: lower, upper, space, digit, newline, brackets, . , : ; and the rest."""
     if 97 <= c <= 122:
@@ -248,7 +274,11 @@ def _weights_init(version: int) -> np.ndarray:
     w = np.full((nsets(version), n), W_CTX, dtype=np.int32)
     w[:, 0] = W_NN
     w[:, n - 3 if base(version) >= 4 else 1 + 2 * NCTX:] = 0    # the match model's inputs
-    return w.reshape(-1)                                            # and the bias: unweighted
+    if base(version) < 6:                                           # and the bias: unweighted
+        return w.reshape(-1)
+    fw = np.zeros((FSETS, NF), dtype=np.int32)                      # v6: the final mixers'
+    fw[:, :3], fw[:, 3] = FW_MIX, FW_NN
+    return np.concatenate([w.reshape(-1), fw.reshape(-1)])
 
 
 def _sm_row() -> np.ndarray:
@@ -263,12 +293,13 @@ def _tables_init(version: int) -> np.ndarray:
     so a decoder's peak memory is the tables themselves."""
     v4 = base(version) >= 4
     napm, nsm = APM_ROWS * 33, nctx(version) * SM_ROWS
-    out = np.empty(napm * (2 if v4 else 1) + nsm + (NCTX4 * 256 if v4 else 0), dtype=np.int32)
+    nh = nctx(version) * 256 if v4 else 0
+    out = np.empty(napm * (2 if v4 else 1) + nsm + nh, dtype=np.int32)
     out[:napm].reshape(APM_ROWS, 33)[:] = _apm_row()
     out[napm:napm + nsm].reshape(-1, SM_ROWS)[:] = _sm_row()
     if v4:
-        out[napm + nsm:napm + nsm + NCTX4 * 256] = 1 << 15
-        out[napm + nsm + NCTX4 * 256:] = out[:napm]
+        out[napm + nsm:napm + nsm + nh] = 1 << 15
+        out[napm + nsm + nh:] = out[:napm]
     return out
 
 
@@ -360,7 +391,10 @@ class Reference:
         icm = sm[N * SM_ROWS:]            # the bit histories' maps and the second APM
         apm2 = icm[N * 256:]
         bh = chk[1 << TABLE_BITS:] if v4 else None
-        mix3 = v4 and not st.use_nn          # three mixers, by byte classes (see _cm.c)
+        v6 = base(st.version) >= 6
+        mix3 = v4 and (not st.use_nn or v6)  # three mixers, by byte classes (see _cm.c)
+        fin = v6 and st.use_nn               # v6: final mixers over them and the network
+        F0 = nsets(st.version) * NIN         # where their weights start
         for step in range(len(counts)):
             tg = int(ms[2 * B]) if v2 else 0
             if v2 and tg >= H:
@@ -370,6 +404,8 @@ class Reference:
                 if v4:
                     wd, prev, line = (int(v) for v in word[3 * s:3 * s + 3])
                     hs = context_hashes(h64, wd) + context_hashes4(h64, wd, prev, line)
+                    if v6:
+                        hs += [local_hash(hs[k], s) for k in LOCAL]
                     cls12 = byte_class(h64 & 255) * 8 + byte_class((h64 >> 8) & 255)
                     cls3 = byte_class((h64 >> 16) & 255)
                 else:
@@ -390,7 +426,8 @@ class Reference:
                 c0 = 1
                 for depth in range(8):
                     idx = [Reference.lookup(t, chk, h, c0, bh) for h in hs]
-                    x = [STRETCH[nn_bit_probability(cum[step, s], c0, depth)] if st.use_nn else 0]
+                    xnn = STRETCH[nn_bit_probability(cum[step, s], c0, depth)] if st.use_nn else 0
+                    x = [0 if v6 else xnn]
                     x += [STRETCH[int(t[i]) >> 20] for i in idx]
                     smi = [k * SM_ROWS + min(int(t[i]) & 1023, 15) * 64 + (int(t[i]) >> 26)
                            for k, i in enumerate(idx)]
@@ -418,6 +455,13 @@ class Reference:
                             for b0 in bases]
                     pms = [squash(d) for d in dots]
                     pm = squash((sum(dots) * 21846) >> 16) if mix3 else squash(sum(dots) >> 1)
+                    if fin:
+                        y = dots + [xnn, 256]
+                        fbases = [F0 + set1 * NF, F0 + (S1 + c0) * NF]
+                        fds = [max(-2047, min(2047, sum(y[i] * int(w[b0 + i]) for i in range(NF)) >> 16))
+                               for b0 in fbases]
+                        pfs = [squash(d) for d in fds]
+                        pm = squash(sum(fds) >> 1)
                     sv = STRETCH[pm] + 2048
                     lo, wt = sv >> 7, sv & 127
                     a = ((c1 << 8) | c0) * 33 + lo
@@ -442,6 +486,12 @@ class Reference:
                         for i in range(NIN):
                             v = int(w[b0 + i]) + ((x[i] * err) >> LR_SHIFT)
                             w[b0 + i] = max(-W_MAX, min(W_MAX, v))
+                    if fin:
+                        for b0, pf in zip(fbases, pfs, strict=True):
+                            err = ((bit << 12) - pf) * FLR
+                            for i in range(NF):
+                                v = int(w[b0 + i]) + ((y[i] * err) >> LR_SHIFT)
+                                w[b0 + i] = max(-W_MAX, min(W_MAX, v))
                     for j in smi:
                         sm[j] = int(sm[j]) + (((bit << 16) - int(sm[j])) >> SM_RATE)
                     for j, i in zip(ici, idx, strict=False):     # v4 only (ici empty before)
@@ -558,6 +608,8 @@ def describe(version: int = VERSION) -> str:
     if base(version) >= 4:
         out += (f" contexts=word2,sparse23,column40 histories=7bit,rate{ICM_RATE}"
                 " mixers=nn:sets1,c0;none:sets1,c0xclass12,c0xclass3xmatch apm2=order2")
+    if base(version) >= 6:
+        out += f" local={list(LOCAL)} nn=final:sets1,c0,lr{FLR},w{FW_MIX},{FW_NN}"
     if is_primed(version):
         out += " primed=model"
     return out
@@ -603,8 +655,8 @@ def prime(st: CMState, taught: CMState, text: bytes) -> None:
             or taught.primer or taught.history != max(1, len(text))):
         raise ValueError("prime: the state was not made for this primer")
     st.t[:], st.apm[:] = taught.t, taught.apm
-    if not st.use_nn:   # without a network the learned weights fit as they are (1.5% smaller)
-        st.w[:] = taught.w
+    if not st.use_nn or base(st.version) >= 6:   # mixers that see no network: as learned
+        st.w[:] = taught.w                        # (1.5% smaller; v6's final mixers start fresh)
     chk, hb, mt, _, mm = st.match
     offset = len(hb) - len(text)                  # streams x history
     chk[:], mm[:] = taught.match[0], taught.match[4]

@@ -208,7 +208,7 @@ def compress(data: bytes, predictor, settings: CodecSettings = CodecSettings(), 
     return b"".join(out)
 
 
-def _fingerprint(predictor, coder: str, version: int = cm.VERSION) -> bytes:
+def _fingerprint(predictor, coder: str, version: int) -> bytes:
     """The predictor's fingerprint; with the mixing stage, that stage's description (and so its
     version) too."""
     fp = predictor.fingerprint()
@@ -222,7 +222,7 @@ def _primer(predictor) -> bytes:
 
 def _cm_version(predictor) -> int:
     """The mixing stage's version a new file gets: primed when the model has a primer."""
-    return cm.PRIMED if _primer(predictor) else cm.VERSION
+    return cm.written(not isinstance(predictor, cm.NoNetwork), bool(_primer(predictor)))
 
 
 def _cm_state(predictor, streams: int, steps: int, version: int) -> cm.CMState:

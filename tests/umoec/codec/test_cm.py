@@ -98,6 +98,26 @@ def test_the_match_model_finds_repeats_across_streams(monkeypatch):
     assert sizes[1] > 3800 and sizes[2] < 3000 * 1.1, sizes
 
 
+def test_version_6_weighs_the_network_against_the_context_models(monkeypatch):
+    """Version 6's final mixers: a network that predicts nothing (random frequencies) costs
+    nothing against the stage alone, where version 4 (the network among the contexts' inputs)
+    pays for it; a network that knows the text is still used (on 3,000 bytes of source text)."""
+    from pathlib import Path
+    text = (Path(__file__).parents[1] / "engine" / "golden" / "source.txt").read_bytes()
+    data, counts = streams_of(text, 3)
+    noise = network_cum(len(counts), 3)
+    f = np.ones((len(counts), 3, 256), dtype=np.int64)
+    np.put_along_axis(f, data[:, :, None].astype(np.int64), 60, axis=2)   # the true byte 60x
+    knows = np.zeros_like(noise)
+    knows[:, :, 1:] = np.cumsum(f, axis=-1)
+
+    def size(cum, version):
+        return len(encode(data, counts, cum, cm.backend(), monkeypatch, False, version)[0])
+    alone = size(None, cm.VERSION_ALONE)
+    assert size(noise, 6) <= alone < size(noise, 4), (alone, size(noise, 6), size(noise, 4))
+    assert size(knows, 6) < alone / 4
+
+
 def test_it_compresses_text_and_learns_across_streams(monkeypatch):
     data, counts = streams_of(TEXT * 3, 4)
     payload, _ = encode(data, counts, None, "c" if cm.backend() == "c" else "python",

@@ -10,16 +10,18 @@ import numpy as np
 import pytest
 
 from tests.conftest import ROOT
-from tests.umoec.engine.test_golden import GOLDEN
-from umoec.codec import read_header
+from tests.umoec.engine.test_golden import GOLDEN, STAGE
+from umoec.codec import cm, read_header
 from umoec.compress.api import compress_bytes, decompress_bytes
 from umoec.engine import device
 from umoec.engine import modelfile as mf
 from umoec.engine.fixed import CHUNK_K, bmatmul8, matmul8
 
-# network profiles: plain rANS (read only), the mixing stage and primed (also written again)
+# network profiles: plain rANS and the mixing stage's version 4 (read only), its current version
+# plain and primed (also written again)
 FILES = ["source.txt.turbo.umc", "source.txt.balanced.umc", "binary.bin.fast.umc",
-         "source.txt.fast-mix4.umc", "source.txt.balanced-mix4.umc", "source.txt.turbo-primed5.umc"]
+         "source.txt.fast-mix4.umc", "source.txt.fast-mix6.umc", "source.txt.balanced-mix6.umc",
+         "source.txt.turbo-primed7.umc"]
 
 
 @pytest.fixture
@@ -72,7 +74,7 @@ def test_golden_files_decode_and_encode_identically_with_device_products(on_torc
     blob = (GOLDEN / name).read_bytes()
     original = (GOLDEN / name.rsplit(".", 2)[0]).read_bytes()
     assert decompress_bytes(blob, model) == original
-    if "-" in name.rsplit(".", 2)[-2]:        # the current format (plain rANS is no profile's now)
+    if next((v for suffix, v in STAGE.items() if name.endswith(suffix)), 0) in (cm.VERSION, cm.PRIMED):
         assert compress_bytes(original, model, profile=read_header(blob).profile) == blob
 
 

@@ -5,6 +5,8 @@
     python tests/umoec/engine/golden/make_golden.py --mix2         # the mixing stage, version 2
     python tests/umoec/engine/golden/make_golden.py --mix4         # the mixing stage, version 4
     python tests/umoec/engine/golden/make_golden.py --primed5      # version 5: tiny-primed.umm
+    python tests/umoec/engine/golden/make_golden.py --mix6         # version 6 (network profiles)
+    python tests/umoec/engine/golden/make_golden.py --primed7      # version 7 (network, primed)
 
 CHECKPOINT: a tiny tier1-family checkpoint (tests/umoec/train/conftest.py TINY, 80 steps on the
 400 kB default corpus). The first form wrote tiny.umm (its coding model), three inputs (Python
@@ -16,7 +18,10 @@ version 2 (check bytes, the match model: NAME.PROFILE-mix2.umc), the fourth with
 test_golden.py requires that every later version decodes all of them, and writes again byte for
 byte those whose profile still codes with the coder their header names. The fifth writes
 tiny-primed.umm (tiny.umm with 6,000 bytes of rans.py as its primer) and, with it, source.txt
-for every network profile with the primed stage, version 5 (NAME.PROFILE-primed5.umc).
+for every network profile with the primed stage, version 5 (NAME.PROFILE-primed5.umc). The
+sixth and seventh write the network profiles' files of version 6 (final mixers weigh the context
+mixers against the network: NAME.PROFILE-mix6.umc) and of version 7, version 6 primed with
+tiny-primed.umm (NAME.PROFILE-primed7.umc); the cm profile still writes versions 4 and 5.
 """
 import sys
 from pathlib import Path
@@ -36,24 +41,27 @@ def inputs() -> dict[str, bytes]:
     return {"source.txt": text, "binary.bin": binary, "empty": b""}
 
 
-def mix(suffix: str) -> None:
+def mix(suffix: str, network_only: bool = False) -> None:
     model = mf.read(HERE / "tiny.umm")
     for name, data in inputs().items():
         assert (HERE / name).read_bytes() == data
         for profile in PROFILES:
+            if network_only and not PROFILES[profile].network:
+                continue
             (HERE / f"{name}.{profile}{suffix}.umc").write_bytes(compress_bytes(data, model,
                                                                                profile=profile))
 
 
-def primed5() -> None:
-    from umoec.engine import primer
-    model = primer.attach(mf.read(HERE / "tiny.umm"), PRIMER())
-    mf.write(model, HERE / "tiny-primed.umm")
+def primed(suffix: str) -> None:
+    if suffix == "-primed5":
+        from umoec.engine import primer
+        model = primer.attach(mf.read(HERE / "tiny.umm"), PRIMER())
+        mf.write(model, HERE / "tiny-primed.umm")
     model = mf.read(HERE / "tiny-primed.umm")
     data = (HERE / "source.txt").read_bytes()
     for profile, p in PROFILES.items():
         if p.network:
-            (HERE / f"source.txt.{profile}-primed5.umc").write_bytes(
+            (HERE / f"source.txt.{profile}{suffix}.umc").write_bytes(
                 compress_bytes(data, model, profile=profile))
 
 
@@ -74,9 +82,9 @@ def main(checkpoint: str) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "--primed5":
-        primed5()
-    elif sys.argv[1] in ("--mix", "--mix2", "--mix4"):
-        mix(sys.argv[1][1:])
+    if sys.argv[1] in ("--primed5", "--primed7"):
+        primed(sys.argv[1][1:])
+    elif sys.argv[1] in ("--mix", "--mix2", "--mix4", "--mix6"):
+        mix(sys.argv[1][1:], network_only=sys.argv[1] == "--mix6")
     else:
         main(sys.argv[1])
