@@ -35,7 +35,7 @@
  * models as without one) and two final mixers weigh their three outputs against the network's
  * input (and a bias), with weight sets by mixer 1's set and by c0, learning at twice the rate */
 #define NF 5
-#define FSETS (20 + 256)
+#define FSETS (20 + 256)         /* mixer 1's sets (version 2 on), then c0's */
 #define FLR 2
 /* version 6's stream-local contexts: these contexts again, hashed with the stream's index (the
  * shared ones see every stream's bytes interleaved, which blurs what this stream's text does) */
@@ -282,7 +282,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                 uint32_t idx[NCTX6];
                 int smi[NCTX6], ici[NCTX6], x[NIN6], conf = 0;
                 int xnn = use_nn ? STRETCH[nn_p(cs, c0, depth)] : 0;
-                x[0] = v6 ? 0 : xnn;
+                x[0] = v6 ? 0 : xnn;      /* v6: the network joins after the context mixers */
                 for (int i = 0; i < nctx; i++) {
                     uint32_t hv = mix32(hs[i] + (uint32_t)c0 * 0x9E3779B1u);
                     idx[i] = hv >> (32 - TABLE_BITS);
@@ -348,9 +348,12 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                 if (fin) {
                     y[0] = (int)dot; y[1] = (int)dot2; y[2] = (int)dot3; y[3] = xnn; y[4] = 256;
                     wf1 = w + nsets * nin + (Py_ssize_t)set1 * NF;
-                    wf2 = w + nsets * nin + (Py_ssize_t)(20 + c0) * NF;
+                    wf2 = w + nsets * nin + (Py_ssize_t)(nsets1 + c0) * NF;
                     int64_t f1 = 0, f2 = 0;
-                    for (int i = 0; i < NF; i++) { f1 += (int64_t)y[i] * wf1[i]; f2 += (int64_t)y[i] * wf2[i]; }
+                    for (int i = 0; i < NF; i++) {
+                        f1 += (int64_t)y[i] * wf1[i];
+                        f2 += (int64_t)y[i] * wf2[i];
+                    }
                     f1 >>= 16;
                     f2 >>= 16;
                     f1 = f1 > 2047 ? 2047 : (f1 < -2047 ? -2047 : f1);
