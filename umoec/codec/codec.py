@@ -220,14 +220,19 @@ def _primer(predictor) -> bytes:
     return bytes(getattr(predictor, "primer", b"") or b"")
 
 
+def _network(predictor) -> bool:
+    """Whether the mixing stage gets a network's distribution (not the cm profile's NoNetwork)."""
+    return not isinstance(predictor, cm.NoNetwork)
+
+
 def _cm_version(predictor) -> int:
     """The mixing stage's version a new file gets: primed when the model has a primer."""
-    return cm.written(not isinstance(predictor, cm.NoNetwork), bool(_primer(predictor)))
+    return cm.written(_network(predictor), bool(_primer(predictor)))
 
 
 def _cm_state(predictor, streams: int, steps: int, version: int) -> cm.CMState:
     """A fresh stage for `streams` streams, primed (a primed version) with the model's primer."""
-    network = not isinstance(predictor, cm.NoNetwork)
+    network = _network(predictor)
     text = _primer(predictor) if cm.is_primed(version) else b""
     if cm.is_primed(version) and not text:
         raise FingerprintMismatch(f"this .umc file was written with a primed model (mixing stage "
@@ -247,7 +252,7 @@ def _cm_encode(matrix, lay, predictor, settings, progress, total) -> list[bytes]
     """Blocks of the mixing stage: the network (unless NoNetwork) steps as for rANS, and each
     step's bytes go through cm.BlockEncoder with its cumulative frequencies."""
     B, n = settings.streams, settings.prob_precision
-    network = not isinstance(predictor, cm.NoNetwork)
+    network = _network(predictor)
     st = _cm_state(predictor, B, lay.steps, _cm_version(predictor))
     state = predictor.init_state(B) if network else None
     clock = _AdaptClock(predictor, settings.adapt_every, total)
@@ -282,7 +287,7 @@ def _cm_encode(matrix, lay, predictor, settings, progress, total) -> list[bytes]
 def _cm_decode(header: Header, blocks, predictor, progress, version: int) -> bytes:
     lay, total = header.layout, header.original_size
     B, n = header.streams, header.prob_precision
-    network = not isinstance(predictor, cm.NoNetwork)
+    network = _network(predictor)
     st = _cm_state(predictor, B, lay.steps, version)
     state = predictor.init_state(B) if network else None
     clock = _AdaptClock(predictor, header.adapt_every, total)

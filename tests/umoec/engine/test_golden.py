@@ -26,6 +26,11 @@ MODEL_HASH = "97c9a95b0e53012da94a4d254735901011b2a54ba13e494597ae2a9bcedfe7fc"
 PRIMED_HASH = "e1899e702b05eba9a3d728ba463ebec8503b8141269f59b7240e90223a5a7538"
 
 
+def stage_of(name: str) -> int:
+    """The mixing stage's version a golden file's name says (0: rANS)."""
+    return next((v for suffix, v in STAGE.items() if name.endswith(suffix)), 0)
+
+
 @pytest.fixture(scope="module")
 def model():
     return mf.read(GOLDEN / "tiny.umm")
@@ -43,7 +48,7 @@ def test_the_golden_models_are_the_ones_pinned(model, primed_model):
 
 @pytest.mark.parametrize("name", FILES)
 def test_golden_files_decode_and_are_written_again_identically(model, primed_model, name):
-    stage = next((v for suffix, v in STAGE.items() if name.endswith(suffix)), 0)
+    stage = stage_of(name)
     if cm.is_primed(stage):
         model = primed_model
     blob = (GOLDEN / name).read_bytes()
