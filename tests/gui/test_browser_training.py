@@ -133,7 +133,12 @@ def test_a_page_load_draws_the_training_tab_once(page, sim_run, tmp_path):
         assert [p["run"] for p in pulses[:2]] == [None, "sim600"], pulses
         rest = [p["sig"].split(":")[0] for p in pulses[:2]]
         assert pulses[1]["quiet"] == (rest[0] == rest[1]), pulses  # unless the 30 s refresh fell here
-        changes = sum(1 for p in pulses[1:] if not p["quiet"])
+        # a changed pulse (the 30 s bucket) may have its draw still on the way: wait for it
+        for _ in range(50):
+            changes = sum(1 for p in pulses[1:] if not p["quiet"])
+            if len(draws) >= 1 + changes:
+                break
+            page.wait_for_timeout(200)
         assert draws[0] == ["run-select.value"] and len(draws) == 1 + changes, (draws, pulses)
         assert page.console_errors == []
     finally:
