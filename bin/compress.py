@@ -1,5 +1,5 @@
 """python -m bin.compress INPUT OUTPUT.umc [--model NAME|HASH|FILE.umm | --checkpoint CKPT]
-                         [--config CFG] [--profile turbo|fast|balanced] [--threads N]
+                         [--config CFG] [--profile turbo|fast|balanced|cm|auto] [--threads N]
 
 Compresses a file with a coding model: the shipped default model unless --model names another
 (umc model list), or --checkpoint exports a training checkpoint to one first (kept in the run's
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from umoec import config as C
 from umoec.cli import UserError, add_common, run_main
-from umoec.compress.profiles import PROFILES
+from umoec.compress import profiles
 from umoec.compress.threads import prepare
 from umoec.progress import ProgressBar
 
@@ -30,7 +30,8 @@ def main(argv=None) -> int:
                      "coding model first")
     p.add_argument("--config", type=Path, help="config whose entropy.* settings to use "
                    "(default: the model's own)")
-    p.add_argument("--profile", choices=sorted(PROFILES), default="turbo")
+    p.add_argument("--profile", choices=profiles.names(), default="turbo",
+                   help="auto: fast or cm, whichever codes a sample of the input smaller")
     p.add_argument("--threads", type=int, help="BLAS threads (results never depend on it); "
                    "default: the profile's count when that many cores are idle, else 1")
     add_common(p)
@@ -38,7 +39,7 @@ def main(argv=None) -> int:
     if a.threads is not None and not 1 <= a.threads <= 256:
         raise UserError(f"--threads must be in 1..256, got {a.threads}")
     cfg = C.load(a.config, a.overrides) if a.config else None
-    prepare(a.threads or PROFILES[a.profile].threads, fixed=a.threads is not None)  # before numpy
+    prepare(a.threads or profiles.base(a.profile).threads, fixed=a.threads is not None)  # before numpy
     from umoec.compress.api import compress_path
     bar = ProgressBar("compress")
     try:

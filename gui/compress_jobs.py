@@ -44,7 +44,8 @@ from pathlib import Path
 
 import psutil
 
-from umoec.compress.profiles import PROFILES as CODEC_PROFILES
+from umoec.compress.profiles import AUTO
+from umoec.compress.profiles import names as profile_names
 from umoec.metrics import TrainingDB
 from umoec.run import RunDir
 from umoec.run.atomic import atomic_write_text
@@ -59,7 +60,7 @@ from .uploads import safe_upload_name
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_JOB_TIMEOUT_S = 6 * 3600.0
 CANCEL_GRACE_S = 5.0
-PROFILES = tuple(CODEC_PROFILES)   # the codec's own list: a profile added there is offered here
+PROFILES = tuple(profile_names())   # the codec's own list: a profile added there is offered here
 SLOTS = ("compress", "eval", "export")
 SLOT_OF = {"compress": "compress", "verify": "compress", "eval": "eval", "export": "export"}
 STAMP_RE = re.compile(r"^\d{8}-\d{6}-(\d+-)?")  # the prefix uploads get
@@ -410,9 +411,12 @@ class JobManager:
             secs = job.elapsed
             for tmp in output.parent.glob(f".{output.name}.*.tmp"):  # a SIGKILLed atomic write
                 tmp.unlink(missing_ok=True)
+        asked = job.argv[job.argv.index("--profile") + 1]
+        chosen = r.get("profile") if job.state == "done" and asked == AUTO else None
         with TrainingDB(run.db_path) as db:
             db.finish_compression_job(job.job_id, status, raw_bytes=raw, compressed_bytes=packed,
-                                      elapsed_s=secs)
+                                      elapsed_s=secs,
+                                      profile=f"{AUTO}: {chosen}" if chosen else None)
         _update_sidecar(run, job.job_id, ended=job.ended, wall_s=job.elapsed,
                         input_sha256=r.get("input_sha256"), baselines=r.get("baselines", []),
                         model=r.get("model"), model_hash=r.get("model_hash"),

@@ -125,9 +125,9 @@ def do_compress(a) -> dict:
 
 def _prepare_threads(profile: str, wanted: int = 0):
     """BLAS / OpenMP thread count, before numpy loads (umoec/compress/threads.py)."""
-    from umoec.compress.profiles import PROFILES
+    from umoec.compress.profiles import base, names
     from umoec.compress.threads import prepare
-    return prepare(wanted or (PROFILES[profile].threads if profile in PROFILES else 1))
+    return prepare(wanted or (base(profile).threads if profile in names() else 1))
 
 
 def do_verify(a) -> dict:

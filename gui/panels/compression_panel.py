@@ -7,7 +7,7 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from umoec.compress.profiles import PROFILES
+from umoec.compress import profiles
 
 from .. import ids
 from ..figures.base import empty_fig, graph_config
@@ -17,8 +17,13 @@ UPLOAD_STYLE = {"borderWidth": "1px", "borderStyle": "dashed", "borderRadius": "
                 "borderColor": "#adb5bd"}
 
 
+AUTO_LABEL = (f"{profiles.AUTO} - per file, {profiles.AUTO_NETWORK} or cm (the mixing stage "
+              "alone), whichever codes a sample smaller: cm on binaries and tables of numbers")
+
+
 def profile_options() -> list[dict]:
-    return [{"label": f"{name} - {p.description}", "value": name} for name, p in PROFILES.items()]
+    return [{"label": f"{name} - {p.description}", "value": name}
+            for name, p in profiles.PROFILES.items()] + [{"label": AUTO_LABEL, "value": profiles.AUTO}]
 
 
 def labelled(label: str, control, width: int = 12, note: str = "") -> dbc.Col:

@@ -20,11 +20,13 @@ from gui.callbacks.eval_callbacks import eval_view
 from gui.callbacks.training_callbacks import checkpoint_list, checkpoint_models
 from gui.compress_jobs import JobManager, read_sidecar
 from gui.models import CHECKPOINT_CHOICE
+from gui.panels.compression_panel import profile_options
 from tests.conftest import ROOT, run_module
 from tests.gui.analysis_support import browser_page, open_tab, shot, wait_for_traces, wait_until
 from tests.gui.browser_util import wait_text
 from tests.gui.test_app_server import start_app
 from tests.gui.test_compression_jobs import default_name_hash, other_model
+from tests.umoec.compress.test_choose import table
 from tests.umoec.train.conftest import tiny_args
 from umoec.run import RunDir
 
@@ -133,6 +135,26 @@ def test_demo_run_compresses_with_the_default_model_and_verifies(sim_run, tmp_pa
     out = refresh_view(jobs, runs, run.name, None, None, None)
     assert "PASS" in str(out[11]) and f"{name} ({digest[:12]})" in str(out[7])
     assert f"model {name} ({digest[:12]})" in str(out[0])  # the status line names the model
+
+
+def test_auto_records_the_profile_it_chose_and_the_file_verifies(sim_run, tmp_path, monkeypatch):
+    """The auto profile offered by the tab: a table of hex numbers goes to the mixing stage
+    alone, the row says so ("auto: cm"), and the file verifies without a model."""
+    for key, value in ONE_THREAD.items():
+        monkeypatch.setenv(key, value)
+    runs = tmp_path / "runs"
+    shutil.copytree(sim_run, runs / sim_run.name)
+    run = RunDir(runs / sim_run.name)
+    assert "auto" in [o["value"] for o in profile_options()]
+    src = tmp_path / "numbers.csv"
+    src.write_bytes(table(6000))
+    jobs = JobManager(runs)
+    job = finished(jobs.start_compress(run, str(src), "auto", model="default"))
+    assert job.state == "done" and job.result["profile"] == "cm", job.message
+    row = newest_row(run)
+    assert row["status"] == "done" and row["profile"] == "auto: cm"
+    verify = finished(jobs.start_verify(run, int(row["job_id"]), row))
+    assert verify.result["ok"] is True, verify.result
 
 
 def test_damaged_and_missing_models_are_clear_messages(sim_run, tmp_path, monkeypatch):

@@ -210,14 +210,19 @@ def compress_path(input_path: Path, output_path: Path, model: ModelSpec = None, 
                   workers: int = 1, frame_bytes: int | None = None, cluster=None) -> Result:
     """Compress a file into a .umc file (written atomically), one frame in memory at a time."""
     from .stream import compress_stream
-    prof = profiles.get(profile)
+    auto = profile == profiles.AUTO
+    prof = profiles.base(profile)
     m = open_model(model, checkpoint) if prof.network or model or checkpoint else None
     if m is not None and not prof.network and not no_network(m).primer:
         m = None                  # cm uses a model only for its primer
     t0 = time.perf_counter()
     st = _file_to_file(input_path, "input file", output_path, lambda src, dst, size: compress_stream(
-        src, dst, m, profile=prof.name, config=config, input_name=Path(input_path).name,
-        progress=progress, total=size, frame_bytes=frame_bytes, workers=workers, cluster=cluster))
+        src, dst, m, profile=profile if auto else prof.name, config=config,
+        input_name=Path(input_path).name, progress=progress, total=size, frame_bytes=frame_bytes,
+        workers=workers, cluster=cluster))
+    prof = profiles.get(st.profile)
+    if not prof.network and m is not None and not no_network(m).primer:
+        m = None                  # auto chose cm, which names no model without a primer
     return Result(CodecStats(st.read, st.written, time.perf_counter() - t0), prof.name,
                   prof.streams_for(min(st.read, prof.frame_bytes if frame_bytes is None
                                        else frame_bytes)),

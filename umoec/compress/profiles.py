@@ -74,6 +74,20 @@ PROFILES = {
 }
 
 
+AUTO = "auto"               # not a profile: per file, AUTO_NETWORK or cm (choose.py decides)
+AUTO_NETWORK = "fast"
+
+
+def names() -> list[str]:
+    """What a user may ask for: every profile, and auto."""
+    return [*PROFILES, AUTO]
+
+
+def base(name: str) -> Profile:
+    """The profile that sets frame size and threads for `name` (auto: its network profile's)."""
+    return get(AUTO_NETWORK if name == AUTO else name)
+
+
 def get(name: str) -> Profile:
     if name not in PROFILES:
         raise UserError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}")

@@ -25,6 +25,7 @@ from ..codec.errors import CodecError, FormatError
 from ..codec.frames import frame_meta, frame_of, frames, read_exactly
 from . import profiles
 from . import workers as W
+from .choose import choose
 
 Progress = Callable[[int, int], None]
 
@@ -36,6 +37,8 @@ class StreamStats:
     sha256: bytes                 # of the original (what compress read, what decompress wrote)
     header: Header | None = None   # decompress: the first frame's header
     frames: int = 0
+    profile: str = ""             # compress: the profile written (auto's choice)
+    choice: str = ""              # compress with auto: what the choice was made on
 
 
 def _cut(src: BinaryIO, size: int) -> Iterator[tuple[int, bool, bytes]]:
@@ -86,8 +89,9 @@ def compress_stream(src: BinaryIO, dst: BinaryIO, model, *, profile: str = "turb
                     cluster=None) -> StreamStats:
     """Compress everything `src` holds into `dst`; `total` (the input size, 0 if unknown) only
     scales `progress`. `cluster`: a cluster.Cluster that codes the frames (of an input of
-    several)."""
-    prof = profiles.get(profile)
+    several). profile "auto": fast or cm for the whole input, chosen on its first frame
+    (choose.py)."""
+    prof = profiles.base(profile)
     size = prof.frame_bytes if frame_bytes is None else int(frame_bytes)
     if size < 1:
         raise CodecError(f"the frame size must be at least 1 byte, got {size}")
@@ -96,6 +100,17 @@ def compress_stream(src: BinaryIO, dst: BinaryIO, model, *, profile: str = "turb
     head = next(cut)
     if head[1]:                 # one frame: coded here (with the engine's threads)
         workers, cluster = 1, None
+    choice = None
+    if profile == profiles.AUTO:
+        from .api import compress_frame
+        choice = choose(head[2], model, whole=head[1], code=lambda data, name, shown: compress_frame(
+            data, model, profile=name, config=config, input_name=input_name,
+            progress=_inner(progress, base, total) if shown else None))
+        prof = profiles.get(choice.profile)
+    if choice is not None and choice.coded is not None:   # the whole input, coded while choosing
+        sha.update(head[2])
+        written, count = _drain(iter([(len(head[2]), choice.coded)]), dst, base, progress, total)
+        return StreamStats(len(head[2]), written, sha.digest(), None, count, prof.name, choice.why)
 
     def jobs():
         nonlocal read
@@ -107,7 +122,8 @@ def compress_stream(src: BinaryIO, dst: BinaryIO, model, *, profile: str = "turb
 
     written, count = _drain(_ordered("compress", jobs(), workers, model, cluster), dst, base,
                             progress, total)
-    return StreamStats(read, written, sha.digest(), None, count)
+    return StreamStats(read, written, sha.digest(), None, count, prof.name,
+                       choice.why if choice is not None else "")
 
 
 def _drain(results: Iterator[tuple[int, bytes]], dst: BinaryIO, base: list,

@@ -180,8 +180,12 @@ class TrainingDB:
 
     def finish_compression_job(self, job_id: int, status: str, *, raw_bytes: int | None = None,
                                compressed_bytes: int | None = None,
-                               elapsed_s: float | None = None) -> None:
+                               elapsed_s: float | None = None,
+                               profile: str | None = None) -> None:
+        """`profile`: what the job turned out to use, when it differs from what was asked
+        (auto records "auto: cm")."""
         with self.batch():
             self.conn.execute("UPDATE compression_jobs SET status=?, raw_bytes=?, "
-                              "compressed_bytes=?, elapsed_s=? WHERE job_id=?",
-                              (status, raw_bytes, compressed_bytes, elapsed_s, job_id))
+                              "compressed_bytes=?, elapsed_s=?, profile=COALESCE(?, profile) "
+                              "WHERE job_id=?",
+                              (status, raw_bytes, compressed_bytes, elapsed_s, profile, job_id))

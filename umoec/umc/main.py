@@ -21,14 +21,14 @@ from collections.abc import Sequence
 
 from .. import installed_version
 from ..cli import EXIT_FAILURE, UserError, run_main
-from ..compress.profiles import PROFILES
+from ..compress.profiles import AUTO, AUTO_NETWORK, PROFILES, base, names
 from ..compress.threads import prepare
 from ..engine import ENGINE_VERSION
 from .names import STDIO, show, target_for
 
 SUBCOMMANDS = ("model", "train", "eval", "gui")
 FORWARDED = {"train": "bin.train", "eval": "bin.evaluate", "gui": "gui.app"}
-DEFAULT_PROFILE = "fast"     # turbo codes faster, but fast's bpb is clearly better
+DEFAULT_PROFILE = AUTO       # fast, or cm where the mixing stage alone codes the input as small
 LEVELS = {f"-{i}": name for i, name in   # -1 turbo, -2 fast, -3 balanced (the network profiles)
           enumerate((n for n, p in PROFILES.items() if p.network), 1)}
 MAX_THREADS = 256
@@ -76,9 +76,11 @@ def parser() -> argparse.ArgumentParser:
     for flag, name in LEVELS.items():
         c.add_argument(flag, dest="profile", action="store_const", const=name,
                        default=DEFAULT_PROFILE, help=f"same as --profile {name}")
-    c.add_argument("--profile", choices=list(PROFILES), default=DEFAULT_PROFILE,
-                   help=f"speed/ratio trade-off for compressing (default {DEFAULT_PROFILE}); "
-                   "decoding takes it from the file")
+    c.add_argument("--profile", choices=names(), default=DEFAULT_PROFILE,
+                   help=f"speed/ratio trade-off for compressing (default {DEFAULT_PROFILE}: "
+                   f"{AUTO_NETWORK}, or cm when the network does not code a sample of the input "
+                   "clearly smaller, as on binaries and tables of numbers); decoding takes it "
+                   "from the file")
     c.add_argument("--model", metavar="NAME|HASH|PATH",
                    help="coding model (default: the shipped default model; decoding: the one "
                    "the file names, found by its hash)")
@@ -182,7 +184,7 @@ def _files(a) -> int:
     _check_usage(a, mode, sources)
     if mode == "list":
         return _list(sources, verbosity, debug)
-    wanted = PROFILES[a.profile].threads if mode == "compress" else 1
+    wanted = base(a.profile).threads if mode == "compress" else 1
     plan = prepare(a.threads or wanted, fixed=bool(a.threads))   # before numpy loads
     # frames: as many processes as -T says; decoding, by default 0: as many as cores are idle,
     # decided by the decoder once it sees a file of several frames
@@ -191,7 +193,7 @@ def _files(a) -> int:
     from ..engine import device
     from . import files
     device.refresh()                   # UMOEC_ENGINE_DEVICE that cannot be used: exit 2 here
-    needs = mode == "compress" and PROFILES[a.profile].network   # the cm profile has no model
+    needs = mode == "compress" and base(a.profile).network   # the cm profile has no model
     model = open_model(a.model) if needs or a.model else None     # ModelError: exit 2
     cluster = _connect(a.cluster)                                  # UserError: exit 2
     try:

@@ -37,7 +37,8 @@ def test_decoding_needs_the_model_the_file_names(umc, tmp_path):
     other = variant("other", 0)
     mf.write(other, tmp_path / "models" / "other.umm")
     umc.write("a.txt", TEXT[:300])
-    assert umc("-q", "--model", str(tmp_path / "models" / "other.umm"), "a.txt").rc == 0
+    assert umc("-q", "--profile", "fast", "--model", str(tmp_path / "models" / "other.umm"),
+               "a.txt").rc == 0
     (umc.cwd / "a.txt").rename(umc.cwd / "orig")
     r = umc("-d", "a.txt.umc")                               # not on the search path
     assert r.rc == 1 and "needs model other" in r.err and other.hash[:16] in r.err

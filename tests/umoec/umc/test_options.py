@@ -18,15 +18,20 @@ def _profile(umc, name: str) -> str:
     return read_header((umc.cwd / name).read_bytes()).profile
 
 
-def test_levels_and_profile_choose_the_profile_default_fast(umc):
-    assert DEFAULT_PROFILE == "fast" and LEVELS == {"-1": "turbo", "-2": "fast", "-3": "balanced"}
-    for name in ("d", "p1", "p3", "pp", "last"):
+def test_levels_and_profile_choose_the_profile_default_auto(umc):
+    assert DEFAULT_PROFILE == "auto" and LEVELS == {"-1": "turbo", "-2": "fast", "-3": "balanced"}
+    for name in ("d", "p1", "p3", "pp", "last", "big"):
         umc.write(name, TEXT[:200])
+    umc.write("big", TEXT * 4)
     for args in (["d"], ["-1", "p1"], ["-3", "p3"], ["--profile", "turbo", "pp"],
-                 ["-3", "--profile", "turbo", "-2", "last"]):
+                 ["-3", "--profile", "turbo", "-2", "last"], ["big"]):
         assert umc("-q", *args).rc == 0, args
-    assert [_profile(umc, f"{n}.umc") for n in ("d", "p1", "p3", "pp", "last")] == \
-        ["fast", "turbo", "balanced", "turbo", "fast"]
+    assert [_profile(umc, f"{n}.umc") for n in ("d", "p1", "p3", "pp", "last", "big")] == \
+        ["cm", "turbo", "balanced", "turbo", "fast", "fast"]
+    # auto: 200 bytes are coded smaller by cm (the network's header carries its global vector)
+    r = umc("-v", "-c", "d")
+    assert r.rc == 0 and "auto chose cm on the whole input: fast " in r.err
+    assert len((umc.cwd / "d.umc").read_bytes()) < len((umc.cwd / "last.umc").read_bytes())
     (umc.cwd / "p3").unlink()
     r = umc("-d", "--profile", "turbo", "p3.umc")            # decoding takes it from the file
     assert r.rc == 0 and (umc.cwd / "p3").read_bytes() == TEXT[:200]
@@ -36,7 +41,7 @@ def test_threads_quiet_and_verbose(umc, default_model):
     umc.write("a", TEXT[:200])
     r = umc("-v", "-T", "2", "-o", "a2.umc", "a")
     assert r.rc == 0 and "2 threads" in r.err, r.err
-    assert f"compressing with model {default_model.name} ({default_model.short}), profile fast" \
+    assert f"compressing with model {default_model.name} ({default_model.short}), profile auto" \
         in r.err
     r = umc("-T", "1", "a")                                   # normal: one summary line
     assert r.rc == 0 and len(r.lines) == 1 and r.lines[0].startswith("a -> a.umc: raw 200 B")

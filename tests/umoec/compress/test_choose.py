@@ -1,0 +1,81 @@
+"""The auto profile: fast or cm per file, chosen by coding a sample both ways; the file is then
+exactly what that profile writes, and decodes like any other."""
+import io
+import random
+
+from tests.conftest import ROOT
+from umoec.codec import read_header
+from umoec.compress import choose as A
+from umoec.compress import profiles
+from umoec.compress.api import compress_bytes, decompress_bytes, open_model
+from umoec.compress.stream import compress_stream
+
+TEXT = (ROOT / "umoec" / "codec" / "cm.py").read_bytes()   # source the default model knows
+
+
+def table(n: int, seed: int = 1) -> bytes:
+    """Rows of random hex numbers: what the mixing stage alone codes smaller (docs/models.md)."""
+    rng = random.Random(seed)
+    rows = (f"{rng.getrandbits(32):08x},{rng.getrandbits(32):08x}\n" for _ in range(n // 18 + 1))
+    return "".join(rows).encode()[:n]
+
+
+class Coder:
+    """A stand-in coder whose sizes are given per profile; records what it was asked to code."""
+
+    def __init__(self, sizes: dict):
+        self.sizes, self.calls = sizes, []
+
+    def __call__(self, data: bytes, name: str, shown: bool) -> bytes:
+        self.calls.append((len(data), name, shown))
+        return bytes(self.sizes[name])
+
+
+def test_a_small_whole_input_keeps_the_smaller_coding_and_a_tie_goes_to_cm():
+    c = Coder({"cm": 100, "fast": 99})
+    got = A.choose(b"x" * 1000, object(), whole=True, code=c)
+    assert (got.profile, got.coded) == ("fast", bytes(99)) and "fast 99 B, cm 100 B" in got.why
+    assert c.calls == [(1000, "cm", False), (1000, "fast", True)]   # progress for the long one
+    got = A.choose(b"x" * 1000, object(), whole=True, code=Coder({"cm": 99, "fast": 99}))
+    assert (got.profile, got.coded) == ("cm", bytes(99))
+
+
+def test_a_larger_input_is_decided_on_a_sample_from_its_middle_with_a_margin_for_the_network():
+    data = bytes(range(256)) * 400                               # 100 KiB
+    assert A.probe_of(data) == data[(len(data) - A.PROBE) // 2:][:A.PROBE]
+    assert A.probe_of(data[:5000]) == data[:5000]
+    for network, want in ((94, "fast"), (95, "fast"), (96, "cm"), (120, "cm")):
+        c = Coder({"cm": 100, "fast": network})
+        got = A.choose(data, object(), whole=False, code=c)     # several frames: never whole
+        assert got.profile == want and got.coded is None, network
+        assert [n for n, _, _ in c.calls] == [A.PROBE, A.PROBE]
+    got = A.choose(data[:A.WHOLE + 1], object(), whole=True, code=Coder({"cm": 100, "fast": 50}))
+    assert got.profile == "fast" and got.coded is None and "sample" in got.why
+
+
+def test_without_a_model_auto_is_cm():
+    assert A.choose(TEXT, None, whole=True, code=None).profile == "cm"
+
+
+def test_auto_writes_what_the_chosen_profile_writes_and_it_decodes():
+    model = open_model()
+    text, numbers = TEXT[:8_000], table(8_000)
+    auto = {k: compress_bytes(d, model, profile="auto") for k, d in (("text", text), ("nums", numbers))}
+    assert read_header(auto["text"]).profile == "fast"
+    assert read_header(auto["nums"]).profile == "cm"
+    assert auto["text"] == compress_bytes(text, model, profile="fast")
+    assert auto["nums"] == compress_bytes(numbers, model, profile="cm")
+    assert len(auto["nums"]) < len(compress_bytes(numbers, model, profile="fast"))
+    assert decompress_bytes(auto["text"]) == text and decompress_bytes(auto["nums"]) == numbers
+
+
+def test_every_frame_of_a_larger_input_takes_the_choice_made_on_the_first():
+    model = open_model()
+    data = table(40_000) + TEXT[:8_000]           # the first frame decides: numbers
+    out = io.BytesIO()
+    st = compress_stream(io.BytesIO(data), out, model, profile="auto", frame_bytes=24_000)
+    assert st.frames == 2 and st.profile == "cm" and "sample" in st.choice
+    assert out.getvalue() == compress_bytes(data, model, profile="cm", frame_bytes=24_000)
+    assert decompress_bytes(out.getvalue()) == data
+    assert profiles.base("auto") is profiles.PROFILES[profiles.AUTO_NETWORK]
+    assert "auto" in profiles.names() and "auto" not in profiles.PROFILES   # never in a header

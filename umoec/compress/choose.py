@@ -1,0 +1,60 @@
+"""The auto profile: per file, the network's fast profile or the mixing stage alone (cm), whichever
+codes this file's kind of bytes smaller.
+
+The default model knows text and code; on binaries, tables of numbers and logs the mixing stage
+alone codes as small or smaller (docs/models.md) and 25-30x faster, with no model needed to
+decode. So auto codes a sample both ways before the file:
+- an input of one frame no larger than WHOLE is coded whole both ways and the smaller kept (a tie
+  goes to cm), so the choice costs only the cm run (a small fraction of the network's time);
+- otherwise PROBE bytes from the middle of the first frame are coded both ways and the file goes
+  to cm when the network's sample is not at least MARGIN smaller. A sample favours the network:
+  it starts cold, and the stage's tables learn with length (on 128 KB of seven kinds of files the
+  network's size relative to cm's rose by 4-15% from a 16 KB sample to the whole 128 KB), hence
+  the margin.
+The choice holds for every frame of a file (one model, one profile per file), and the header
+records the profile chosen, so decoding is unchanged. Measured: docs/compress.md#auto.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from . import profiles
+
+WHOLE = 32 << 10
+PROBE = 16 << 10
+MARGIN = 0.95
+
+
+@dataclass(frozen=True)
+class Choice:
+    profile: str
+    why: str                      # for `umc -v`: the sizes it was decided on
+    coded: bytes | None = None    # the input already coded with `profile` (WHOLE inputs)
+
+
+def probe_of(data: bytes) -> bytes:
+    """The sample auto codes both ways: PROBE bytes from the middle of `data` (a file's start is
+    often a header unlike the rest: an executable's, a table's column names)."""
+    if len(data) <= PROBE:
+        return data
+    start = (len(data) - PROBE) // 2
+    return data[start:start + PROBE]
+
+
+def choose(data: bytes, model, *, whole: bool, code: Callable[[bytes, str, bool], bytes]) -> Choice:
+    """The profile for an input whose first frame is `data`; `whole`: `data` is the entire input,
+    coded once per profile when small enough. code(data, profile, with_progress) -> .umc bytes."""
+    net = profiles.AUTO_NETWORK
+    if model is None:
+        return Choice("cm", "no model")
+    if whole and len(data) <= WHOLE:
+        stage = code(data, "cm", False)
+        network = code(data, net, True)
+        pick = "cm" if len(stage) <= len(network) else net
+        return Choice(pick, f"the whole input: {net} {len(network):,} B, cm {len(stage):,} B",
+                      stage if pick == "cm" else network)
+    sample = probe_of(data)
+    stage, network = len(code(sample, "cm", False)), len(code(sample, net, False))
+    pick = "cm" if network > MARGIN * stage else net
+    return Choice(pick, f"a {len(sample) >> 10} KiB sample: {net} {network:,} B, cm {stage:,} B")
