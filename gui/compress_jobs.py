@@ -61,6 +61,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_JOB_TIMEOUT_S = 6 * 3600.0
 CANCEL_GRACE_S = 5.0
 PROFILES = tuple(profile_names())   # the codec's own list: a profile added there is offered here
+EVAL_PROFILES = tuple(p for p in PROFILES if p != AUTO)   # an evaluation measures the model
 SLOTS = ("compress", "eval", "export")
 SLOT_OF = {"compress": "compress", "verify": "compress", "eval": "eval", "export": "export"}
 STAMP_RE = re.compile(r"^\d{8}-\d{6}-(\d+-)?")  # the prefix uploads get
@@ -455,8 +456,8 @@ class JobManager:
         """Evaluate on enwik8 or the run's data: the run's checkpoint `checkpoint`
         (umoec.compress.evaluate.evaluate) when `model` is models.CHECKPOINT_CHOICE or none,
         else the model (a full hash or "default")."""
-        if profile not in PROFILES:
-            raise JobError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+        if profile not in EVAL_PROFILES:
+            raise JobError(f"unknown profile {profile!r}; choose one of {', '.join(EVAL_PROFILES)}")
         try:
             max_bytes = int(max_bytes)
         except (TypeError, ValueError):

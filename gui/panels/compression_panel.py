@@ -21,9 +21,12 @@ AUTO_LABEL = (f"{profiles.AUTO} - per file, {profiles.AUTO_NETWORK} or cm (the m
               "alone), whichever codes a sample smaller: cm on binaries and tables of numbers")
 
 
-def profile_options() -> list[dict]:
+def profile_options(auto: bool = True) -> list[dict]:
+    """The codec's profiles, and auto unless `auto` is False (an evaluation measures a model, so
+    it never lets auto leave the network out)."""
     return [{"label": f"{name} - {p.description}", "value": name}
-            for name, p in profiles.PROFILES.items()] + [{"label": AUTO_LABEL, "value": profiles.AUTO}]
+            for name, p in profiles.PROFILES.items()] + \
+        ([{"label": AUTO_LABEL, "value": profiles.AUTO}] if auto else [])
 
 
 def labelled(label: str, control, width: int = 12, note: str = "") -> dbc.Col:

@@ -24,7 +24,7 @@ def layout() -> html.Div:
                 id=ids.EVAL_MAX_BYTES, type="number", min=0, step=1, value=DEFAULT_MAX_BYTES,
                 size="sm", persistence=True, persistence_type="local"), 6,
                 "first N bytes; 0 = all (enwik8 whole takes hours on a CPU)"),
-            labelled("Profile", dcc.Dropdown(id=ids.EVAL_PROFILE, options=profile_options(),
+            labelled("Profile", dcc.Dropdown(id=ids.EVAL_PROFILE, options=profile_options(auto=False),
                                              value="turbo", clearable=False), 6),
         ], class_name="g-2 mt-1"),
         html.Div(id=ids.EVAL_DATA_NOTE, className="small text-muted mt-2"),

@@ -359,6 +359,8 @@ def test_eval_requests_are_checked(run):
         jobs.start_eval(run, "step000004.pt", "lots", "turbo")
     with pytest.raises(JobError, match=">= 0"):
         jobs.start_eval(run, "step000004.pt", -1, "turbo")
+    with pytest.raises(JobError, match="unknown profile 'auto'"):   # it could leave the model out
+        jobs.start_eval(run, "step000004.pt", 100, "auto")
     with pytest.raises(JobError, match="choose a checkpoint"):
         jobs.start_eval(run, "nope.pt", 100, "turbo", model=CHECKPOINT_CHOICE)
     with pytest.raises(JobError, match="choose a checkpoint"):
