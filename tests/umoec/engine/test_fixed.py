@@ -81,3 +81,15 @@ def test_norms_are_scale_free_and_zero_safe():
         np.abs(fx.rms_norm(x * 3, None, 1e-5)[0] - y[0]).max() <= 1
     ln = fx.layer_norm(x + 1000, 1e-6)
     assert abs(int(ln[0].sum())) <= 4
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.float64, np.float32])
+def test_iclip_is_np_clip(dtype):
+    """The engine's clamp calls the clip ufunc directly for 8-byte arrays; everything else (and
+    a bound outside a narrower dtype) goes through np.clip: the same values and dtype either way."""
+    x = (np.random.default_rng(3).standard_normal((40, 9)) * 2.0 ** 28).astype(dtype)
+    for lo, hi in ((-(2 ** 24 - 1), 2 ** 24 - 1), (0, 5), (-(2 ** 31 - 1), 2 ** 31 - 1),
+                   (-(2 ** 40), 2 ** 40)):
+        got, want = fx.iclip(x, lo, hi), np.clip(x, lo, hi)
+        assert got.dtype == want.dtype and np.array_equal(got, want), (lo, hi)
+    assert fx.clamp(np.int64(1 << 30), 24) == (1 << 24) - 1
