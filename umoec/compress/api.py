@@ -204,25 +204,26 @@ def compress_frame(data: bytes, model: mf.ModelFile | None, *, profile: str = "t
                         progress=progress)
 
 
+def _named(m: mf.ModelFile | None, prof: profiles.Profile) -> mf.ModelFile | None:
+    """The model a file of `prof` uses and names: cm uses one only for its primer."""
+    return m if m is not None and (prof.network or no_network(m).primer) else None
+
+
 def compress_path(input_path: Path, output_path: Path, model: ModelSpec = None, *,
                   checkpoint: Path | None = None, config: C.Config | None = None,
                   profile: str = "turbo", progress: Progress | None = None,
                   workers: int = 1, frame_bytes: int | None = None, cluster=None) -> Result:
     """Compress a file into a .umc file (written atomically), one frame in memory at a time."""
     from .stream import compress_stream
-    auto = profile == profiles.AUTO
-    prof = profiles.base(profile)
-    m = open_model(model, checkpoint) if prof.network or model or checkpoint else None
-    if m is not None and not prof.network and not no_network(m).primer:
-        m = None                  # cm uses a model only for its primer
+    prof = profiles.base(profile)             # auto: its network profile until it has chosen
+    m = _named(open_model(model, checkpoint) if prof.network or model or checkpoint else None,
+               prof)
     t0 = time.perf_counter()
     st = _file_to_file(input_path, "input file", output_path, lambda src, dst, size: compress_stream(
-        src, dst, m, profile=profile if auto else prof.name, config=config,
-        input_name=Path(input_path).name, progress=progress, total=size, frame_bytes=frame_bytes,
-        workers=workers, cluster=cluster))
+        src, dst, m, profile=profile, config=config, input_name=Path(input_path).name,
+        progress=progress, total=size, frame_bytes=frame_bytes, workers=workers, cluster=cluster))
     prof = profiles.get(st.profile)
-    if not prof.network and m is not None and not no_network(m).primer:
-        m = None                  # auto chose cm, which names no model without a primer
+    m = _named(m, prof)                       # auto may have chosen cm
     return Result(CodecStats(st.read, st.written, time.perf_counter() - t0), prof.name,
                   prof.streams_for(min(st.read, prof.frame_bytes if frame_bytes is None
                                        else frame_bytes)),

@@ -107,10 +107,12 @@ def compress_stream(src: BinaryIO, dst: BinaryIO, model, *, profile: str = "turb
             data, model, profile=name, config=config, input_name=input_name,
             progress=_inner(progress, base, total) if shown else None))
         prof = profiles.get(choice.profile)
-    if choice is not None and choice.coded is not None:   # the whole input, coded while choosing
-        sha.update(head[2])
-        written, count = _drain(iter([(len(head[2]), choice.coded)]), dst, base, progress, total)
-        return StreamStats(len(head[2]), written, sha.digest(), None, count, prof.name, choice.why)
+        if choice.coded is not None:          # the whole input, coded while choosing
+            sha.update(head[2])
+            written, count = _drain(iter([(len(head[2]), choice.coded)]), dst, base, progress,
+                                    total)
+            return StreamStats(len(head[2]), written, sha.digest(), None, count, prof.name,
+                               choice.why)
 
     def jobs():
         nonlocal read

@@ -55,8 +55,10 @@ _PREC = 24
 
 # the ufunc np.clip ends in: np.clip's own checks (is a Python-int bound outside the dtype?) cost
 # ~3.5 us per call, ~10% of a small-batch engine step; called directly where the bounds fit
-_UCLIP = getattr(getattr(np, "_core", None), "umath", None)
-_UCLIP = getattr(_UCLIP, "clip", None) or np.clip
+try:
+    from numpy._core.umath import clip as _UCLIP
+except ImportError:       # a numpy that moved it: the same values, a little slower
+    _UCLIP = np.clip
 
 
 def iclip(x: np.ndarray, lo: int, hi: int) -> np.ndarray:

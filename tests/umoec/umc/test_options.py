@@ -20,7 +20,7 @@ def _profile(umc, name: str) -> str:
 
 def test_levels_and_profile_choose_the_profile_default_auto(umc):
     assert DEFAULT_PROFILE == "auto" and LEVELS == {"-1": "turbo", "-2": "fast", "-3": "balanced"}
-    for name in ("d", "p1", "p3", "pp", "last", "big"):
+    for name in ("d", "p1", "p3", "pp", "last"):
         umc.write(name, TEXT[:200])
     umc.write("big", TEXT * 4)
     for args in (["d"], ["-1", "p1"], ["-3", "p3"], ["--profile", "turbo", "pp"],
