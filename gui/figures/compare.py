@@ -19,7 +19,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .base import TEMPLATE, empty_fig
+from .base import TEMPLATE, empty_fig, line_trace
 from .series import VIEW_POINTS, ema, points
 
 if TYPE_CHECKING:
@@ -122,13 +122,13 @@ def compare_fig(runs: list[RunData], axis: str = "step", smoothing: float = 0.6,
         rx, ry = points(x, r.train_bits, window, n_out)
         ex, ey = points(x, smooth, window, n_out)
         group = f"run{i}"
-        fig.add_trace(go.Scattergl(x=rx, y=ry, mode="lines", name=name, legendgroup=group,
-                                   showlegend=False, opacity=0.3, hoverinfo="skip",
-                                   line={"color": colour, "width": 1}), row=1, col=1)
-        fig.add_trace(go.Scattergl(x=ex, y=ey, mode="lines", name=name, legendgroup=group,
-                                   line={"color": colour, "width": 2},
-                                   hovertemplate=f"{r.name}<br>%{{x}}: %{{y:.4f}} {r.unit} (EMA)"
-                                                 "<extra></extra>"), row=1, col=1)
+        fig.add_trace(line_trace(x=rx, y=ry, mode="lines", name=name, legendgroup=group,
+                                showlegend=False, opacity=0.3, hoverinfo="skip",
+                                line={"color": colour, "width": 1}), row=1, col=1)
+        fig.add_trace(line_trace(x=ex, y=ey, mode="lines", name=name, legendgroup=group,
+                                line={"color": colour, "width": 2},
+                                hovertemplate=f"{r.name}<br>%{{x}}: %{{y:.4f}} {r.unit} (EMA)"
+                                              "<extra></extra>"), row=1, col=1)
         vx = r.val_x(axis)
         fig.add_trace(go.Scatter(x=vx.tolist(), y=r.val_bits.tolist(), mode="lines+markers",
                                  name=name, legendgroup=group, showlegend=False,
@@ -208,10 +208,10 @@ def system_fig(runs: list[RunData], metric: str, axis: str = "step",
         y = r.system[metric] / scale
         keep = np.isfinite(x)     # bytes/time need a training row at or before the sample
         px, py = points(x[keep], y[keep], None, n_out)
-        fig.add_trace(go.Scattergl(x=px, y=py, mode="lines", name=legend_name(r, diff.get(r.kind, [])),
-                                   line={"color": run_colour(i), "width": 2},
-                                   hovertemplate=f"{r.name}<br>%{{x}}: %{{y:,.1f}} {label}"
-                                                 "<extra></extra>"))
+        fig.add_trace(line_trace(x=px, y=py, mode="lines", name=legend_name(r, diff.get(r.kind, [])),
+                                line={"color": run_colour(i), "width": 2},
+                                hovertemplate=f"{r.name}<br>%{{x}}: %{{y:,.1f}} {label}"
+                                              "<extra></extra>"))
     if not fig.data:
         fig.add_annotation(text="No run can be drawn on this axis", showarrow=False,
                            xref="paper", yref="paper", x=0.5, y=0.5)

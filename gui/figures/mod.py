@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .base import MARGIN, REFERENCE_LINE, TEMPLATE, block_colour, block_label, empty_fig
+from .base import MARGIN, REFERENCE_LINE, TEMPLATE, block_colour, block_label, empty_fig, line_trace
 from .series import thin
 
 
@@ -74,13 +74,13 @@ def mod_gate_history_fig(history: pd.DataFrame) -> go.Figure:
         inf = pd.to_numeric(d["fraction_inference"], errors="coerce").to_numpy(dtype=float)
         has_inf = not np.isnan(inf).all()
         keep = thin(steps, [frac, np.nan_to_num(inf)] if has_inf else [frac])
-        fig.add_trace(go.Scattergl(x=steps[keep], y=frac[keep], mode="lines", legendgroup=str(b),
-                                   name=f"{block_label(b)} training",
-                                   line={"color": block_colour(b), "width": 2}))
+        fig.add_trace(line_trace(x=steps[keep], y=frac[keep], mode="lines", legendgroup=str(b),
+                                name=f"{block_label(b)} training",
+                                line={"color": block_colour(b), "width": 2}))
         if has_inf:
-            fig.add_trace(go.Scattergl(x=steps[keep], y=inf[keep], mode="lines", legendgroup=str(b),
-                                       name=f"{block_label(b)} inference",
-                                       line={"color": block_colour(b), "width": 1.5, "dash": "dot"}))
+            fig.add_trace(line_trace(x=steps[keep], y=inf[keep], mode="lines", legendgroup=str(b),
+                                    name=f"{block_label(b)} inference",
+                                    line={"color": block_colour(b), "width": 1.5, "dash": "dot"}))
     cap = history.groupby("step", sort=True)["capacity"].first()
     cap_steps, cap_vals = cap.index.to_numpy(), cap.to_numpy(dtype=float)
     if np.allclose(cap_vals, cap_vals[0]):  # constant capacity: two points are enough

@@ -10,7 +10,16 @@ from plotly.subplots import make_subplots
 
 from umoec.metrics.balance import load_balance_table
 
-from .base import MARGIN, REFERENCE_LINE, TEMPLATE, block_colour, block_label, empty_fig, expert_colour
+from .base import (
+    MARGIN,
+    REFERENCE_LINE,
+    TEMPLATE,
+    block_colour,
+    block_label,
+    empty_fig,
+    expert_colour,
+    line_trace,
+)
 from .series import thin
 
 
@@ -68,7 +77,7 @@ def moe_routing_history_fig(history: pd.DataFrame, block_idx: int | None = None,
     fig = go.Figure()
     for e in wide.columns:
         faded = highlight is not None and int(e) != highlight
-        fig.add_trace(go.Scattergl(
+        fig.add_trace(line_trace(
             x=steps[keep], y=wide[e].to_numpy()[keep], mode="lines", name=f"expert {int(e)}",
             line={"color": expert_colour(e), "width": 3 if int(e) == highlight else 1.5},
             opacity=0.35 if faded else 1.0))
@@ -100,12 +109,12 @@ def load_balance_fig(history: pd.DataFrame) -> go.Figure:
         steps = d["step"].to_numpy()
         keep = thin(steps, [d["gini"].to_numpy(), d["max_min"].to_numpy()])
         colour = block_colour(b)
-        fig.add_trace(go.Scattergl(x=steps[keep], y=d["gini"].to_numpy()[keep], mode="lines",
-                                   name=block_label(b), legendgroup=str(b),
-                                   line={"color": colour, "width": 1.8}), row=1, col=1)
-        fig.add_trace(go.Scattergl(x=steps[keep], y=d["max_min"].to_numpy()[keep], mode="lines",
-                                   name=block_label(b), legendgroup=str(b), showlegend=False,
-                                   line={"color": colour, "width": 1.8}), row=1, col=2)
+        fig.add_trace(line_trace(x=steps[keep], y=d["gini"].to_numpy()[keep], mode="lines",
+                                name=block_label(b), legendgroup=str(b),
+                                line={"color": colour, "width": 1.8}), row=1, col=1)
+        fig.add_trace(line_trace(x=steps[keep], y=d["max_min"].to_numpy()[keep], mode="lines",
+                                name=block_label(b), legendgroup=str(b), showlegend=False,
+                                line={"color": colour, "width": 1.8}), row=1, col=2)
     first, last = table["step"].min(), table["step"].max()
     for col, ref in ((1, 0.0), (2, 1.0)):
         fig.add_trace(go.Scatter(x=[first, last], y=[ref, ref], mode="lines", name="balanced",
@@ -129,11 +138,11 @@ def expert_detail_fig(expert: pd.DataFrame, block_idx: int, expert_idx: int,
     steps = expert["step"].to_numpy()
     keep = thin(steps, [expert["load"].to_numpy(), expert["bias"].to_numpy()])
     fig = go.Figure()
-    fig.add_trace(go.Scattergl(x=steps[keep], y=expert["load"].to_numpy()[keep], mode="lines",
-                               name="load", line={"color": expert_colour(expert_idx), "width": 2}))
-    fig.add_trace(go.Scattergl(x=steps[keep], y=expert["bias"].to_numpy()[keep], mode="lines",
-                               name="bias", yaxis="y2", line={"color": "#495057", "width": 2,
-                                                              "dash": "dot"}))
+    fig.add_trace(line_trace(x=steps[keep], y=expert["load"].to_numpy()[keep], mode="lines",
+                            name="load", line={"color": expert_colour(expert_idx), "width": 2}))
+    fig.add_trace(line_trace(x=steps[keep], y=expert["bias"].to_numpy()[keep], mode="lines",
+                            name="bias", yaxis="y2", line={"color": "#495057", "width": 2,
+                                                           "dash": "dot"}))
     if n_experts:
         ref = 1.0 / n_experts
         fig.add_trace(go.Scatter(x=[steps[0], steps[-1]], y=[ref, ref], mode="lines",

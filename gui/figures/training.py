@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from umoec.units import fmt_bytes
 
-from .base import TEMPLATE, crosshair, empty_fig
+from .base import TEMPLATE, crosshair, empty_fig, line_trace
 from .series import Smoothing, downsample, smooth
 
 # Trace order of the live training charts: callbacks extend these by index (dash.Patch).
@@ -72,11 +72,11 @@ def loss_fig(train: pd.DataFrame, val: pd.DataFrame, smoothing: Smoothing = Smoo
     smoothed = smooth(bpb, smoothing)
     raw_i, smooth_i = downsample(steps, bpb, max_points), downsample(steps, smoothed, max_points)
     fig = go.Figure()
-    fig.add_trace(go.Scattergl(x=steps[raw_i].tolist(), y=bpb[raw_i].tolist(), name="train bpb", mode="lines",
-                               line={"color": "rgba(13,110,253,0.30)", "width": 1}))
-    fig.add_trace(go.Scattergl(x=steps[smooth_i].tolist(), y=smoothed[smooth_i].tolist(),
-                               name=f"train bpb ({smoothing.label()})", mode="lines",
-                               line={"color": "#0d6efd", "width": 2}))
+    fig.add_trace(line_trace(x=steps[raw_i].tolist(), y=bpb[raw_i].tolist(), name="train bpb", mode="lines",
+                            line={"color": "rgba(13,110,253,0.30)", "width": 1}))
+    fig.add_trace(line_trace(x=steps[smooth_i].tolist(), y=smoothed[smooth_i].tolist(),
+                            name=f"train bpb ({smoothing.label()})", mode="lines",
+                            line={"color": "#0d6efd", "width": 2}))
     fig.add_trace(go.Scatter(x=val["step"].tolist(), y=val["bpb"].astype(float).tolist(),
                              name="val bpb", mode="lines+markers",
                              line={"color": "#d63384", "width": 2}))
@@ -112,10 +112,10 @@ def lr_grad_fig(train: pd.DataFrame, max_points: int | None = None,
     lr, gn = train["lr"].to_numpy(dtype=float), train["grad_norm"].to_numpy(dtype=float)
     lr_i, gn_i = downsample(steps, lr, max_points), downsample(steps, gn, max_points)
     fig = go.Figure()
-    fig.add_trace(go.Scattergl(x=steps[lr_i].tolist(), y=lr[lr_i].tolist(), name=lr_label, mode="lines",
-                               line={"color": "#198754"}))
-    fig.add_trace(go.Scattergl(x=steps[gn_i].tolist(), y=gn[gn_i].tolist(), name="grad norm",
-                               mode="lines", yaxis="y2", line={"color": "#fd7e14", "width": 1}))
+    fig.add_trace(line_trace(x=steps[lr_i].tolist(), y=lr[lr_i].tolist(), name=lr_label, mode="lines",
+                            line={"color": "#198754"}))
+    fig.add_trace(line_trace(x=steps[gn_i].tolist(), y=gn[gn_i].tolist(), name="grad norm",
+                            mode="lines", yaxis="y2", line={"color": "#fd7e14", "width": 1}))
     fig.update_layout(template=TEMPLATE, height=260, margin={"l": 60, "r": 60, "t": 30, "b": 40},
                       xaxis_title="step", yaxis={"title": "lr", "exponentformat": "e"},
                       yaxis2={"title": "grad norm", "overlaying": "y", "side": "right"},
@@ -138,8 +138,8 @@ def throughput_fig(train: pd.DataFrame, max_points: int | None = None) -> go.Fig
     steps = train["step"].to_numpy()
     tps = train["tokens_per_sec"].to_numpy(dtype=float)
     i = downsample(steps, tps, max_points)
-    fig = go.Figure(go.Scattergl(x=steps[i].tolist(), y=tps[i].tolist(), name="tokens/s",
-                                 mode="lines", line={"color": "#20c997", "width": 1.5}))
+    fig = go.Figure(line_trace(x=steps[i].tolist(), y=tps[i].tolist(), name="tokens/s",
+                              mode="lines", line={"color": "#20c997", "width": 1.5}))
     fig.update_layout(template=TEMPLATE, height=260, margin={"l": 60, "r": 20, "t": 30, "b": 40},
                       xaxis_title="step", yaxis={"title": "tokens/s", "rangemode": "tozero"},
                       showlegend=False, uirevision="throughput")
@@ -182,8 +182,8 @@ def system_fig(system: pd.DataFrame, max_points: int | None = None) -> go.Figure
         if np.isnan(y).all():
             return
         i = downsample(steps, np.nan_to_num(y, nan=0.0), max_points)
-        fig.add_trace(go.Scattergl(x=steps[i].tolist(), y=y[i].tolist(), name=name, mode="lines",
-                                   yaxis=axis, line={"color": colour, "width": 1.5}))
+        fig.add_trace(line_trace(x=steps[i].tolist(), y=y[i].tolist(), name=name, mode="lines",
+                                yaxis=axis, line={"color": colour, "width": 1.5}))
 
     line("cpu_percent", "CPU % (of one core)", "#0d6efd")
     line("gpu_util", "GPU %", "#6f42c1")
