@@ -25,6 +25,8 @@ from flask import Response, request
 from gui import ids, panes
 from gui import presets as user_presets
 from gui.callbacks import register_all_callbacks
+from gui.callbacks.run_callbacks import run_list
+from gui.callbacks.tick_callbacks import served_pulse
 from gui.compress_jobs import DEFAULT_JOB_TIMEOUT_S
 from gui.context import AppContext, CockpitSettings, attach
 from gui.notify import reconcile_dead_runs
@@ -39,13 +41,15 @@ TOKEN_COOKIE = "umoec_token"
 
 
 def build_layout(runs_dir: Path, refresh_ms: int,
-                 mounted: tuple[str, ...] = (panes.FIRST,)) -> html.Div:
+                 mounted: tuple[str, ...] = (panes.FIRST,), runs: list[dict] | None = None,
+                 pulse: dict | None = None) -> html.Div:
     """The page: header, stores, config sidebar, tabs. Only the panes in `mounted` are built (a
     page starts with the first tab's; the others are built when first shown, gui/panes.py);
-    with every tab's, it is the layout every callback is checked against."""
+    with every tab's, it is the layout every callback is checked against. `runs` and `pulse`:
+    the run list and the page pulse as the page is served (serve_layout)."""
     return html.Div([
-        header.layout(str(runs_dir), refresh_ms),
-        dcc.Store(id=ids.PULSE, storage_type="memory"),
+        header.layout(str(runs_dir), refresh_ms, runs),
+        dcc.Store(id=ids.PULSE, storage_type="memory", data=pulse),
         dcc.Store(id=ids.HEADER_TICK, storage_type="memory"),
         *[dcc.Store(id=ids.tab_tick(t), storage_type="memory") for t in ids.TAB_IDS],
         # a checkpoint clicked on the loss chart, and which pickers applied it (checkpoint_select)
@@ -57,6 +61,18 @@ def build_layout(runs_dir: Path, refresh_ms: int,
             dbc.Col(panes.layout(mounted), xs=12, lg=8, xxl=9),
         ], class_name="g-3"), fluid=True),
     ])
+
+
+def serve_layout(ctx: AppContext):
+    """The layout function: each page load gets the run list as it is now and the pulse for the
+    run it will show first, so its tabs read their run at once (run_callbacks, tick_callbacks)."""
+    settings = ctx.settings
+
+    def layout() -> html.Div:
+        runs = run_list(settings.runs_dir, ctx.launcher)
+        pulse = served_pulse(ctx, runs[0]["value"] if runs else None)
+        return build_layout(settings.runs_dir, settings.refresh_ms, runs=runs, pulse=pulse)
+    return layout
 
 
 def _install_token_check(server, token: str) -> None:
@@ -110,7 +126,7 @@ def create_app(runs_dir: str | os.PathLike = DEFAULT_RUNS_DIR, token: str | None
     ctx.watchdog.start(owner=app.server)
     if token:
         _install_token_check(app.server, token)
-    app.layout = build_layout(runs_dir, refresh_ms)
+    app.layout = serve_layout(ctx)
     app.validation_layout = build_layout(runs_dir, refresh_ms, mounted=ids.TAB_IDS)
     register_all_callbacks(app, ctx)
     return app

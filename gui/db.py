@@ -15,6 +15,8 @@ import pandas as pd
 
 from umoec.metrics.db import connect
 
+from .services.cache import SignatureCache
+
 TRAIN_COLUMNS = ["step", "ts", "elapsed_s", "loss", "bpb", "lr", "grad_norm", "tokens_per_sec",
                  "bytes_seen"]
 ROUTING_COLUMNS = ["step", "block_idx", "expert_idx", "load", "bias"]
@@ -103,6 +105,34 @@ def train_series(conn: sqlite3.Connection, columns: Sequence[str] = ("step", "bp
     where, params = _since(since_step)
     return _query(conn, f"SELECT {', '.join(cols)} FROM train_metrics {where} ORDER BY step",
                   params, cols)
+
+
+_SERIES = SignatureCache(8)   # train_series of the runs shown lately, extended as they grow
+
+
+def cached_train_series(conn: sqlite3.Connection, path: str | os.PathLike,
+                        columns: Sequence[str]) -> pd.DataFrame:
+    """train_series(conn, columns) of the database at `path`, kept between calls and extended
+    with the rows logged since: a page load or full redraw of a long run reads only what is new
+    (200,000 rows take ~0.25 s to read). The signature is the run's first row (step and time: a
+    run recreated under the same name is another run), its generation (a resume rewrites rows
+    after its checkpoint) and its newest step. The frame is shared: callers must not modify it."""
+    try:  # which run's rows: a run recreated under the same name logged its first row later
+        first = conn.execute("SELECT step, ts FROM train_metrics ORDER BY step LIMIT 1").fetchone()
+    except sqlite3.OperationalError:
+        first = None
+    ident = (first, run_generation(conn))
+    last = latest_step(conn)
+
+    def build(stale):
+        if stale is not None and stale[0] == ident and len(stale[1]) and last is not None:
+            old = stale[1]
+            if last >= int(old["step"].iloc[-1]):
+                new = train_series(conn, columns, since_step=int(old["step"].iloc[-1]))
+                return stale[0], (pd.concat([old, new], ignore_index=True) if len(new) else old)
+        return ident, train_series(conn, columns)
+
+    return _SERIES.get((str(path), tuple(columns)), (ident, last), build)[1]
 
 
 def metrics_export(conn: sqlite3.Connection) -> pd.DataFrame:

@@ -21,9 +21,10 @@ def register(app, cockpit: AppContext) -> None:
     app.clientside_callback(SHOW_JS, *[Output(ids.pane(t), "className") for t in ids.TAB_IDS],
                             Input(ids.TABS, "active_tab"))
 
+    # not at page load: the page is served with the first tab's pane built
     @app.callback(*[Output(ids.pane(t), "children") for t in ids.TAB_IDS],
                   Output(ids.PANES_MOUNTED, "data"), Input(ids.TABS, "active_tab"),
-                  State(ids.PANES_MOUNTED, "data"))
+                  State(ids.PANES_MOUNTED, "data"), prevent_initial_call=True)
     def build_pane(active, mounted):
         built, now = panes.mount(active, mounted)
         if not built:

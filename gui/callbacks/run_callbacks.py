@@ -1,8 +1,12 @@
 """Run selector and status badge: refreshed whenever the page pulse changes (a run appears, moves
-on or changes state; gui/callbacks/tick_callbacks.py), so a run's state is never stale."""
+on or changes state; gui/callbacks/tick_callbacks.py), so a run's state is never stale.
+
+A page is served with the run list in its selector (gui/app.py) and picks its run in the page
+(PICK_JS: the run the browser remembers, else the first), so at page load every tab reads its
+run at once instead of after a pulse, a run-list request and the answers between them."""
 from __future__ import annotations
 
-from dash import Input, Output, State, no_update
+from dash import Input, Output, State
 from dash.exceptions import PreventUpdate
 
 from .. import ids
@@ -10,29 +14,45 @@ from ..context import AppContext
 from ..forge import resolve_forge
 from ..runs import resolve, run_options, summarise
 
+# the selected run stays while it is listed; else the first run (none when there are none)
+PICK_JS = """function(options, value) {
+    const names = (options || []).map(o => o.value);
+    if (names.includes(value)) { return window.dash_clientside.no_update; }
+    const first = names.length ? names[0] : null;
+    return first === value ? window.dash_clientside.no_update : first;
+}"""
+
+
+def run_list(runs_dir, launcher) -> list[dict]:
+    """The run selector's options: the runs folder's runs and Forge folders, then runs started
+    here that have no status.json yet."""
+    options = run_options(runs_dir)
+    if launcher is not None:
+        known = {o["value"] for o in options}
+        options += [{"label": f"{n} - starting", "value": n} for n in launcher.pending()
+                    if n not in known]
+    return options
+
 
 def register(app, cockpit: AppContext) -> None:
     runs_dir = cockpit.settings.runs_dir
     launcher = cockpit.launcher
 
-    @app.callback(Output(ids.RUN_SELECT, "options"), Output(ids.RUN_SELECT, "value"),
-                  Input(ids.HEADER_TICK, "data"), State(ids.RUN_SELECT, "value"),
-                  State(ids.RUN_SELECT, "options"))
-    def refresh_runs(_n, current, shown):
-        options = run_options(runs_dir)
-        if launcher is not None:  # runs just started here, before their first status.json
-            known = {o["value"] for o in options}
-            options += [{"label": f"{n} - starting", "value": n} for n in launcher.pending()
-                        if n not in known]
-        names = [o["value"] for o in options]
-        value = current if current in names else (names[0] if names else None)
-        # unchanged props are not sent: a value set again (even None to None) would re-trigger
-        # every callback that listens to the run selector, twice a tick, and on a slow machine
-        # their answers then arrive stale forever (the sidebar status never showed)
-        if options == shown and value == current:
+    # which run is shown is decided in the page, from the list: at page load (the served list
+    # and the run the browser remembers) and whenever the list changes
+    app.clientside_callback(PICK_JS, Output(ids.RUN_SELECT, "value"),
+                            Input(ids.RUN_SELECT, "options"), State(ids.RUN_SELECT, "value"))
+
+    # not at page load: the page is served with the list (gui/app.py)
+    @app.callback(Output(ids.RUN_SELECT, "options"), Input(ids.HEADER_TICK, "data"),
+                  State(ids.RUN_SELECT, "options"), prevent_initial_call=True)
+    def refresh_runs(_n, shown):
+        options = run_list(runs_dir, launcher)
+        # an unchanged list is not sent: it would re-run the pick, and a value set again (even
+        # None to None) re-triggers every callback that listens to the run selector
+        if options == shown:
             raise PreventUpdate
-        return (no_update if options == shown else options,
-                no_update if value == current else value)
+        return options
 
     @app.callback(Output(ids.RUN_STATUS, "children"), Output(ids.RUN_STATUS, "color"),
                   Input(ids.HEADER_TICK, "data"), Input(ids.RUN_SELECT, "value"))

@@ -61,26 +61,41 @@ def next_pulse(sig: str, name, last: dict | None) -> dict:
     return {"sig": sig, "n": n, "run": name, "quiet": quiet}
 
 
-def register(app, cockpit: AppContext) -> None:
+def current_signature(cockpit: AppContext, name) -> str:
+    """The pulse's signature now, for selected run `name` ("REST:OWN", see next_pulse)."""
     runs_dir, data_dir = cockpit.settings.runs_dir, cockpit.settings.data_dir
-    watchdog, launcher = cockpit.watchdog, cockpit.launcher
+    launcher = cockpit.launcher
+    try:
+        busy = P.any_busy(cockpit.jobs, cockpit.datasets)
+        rest = P.signature(cockpit.watchdog.version, None, data_dir,
+                           launcher.pending() if launcher is not None else (), busy)
+        own = P.signature(0, run_folder(runs_dir, name), None, busy=busy)
+    except Exception:  # never freeze the page: refresh every tick, as without a pulse
+        log.exception("page pulse failed; refreshing at every tick")
+        rest = own = P.signature(0, None, None, busy=True)
+    return f"{rest}:{own}"
 
+
+def served_pulse(cockpit: AppContext, name) -> dict:
+    """The pulse a page is served with, for the run it will most likely show (`name`): its
+    callbacks read what they show at load, so the first tick compares with the moment the page
+    was built and refreshes only what changed since (a page showing another run, remembered by
+    the browser, gets a quiet first pulse: see next_pulse)."""
+    return {"sig": current_signature(cockpit, name), "n": 0, "run": name}
+
+
+def register(app, cockpit: AppContext) -> None:
+    # neither runs at page load: the page is served with its pulse (served_pulse), and the tabs'
+    # callbacks read their run at load by themselves
     @app.callback(Output(ids.PULSE, "data"), Input(ids.REFRESH, "n_intervals"),
-                  State(ids.RUN_SELECT, "value"), State(ids.PULSE, "data"))
+                  State(ids.RUN_SELECT, "value"), State(ids.PULSE, "data"),
+                  prevent_initial_call=True)
     def pulse(_n, name, last):
-        try:
-            busy = P.any_busy(cockpit.jobs, cockpit.datasets)
-            rest = P.signature(watchdog.version, None, data_dir,
-                               launcher.pending() if launcher is not None else (), busy)
-            own = P.signature(0, run_folder(runs_dir, name), None, busy=busy)
-        except Exception:  # never freeze the page: refresh every tick, as without a pulse
-            log.exception("page pulse failed; refreshing at every tick")
-            rest = own = P.signature(0, None, None, busy=True)
-        return next_pulse(f"{rest}:{own}", name,
+        return next_pulse(current_signature(cockpit, name), name,
                           last if isinstance(last, dict) else None)
 
     app.clientside_callback(
         ROUTER_JS % (json.dumps(list(ids.TAB_IDS)), ids.PULSE),
         Output(ids.HEADER_TICK, "data"),
         *[Output(ids.tab_tick(t), "data") for t in ids.TAB_IDS],
-        Input(ids.PULSE, "data"), Input(ids.TABS, "active_tab"))
+        Input(ids.PULSE, "data"), Input(ids.TABS, "active_tab"), prevent_initial_call=True)

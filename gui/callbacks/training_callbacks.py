@@ -228,10 +228,12 @@ def checkpoint_frame(cks) -> pd.DataFrame:
                         columns=list(CHECKPOINT_COLUMNS))
 
 
-def _full_charts(conn, smoothing: Smoothing, log_y: bool, grad_clip: float | None = None,
+def _full_charts(conn, path: Path, smoothing: Smoothing, log_y: bool,
+                 grad_clip: float | None = None,
                  cks: tuple = ()) -> tuple[object, object, object, dict]:
-    """(loss, lr, throughput figures, chart state): every row read, drawn from scratch."""
-    train = db.train_series(conn, CHART_COLUMNS)
+    """(loss, lr, throughput figures, chart state): every row of the database at `path` (read
+    once, then only the new rows: db.cached_train_series), drawn from scratch."""
+    train = db.cached_train_series(conn, path, CHART_COLUMNS)
     val = db.val_metrics(conn)
     loss = loss_fig(train, val, smoothing, log_y, max_points=MAX_POINTS,
                     checkpoints=checkpoint_frame(cks))
@@ -342,8 +344,8 @@ def training_update(runs_dir: Path, name: str | None, smoothing: float = 0.6,
                     for key, value in checkpoint_points(checkpoint_frame(cks)).items():
                         loss["data"][CHECKPOINT_TRACE][key] = value
             else:
-                loss, lr, throughput, chart = _full_charts(conn, spec, log_y, grad_clip_of(run),
-                                                           cks)
+                loss, lr, throughput, chart = _full_charts(conn, run.db_path, spec, log_y,
+                                                           grad_clip_of(run), cks)
             recent = db.recent_train_metrics(conn, 20)
             heads = db.head_losses_at(conn)
     except (FileNotFoundError, sqlite3.DatabaseError) as exc:

@@ -7,13 +7,15 @@ from dash import dcc, html
 from .. import ids
 
 
-def layout(runs_dir: str, refresh_ms: int) -> html.Div:
+def layout(runs_dir: str, refresh_ms: int, runs: list[dict] | None = None) -> html.Div:
+    """`runs`: the run selector's options as the page is served (run_callbacks.run_list), so the
+    tabs can show a run at page load without waiting for the first refresh."""
     return html.Div([
         dbc.Navbar(dbc.Container([
             dbc.NavbarBrand("u-moec-tiny cockpit", class_name="fw-bold"),
             html.Div([
                 html.Span("Run", className="text-light me-2 small"),
-                dcc.Dropdown(id=ids.RUN_SELECT, options=[], clearable=False,
+                dcc.Dropdown(id=ids.RUN_SELECT, options=runs or [], clearable=False,
                              placeholder="no runs yet", style={"minWidth": "320px"},
                              persistence=True, persistence_type="local"),
                 dbc.Badge("no run", id=ids.RUN_STATUS, color="secondary",

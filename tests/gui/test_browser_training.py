@@ -109,37 +109,78 @@ def test_an_idle_page_costs_at_most_one_request_a_second(page, sim_run, tmp_path
 
 
 def test_a_page_load_draws_the_training_tab_once(page, sim_run, tmp_path):
-    """From navigation until the page settles, the Training tab's charts are asked for once,
-    plus once per later pulse change (e.g. the 30 s safety refresh): selecting the first run is
-    a quiet pulse, not a change (a second full request made the first chart wait for it)."""
+    """The page is served with its run list and pulse: the Training tab's charts are asked for
+    once, in the page's first callback requests (no pulse, no run-list request before them;
+    they used to wait for a pulse, then the run list, then their answers), and again only when
+    a later pulse changes (e.g. the 30 s safety refresh)."""
     import json
     shutil.copytree(sim_run, tmp_path / "sim600")
     proc, url = start_app(tmp_path)
-    draws, pulses = [], []
+    sent, draws, pulses = [], [], []
+
+    def request(r):
+        if "_dash-update-component" in r.url:
+            sent.append(json.loads(r.post_data or "{}").get("output", ""))
 
     def seen(r):
         body = r.request.post_data or ""
         if "_dash-update-component" not in r.url:
             return
         if '"output":"..training-kpi-cards.children' in body:
-            draws.append(json.loads(body).get("changedPropIds"))
+            draws.append(json.loads(body).get("inputs"))
         elif '"output":"refresh-pulse.data"' in body and r.status == 200:
             pulses.append(json.loads(r.text())["response"]["refresh-pulse"]["data"])
+    page.on("request", request)
     page.on("response", seen)
     try:
         page.goto(url)
         page.wait_for_selector("#training-kpi-cards >> text=600", timeout=TIMEOUT_MS)
         page.wait_for_timeout(5000)  # two more pulses
-        assert [p["run"] for p in pulses[:2]] == [None, "sim600"], pulses
-        rest = [p["sig"].split(":")[0] for p in pulses[:2]]
-        assert pulses[1]["quiet"] == (rest[0] == rest[1]), pulses  # unless the 30 s refresh fell here
+        first = next(i for i, out in enumerate(sent) if out.startswith("..training-kpi-cards"))
+        assert not any(out in ("refresh-pulse.data", "run-select.options") for out in sent[:first]), \
+            sent[:first + 1]
+        run = [i["value"] for i in draws[0] if i["id"] == ids.RUN_SELECT]
+        assert run == ["sim600"], draws[0]                  # the served list's run, picked in the page
         # a changed pulse (the 30 s bucket) may have its draw still on the way: wait for it
         for _ in range(50):
-            changes = sum(1 for p in pulses[1:] if not p["quiet"])
+            changes = sum(1 for p in pulses if not p["quiet"])
             if len(draws) >= 1 + changes:
                 break
             page.wait_for_timeout(200)
-        assert draws[0] == ["run-select.value"] and len(draws) == 1 + changes, (draws, pulses)
+        assert len(draws) == 1 + changes, (sent, pulses)
+        assert page.console_errors == []
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+SELECTED_JS = "(n) => { const e = document.querySelector('#run-select'); const t = e ? e.innerText : '';"
+
+
+def test_a_reload_shows_the_run_picked_before_it(page, sim_run, tmp_path):
+    """The page lists the runs as served and shows the first; a run the user picked is
+    remembered by the browser and shown again after a reload (the served list does not
+    override it), and a run that is gone falls back to the first."""
+    for name in ("alpha", "beta"):
+        shutil.copytree(sim_run, tmp_path / name)
+    proc, url = start_app(tmp_path)
+    try:
+        page.goto(url)
+        page.wait_for_selector("#training-kpi-cards >> text=600", timeout=TIMEOUT_MS)
+        shown = page.inner_text("#run-select")
+        other = "beta" if "alpha" in shown else "alpha"
+        page.locator("#run-select").click()
+        page.locator(f".dash-dropdown-option:has(input[value='{other}'])").click()
+        page.keyboard.press("Escape")
+        page.wait_for_function(SELECTED_JS + " return t.includes(n); }", arg=other)
+        page.reload()
+        page.wait_for_selector("#training-kpi-cards >> text=600", timeout=TIMEOUT_MS)
+        page.wait_for_timeout(1000)
+        assert other in page.inner_text("#run-select")
+        shutil.rmtree(tmp_path / other)
+        page.reload()
+        page.wait_for_function(SELECTED_JS + " return t.length > 0 && !t.includes(n); }", arg=other)
+        page.wait_for_selector("#training-kpi-cards >> text=600", timeout=TIMEOUT_MS)
         assert page.console_errors == []
     finally:
         proc.terminate()

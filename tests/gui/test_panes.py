@@ -35,7 +35,7 @@ def _app(tmp_path):
 
 def test_the_page_starts_with_the_first_pane_built_and_the_others_empty(tmp_path):
     app = _app(tmp_path)
-    page, full = _ids(app.layout), _ids(app.validation_layout)
+    page, full = _ids(app.layout()), _ids(app.validation_layout)
     assert ids.TRAINING_LOSS in page and ids.COMPRESS_MODEL not in page and ids.COMPARE_RUNS not in page
     assert {ids.pane(t) for t in ids.TAB_IDS} <= page          # every pane's slot is there
     assert ids.COMPRESS_MODEL in full and ids.GEN_CHECKPOINT in full
