@@ -25,13 +25,13 @@ from flask import Response, request
 from gui import ids, panes
 from gui import presets as user_presets
 from gui.callbacks import register_all_callbacks
-from gui.callbacks.run_callbacks import run_list
 from gui.callbacks.tick_callbacks import served_pulse
 from gui.compress_jobs import DEFAULT_JOB_TIMEOUT_S
 from gui.context import AppContext, CockpitSettings, attach
 from gui.notify import reconcile_dead_runs
 from gui.panels import config_panel, header, notify_panel
 from gui.process import STOP_TIMEOUT_S
+from gui.runs import run_list
 from gui.uploads import DEFAULT_MAX_UPLOAD_MB, DEFAULT_UPLOAD_DIR
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -77,6 +77,17 @@ def run_options(runs_dir: Path) -> list[dict]:
     return out + forge_options(runs_dir)
 
 
+def run_list(runs_dir: Path, launcher=None) -> list[dict]:
+    """The run selector's options: run_options, then the runs `launcher` (process.Launcher)
+    started that have no status.json yet."""
+    options = run_options(runs_dir)
+    if launcher is not None:
+        known = {o["value"] for o in options}
+        options += [{"label": f"{n} - starting", "value": n} for n in launcher.pending()
+                    if n not in known]
+    return options
+
+
 def resolve(runs_dir: Path, name: str | None) -> RunDir | None:
     """The run folder called `name` directly inside runs_dir (never a path outside it)."""
     if not name or "/" in name or "\\" in name or name in (".", ".."):

@@ -35,7 +35,7 @@ from ..forge import resolve_forge
 from ..form import FormFileError
 from ..panels.config_panel import LR_PREVIEW_HEIGHT
 from ..process import RUNNERS, Launcher, LaunchError, last_output_line, trainer_available
-from ..runs import ACTIVE, BADGE_COLOURS, resolve, run_options, summarise
+from ..runs import ACTIVE, BADGE_COLOURS, resolve, run_list, summarise
 from .training_callbacks import step_rate
 
 FIELD_IDS = [f.component_id for f in form.FIELDS]
@@ -347,13 +347,6 @@ def control_action(trigger: str, launcher: Launcher, runs_dir: Path, values: dic
     return {"ok": False, "text": f"unknown action {trigger}", "run": None}
 
 
-def all_run_options(runs_dir: Path, launcher: Launcher) -> list[dict]:
-    options = run_options(runs_dir)
-    known = {o["value"] for o in options}
-    return options + [{"label": f"{n} - starting", "value": n} for n in launcher.pending()
-                      if n not in known]
-
-
 # -- wiring -----------------------------------------------------------------------------------
 # Stop asks first (the browser's own confirm dialog, no server round trip): a stray click must not
 # end a long run. The trainer then finishes its step, saves a checkpoint and exits.
@@ -425,7 +418,7 @@ def register(app, cockpit: AppContext) -> None:
                              run_name, rate, selected, checkpoint)
         msg["ts"] = time.time()
         if msg.get("run") and msg["run"] != selected:
-            return msg, all_run_options(runs_dir, launcher), msg["run"]
+            return msg, run_list(runs_dir, launcher), msg["run"]
         return msg, no_update, no_update
 
     app.clientside_callback(STOP_CONFIRM_JS, Output(ids.CONFIG_STOP_CONFIRM, "displayed"),

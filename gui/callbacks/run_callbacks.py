@@ -12,7 +12,7 @@ from dash.exceptions import PreventUpdate
 from .. import ids
 from ..context import AppContext
 from ..forge import resolve_forge
-from ..runs import resolve, run_options, summarise
+from ..runs import resolve, run_list, summarise
 
 # the selected run stays while it is listed; else the first run (none when there are none)
 PICK_JS = """function(options, value) {
@@ -21,17 +21,6 @@ PICK_JS = """function(options, value) {
     const first = names.length ? names[0] : null;
     return first === value ? window.dash_clientside.no_update : first;
 }"""
-
-
-def run_list(runs_dir, launcher) -> list[dict]:
-    """The run selector's options: the runs folder's runs and Forge folders, then runs started
-    here that have no status.json yet."""
-    options = run_options(runs_dir)
-    if launcher is not None:
-        known = {o["value"] for o in options}
-        options += [{"label": f"{n} - starting", "value": n} for n in launcher.pending()
-                    if n not in known]
-    return options
 
 
 def register(app, cockpit: AppContext) -> None:

@@ -7,6 +7,8 @@
   list, status badge, run controls, notifications) and the visible tab's store
   `ids.tab_tick(tab)`; hidden tabs are never refreshed. A tab that becomes visible refreshes
   through its own `active_tab` input.
+- at page load neither runs: the page is served with its pulse (`served_pulse`) and its run list
+  (gui/app.py), and every shown callback reads its run by itself.
 Before the pulse, every tick sent one request per listening callback (~15 per tick, hidden tabs
 included, then ~7 with per-tab routing), and on a slow machine the answers came back stale faster
 than they were applied.

@@ -5,7 +5,7 @@ import json
 import pandas as pd
 
 from gui.callbacks.training_callbacks import eta_text, kpis
-from gui.runs import resolve, run_options, summarise
+from gui.runs import resolve, run_list, run_options, summarise
 from umoec.run import RunDir, RunState
 
 
@@ -16,6 +16,16 @@ def test_run_options_and_resolve(sim_run):
     assert resolve(runs_dir, "sim600").root == sim_run
     for evil in ("../sim600", "/etc", "..", "", None, "missing"):
         assert resolve(runs_dir, evil) is None
+
+
+def test_the_run_list_adds_runs_started_here_without_a_status_yet(sim_run):
+    class Launcher:
+        def pending(self):
+            return [sim_run.name, "fresh"]   # one already listed, one not
+    listed = run_options(sim_run.parent)
+    assert run_list(sim_run.parent) == listed
+    assert run_list(sim_run.parent, Launcher()) == listed + [{"label": "fresh - starting",
+                                                                "value": "fresh"}]
 
 
 def test_summary_labels(sim_run, tmp_path):
