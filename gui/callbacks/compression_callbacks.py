@@ -479,23 +479,35 @@ def register(app, cockpit: AppContext) -> None:
     def refresh(_n, name, tab, action, selected, seen):
         if tab != ids.TAB_COMPRESSION:
             raise PreventUpdate
-        return refresh_view(jobs, runs_dir, name, action, selected, seen)
+        out = refresh_view(jobs, runs_dir, name, action, selected, seen)
+        return tuple(out[k] for k in REFRESH_OUTPUTS)
 
 
-def refresh_view(jobs: JobManager, runs_dir: Path, name, action, selected, seen) -> tuple:
-    """Every output of the Compression tab's refresh (a plain function: tests call it)."""
+# the refresh's outputs, in the order the callback declares them (refresh_view returns them by name)
+REFRESH_OUTPUTS = ("status", "progress", "progress_label", "progress_style", "compress_disabled",
+                   "cancel_disabled", "verify_disabled", "table", "job_options", "job_value",
+                   "figure", "verify", "version")
+VIEW_OUTPUTS = REFRESH_OUTPUTS[7:]   # what stays as it is when nothing changed
+
+
+def refresh_view(jobs: JobManager, runs_dir: Path, name, action, selected, seen) -> dict:
+    """Every output of the Compression tab's refresh, by name (REFRESH_OUTPUTS; a plain
+    function: tests call it)."""
     run = resolve(runs_dir, name)
     job = jobs.latest(name, "compress")
     busy = job is not None and job.running
     status = status_area(job, action)
-    progress = progress_outputs(job)
+    controls = dict(zip(REFRESH_OUTPUTS[1:4], progress_outputs(job), strict=True),
+                    compress_disabled=busy, cancel_disabled=not busy, verify_disabled=True)
+    keep = dict.fromkeys(VIEW_OUTPUTS, no_update)
     if run is None:
         msg = forge.not_usable_here(runs_dir, name, "compression") or (
             "No run selected: choose one in the top bar (its folder keeps the compressed "
             "files and the job history).")
-        return ((status or alert(msg, "secondary")), *progress, True, True, True,
-                jobs_table(pd.DataFrame(), None, []), [], None,
-                compression_comparison_fig(pd.DataFrame()), "", None)
+        return dict(controls, status=status or alert(msg, "secondary"), compress_disabled=True,
+                    cancel_disabled=True, table=jobs_table(pd.DataFrame(), None, []),
+                    job_options=[], job_value=None,
+                    figure=compression_comparison_fig(pd.DataFrame()), verify="", version=None)
     try:
         with db.open_db(run.db_path) as conn:
             table = db.compression_jobs(conn)
@@ -504,12 +516,12 @@ def refresh_view(jobs: JobManager, runs_dir: Path, name, action, selected, seen)
     except READ_ERRORS as exc:
         err = alert(db.db_read_error(run.db_path, exc), "danger")
         if db.transient(exc) and (seen or {}).get("run") == name:   # same run, busy: keep the view
-            return (err, *progress, busy, not busy, True, no_update, no_update, no_update,
-                    no_update, no_update, no_update)
+            return dict(controls, **keep, status=err)
         # another run's jobs, chart and PASS must not stay on screen under this run's name
-        return (err, *progress, busy, not busy, True, jobs_table(pd.DataFrame(), None, []), [],
-                None, empty_fig("This run's metrics.db cannot be read", height=260), "",
-                {"run": name, "newest": None, "sig": "unreadable"})
+        return dict(controls, status=err, table=jobs_table(pd.DataFrame(), None, []),
+                    job_options=[], job_value=None,
+                    figure=empty_fig("This run's metrics.db cannot be read", height=260),
+                    verify="", version={"run": name, "newest": None, "sig": "unreadable"})
     options = done_options(table)
     values = [o["value"] for o in options]
     newest = values[0] if values else None
@@ -523,10 +535,9 @@ def refresh_view(jobs: JobManager, runs_dir: Path, name, action, selected, seen)
            side.get("verify"), vjob.progress_text() if vjob and vjob.running else None,
            sorted(side)]
     version = {"run": name, "newest": newest, "sig": repr(sig)}
-    verify_disabled = busy or selected is None
+    controls["verify_disabled"] = busy or selected is None
     if seen.get("sig") == version["sig"]:
-        return (status, *progress, busy, not busy, verify_disabled, no_update, no_update, no_update,
-                no_update, no_update, no_update)
+        return dict(controls, **keep, status=status)
     row = None
     if selected is not None:
         match = table[table["job_id"] == selected]
@@ -535,6 +546,7 @@ def refresh_view(jobs: JobManager, runs_dir: Path, name, action, selected, seen)
     simulated_run = bool((table["status"] == "simulated").any()) if not table.empty else False
     title = f"job #{selected}: {Path(str(row['input_path'])).name}" if row else ""
     fig = compression_comparison_fig(comparison_frame(row, baselines), title)
-    return (status, *progress, busy, not busy, verify_disabled,
-            jobs_table(table, selected, baselines, simulated_run, model_cells(run, table)),
-            options, selected, fig, verify_view(vjob, side), version)
+    return dict(controls, status=status,
+                table=jobs_table(table, selected, baselines, simulated_run, model_cells(run, table)),
+                job_options=options, job_value=selected, figure=fig,
+                verify=verify_view(vjob, side), version=version)

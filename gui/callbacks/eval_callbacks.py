@@ -236,22 +236,34 @@ def register(app, cockpit: AppContext) -> None:
     def refresh(_n, name, tab, action, seen):
         if tab != ids.TAB_EVAL:
             raise PreventUpdate
-        return eval_view(jobs, runs_dir, name, action, seen)
+        out = eval_view(jobs, runs_dir, name, action, seen)
+        return tuple(out[k] for k in EVAL_OUTPUTS)
 
 
-def eval_view(jobs: JobManager, runs_dir: Path, name, action, seen: str | None) -> tuple:
-    """Every output of the Evaluation tab's refresh (a plain function: tests call it)."""
+# the refresh's outputs, in the order the callback declares them (eval_view returns them by name)
+EVAL_OUTPUTS = ("status", "progress", "progress_label", "progress_style", "run_disabled",
+                "cancel_disabled", "data_note", "table", "roundtrip", "figure", "version")
+VIEW_OUTPUTS = EVAL_OUTPUTS[6:]   # what stays as it is when nothing changed
+
+
+def eval_view(jobs: JobManager, runs_dir: Path, name, action, seen: str | None) -> dict:
+    """Every output of the Evaluation tab's refresh, by name (EVAL_OUTPUTS; a plain function:
+    tests call it)."""
     run = resolve(runs_dir, name)
     job = jobs.latest(name, "eval")
     busy = job is not None and job.running
-    status, progress = status_area(job, action), progress_outputs(job)
+    status = status_area(job, action)
+    controls = dict(zip(EVAL_OUTPUTS[1:4], progress_outputs(job), strict=True),
+                    run_disabled=busy, cancel_disabled=not busy)
+    keep = dict.fromkeys(VIEW_OUTPUTS, no_update)
     if run is None:
         msg = (forge.not_usable_here(runs_dir, name, "evaluation")
                or "No run selected: choose one in the top bar.")
-        return (status or alert(msg, "secondary"),
-                *progress, True, True, "", eval_table(pd.DataFrame(), pd.DataFrame(), ""),
-                roundtrip_badge(pd.DataFrame()), eval_bpb_history_fig(pd.DataFrame()),
-                None)
+        return dict(controls, status=status or alert(msg, "secondary"), run_disabled=True,
+                    cancel_disabled=True, data_note="",
+                    table=eval_table(pd.DataFrame(), pd.DataFrame(), ""),
+                    roundtrip=roundtrip_badge(pd.DataFrame()),
+                    figure=eval_bpb_history_fig(pd.DataFrame()), version=None)
     try:
         with db.open_db(run.db_path) as conn:
             evals, baselines = db.eval_results(conn), db.eval_baselines(conn)
@@ -261,13 +273,13 @@ def eval_view(jobs: JobManager, runs_dir: Path, name, action, seen: str | None) 
     except READ_ERRORS as exc:
         err = alert(db.db_read_error(run.db_path, exc), "danger")
         if db.transient(exc):
-            return (err, *progress, busy, not busy, no_update, no_update, no_update, no_update,
-                    no_update)
+            return dict(controls, **keep, status=err)
         # a damaged database: nothing of the previously shown run stays under this run's name
-        return (err, *progress, busy, not busy, "", eval_table(pd.DataFrame(), pd.DataFrame(), ""),
-                roundtrip_badge(pd.DataFrame()),
-                empty_fig("This run's metrics.db cannot be read", height=360),
-                f"unreadable {name}")
+        return dict(controls, status=err, data_note="",
+                    table=eval_table(pd.DataFrame(), pd.DataFrame(), ""),
+                    roundtrip=roundtrip_badge(pd.DataFrame()),
+                    figure=empty_fig("This run's metrics.db cannot be read", height=360),
+                    version=f"unreadable {name}")
     try:
         config_mtime = run.config_path.stat().st_mtime
     except OSError:
@@ -275,13 +287,13 @@ def eval_view(jobs: JobManager, runs_dir: Path, name, action, seen: str | None) 
     version = repr([name, evals.values.tolist(), len(baselines), config_mtime,
                     os.environ.get("ENWIK8"), (ROOT / "data" / "enwik8").is_file()])
     if version == seen:
-        return (status, *progress, busy, not busy, no_update, no_update, no_update, no_update,
-                no_update)
+        return dict(controls, **keep, status=status)
     simulated = is_simulated(run)
     sizes = model_sizes(runs_dir) if any(tagged_model(d)[1] for d in evals["dataset"]) else {}
-    return (status, *progress, busy, not busy, data_source_note(run),
-            eval_table(evals, baselines, model_size(run), simulated, sizes),
-            roundtrip_badge(evals, simulated),
-            eval_bpb_history_fig(
-                evals, baselines, simulated,
-                real=[d for d in evals["dataset"] if tagged_model(d)[1]]), version)
+    return dict(controls, status=status, data_note=data_source_note(run),
+                table=eval_table(evals, baselines, model_size(run), simulated, sizes),
+                roundtrip=roundtrip_badge(evals, simulated),
+                figure=eval_bpb_history_fig(
+                    evals, baselines, simulated,
+                    real=[d for d in evals["dataset"] if tagged_model(d)[1]]),
+                version=version)

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from gui import db, ids, models
-from gui.callbacks.compression_callbacks import refresh_view
-from gui.callbacks.eval_callbacks import eval_view
+from gui.callbacks.compression_callbacks import REFRESH_OUTPUTS, refresh_view
+from gui.callbacks.eval_callbacks import EVAL_OUTPUTS, eval_view
 from gui.callbacks.training_callbacks import checkpoint_list, checkpoint_models
 from gui.compress_jobs import JobManager, read_sidecar
 from gui.models import CHECKPOINT_CHOICE
@@ -133,8 +133,8 @@ def test_demo_run_compresses_with_the_default_model_and_verifies(sim_run, tmp_pa
     assert verify.result["ok"] is True, verify.result
     assert f"decoded with model {name} ({digest[:12]})" in verify.result["reason"]
     out = refresh_view(jobs, runs, run.name, None, None, None)
-    assert "PASS" in str(out[11]) and f"{name} ({digest[:12]})" in str(out[7])
-    assert f"model {name} ({digest[:12]})" in str(out[0])  # the status line names the model
+    assert "PASS" in str(out["verify"]) and f"{name} ({digest[:12]})" in str(out["table"])
+    assert f"model {name} ({digest[:12]})" in str(out["status"])  # the status line names the model
 
 
 def test_auto_records_the_profile_it_chose_and_the_file_verifies(sim_run, tmp_path, monkeypatch):
@@ -175,7 +175,7 @@ def test_damaged_and_missing_models_are_clear_messages(sim_run, tmp_path, monkey
     assert job.state == "failed"
     assert f"model file {run.models_dir / 'damaged.umm'}: damaged: its content gives hash" in \
         job.message and "Error:" not in job.message and "Traceback" not in job.message
-    status = str(refresh_view(jobs, runs, run.name, None, None, None)[0])
+    status = str(refresh_view(jobs, runs, run.name, None, None, None)["status"])
     assert "damaged: its content gives hash" in status and "color='danger'" in status
     job = finished(jobs.start_compress(run, str(src), "turbo", model=good.hash))
     assert job.state == "done", job.message
@@ -185,7 +185,7 @@ def test_damaged_and_missing_models_are_clear_messages(sim_run, tmp_path, monkey
     assert verify.result["ok"] is False
     assert f"this file needs model good (hash {good.hash[:16]}), which is not on the search " \
            "path" in verify.result["reason"]
-    assert "FAIL" in str(refresh_view(jobs, runs, run.name, None, None, None)[11])
+    assert "FAIL" in str(refresh_view(jobs, runs, run.name, None, None, None)["verify"])
     job = jobs.start_compress(run, str(src), "turbo", model=good.hash)  # chosen, then gone
     assert job.state == "failed" and "is no longer on the model search path" in job.message
 
@@ -237,7 +237,7 @@ def test_eval_of_the_default_model_is_recorded_under_its_name(tiny_run, monkeypa
         evals = db.eval_results(conn)
     assert tag in evals["dataset"].tolist()
     ev = eval_view(jobs, runs, tiny_run.name, None, None)
-    table = str(ev[7])
+    table = str(ev["table"])
     assert tag in table and "1.10 M" in table and "evaluated that coding model" in table
 
 
@@ -251,25 +251,29 @@ def test_switching_to_a_run_with_a_damaged_database_clears_the_previous_runs_vie
     (runs / "bad" / "metrics.db").write_bytes(b"this is not sqlite" * 200)
     jobs = JobManager(runs)
     first = refresh_view(jobs, runs, "good", None, None, None)
-    out = refresh_view(jobs, runs, "bad", None, None, first[-1])
-    assert "file is damaged or not a database" in str(out[0])
-    assert "next refresh will try again" not in str(out[0])
-    assert "sample-1MiB.txt" not in str(out[7]) and out[8] == [] and out[9] is None
-    assert "cannot be read" in str(out[10].layout.annotations[0].text)
+    out = refresh_view(jobs, runs, "bad", None, None, first["version"])
+    assert "file is damaged or not a database" in str(out["status"])
+    assert "next refresh will try again" not in str(out["status"])
+    assert "sample-1MiB.txt" not in str(out["table"])
+    assert out["job_options"] == [] and out["job_value"] is None
+    assert "cannot be read" in str(out["figure"].layout.annotations[0].text)
     ev = eval_view(jobs, runs, "bad", None, None)
-    assert "file is damaged" in str(ev[0]) and "cannot be read" in str(ev[9].layout.annotations[0].text)
+    assert "file is damaged" in str(ev["status"])
+    assert "cannot be read" in str(ev["figure"].layout.annotations[0].text)
+    for view, names in ((out, REFRESH_OUTPUTS), (ev, EVAL_OUTPUTS), (first, REFRESH_OUTPUTS)):
+        assert set(view) == set(names), view.keys()   # every output, by name
 
 
 def test_simulated_rows_display_as_such(sim_run):
     jobs = JobManager(sim_run.parent)
     out = refresh_view(jobs, sim_run.parent, sim_run.name, None, None, None)
-    table = str(out[7])
+    table = str(out["table"])
     assert "simulated" in table and "sample-1MiB.txt" in table
     assert "no file was compressed" in table
-    assert out[8] == [] and out[6] is True  # nothing to verify
+    assert out["job_options"] == [] and out["verify_disabled"] is True  # nothing to verify
     ev = eval_view(jobs, sim_run.parent, sim_run.name, None, None)
-    assert "simulated" in str(ev[7]) and "(simulated)" in str(ev[8])
-    assert any(t.name.endswith("(simulated)") for t in ev[9].data)
+    assert "simulated" in str(ev["table"]) and "(simulated)" in str(ev["roundtrip"])
+    assert any(t.name.endswith("(simulated)") for t in ev["figure"].data)
 
 
 # -- browser ------------------------------------------------------------------------------------

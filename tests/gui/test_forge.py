@@ -201,13 +201,13 @@ def test_compression_evaluation_and_generation_say_a_forge_run_cannot_be_used(tm
     from gui.compress_jobs import JobManager
     write_forge_run(tmp_path / "forge-a", steps=300)
     jobs = JobManager(tmp_path)
-    texts = {"compression": str(refresh_view(jobs, tmp_path, "forge-a", None, None, None)[0]),
-             "evaluation": str(eval_view(jobs, tmp_path, "forge-a", None, None)[0]),
+    texts = {"compression": str(refresh_view(jobs, tmp_path, "forge-a", None, None, None)["status"]),
+             "evaluation": str(eval_view(jobs, tmp_path, "forge-a", None, None)["status"]),
              "generation": str(checkpoint_view(tmp_path, "forge-a", None)["info"])}
     for what, text in texts.items():
         assert "is a Forge run" in text and f"so {what} cannot use it" in text, text
         assert "No run selected" not in text
-    assert "No run selected" in str(eval_view(jobs, tmp_path, None, None, None)[0])
+    assert "No run selected" in str(eval_view(jobs, tmp_path, None, None, None)["status"])
 
 
 def test_opened_forge_folders_are_remembered_across_restarts(tmp_path):
