@@ -1,7 +1,7 @@
-"""Issue 9 part A in headless Chromium, one cockpit for the module: Compare (pick runs, legend of
-differing keys only, axis switch, zoom, CSV, the System chart and its metric selector), presets
-(save, select), run management (notes, rename, delete with its dialog) and Forge runs (listed,
-opened by path, shown read-only)."""
+"""In headless Chromium, one cockpit for the module: Compare (pick runs, legend of differing keys
+only, axis switch, zoom, CSV, the System chart and its metric selector), presets (save, select),
+run management (notes, rename, delete with its dialog) and Forge runs (listed, opened by path,
+shown read-only)."""
 import shutil
 import time
 from pathlib import Path
