@@ -76,30 +76,37 @@ def append(run: RunDir, start: int, n: int) -> None:
 
 
 class Page:
-    """Calls the training refresh callback the way the browser does, carrying its state."""
+    """Calls the training refresh callback the way the browser does, carrying its state; the
+    request names the callback's inputs and states as the app declares them."""
 
     def __init__(self, app):
         self.client = app.server.test_client()
         self.key = next(k for k in app.callback_map if "training-kpi-cards.children" in k)
+        spec = app.callback_map[self.key]
+        self.inputs, self.states = spec["inputs"], spec["state"]
         self.outputs = [{"id": o.split(".")[0], "property": o.split(".")[1]}
                         for o in self.key.strip(".").split("...")]
         self.state = None
         self.checkpoint = None
         self.n = 0
 
+    def _values(self, deps: list[dict], values: dict) -> list[dict]:
+        return [{**d, "value": values.get((d["id"], d["property"]))} for d in deps]
+
     def refresh(self) -> tuple[float, int]:
+        from gui import ids
         self.n += 1
-        payload = {
-            "output": self.key, "outputs": self.outputs,
-            "inputs": [{"id": "refresh-interval", "property": "n_intervals", "value": self.n},
-                       {"id": "run-select", "property": "value", "value": "big"},
-                       {"id": "training-smoothing", "property": "value", "value": 0.6},
-                       {"id": "training-logy", "property": "value", "value": False},
-                       {"id": "main-tabs", "property": "active_tab", "value": "tab-training"}],
-            "state": [{"id": "training-chart-state", "property": "data", "value": self.state},
-                      {"id": "resume-checkpoint", "property": "value", "value": self.checkpoint},
-                      {"id": "resume-controls", "property": "style", "value": None}],
-            "changedPropIds": ["refresh-interval.n_intervals"]}
+        tick = (ids.tab_tick(ids.TAB_TRAINING), "data")
+        values = {tick: self.n, (ids.RUN_SELECT, "value"): "big",
+                  (ids.TRAINING_SMOOTHING, "value"): 0.6, (ids.TRAINING_LOGY, "value"): False,
+                  (ids.TRAINING_SMOOTH_METHOD, "value"): "ema",
+                  (ids.TRAINING_CLIP, "value"): False, (ids.TABS, "active_tab"): ids.TAB_TRAINING,
+                  (ids.TRAINING_CHART_STATE, "data"): self.state,
+                  (ids.RESUME_CHECKPOINT, "value"): self.checkpoint}
+        payload = {"output": self.key, "outputs": self.outputs,
+                   "inputs": self._values(self.inputs, values),
+                   "state": self._values(self.states, values),
+                   "changedPropIds": [".".join(tick)]}
         t0 = time.perf_counter()
         r = self.client.post("/_dash-update-component", json=payload)
         elapsed = time.perf_counter() - t0
@@ -153,8 +160,9 @@ def main() -> None:
 
     rows = [
         ("pandas read_sql, whole table (baseline)", median_ms(read_sql), "", ""),
-        ("first load: callback + JSON", median_ms(first), "< 500 ms",
+        ("first load: callback + JSON, rows read", 1000 * first[0], "< 500 ms",
          "ingest 1.1 s; snapshot < 250 ms"),
+        ("another page's first load (rows cached)", median_ms(first[1:]), "< 500 ms", ""),
         (f"incremental tick (+{TICK_ROWS} rows, dash.Patch)", median_ms(ticks), "< 50 ms", ""),
         ("idle tick (no new rows)", median_ms(idle), "", ""),
     ]
@@ -163,8 +171,8 @@ def main() -> None:
     for what, ms, target, ref in rows:
         print(f"{what:46s} {ms:10.1f} {target:>10s}   {ref}")
     print(f"\nresponse size: first load {first_bytes / 1e3:.0f} KB, tick {tick_bytes / 1e3:.1f} KB; "
-          f"first load / read_sql: {median_ms(first) / median_ms(read_sql):.2f}x; "
-          f"Forge ingest / our first load: {1100 / median_ms(first):.1f}x")
+          f"first load / read_sql: {first[0] / (median_ms(read_sql) / 1000):.2f}x; "
+          f"Forge ingest / our first load: {1.1 / first[0]:.1f}x")
 
 
 if __name__ == "__main__":
