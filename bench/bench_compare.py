@@ -100,12 +100,12 @@ def main() -> None:
               f"{time.perf_counter() - t0:.1f} s")
 
         def ingest_db():
-            compare._CACHE.clear()
-            compare._CONFIG_CACHE.clear()
+            compare._RUNS.clear()
+            compare._CONFIGS.clear()
             return compare.load_run(runs, "big")
 
         def ingest_csv():
-            forge._LOG_CACHE._items.clear()
+            forge._LOG_CACHE.clear()
             return forge.ForgeRun(runs / "forge-big", "forge-big").read_log()
 
         db_ms, data = median_ms(ingest_db)
