@@ -127,9 +127,10 @@ def cached_train_series(conn: sqlite3.Connection, path: str | os.PathLike,
     def build(stale):
         if stale is not None and stale[0] == ident and len(stale[1]) and last is not None:
             old = stale[1]
-            if last >= int(old["step"].iloc[-1]):
-                new = train_series(conn, columns, since_step=int(old["step"].iloc[-1]))
-                return stale[0], (pd.concat([old, new], ignore_index=True) if len(new) else old)
+            had = int(old["step"].iloc[-1])
+            if last >= had:
+                new = train_series(conn, columns, since_step=had)
+                return ident, (pd.concat([old, new], ignore_index=True) if len(new) else old)
         return ident, train_series(conn, columns)
 
     return _SERIES.get((str(path), tuple(columns)), (ident, last), build)[1]

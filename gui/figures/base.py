@@ -56,8 +56,8 @@ def line_trace(**trace) -> go.Scatter | go.Scattergl:
     Training tab's three charts: 0.25 s against 0.68 s in headless Chromium), and each WebGL
     chart holds one of the few WebGL contexts a browser gives a page (Chromium: 16, the oldest
     is dropped and its chart goes blank), so WebGL is kept for what SVG cannot draw quickly."""
-    n = len(trace.get("x") if trace.get("x") is not None else ())
-    return go.Scatter(**trace) if n <= SVG_MAX_POINTS else go.Scattergl(**trace)
+    x = trace.get("x")
+    return go.Scatter(**trace) if x is None or len(x) <= SVG_MAX_POINTS else go.Scattergl(**trace)
 
 
 def graph_config(filename: str) -> dict:
