@@ -47,6 +47,11 @@ static const int LOCAL[NCTX6 - NCTX4] = {0, 1, 2, 3, 6};
 #define LR_SHIFT 12
 #define LIMIT 60
 #define W_MAX (1 << 24)
+/* the slot table: each pair of slots (i, i ^ 1), where a context's hash may land, in 16 bytes
+ * (one cache line holds both): their counters (u32), check bytes, bit histories, 4 bytes unused */
+#define SLOT_T(i) (((uint32_t *)slots)[((i) >> 1) * 4 + ((i) & 1)])
+#define SLOT_CHK(i) (slots[((i) >> 1) * 16 + 8 + ((i) & 1)])
+#define SLOT_BH(i) (slots[((i) >> 1) * 16 + 10 + ((i) & 1)])
 
 static const int SQ[33] = {1, 2, 3, 6, 10, 16, 27, 45, 73, 120, 194, 310, 488, 747, 1101, 1546,
                            2047, 2549, 2994, 3348, 3607, 3785, 3901, 3975, 4022, 4050, 4068, 4079,
@@ -162,31 +167,40 @@ static inline int nn_p(const int64_t *cum, int c0, int depth) {
 #define MAXLEN 65535
 #define CHECKLEN 32
 
+/* an APM row (33 interpolation points, 132 bytes): its cache lines, loaded a decision ahead (the
+ * two APMs are 8.6 MB each and read at random: without this a sixth of the stage's time) */
+static inline void prefetch_row(const int32_t *row) {
+    PREFETCH(row);
+    PREFETCH(row + 16);
+    PREFETCH(row + 32);
+}
+
 static inline int len_bucket(int64_t len) {
     return len < 16 ? (int)len : (len < 72 ? 12 + (int)(len >> 2) : 31);
 }
 
 /* run(decode, use_nn, version, T, B, cap, H, P, data(T,B) u8, counts(T) i64,
  *     cum(T,B,257) i64|None,
- *     t u32[2^TABLE_BITS], w i32[nsets*nin], apm i32[65536*33 + NCTX*SM_ROWS], hist u64[B],
+ *     slots u32[2^TABLE_BITS * 2] (see SLOT_T), w i32[nsets*nin],
+ *     apm i32[65536*33 + NCTX*SM_ROWS], hist u64[B],
  *     word u32[B], coder u32[3] (x1, x2, x), buf u8[cap], pos i64[1], end i64[1],
- *     chk u8[2^TABLE_BITS]|None, hb u8[B*H+P]|None, mt i64[2^MT_BITS]|None,
+ *     hb u8[B*H+P]|None, mt i64[2^MT_BITS]|None,
  *     ms i64[2B+1]|None (pointers, lengths, steps done), mm u32[64]|None):
  *     one arithmetic coder per block, its decisions in the fixed order (steps, streams, bits).
  *     Version 1 has neither check bytes nor the match model; version 3 is version 2 with a
- *     primer region of P bytes (P = 0 otherwise). Version 4 (5: primed) grows three arrays:
- *     apm += the bit histories' maps i32[NCTX4*256] and the second APM i32[65536*33]; word
- *     u32[3B] (current word, previous word, line state per stream); chk u8[2 * 2^TABLE_BITS]
- *     (check bytes, then each slot's bit history). Version 6 (7: primed) has 15 contexts (five
- *     stream-local) and so 15 counter maps and history maps in apm, 49 mixer inputs, and w grows
- *     by the final mixers' FSETS * NF weights. */
+ *     primer region of P bytes (P = 0 otherwise). Version 4 (5: primed) grows two arrays and
+ *     uses the slots' bit histories: apm += the bit histories' maps i32[NCTX4*256] and the
+ *     second APM i32[65536*33]; word u32[3B] (current word, previous word, line state per
+ *     stream). Version 6 (7: primed) has 15 contexts (five stream-local) and so 15 counter maps
+ *     and history maps in apm, 49 mixer inputs, and w grows by the final mixers' FSETS * NF
+ *     weights. */
 static PyObject *py_run(PyObject *self, PyObject *args) {
     int decode, use_nn, version;
     Py_ssize_t T, B, cap, H, P;
-    PyObject *o[17];
-    if (!PyArg_ParseTuple(args, "iiinnnnnOOOOOOOOOOOOOOOOO", &decode, &use_nn, &version, &T, &B,
+    PyObject *o[16];
+    if (!PyArg_ParseTuple(args, "iiinnnnnOOOOOOOOOOOOOOOO", &decode, &use_nn, &version, &T, &B,
                           &cap, &H, &P, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
-                          &o[9], &o[10], &o[11], &o[12], &o[13], &o[14], &o[15], &o[16]))
+                          &o[9], &o[10], &o[11], &o[12], &o[13], &o[14], &o[15]))
         return NULL;
     if (version < 1 || version > 7 || P < 0 || (P > 0 && version != 3 && version != 5 && version != 7)) {
         PyErr_Format(PyExc_ValueError, "cm: unknown version %d (primer %zd)", version, P);
@@ -201,34 +215,33 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     const int nin = v6 ? NIN6 : (v4 ? NIN4 : (v2 ? NIN2 : NIN1)), nsets1 = v2 ? 20 : 6;
     const Py_ssize_t nsets = nsets1 + (v4 ? SETS2_4 + SETS3_4 : 256);
     const Py_ssize_t napm = APM_ROWS * 33 + nctx * SM_ROWS + (v4 ? nctx * 256 + APM_ROWS * 33 : 0);
-    Buf b[17];
+    Buf b[16];
     memset(b, 0, sizeof b);
     if (!get(o[0], &b[0], 1, T * B, 1, 1, "data") || !get(o[1], &b[1], 8, T, 0, 1, "counts") ||
         (use_nn && o[2] == Py_None && (PyErr_SetString(PyExc_ValueError, "cum required"), 1)) ||
         !get(o[2], &b[2], 8, T * B * 257, 0, 1, "cum") ||
-        !get(o[3], &b[3], 4, ((Py_ssize_t)1) << TABLE_BITS, 1, 1, "t") ||
+        !get(o[3], &b[3], 4, ((Py_ssize_t)1) << (TABLE_BITS + 1), 1, 1, "slots") ||
         !get(o[4], &b[4], 4, nsets * nin + (v6 ? FSETS * NF : 0), 1, 1, "w") ||
         !get(o[5], &b[5], 4, napm, 1, 1, "apm") ||
         !get(o[6], &b[6], 8, B, 1, 1, "hist") || !get(o[7], &b[7], 4, v4 ? 3 * B : B, 1, 1, "word") ||
         !get(o[8], &b[8], 4, 3, 1, 1, "coder") || !get(o[9], &b[9], 1, cap, 1, 1, "buf") ||
         !get(o[10], &b[10], 8, 1, 1, 1, "pos") || !get(o[11], &b[11], 8, 1, 0, 1, "end") ||
-        (v2 && (o[12] == Py_None || o[13] == Py_None || o[14] == Py_None || o[15] == Py_None ||
-                o[16] == Py_None) && (PyErr_SetString(PyExc_ValueError, "match state required"), 1)) ||
-        !get(o[12], &b[12], 1, ((Py_ssize_t)1) << (TABLE_BITS + v4), 1, 1, "chk") ||
-        !get(o[13], &b[13], 1, B * H + P, 1, 1, "hb") ||
-        !get(o[14], &b[14], 8, ((Py_ssize_t)1) << MT_BITS, 1, 1, "mt") ||
-        !get(o[15], &b[15], 8, 2 * B + 1, 1, 1, "ms") || !get(o[16], &b[16], 4, 64, 1, 1, "mm")) {
-        release(b, 17);
+        (v2 && (o[12] == Py_None || o[13] == Py_None || o[14] == Py_None || o[15] == Py_None) &&
+         (PyErr_SetString(PyExc_ValueError, "match state required"), 1)) ||
+        !get(o[12], &b[12], 1, B * H + P, 1, 1, "hb") ||
+        !get(o[13], &b[13], 8, ((Py_ssize_t)1) << MT_BITS, 1, 1, "mt") ||
+        !get(o[14], &b[14], 8, 2 * B + 1, 1, 1, "ms") || !get(o[15], &b[15], 4, 64, 1, 1, "mm")) {
+        release(b, 16);
         return NULL;
     }
     if (PyErr_Occurred()) {
-        release(b, 17);
+        release(b, 16);
         return NULL;
     }
     uint8_t *data = (uint8_t *)b[0].b.buf;
     const int64_t *counts = (const int64_t *)b[1].b.buf;
     const int64_t *cum = b[2].held ? (const int64_t *)b[2].b.buf : NULL;
-    uint32_t *t = (uint32_t *)b[3].b.buf;
+    uint8_t *slots = (uint8_t *)b[3].b.buf;
     int32_t *w = (int32_t *)b[4].b.buf;
     int32_t *apm = (int32_t *)b[5].b.buf;
     int32_t *sm = apm + APM_ROWS * 33;  /* per context: (count, probability) -> probability */
@@ -240,12 +253,10 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     uint8_t *buf = (uint8_t *)b[9].b.buf;
     int64_t *pos = (int64_t *)b[10].b.buf;
     const int64_t *end = (const int64_t *)b[11].b.buf;
-    uint8_t *chk = v2 ? (uint8_t *)b[12].b.buf : NULL;
-    uint8_t *bh = v4 ? chk + (((Py_ssize_t)1) << TABLE_BITS) : NULL;
-    uint8_t *hb = v2 ? (uint8_t *)b[13].b.buf : NULL;
-    int64_t *mt = v2 ? (int64_t *)b[14].b.buf : NULL;
-    int64_t *ms = v2 ? (int64_t *)b[15].b.buf : NULL;
-    uint32_t *mm = v2 ? (uint32_t *)b[16].b.buf : NULL;
+    uint8_t *hb = v2 ? (uint8_t *)b[12].b.buf : NULL;
+    int64_t *mt = v2 ? (int64_t *)b[13].b.buf : NULL;
+    int64_t *ms = v2 ? (int64_t *)b[14].b.buf : NULL;
+    uint32_t *mm = v2 ? (uint32_t *)b[15].b.buf : NULL;
     int overflow = 0;
 
     Py_BEGIN_ALLOW_THREADS
@@ -269,6 +280,10 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
             uint32_t *c = coder;
             uint8_t *lane = buf;
             int c0 = 1, eb = 0;
+            /* the second APM's row hash: its byte part, then c0 mixed in per decision */
+            const uint32_t h2b = v4 ? mix32((uint32_t)(hist[s] & 0xFFFF) * 0x9E3779B1u + 0x0051ED27u) >> 16 : 0;
+            prefetch_row(apm + (Py_ssize_t)((c1 << 8) | 1) * 33);
+            if (v4) prefetch_row(apm2 + (Py_ssize_t)((h2b ^ 0x9E37u) & 0xFFFFu) * 33);
             int64_t mlen = 0;
             if (v2) {
                 mlen = ms[B + s];
@@ -289,22 +304,22 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                     if (v2) {  /* two slots per context, told apart by a check byte */
                         uint8_t ck = (uint8_t)(hv & 255);
                         uint32_t a0 = idx[i], a1 = idx[i] ^ 1u;
-                        if (chk[a0] == ck) idx[i] = a0;
-                        else if (chk[a1] == ck) idx[i] = a1;
+                        if (SLOT_CHK(a0) == ck) idx[i] = a0;
+                        else if (SLOT_CHK(a1) == ck) idx[i] = a1;
                         else {  /* replace the younger of the two */
-                            idx[i] = (t[a1] & 1023) < (t[a0] & 1023) ? a1 : a0;
-                            chk[idx[i]] = ck;
-                            t[idx[i]] = 1u << 31;
-                            if (v4) bh[idx[i]] = 0;
+                            idx[i] = (SLOT_T(a1) & 1023) < (SLOT_T(a0) & 1023) ? a1 : a0;
+                            SLOT_CHK(idx[i]) = ck;
+                            SLOT_T(idx[i]) = 1u << 31;
+                            if (v4) SLOT_BH(idx[i]) = 0;
                         }
                     }
-                    uint32_t e = t[idx[i]];
+                    uint32_t e = SLOT_T(idx[i]);
                     int n = (int)(e & 1023);
                     x[1 + i] = STRETCH[e >> 20];
                     smi[i] = i * SM_ROWS + (n < 15 ? n : 15) * 64 + (int)(e >> 26);
                     x[1 + nctx + i] = STRETCH[sm[smi[i]] >> 4];
                     if (v4) {
-                        ici[i] = i * 256 + bh[idx[i]];
+                        ici[i] = i * 256 + SLOT_BH(idx[i]);
                         x[1 + 2 * nctx + i] = STRETCH[icm[ici[i]] >> 4];
                     }
                     conf += i >= 2 && i <= 5 && n > 0;  /* orders 2, 3, 4, 6 seen before */
@@ -367,8 +382,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                 int pa = (int)(((int64_t)apm[a] * (128 - wt) + (int64_t)apm[a + 1] * wt) >> 11);
                 int p;
                 if (v4) {
-                    uint32_t h2 = (mix32((uint32_t)(hist[s] & 0xFFFF) * 0x9E3779B1u + 0x0051ED27u) >> 16) ^
-                                  ((uint32_t)c0 * 0x9E37u);
+                    uint32_t h2 = h2b ^ ((uint32_t)c0 * 0x9E37u);
                     a2 = (Py_ssize_t)(h2 & 0xFFFFu) * 33 + lo;
                     int pb = (int)(((int64_t)apm2[a2] * (128 - wt) + (int64_t)apm2[a2 + 1] * wt) >> 11);
                     p = (2 * pm + 3 * pa + 3 * pb + 4) >> 3;
@@ -408,12 +422,12 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                     uint32_t nc0 = (uint32_t)((c0 << 1) | bit);
                     for (int i = 0; i < nctx; i++) {
                         uint32_t ni = mix32(hs[i] + nc0 * 0x9E3779B1u) >> (32 - TABLE_BITS);
-                        PREFETCH(t + ni);
-                        if (v2) PREFETCH(chk + ni);
-                        if (v4) PREFETCH(bh + ni);
+                        PREFETCH(&SLOT_T(ni));
                     }
+                    prefetch_row(apm + (Py_ssize_t)((c1 << 8) | (int)nc0) * 33);
+                    if (v4) prefetch_row(apm2 + (Py_ssize_t)((h2b ^ (nc0 * 0x9E37u)) & 0xFFFFu) * 33);
                 }
-                for (int i = 0; i < nctx; i++) t[idx[i]] = counter_update(t[idx[i]], bit, LIMIT);
+                for (int i = 0; i < nctx; i++) SLOT_T(idx[i]) = counter_update(SLOT_T(idx[i]), bit, LIMIT);
                 if (mi >= 0) mm[mi] = counter_update(mm[mi], bit, 1023);
                 int64_t err = (int64_t)((bit << 12) - pm1) * LR;
                 for (int i = 0; i < nin; i++) {
@@ -446,7 +460,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                 if (v4)
                     for (int i = 0; i < nctx; i++) {
                         icm[ici[i]] += (int32_t)((((int64_t)bit << 16) - icm[ici[i]]) >> ICM_RATE);
-                        bh[idx[i]] = history_update(bh[idx[i]], bit);
+                        SLOT_BH(idx[i]) = history_update(SLOT_BH(idx[i]), bit);
                     }
                 Py_ssize_t j = a + (wt >> 6);
                 apm[j] += (int32_t)((((int64_t)bit << 16) + (bit << 7) - bit - bit - apm[j]) >> 7);
@@ -498,7 +512,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         if (v2) ms[2 * B] += 1;
     }
     Py_END_ALLOW_THREADS
-    release(b, 17);
+    release(b, 16);
     if (overflow == 1) {
         PyErr_SetString(PyExc_RuntimeError, "cm: the block's output buffer is full");
         return NULL;

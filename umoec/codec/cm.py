@@ -303,6 +303,30 @@ def _tables_init(version: int) -> np.ndarray:
     return out
 
 
+def _slots_init() -> np.ndarray:
+    """The slot table: a row of four u32 per pair of slots (i, i ^ 1), where a context's hash
+    may land: their counters (starting at 1/2, seen 0 times), then their check bytes and bit
+    histories (bytes 8-11), then 4 unused bytes. Both slots in one cache line: one load per
+    context per bit, where separate tables took three (the compiled loop is memory-bound)."""
+    out = np.zeros((1 << (TABLE_BITS - 1), 4), dtype=np.uint32)
+    out[:, :2] = 1 << 31
+    return out
+
+
+class _Pairs:
+    """Slot i of a (pairs, 2) view of the slot table: the reference reads and writes one value
+    at a time."""
+
+    def __init__(self, view: np.ndarray):
+        self.view = view
+
+    def __getitem__(self, i: int):
+        return self.view[i >> 1, i & 1]
+
+    def __setitem__(self, i: int, value) -> None:
+        self.view[i >> 1, i & 1] = value
+
+
 class CMState:
     """Everything the mixing stage learns while coding; encoder and decoder each hold one and
     step it identically. Tables are shared by the `streams` streams; `steps` bounds the steps
@@ -317,7 +341,7 @@ class CMState:
             raise ValueError(f"a primer needs a primed mixing stage version ({PRIMED})")
         self.use_nn, self.version = bool(use_nn), version
         self.primer = int(primer)
-        self.t = np.full(1 << TABLE_BITS, 1 << 31, dtype=np.uint32)
+        self.slots = _slots_init()
         self.w = _weights_init(version)
         v4 = base(version) >= 4
         self.apm = _tables_init(version)
@@ -327,16 +351,22 @@ class CMState:
         self.history = max(1, int(steps))
         self.match = None
         if version >= 2:
-            # check bytes (v4: then each slot's bit history), history, positions, pointers and
-            # lengths, the length counters
-            self.match = (np.zeros((2 if v4 else 1) << TABLE_BITS, dtype=np.uint8),
-                          np.zeros(streams * self.history + self.primer, dtype=np.uint8),
+            # history, positions, pointers and lengths, the length counters
+            self.match = (np.zeros(streams * self.history + self.primer, dtype=np.uint8),
                           np.zeros(1 << MT_BITS, dtype=np.int64),              # hash -> position
                           np.zeros(2 * streams + 1, dtype=np.int64),           # pointers, lengths, step
                           np.full(64, 1 << 31, dtype=np.uint32))               # (length, bit) -> p
 
     def arrays(self):
-        return (self.t, self.w, self.apm, self.hist, self.word) + (self.match or ())
+        return (self.slots, self.w, self.apm, self.hist, self.word) + (self.match or ())
+
+    def columns(self):
+        """The slot table as the reference reads it: slot i's counter, check byte (v2) and bit
+        history (v4), each indexed by i."""
+        b = self.slots.view(np.uint8).reshape(-1, 16)
+        v2, v4 = self.version >= 2, base(self.version) >= 4
+        return (_Pairs(self.slots[:, :2]), _Pairs(b[:, 8:10]) if v2 else None,
+                _Pairs(b[:, 10:12]) if v4 else None)
 
 
 def len_bucket(n: int) -> int:
@@ -382,15 +412,15 @@ class Reference:
     @staticmethod
     def run(st: CMState, decode: bool, data: np.ndarray, counts: np.ndarray, cum, coder: np.ndarray,
             buf: np.ndarray, pos: np.ndarray, end: np.ndarray) -> None:
-        t, w, apm, hist, word = st.arrays()[:5]
+        w, apm, hist, word = st.arrays()[1:5]
+        t, chk, bh = st.columns()
         v2, v4 = st.version >= 2, base(st.version) >= 4
-        chk, hb, mt, ms, mm = st.match if v2 else (None,) * 5
+        hb, mt, ms, mm = st.match if v2 else (None,) * 4
         H, B = st.history, len(hist)
         NIN, S1, N = nin(st.version), sets1(st.version), nctx(st.version)
         sm = apm[APM_ROWS * 33:]          # views: the counters' maps follow the APM, then (v4)
         icm = sm[N * SM_ROWS:]            # the bit histories' maps and the second APM
         apm2 = icm[N * 256:]
-        bh = chk[1 << TABLE_BITS:] if v4 else None
         v6 = base(st.version) >= 6
         mix3 = v4 and (not st.use_nn or v6)  # three mixers, by byte classes (see _cm.c)
         fin = v6 and st.use_nn               # v6: final mixers over them and the network
@@ -593,7 +623,7 @@ def _run(st: CMState, decode: bool, data, counts, cum, coder, buf, pos, end) -> 
         Reference.run(st, decode, data, counts, cum, coder, buf, pos, end)
         return
     T, B = data.shape
-    match = st.match or (None,) * 5
+    match = st.match or (None,) * 4
     _c.run(int(decode), int(st.use_nn), st.version, T, B, len(buf), st.history, st.primer, data,
            counts, cum if st.use_nn else None, *st.arrays()[:5], coder, buf, pos, end, *match)
 
@@ -654,14 +684,14 @@ def prime(st: CMState, taught: CMState, text: bytes) -> None:
     if (not is_primed(st.version) or taught.version != st.version or st.primer != len(text)
             or taught.primer or taught.history != max(1, len(text))):
         raise ValueError("prime: the state was not made for this primer")
-    st.t[:], st.apm[:] = taught.t, taught.apm
+    st.slots[:], st.apm[:] = taught.slots, taught.apm
     if not st.use_nn or base(st.version) >= 6:   # mixers that see no network: as learned
         st.w[:] = taught.w                        # (1.5% smaller; v6's final mixers start fresh)
-    chk, hb, mt, _, mm = st.match
+    hb, mt, _, mm = st.match
     offset = len(hb) - len(text)                  # streams x history
-    chk[:], mm[:] = taught.match[0], taught.match[4]
+    mm[:] = taught.match[3]
     hb[offset:] = np.frombuffer(text, dtype=np.uint8)
-    tmt = taught.match[2]
+    tmt = taught.match[1]
     mt[:] = np.where(tmt > 0, tmt + offset, 0)
 
 

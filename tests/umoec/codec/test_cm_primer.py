@@ -45,7 +45,7 @@ def test_compiled_and_reference_are_identical_and_decode_each_other(network, ver
     for a, b in zip(sc.arrays(), sp.arrays(), strict=True):
         assert np.array_equal(a, b)
     # the match model followed pointers into the primer (its region holds the primer)
-    hb = sc.match[1]
+    hb = sc.match[0]
     assert hb[-len(PRIMER):].tobytes() == PRIMER
     for impl in ("c", "python"):
         if impl == "python":
