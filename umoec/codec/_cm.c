@@ -17,6 +17,7 @@
 #endif
 
 #define TABLE_BITS 22
+#define BIG_TABLE_BITS 24       /* versions 8 and 9: versions 7 and 5 with 2^24 slots */
 #define NCTX 7
 #define NCTX4 10                /* version 4: and word pair, sparse, column contexts */
 #define NIN1 (2 + 2 * NCTX)     /* version 1: network, counters, mapped counters, bias */
@@ -193,7 +194,8 @@ static inline int len_bucket(int64_t len) {
  *     second APM i32[65536*33]; word u32[3B] (current word, previous word, line state per
  *     stream). Version 6 (7: primed) has 15 contexts (five stream-local) and so 15 counter maps
  *     and history maps in apm, 49 mixer inputs, and w grows by the final mixers' FSETS * NF
- *     weights. */
+ *     weights. Versions 8 and 9 are versions 7 and 5 with 2^BIG_TABLE_BITS slots (slots
+ *     u32[2^BIG_TABLE_BITS * 2]). */
 static PyObject *py_run(PyObject *self, PyObject *args) {
     int decode, use_nn, version;
     Py_ssize_t T, B, cap, H, P;
@@ -202,10 +204,13 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                           &cap, &H, &P, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
                           &o[9], &o[10], &o[11], &o[12], &o[13], &o[14], &o[15]))
         return NULL;
-    if (version < 1 || version > 7 || P < 0 || (P > 0 && version != 3 && version != 5 && version != 7)) {
+    if (version < 1 || version > 9 || P < 0 ||
+        (P > 0 && version != 3 && version != 5 && version != 7 && version != 8 && version != 9)) {
         PyErr_Format(PyExc_ValueError, "cm: unknown version %d (primer %zd)", version, P);
         return NULL;
     }
+    const int tb = version >= 8 ? BIG_TABLE_BITS : TABLE_BITS;
+    version = version == 8 ? 7 : (version == 9 ? 5 : version);   /* the stage they run */
     const int v2 = version >= 2, v4 = version >= 4;
     const int64_t BH = (int64_t)B * H;       /* where the primer starts in hb */
     const int v6 = version >= 6;
@@ -220,7 +225,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     if (!get(o[0], &b[0], 1, T * B, 1, 1, "data") || !get(o[1], &b[1], 8, T, 0, 1, "counts") ||
         (use_nn && o[2] == Py_None && (PyErr_SetString(PyExc_ValueError, "cum required"), 1)) ||
         !get(o[2], &b[2], 8, T * B * 257, 0, 1, "cum") ||
-        !get(o[3], &b[3], 4, ((Py_ssize_t)1) << (TABLE_BITS + 1), 1, 1, "slots") ||
+        !get(o[3], &b[3], 4, ((Py_ssize_t)1) << (tb + 1), 1, 1, "slots") ||
         !get(o[4], &b[4], 4, nsets * nin + (v6 ? FSETS * NF : 0), 1, 1, "w") ||
         !get(o[5], &b[5], 4, napm, 1, 1, "apm") ||
         !get(o[6], &b[6], 8, B, 1, 1, "hist") || !get(o[7], &b[7], 4, v4 ? 3 * B : B, 1, 1, "word") ||
@@ -300,7 +305,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                 x[0] = v6 ? 0 : xnn;      /* v6: the network joins after the context mixers */
                 for (int i = 0; i < nctx; i++) {
                     uint32_t hv = mix32(hs[i] + (uint32_t)c0 * 0x9E3779B1u);
-                    idx[i] = hv >> (32 - TABLE_BITS);
+                    idx[i] = hv >> (32 - tb);
                     if (v2) {  /* two slots per context, told apart by a check byte */
                         uint8_t ck = (uint8_t)(hv & 255);
                         uint32_t a0 = idx[i], a1 = idx[i] ^ 1u;
@@ -421,7 +426,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                 if (depth < 7) {   /* the next decision's slots load while this one's tables learn */
                     uint32_t nc0 = (uint32_t)((c0 << 1) | bit);
                     for (int i = 0; i < nctx; i++) {
-                        uint32_t ni = mix32(hs[i] + nc0 * 0x9E3779B1u) >> (32 - TABLE_BITS);
+                        uint32_t ni = mix32(hs[i] + nc0 * 0x9E3779B1u) >> (32 - tb);
                         PREFETCH(&SLOT_T(ni));
                     }
                     prefetch_row(apm + (Py_ssize_t)((c1 << 8) | (int)nc0) * 33);

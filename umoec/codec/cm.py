@@ -33,12 +33,14 @@ Version 4 (5 is version 4 primed; what the cm profile writes) adds a bit history
 (its last outcomes, up to 7) read through a learned map per context (one more input each), three
 contexts (word pair, bytes 2-3 back, column with indent), without a network mixers chosen by
 byte classes (three, averaged), and a second APM on the last two bytes (docs/codec.md).
-Version 6 (what files with a network get; 7 is version 6 primed; the cm profile stays at 4 and 5)
+Version 6 (what files with a network get; 7 is version 6 primed; the cm profile stays at 4)
 adds five stream-local contexts (orders 0-3 and the word hashed again with the stream's index:
 the shared ones see every stream's bytes interleaved) and keeps the network out of the three
 mixers, so they mix the context models as without one; two final mixers (weight sets by mixer
 1's set and by c0) weigh the three mixers' outputs against the network's input and a bias:
 p_mix = squash((f_1 + f_2) / 2) (docs/codec.md: -7% primed on Python source).
+Versions 8 and 9 (what primed files get) are versions 7 and 5 with 2^24 counter slots instead
+of 2^22: a primer's text no longer fills the table before the file starts (1-2% smaller).
 
 Counters: 22-bit probability + 10-bit count in one uint32; p += (bit - p) * 2 / (2n + 3), n
 capped at LIMIT (faster adaptation while young, then a slow average). Every number is an integer
@@ -62,11 +64,13 @@ import numpy as np
 from .errors import FormatError
 
 VERSION = 6                     # what new files with a network get; every version here decodes
-VERSIONS = (1, 2, 3, 4, 5, 6, 7)
-PRIMED = 7                      # ... of a model with a primer: version 6 primed
-VERSION_ALONE, PRIMED_ALONE = 4, 5   # without a network (the cm profile): version 6 adds nothing
-BASE = {3: 2, 5: 4, 7: 6}       # a primed version -> the stage it primes
-TABLE_BITS = 22                 # 4 M counters (16 MiB), shared by all streams and contexts
+VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
+PRIMED = 8                      # ... of a model with a primer: version 6 primed, 2^24 slots
+VERSION_ALONE, PRIMED_ALONE = 4, 9   # without a network (the cm profile): version 6 adds nothing;
+# primed: version 4 primed, 2^24 slots
+BASE = {3: 2, 5: 4, 7: 6, 8: 6, 9: 4}   # a primed version -> the stage it primes
+TABLE_BITS = 22                 # 4 M counter slots, shared by all streams and contexts
+BIG_TABLE_BITS = 24             # versions 8 and 9: 16 M (a primer's text fills a smaller table)
 ORDERS = (1, 2, 3, 4, 6)
 NCTX = 7                        # order 0, orders 1..6, word
 NCTX4 = 10                      # version 4: and word pair, bytes 2-3 back, column
@@ -91,7 +95,7 @@ FW_MIX, FW_NN = 21845, 32768    # their initial weights: each mixer 1/3, the net
 
 
 def written(network: bool, primed: bool) -> int:
-    """The version a new file gets: 6 with a network (7 primed), 4 without (5 primed)."""
+    """The version a new file gets: 6 with a network (8 primed), 4 without (9 primed)."""
     if network:
         return PRIMED if primed else VERSION
     return PRIMED_ALONE if primed else VERSION_ALONE
@@ -104,6 +108,11 @@ def base(version: int) -> int:
 
 def is_primed(version: int) -> bool:
     return version in BASE
+
+
+def table_bits(version: int) -> int:
+    """log2 of the slot table's slots: 2^24 for the primed versions 8 and 9, else 2^22."""
+    return BIG_TABLE_BITS if version >= 8 else TABLE_BITS
 
 
 def nctx(version: int) -> int:
@@ -240,10 +249,6 @@ def apm2_row(hist: int, c0: int) -> int:
     return ((mix32(((hist & 0xFFFF) * 0x9E3779B1 + 0x0051ED27) & M32) >> 16) ^ (c0 * 0x9E37)) & 0xFFFF
 
 
-def slot(h: int, c0: int) -> int:
-    return mix32((h + c0 * 0x9E3779B1) & M32) >> (32 - TABLE_BITS)
-
-
 def next_word(word: int, byte: int) -> int:
     if 65 <= byte <= 90:
         byte += 32
@@ -303,12 +308,12 @@ def _tables_init(version: int) -> np.ndarray:
     return out
 
 
-def _slots_init() -> np.ndarray:
+def _slots_init(bits: int) -> np.ndarray:
     """The slot table: a row of four u32 per pair of slots (i, i ^ 1), where a context's hash
     may land: their counters (starting at 1/2, seen 0 times), then their check bytes and bit
     histories (bytes 8-11), then 4 unused bytes. Both slots in one cache line: one load per
     context per bit, where separate tables took three (the compiled loop is memory-bound)."""
-    out = np.zeros((1 << (TABLE_BITS - 1), 4), dtype=np.uint32)
+    out = np.zeros((1 << (bits - 1), 4), dtype=np.uint32)
     out[:, :2] = 1 << 31
     return out
 
@@ -341,7 +346,7 @@ class CMState:
             raise ValueError(f"a primer needs a primed mixing stage version ({PRIMED})")
         self.use_nn, self.version = bool(use_nn), version
         self.primer = int(primer)
-        self.slots = _slots_init()
+        self.slots = _slots_init(table_bits(version))
         self.w = _weights_init(version)
         v4 = base(version) >= 4
         self.apm = _tables_init(version)
@@ -389,11 +394,11 @@ class Reference:
     """Encode or decode `T` steps of bytes with the tables of `st` (Python integers)."""
 
     @staticmethod
-    def lookup(t, chk, h: int, c0: int, bh=None) -> int:
-        """The slot of context hash h at node c0 (v2: one of two, by check byte; a stranger
-        replaces the younger one, reset, v4: its bit history too)."""
+    def lookup(t, chk, h: int, c0: int, bh=None, bits: int = TABLE_BITS) -> int:
+        """The slot of context hash h at node c0 in a table of 2^bits slots (v2: one of two, by
+        check byte; a stranger replaces the younger one, reset, v4: its bit history too)."""
         hv = mix32((h + c0 * 0x9E3779B1) & M32)
-        i = hv >> (32 - TABLE_BITS)
+        i = hv >> (32 - bits)
         if chk is None:
             return i
         ck = hv & 255
@@ -425,6 +430,7 @@ class Reference:
         mix3 = v4 and (not st.use_nn or v6)  # three mixers, by byte classes (see _cm.c)
         fin = v6 and st.use_nn               # v6: final mixers over them and the network
         F0 = nsets(st.version) * NIN         # where their weights start
+        bits = table_bits(st.version)
         for step in range(len(counts)):
             tg = int(ms[2 * B]) if v2 else 0
             if v2 and tg >= H:
@@ -455,7 +461,7 @@ class Reference:
                         mlen = 0
                 c0 = 1
                 for depth in range(8):
-                    idx = [Reference.lookup(t, chk, h, c0, bh) for h in hs]
+                    idx = [Reference.lookup(t, chk, h, c0, bh, bits) for h in hs]
                     xnn = STRETCH[nn_bit_probability(cum[step, s], c0, depth)] if st.use_nn else 0
                     x = [0 if v6 else xnn]
                     x += [STRETCH[int(t[i]) >> 20] for i in idx]
@@ -631,7 +637,7 @@ def _run(st: CMState, decode: bool, data, counts, cum, coder, buf, pos, end) -> 
 def describe(version: int = VERSION) -> str:
     """What a file's fingerprint records of this stage (the decoder finds the version by it):
     a change here must add a version."""
-    out = (f"umoec.codec.cm/{version} table_bits={TABLE_BITS} orders={list(ORDERS)} "
+    out = (f"umoec.codec.cm/{version} table_bits={table_bits(version)} orders={list(ORDERS)} "
            f"nin={nin(version)} lr={LR}>>{LR_SHIFT} limit={LIMIT} sm_rate={SM_RATE}")
     if version >= 2:
         out += f" check=2way match=minlen{MINLEN},mt{MT_BITS},check{CHECKLEN}"

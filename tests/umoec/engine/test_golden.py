@@ -5,8 +5,9 @@ files, it never edits these): NAME.PROFILE.umc coded with rANS, NAME.PROFILE-mix
 context-mixing stage's version 1, NAME.PROFILE-mix2.umc with its version 2, NAME.PROFILE-mix4.umc
 with its version 4 (every profile; the cm profile's since), NAME.PROFILE-primed5.umc with version
 5 and tiny-primed.umm (tiny.umm with a primer), NAME.PROFILE-mix6.umc and -primed7.umc with
-versions 6 and 7 (the network profiles' since); only files of the versions this build writes for
-their profile are written again."""
+versions 6 and 7 (the network profiles' since), NAME.PROFILE-primed8.umc and cm-primed9.umc with
+versions 8 and 9 (versions 7 and 5 with 2^24 slots: what primed files get since); only files of
+the versions this build writes for their profile are written again."""
 import hashlib
 from pathlib import Path
 
@@ -21,7 +22,7 @@ GOLDEN = Path(__file__).with_name("golden")
 FILES = sorted(p.name for p in GOLDEN.glob("*.umc"))
 # file suffix -> the mixing stage's version
 STAGE = {"-mix.umc": 1, "-mix2.umc": 2, "-mix4.umc": 4, "-primed5.umc": 5, "-mix6.umc": 6,
-         "-primed7.umc": 7}
+         "-primed7.umc": 7, "-primed8.umc": 8, "-primed9.umc": 9}
 MODEL_HASH = "97c9a95b0e53012da94a4d254735901011b2a54ba13e494597ae2a9bcedfe7fc"
 PRIMED_HASH = "e1899e702b05eba9a3d728ba463ebec8503b8141269f59b7240e90223a5a7538"
 
@@ -55,19 +56,31 @@ def test_golden_files_decode_and_are_written_again_identically(model, primed_mod
     original = (GOLDEN / name.rsplit(".", 2)[0]).read_bytes()
     header = read_header(blob)
     network = PROFILES[header.profile].network
+    named = network or cm.is_primed(stage)          # the cm profile names a model it was primed by
     assert (header.engine, header.model_hash.hex(), header.model_name) == (
-        (1, model.hash, "golden-tiny") if network else (1, "00" * 32, ""))
+        (1, model.hash, "golden-tiny") if named else (1, "00" * 32, ""))
     assert header.coder == ("cm" if stage else "rans")
     assert decompress_bytes(blob, model) == original
     if PROFILES[header.profile].coder == header.coder and stage == cm.written(network, cm.is_primed(stage)):
         assert compress_bytes(original, model, profile=header.profile) == blob
 
 
+def test_every_version_this_build_writes_has_golden_files():
+    """A stage version new files get (each profile, primed or not) is pinned by a golden file
+    of that profile, so the test above writes it again byte for byte."""
+    for profile, p in PROFILES.items():
+        for primed in (False, True):
+            version = cm.written(p.network, primed)
+            assert any(stage_of(n) == version and n.split(".")[-2].startswith(profile + "-")
+                       for n in FILES), (profile, primed, version)
+
+
 def test_the_golden_files_are_pinned():
     pins = {"": (9, "f9451d67ffa2630b"), "-mix.umc": (12, "2e259c4321065ef4"),
             "-mix2.umc": (12, "e0f0e44a55ba4b15"), "-mix4.umc": (12, "1bbfbaaf78c82c22"),
             "-primed5.umc": (3, "7e6fa430c836e1bf"), "-mix6.umc": (9, "cb9582505bb9bd01"),
-            "-primed7.umc": (3, "def4a403f6ec87d8")}
+            "-primed7.umc": (3, "def4a403f6ec87d8"), "-primed8.umc": (3, "ebb65b06c5183b58"),
+            "-primed9.umc": (1, "591a0cbcb3707ac6")}
     for suffix, pin in pins.items():
         files = [n for n in FILES
                  if (n.endswith(suffix) if suffix else not n.endswith(tuple(STAGE)))]

@@ -7,6 +7,8 @@
     python tests/umoec/engine/golden/make_golden.py --primed5      # version 5: tiny-primed.umm
     python tests/umoec/engine/golden/make_golden.py --mix6         # version 6 (network profiles)
     python tests/umoec/engine/golden/make_golden.py --primed7      # version 7 (network, primed)
+    python tests/umoec/engine/golden/make_golden.py --primed8      # version 8 (network, primed)
+    python tests/umoec/engine/golden/make_golden.py --primed9      # version 9 (cm profile, primed)
 
 CHECKPOINT: a tiny tier1-family checkpoint (tests/umoec/train/conftest.py TINY, 80 steps on the
 400 kB default corpus). The first form wrote tiny.umm (its coding model), three inputs (Python
@@ -22,6 +24,9 @@ for every network profile with the primed stage, version 5 (NAME.PROFILE-primed5
 sixth and seventh write the network profiles' files of version 6 (final mixers weigh the context
 mixers against the network: NAME.PROFILE-mix6.umc) and of version 7, version 6 primed with
 tiny-primed.umm (NAME.PROFILE-primed7.umc); the cm profile still writes versions 4 and 5.
+The eighth and ninth write source.txt primed with tiny-primed.umm in the versions with 2^24 slots:
+version 8 for the network profiles (NAME.PROFILE-primed8.umc), version 9 for the cm profile
+(NAME.cm-primed9.umc, the first golden file of the cm profile primed).
 """
 import sys
 from pathlib import Path
@@ -59,8 +64,9 @@ def primed(suffix: str) -> None:
         mf.write(model, HERE / "tiny-primed.umm")
     model = mf.read(HERE / "tiny-primed.umm")
     data = (HERE / "source.txt").read_bytes()
+    alone = suffix == "-primed9"                  # the cm profile; before it the network ones
     for profile, p in PROFILES.items():
-        if p.network:
+        if p.network != alone:
             (HERE / f"source.txt.{profile}{suffix}.umc").write_bytes(
                 compress_bytes(data, model, profile=profile))
 
@@ -82,7 +88,7 @@ def main(checkpoint: str) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1] in ("--primed5", "--primed7"):
+    if sys.argv[1] in ("--primed5", "--primed7", "--primed8", "--primed9"):
         primed(sys.argv[1][1:])
     elif sys.argv[1] in ("--mix", "--mix2", "--mix4", "--mix6"):
         mix(sys.argv[1][1:], network_only=sys.argv[1] == "--mix6")
