@@ -17,8 +17,8 @@ UPLOAD_STYLE = {"borderWidth": "1px", "borderStyle": "dashed", "borderRadius": "
                 "borderColor": "#adb5bd"}
 
 
-AUTO_LABEL = (f"{profiles.AUTO} - per file, {profiles.AUTO_NETWORK} or cm (the mixing stage "
-              "alone), whichever codes a sample smaller: cm on binaries and tables of numbers")
+AUTO_LABEL = (f"{profiles.AUTO} - per 8 MiB frame, {profiles.AUTO_NETWORK} or cm (the mixing "
+              "stage alone), whichever codes a sample smaller: cm on binaries and tables of numbers")
 
 
 def profile_options(auto: bool = True) -> list[dict]:

@@ -175,13 +175,24 @@ def compress_frame(data: bytes, model: mf.ModelFile | None, *, profile: str = "t
                    config: C.Config | None = None, input_name: str = "",
                    progress: Progress | None = None, frame: dict | None = None) -> bytes:
     """One frame: `data` coded on its own; `frame` (frames.frame_meta) joins its metadata when
-    the file has several."""
-    prof = profiles.get(profile)
+    the file has several. Profile auto (a frame of a file of several): fast or cm for this
+    frame's bytes (choose.py), and the model named even by a cm frame, so every frame of the
+    file names the same model (the decoder requires it and loads it once)."""
+    if profile == profiles.AUTO:
+        from .choose import choose
+        pick = choose(data, model, whole=False, code=lambda d, name, shown: compress_frame(
+            d, model, profile=name, config=config)).profile
+        return _frame(data, model, profiles.get(pick), config, input_name, progress, frame, True)
+    return _frame(data, model, profiles.get(profile), config, input_name, progress, frame, False)
+
+
+def _frame(data: bytes, model: mf.ModelFile | None, prof: profiles.Profile, config, input_name: str,
+           progress: Progress | None, frame: dict | None, name_model: bool) -> bytes:
     extra = dict(frame or {})
     if not prof.network:  # the mixing stage alone; a model only for its primer, if it has one
         stage = no_network(model)
         named = {"model_hash": bytes.fromhex(model.hash), "model_name": model.name[:64]} \
-            if stage.primer else {}
+            if model is not None and (stage.primer or name_model) else {}
         settings = CodecSettings(streams=1, coder="cm", block_size=CM_BLOCK, profile=prof.name,
                                  metadata={"input_name": input_name[:200], **extra}, **named)
         with paused_gc():
@@ -223,8 +234,9 @@ def compress_path(input_path: Path, output_path: Path, model: ModelSpec = None, 
         src, dst, m, profile=profile, config=config, input_name=Path(input_path).name,
         progress=progress, total=size, frame_bytes=frame_bytes, workers=workers, cluster=cluster))
     prof = profiles.get(st.profile)
-    m = _named(m, prof)                       # auto may have chosen cm
-    return Result(CodecStats(st.read, st.written, time.perf_counter() - t0), prof.name,
+    if not st.frame_profiles:                 # (auto frame by frame: every frame names it)
+        m = _named(m, prof)                   # auto may have chosen cm
+    return Result(CodecStats(st.read, st.written, time.perf_counter() - t0), st.picked,
                   prof.streams_for(min(st.read, prof.frame_bytes if frame_bytes is None
                                        else frame_bytes)),
                   m.label() if m else NO_MODEL, m.hash if m else "")

@@ -11,8 +11,10 @@ decode. So auto codes a sample both ways before the file:
   it starts cold, and the stage's tables learn with length (on 128 KB of seven kinds of files the
   network's size relative to cm's rose by 4-15% from a 16 KB sample to the whole 128 KB), hence
   the margin.
-The choice holds for every frame of a file (one model, one profile per file), and the header
-records the profile chosen, so decoding is unchanged. Measured: docs/compress.md#auto.
+An input of several frames is decided frame by frame, each on a sample of its own (an archive
+of text and binaries gets fast for its text and cm for the rest; stream.py, api.compress_frame),
+and every frame then names the model. Each frame's header records the profile it was coded
+with, so decoding is unchanged. Measured: docs/compress.md#auto.
 """
 from __future__ import annotations
 

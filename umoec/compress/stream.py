@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import BinaryIO
 
+from ..codec.codec import read_header
 from ..codec.container import Header
 from ..codec.errors import CodecError, FormatError
 from ..codec.frames import frame_meta, frame_of, frames, read_exactly
@@ -37,8 +38,15 @@ class StreamStats:
     sha256: bytes                 # of the original (what compress read, what decompress wrote)
     header: Header | None = None   # decompress: the first frame's header
     frames: int = 0
-    profile: str = ""             # compress: the profile written (auto's choice)
+    profile: str = ""             # compress: the profile written (auto's choice; frame by
+    # frame: the network profile when a frame took it, else cm)
     choice: str = ""              # compress with auto: what the choice was made on
+    frame_profiles: tuple = ()    # compress with auto, several frames: each frame's profile
+
+    @property
+    def picked(self) -> str:
+        """The profile written, or with auto frame by frame those the frames took ("cm+fast")."""
+        return "+".join(dict.fromkeys(self.frame_profiles)) or self.profile
 
 
 def _cut(src: BinaryIO, size: int) -> Iterator[tuple[int, bool, bytes]]:
@@ -89,8 +97,8 @@ def compress_stream(src: BinaryIO, dst: BinaryIO, model, *, profile: str = "turb
                     cluster=None) -> StreamStats:
     """Compress everything `src` holds into `dst`; `total` (the input size, 0 if unknown) only
     scales `progress`. `cluster`: a cluster.Cluster that codes the frames (of an input of
-    several). profile "auto": fast or cm for the whole input, chosen on its first frame
-    (choose.py)."""
+    several). profile "auto": fast or cm, for an input of one frame chosen here (coded whole
+    when small), for an input of several chosen for each frame on its own (choose.py)."""
     prof = profiles.base(profile)
     size = prof.frame_bytes if frame_bytes is None else int(frame_bytes)
     if size < 1:
@@ -100,10 +108,10 @@ def compress_stream(src: BinaryIO, dst: BinaryIO, model, *, profile: str = "turb
     head = next(cut)
     if head[1]:                 # one frame: coded here (with the engine's threads)
         workers, cluster = 1, None
-    choice = None
-    if profile == profiles.AUTO:
+    choice, chosen = None, []
+    if profile == profiles.AUTO and head[1]:
         from .api import compress_frame
-        choice = choose(head[2], model, whole=head[1], code=lambda data, name, shown: compress_frame(
+        choice = choose(head[2], model, whole=True, code=lambda data, name, shown: compress_frame(
             data, model, profile=name, config=config, input_name=input_name,
             progress=_inner(progress, base, total) if shown else None))
         prof = profiles.get(choice.profile)
@@ -120,10 +128,24 @@ def compress_stream(src: BinaryIO, dst: BinaryIO, model, *, profile: str = "turb
             sha.update(data)
             read += len(data)
             meta = None if index == 0 and last else frame_meta(index, last)
-            yield (data, prof.name, config, input_name, meta), _inner(progress, base, total)
+            yield (data, name, config, input_name, meta), _inner(progress, base, total)
 
-    written, count = _drain(_ordered("compress", jobs(), workers, model, cluster), dst, base,
+    def noted(results):
+        """Each frame's profile, read back from its header (auto chose it in the worker)."""
+        for used, out in results:
+            chosen.append(read_header(out).profile)
+            yield used, out
+
+    name = profiles.AUTO if profile == profiles.AUTO and choice is None else prof.name
+    results = _ordered("compress", jobs(), workers, model, cluster)
+    written, count = _drain(noted(results) if name == profiles.AUTO else results, dst, base,
                             progress, total)
+    if name == profiles.AUTO:
+        net = profiles.AUTO_NETWORK
+        counts = ", ".join(f"{p} {chosen.count(p)}" for p in dict.fromkeys(chosen))
+        return StreamStats(read, written, sha.digest(), None, count,
+                           net if net in chosen else "cm",
+                           f"each frame's own sample ({counts} of {count} frames)", tuple(chosen))
     return StreamStats(read, written, sha.digest(), None, count, prof.name,
                        choice.why if choice is not None else "")
 

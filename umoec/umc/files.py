@@ -140,8 +140,8 @@ def compress_one(source: str, target: str | None, opts: Options) -> str:
             cluster=opts.cluster)))
     line = f"{show(source)} -> {_out(target)}: {CodecStats(st.read, st.written, seconds).summary()}"
     if st.choice:
-        opts.note(2, f"umc: {show(source)}: auto chose {st.profile} on {st.choice}")
-        line += f", auto: {st.profile}"
+        opts.note(2, f"umc: {show(source)}: auto chose {st.picked} on {st.choice}")
+        line += f", auto: {st.picked}"
     if _removes(source, target, opts):
         _verify_compressed(target, st.sha256, opts)
         _remove_source(source)

@@ -5,9 +5,10 @@ import random
 
 from tests.conftest import ROOT
 from umoec.codec import read_header
+from umoec.codec.frames import frame_meta, frames
 from umoec.compress import choose as A
 from umoec.compress import profiles
-from umoec.compress.api import compress_bytes, decompress_bytes, open_model
+from umoec.compress.api import compress_bytes, compress_frame, decompress_bytes, open_model
 from umoec.compress.stream import compress_stream
 
 TEXT = (ROOT / "umoec" / "codec" / "cm.py").read_bytes()   # source the default model knows
@@ -69,13 +70,20 @@ def test_auto_writes_what_the_chosen_profile_writes_and_it_decodes():
     assert decompress_bytes(auto["text"]) == text and decompress_bytes(auto["nums"]) == numbers
 
 
-def test_every_frame_of_a_larger_input_takes_the_choice_made_on_the_first():
+def test_each_frame_of_a_larger_input_is_chosen_on_its_own_and_names_the_model():
+    """An archive of numbers then text: cm for the numbers' frame, fast for the text's, each
+    frame exactly what that profile writes for it, and both name the model (the decoder loads
+    one model for a file)."""
     model = open_model()
-    data = table(40_000) + TEXT[:8_000]           # the first frame decides: numbers
+    data = table(24_000) + TEXT[:24_000]
     out = io.BytesIO()
     st = compress_stream(io.BytesIO(data), out, model, profile="auto", frame_bytes=24_000)
-    assert st.frames == 2 and st.profile == "cm" and "sample" in st.choice
-    assert out.getvalue() == compress_bytes(data, model, profile="cm", frame_bytes=24_000)
+    assert (st.frames, st.frame_profiles, st.profile, st.picked) == (2, ("cm", "fast"), "fast",
+                                                                     "cm+fast")
+    assert st.choice == "each frame's own sample (cm 1, fast 1 of 2 frames)"
+    blobs = [blob for _, blob in frames(io.BytesIO(out.getvalue()))]
+    assert [read_header(b).model_hash.hex() for b in blobs] == [model.hash] * 2
+    assert blobs[1] == compress_frame(TEXT[:24_000], model, profile="fast", frame=frame_meta(1, True))
     assert decompress_bytes(out.getvalue()) == data
     assert profiles.base("auto") is profiles.PROFILES[profiles.AUTO_NETWORK]
     assert "auto" in profiles.names() and "auto" not in profiles.PROFILES   # never in a header
