@@ -1,4 +1,4 @@
-"""The mixing stage primed with a model's primer (versions 3 and 5): the compiled loop equals the plain
+"""The mixing stage primed with a model's primer (versions 3, 5, 7, 8, 9): the compiled loop equals the
 reference with the primer's region in the match model (pointers into it, and one that runs off its
 end), either decodes what the other wrote, priming makes text of the primer's kind smaller, and a
 state made for another primer is refused."""
