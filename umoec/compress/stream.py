@@ -122,6 +122,9 @@ def compress_stream(src: BinaryIO, dst: BinaryIO, model, *, profile: str = "turb
             return StreamStats(len(head[2]), written, sha.digest(), None, count, prof.name,
                                choice.why)
 
+    # what each frame is coded with: auto (each frame chooses) for an input of several
+    name = profiles.AUTO if profile == profiles.AUTO and choice is None else prof.name
+
     def jobs():
         nonlocal read
         for index, last, data in chain([head], cut):
@@ -136,7 +139,6 @@ def compress_stream(src: BinaryIO, dst: BinaryIO, model, *, profile: str = "turb
             chosen.append(read_header(out).profile)
             yield used, out
 
-    name = profiles.AUTO if profile == profiles.AUTO and choice is None else prof.name
     results = _ordered("compress", jobs(), workers, model, cluster)
     written, count = _drain(noted(results) if name == profiles.AUTO else results, dst, base,
                             progress, total)
