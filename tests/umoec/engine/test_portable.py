@@ -43,26 +43,46 @@ def setup(tmp_path_factory, tiny_model):
     return root, model, inputs
 
 
-def run_job(setup, name: str, env: dict, ref: str):
+def start_job(setup, name: str, env: dict, ref: str) -> subprocess.Popen:
+    """One configuration's job; its output goes to files (a full pipe would block it)."""
     root, model, inputs = setup
     full = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1",
             "OMP_NUM_THREADS": "1", **env}
-    res = subprocess.run([sys.executable, str(JOB), str(model), str(inputs), str(root / name),
-                          str(root / ref)], env=full, capture_output=True, text=True, timeout=600,
-                         cwd=ROOT)
-    assert res.returncode == 0, f"{name}: {res.stderr[-2000:]}"
-    return json.loads(res.stdout.strip().splitlines()[-1])
+    with open(root / f"{name}.out", "w") as out, open(root / f"{name}.err", "w") as err:
+        return subprocess.Popen([sys.executable, str(JOB), str(model), str(inputs),
+                                 str(root / name), str(root / ref)], env=full, stdout=out,
+                                stderr=err, text=True, cwd=ROOT)
+
+
+def report_of(setup, name: str, proc: subprocess.Popen) -> dict:
+    root = setup[0]
+    proc.wait(timeout=600)
+    assert proc.returncode == 0, f"{name}: {(root / f'{name}.err').read_text()[-2000:]}"
+    return json.loads((root / f"{name}.out").read_text().strip().splitlines()[-1])
 
 
 @pytest.fixture(scope="module")
-def base(setup):
-    return run_job(setup, "base", {}, "none")
+def reports(setup) -> dict:
+    """Every configuration's job, after the base job whose files they read: two at a time (each
+    job is one thread, mostly start-up and the Python reference loops), so the module takes
+    about half the time of one after another. A job's failure is its own test's failure."""
+    report_of(setup, "base", start_job(setup, "base", {}, "none"))
+    waiting = sorted(CONFIGS, key=lambda n: n != "cm-reference")   # the longest first
+    running, done = [], {}
+    while waiting or running:
+        while waiting and len(running) < 2:
+            name = waiting.pop(0)
+            running.append((name, start_job(setup, name, CONFIGS[name], "base")))
+        name, proc = running.pop(0)
+        proc.wait(timeout=600)
+        done[name] = proc
+    return done
 
 
 @pytest.mark.parametrize("name", list(CONFIGS))
-def test_every_configuration_reads_and_writes_the_same_files(setup, base, name):
+def test_every_configuration_reads_and_writes_the_same_files(setup, reports, name):
     root = setup[0]
-    report = run_job(setup, name, CONFIGS[name], "base")
+    report = report_of(setup, name, reports[name])
     assert len(report["decoded"]) == 12                    # 3 inputs x 4 profiles
     for f in sorted((root / "base").glob("*.umc")):
         assert (root / name / f.name).read_bytes() == f.read_bytes(), f"{name}: {f.name} differs"
