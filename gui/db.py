@@ -17,6 +17,9 @@ from umoec.metrics.db import connect
 
 from .services.cache import SignatureCache
 
+# What reading a run's database can raise: the callbacks that read one show these as a message.
+READ_ERRORS = (FileNotFoundError, sqlite3.Error, OSError, ValueError)
+
 TRAIN_COLUMNS = ["step", "ts", "elapsed_s", "loss", "bpb", "lr", "grad_norm", "tokens_per_sec",
                  "bytes_seen"]
 ROUTING_COLUMNS = ["step", "block_idx", "expert_idx", "load", "bias"]

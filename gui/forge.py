@@ -334,3 +334,26 @@ def resolve_forge(runs_dir: Path, key: str | None,
         return None
     path = Path(runs_dir) / key
     return ForgeRun(path, key) if is_forge_dir(path) else None
+
+
+def log_tail(path, n: int = 100, max_bytes: int = 64 * 1024) -> str:
+    """The last `n` lines of a Forge run's log.csv (read from its last `max_bytes`)."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - max_bytes))
+            lines = fh.read().decode("utf-8", errors="replace").splitlines()
+    except OSError as exc:
+        return f"(cannot read log.csv: {exc.strerror or exc})"
+    if size > max_bytes and lines:
+        lines = lines[1:]
+    return "\n".join(lines[-n:]) or "(log.csv is empty)"
+
+
+def log_text(path) -> str | None:
+    """A Forge run's whole log.csv (for download), None when it is missing or unreadable."""
+    try:
+        return Path(path).read_text(errors="replace")
+    except OSError:
+        return None

@@ -5,8 +5,6 @@ new snapshots; `views` reads the one snapshot shown (one row per block).
 """
 from __future__ import annotations
 
-import sqlite3
-
 from dash import Input, Output, State
 from dash.exceptions import PreventUpdate
 
@@ -14,28 +12,19 @@ from .. import db, ids
 from ..context import AppContext
 from ..figures.activations import activation_dist_fig, activation_heatmap_fig
 from ..figures.base import empty_fig
+from ..panels.analysis_widgets import probe_alert, slider_outputs
 from ..runs import resolve
-from . import analysis_common as common
+from ..services import analysis
+from ..view import analysis as av
 
 TABLE = "activation_stats"
-READ_ERRORS = (FileNotFoundError, sqlite3.Error, OSError, ValueError)
-
-
-def missing_snapshots(what: str, every_key: str = "eval_every"):
-    """An explainer for a table written at evaluations (before the first one it is empty)."""
-    def explain(run, cfg: dict, has_metrics: bool) -> str:
-        every = common.config_value(cfg, "logging", every_key)
-        when = f"every logging.{every_key} ({every}) steps" if every else f"every logging.{every_key} steps"
-        state = "yet (before the first evaluation)" if has_metrics or every else "yet"
-        return f"No {what} {state}: the trainer writes a snapshot {when}."
-    return explain
 
 
 def register(app, cockpit: AppContext) -> None:
     runs_dir = cockpit.settings.runs_dir
-    missing = missing_snapshots("activation statistics")
+    missing = av.missing_snapshots("activation statistics")
 
-    @app.callback(*common.slider_outputs(ids.ACT_STEP),
+    @app.callback(*slider_outputs(ids.ACT_STEP),
                   Output(ids.ACT_MESSAGE, "children"),
                   Output(ids.ACT_VERSION, "data"),
                   Input(ids.tab_tick(ids.TAB_ACTIVATIONS), "data"), Input(ids.RUN_SELECT, "value"),
@@ -45,10 +34,10 @@ def register(app, cockpit: AppContext) -> None:
     def controls(_n, name, tab, value, old_max, seen):
         if tab != ids.TAB_ACTIVATIONS:
             raise PreventUpdate
-        p = common.probe(runs_dir, name, TABLE, missing)
+        p = analysis.probe(runs_dir, name, TABLE, missing)
         if p.version == seen:
             raise PreventUpdate
-        return (*common.slider_props(p, value, old_max), p.alert(), p.version)
+        return (*av.slider_props(p, value, old_max), probe_alert(p), p.version)
 
     @app.callback(Output(ids.ACT_DIST, "figure"), Output(ids.ACT_HEATMAP, "figure"),
                   Output(ids.ACT_STEP_LABEL, "children"),
@@ -57,7 +46,7 @@ def register(app, cockpit: AppContext) -> None:
         if not version:
             raise PreventUpdate
         if version.get("message"):
-            short = common.wrap(version["message"])
+            short = av.wrap(version["message"])
             return empty_fig(short, height=380), empty_fig(short), ""
         run = resolve(runs_dir, version["run"])
         if run is None:  # removed since the last tick: the next tick says so
@@ -66,8 +55,8 @@ def register(app, cockpit: AppContext) -> None:
             with db.open_db(run.db_path) as conn:
                 shown = db.nearest_logged_step(conn, TABLE, step)
                 stats = db.activation_stats_at(conn, shown)
-        except READ_ERRORS as exc:
-            msg = common.wrap(common.db_error(run, exc))
+        except db.READ_ERRORS as exc:
+            msg = av.wrap(av.db_error(run, exc))
             return empty_fig(msg, height=380), empty_fig(msg), ""
         return (activation_dist_fig(stats), activation_heatmap_fig(stats),
-                common.step_label(shown, version["last"]))
+                av.step_label(shown, version["last"]))

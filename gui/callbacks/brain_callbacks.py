@@ -5,8 +5,6 @@
 """
 from __future__ import annotations
 
-import sqlite3
-
 from dash import Input, Output, State
 from dash.exceptions import PreventUpdate
 
@@ -14,13 +12,13 @@ from .. import db, ids
 from ..context import AppContext
 from ..figures.activations import pca_fig
 from ..figures.base import empty_fig
+from ..panels.analysis_widgets import probe_alert, slider_outputs
 from ..panels.brain_panel import ALL_BLOCKS
 from ..runs import resolve
-from . import analysis_common as common
-from .activation_callbacks import missing_snapshots
+from ..services import analysis
+from ..view import analysis as av
 
 TABLE = "hidden_states"
-READ_ERRORS = (FileNotFoundError, sqlite3.Error, OSError, ValueError)
 
 
 def block_options(blocks) -> list[dict]:
@@ -30,9 +28,9 @@ def block_options(blocks) -> list[dict]:
 
 def register(app, cockpit: AppContext) -> None:
     runs_dir = cockpit.settings.runs_dir
-    missing = missing_snapshots("hidden-state snapshots")
+    missing = av.missing_snapshots("hidden-state snapshots")
 
-    @app.callback(*common.slider_outputs(ids.BRAIN_STEP),
+    @app.callback(*slider_outputs(ids.BRAIN_STEP),
                   Output(ids.BRAIN_BLOCK, "options"),
                   Output(ids.BRAIN_BLOCK, "value"), Output(ids.BRAIN_MESSAGE, "children"),
                   Output(ids.BRAIN_VERSION, "data"),
@@ -43,18 +41,18 @@ def register(app, cockpit: AppContext) -> None:
     def controls(_n, name, tab, value, old_max, block, seen):
         if tab != ids.TAB_BRAIN:
             raise PreventUpdate
-        p = common.probe(runs_dir, name, TABLE, missing)
+        p = analysis.probe(runs_dir, name, TABLE, missing)
         if p.version == seen:
             raise PreventUpdate
-        slider = common.slider_props(p, value, old_max)
+        slider = av.slider_props(p, value, old_max)
         if not p.ok:
-            return (*slider, block_options([]), ALL_BLOCKS, p.alert(), p.version)
+            return (*slider, block_options([]), ALL_BLOCKS, probe_alert(p), p.version)
         try:
             with db.open_db(p.run.db_path) as conn:
                 blocks = sorted(set(db.hidden_states_at(conn, p.last)["block_idx"].astype(int)))
-        except READ_ERRORS as exc:
-            p.message, p.colour = common.db_error(p.run, exc), "danger"
-            return (*common.slider_props(p, None, None), block_options([]), ALL_BLOCKS, p.alert(),
+        except db.READ_ERRORS as exc:
+            p.message, p.colour = av.db_error(p.run, exc), "danger"
+            return (*av.slider_props(p, None, None), block_options([]), ALL_BLOCKS, probe_alert(p),
                     p.version)
         block = block if block in blocks or block == ALL_BLOCKS else ALL_BLOCKS
         return (*slider, block_options(blocks), block, None, p.version)
@@ -66,7 +64,7 @@ def register(app, cockpit: AppContext) -> None:
         if not version:
             raise PreventUpdate
         if version.get("message"):
-            return empty_fig(common.wrap(version["message"]), height=520), ""
+            return empty_fig(av.wrap(version["message"]), height=520), ""
         run = resolve(runs_dir, version["run"])
         if run is None:  # removed since the last tick: the next tick says so
             raise PreventUpdate
@@ -75,6 +73,6 @@ def register(app, cockpit: AppContext) -> None:
             with db.open_db(run.db_path) as conn:
                 shown = db.nearest_logged_step(conn, TABLE, step)
                 hidden = db.hidden_states_at(conn, shown, block_idx=one)
-        except READ_ERRORS as exc:
-            return empty_fig(common.wrap(common.db_error(run, exc)), height=520), ""
-        return pca_fig(hidden, one), common.step_label(shown, version["last"])
+        except db.READ_ERRORS as exc:
+            return empty_fig(av.wrap(av.db_error(run, exc)), height=520), ""
+        return pca_fig(hidden, one), av.step_label(shown, version["last"])

@@ -8,7 +8,6 @@ start them and render what the manager and the run's metrics.db say (so a reload
 """
 from __future__ import annotations
 
-import sqlite3
 import time
 from pathlib import Path
 
@@ -35,7 +34,6 @@ from ..uploads import (
 )
 from .checkpoint_select import pending, pick, pick_model
 
-READ_ERRORS = (FileNotFoundError, sqlite3.Error, OSError, ValueError)
 STATUS_COLOURS = {"done": "success", "failed": "danger", "cancelled": "secondary",
                   "running": "primary", "simulated": "info"}
 
@@ -421,7 +419,7 @@ def do_action(jobs: JobManager, runs_dir: Path, trigger, path, profile, checkpoi
             jobs.start_compress(run, path, profile, checkpoint, model=model)
     except JobError as exc:
         return {"text": str(exc), "colour": "warning", "ts": now}
-    except READ_ERRORS as exc:
+    except db.READ_ERRORS as exc:
         return {"text": f"Cannot read {run.db_path}: {exc}", "colour": "danger", "ts": now}
     return {"text": "", "ts": now}
 
@@ -513,7 +511,7 @@ def refresh_view(jobs: JobManager, runs_dir: Path, name, action, selected, seen)
             table = db.compression_jobs(conn)
     except FileNotFoundError:
         table = pd.DataFrame(columns=db.JOB_COLUMNS)
-    except READ_ERRORS as exc:
+    except db.READ_ERRORS as exc:
         err = alert(db.db_read_error(run.db_path, exc), "danger")
         if db.transient(exc) and (seen or {}).get("run") == name:   # same run, busy: keep the view
             return dict(controls, **keep, status=err)

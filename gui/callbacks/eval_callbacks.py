@@ -11,7 +11,6 @@ replaces a row of the run's own checkpoints and draws its own line in the histor
 from __future__ import annotations
 
 import os
-import sqlite3
 import time
 from pathlib import Path
 
@@ -40,7 +39,6 @@ from .compression_callbacks import (
     status_area,
 )
 
-READ_ERRORS = (FileNotFoundError, sqlite3.Error, OSError, ValueError)
 REFERENCES = REFERENCE_BPB       # gzip 2.7, zstd-22 1.95, CMIX 1.23 (enwik8)
 METHOD_ORDER = ("gzip -9", "xz -9e", "zstd -19", "zstd -22", "brotli -11", "bzip3", "PPMd -o16",
                 "zpaq -m4", "zpaq -m5", "paq9a", "xz -9e primed", "PPMd -o16 primed",
@@ -270,7 +268,7 @@ def eval_view(jobs: JobManager, runs_dir: Path, name, action, seen: str | None) 
     except FileNotFoundError:
         evals = pd.DataFrame(columns=db.EVAL_COLUMNS)
         baselines = pd.DataFrame(columns=db.BASELINE_COLUMNS)
-    except READ_ERRORS as exc:
+    except db.READ_ERRORS as exc:
         err = alert(db.db_read_error(run.db_path, exc), "danger")
         if db.transient(exc):
             return dict(controls, **keep, status=err)

@@ -13,7 +13,6 @@ dash.Patch as our runs' charts are (`_extend_charts`), so a held zoom survives a
 from __future__ import annotations
 
 import math
-import os
 import time
 from typing import Any
 
@@ -68,20 +67,6 @@ def checkpoint_table(cks: list[forge.ForgeCheckpoint]) -> Any:
                                                    html.Th("time"), html.Th("file")])),
                                html.Tbody(rows)], size="sm", class_name="mb-0"),
                     style={"maxHeight": "260px", "overflowY": "auto"})
-
-
-def log_tail(path, n: int = 100, max_bytes: int = 64 * 1024) -> str:
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - max_bytes))
-            lines = fh.read().decode("utf-8", errors="replace").splitlines()
-    except OSError as exc:
-        return f"(cannot read log.csv: {exc.strerror or exc})"
-    if size > max_bytes and lines:
-        lines = lines[1:]
-    return "\n".join(lines[-n:]) or "(log.csv is empty)"
 
 
 def checkpoint_frame(cks: list[forge.ForgeCheckpoint]) -> pd.DataFrame:
@@ -167,7 +152,7 @@ def forge_training_update(run: forge.ForgeRun, smoothing: Smoothing, log_y: bool
                   heads=html.Div("Forge logs a single loss (no per-head losses).",
                                  className="text-muted"),
                   checkpoints=checkpoint_table(cks),
-                  log="# log.csv (Forge writes no training.log)\n" + log_tail(run.log_path),
+                  log="# log.csv (Forge writes no training.log)\n" + forge.log_tail(run.log_path),
                   ck_options=[], ck_value=None)
     try:
         log = run.read_log()

@@ -5,8 +5,6 @@ figures only when new rows arrived; the history is read incrementally through a 
 """
 from __future__ import annotations
 
-import sqlite3
-
 from dash import Input, Output, State
 from dash.exceptions import PreventUpdate
 
@@ -14,23 +12,23 @@ from .. import db, ids
 from ..context import AppContext
 from ..figures.base import empty_fig
 from ..figures.mod import mod_current_fig, mod_gate_history_fig, mod_summary
-from ..panels.analysis_widgets import metric_card
-from . import analysis_common as common
+from ..panels.analysis_widgets import metric_card, probe_alert
+from ..services import analysis
+from ..view import analysis as av
 
 TABLE = "mod_gates"
-HISTORY = common.HistoryCache(TABLE)
-READ_ERRORS = (FileNotFoundError, sqlite3.Error, OSError, ValueError)
+HISTORY = analysis.HistoryCache(TABLE)
 
 
 def missing_mod(run, cfg: dict, has_metrics: bool) -> str:
     """Why a run has no MoD rows: MoD off, no lower-case block, or nothing logged yet."""
-    if common.config_value(cfg, "mod", "enabled") is False:
+    if av.config_value(cfg, "mod", "enabled") is False:
         return f"Run {run.name} has Mixture-of-Depths switched off (mod.enabled: false)."
-    pattern = common.block_pattern(cfg)
+    pattern = av.block_pattern(cfg)
     if pattern is not None and not any(c.islower() for c in pattern):
         return (f"Run {run.name} has no MoD blocks (block pattern {pattern!r} has no lower-case "
                 "block), so there are no gates to show.")
-    every = common.config_value(cfg, "logging", "log_every", "logging.log_every")
+    every = av.config_value(cfg, "logging", "log_every", "logging.log_every")
     if not has_metrics:
         return (f"No MoD gate fractions logged yet: they are written with the training metrics, "
                 f"every {every} steps.")
@@ -71,7 +69,7 @@ def register(app, cockpit: AppContext) -> None:
     def refresh(_n, name, tab, seen):
         if tab != ids.TAB_MOD:
             raise PreventUpdate
-        p = common.probe(runs_dir, name, TABLE, missing_mod)
+        p = analysis.probe(runs_dir, name, TABLE, missing_mod)
         if p.version == seen:
             raise PreventUpdate
         if p.ok:
@@ -79,12 +77,12 @@ def register(app, cockpit: AppContext) -> None:
                 with db.open_db(p.run.db_path) as conn:
                     at = db.mod_gates_at(conn, p.last)
                     rows, stride, n_steps = HISTORY.get(conn, p.run.db_path)
-            except READ_ERRORS as exc:
-                p.message, p.colour = common.db_error(p.run, exc), "danger"
+            except db.READ_ERRORS as exc:
+                p.message, p.colour = av.db_error(p.run, exc), "danger"
         if not p.ok:
-            short = common.wrap(p.message)
-            return (p.alert(), [], empty_fig(short, height=300), empty_fig(short),
+            short = av.wrap(p.message)
+            return (probe_alert(p), [], empty_fig(short, height=300), empty_fig(short),
                     "", p.version)
         summary = mod_summary(at, rows)
         return (None, cards(summary), mod_current_fig(at),
-                mod_gate_history_fig(rows), common.history_note(stride, n_steps), p.version)
+                mod_gate_history_fig(rows), av.history_note(stride, n_steps), p.version)

@@ -6,8 +6,6 @@ from an incremental, thinned cache; the heatmap and the drill-down read one step
 """
 from __future__ import annotations
 
-import sqlite3
-
 from dash import Input, Output, State, ctx, no_update
 from dash.exceptions import PreventUpdate
 
@@ -20,21 +18,22 @@ from ..figures.routing import (
     moe_routing_history_fig,
     routing_heatmap_fig,
 )
+from ..panels.analysis_widgets import probe_alert, slider_outputs
 from ..runs import resolve
-from . import analysis_common as common
+from ..services import analysis
+from ..view import analysis as av
 
 TABLE = "moe_routing"
-HISTORY = common.HistoryCache(TABLE)
-READ_ERRORS = (FileNotFoundError, sqlite3.Error, OSError, ValueError)
+HISTORY = analysis.HistoryCache(TABLE)
 
 
 def missing_routing(run, cfg: dict, has_metrics: bool) -> str:
     """Why a run has no routing rows: no MoE blocks, or none logged yet."""
-    pattern = common.block_pattern(cfg)
+    pattern = av.block_pattern(cfg)
     if pattern is not None and not any(c in "Ss" for c in pattern):
         return (f"Run {run.name} has no MoE blocks (block pattern {pattern!r} has no S/s block), "
                 "so there is no expert routing to show.")
-    every = common.config_value(cfg, "logging", "log_every", "logging.log_every")
+    every = av.config_value(cfg, "logging", "log_every", "logging.log_every")
     if not has_metrics:
         return f"No expert routing logged yet: it is written with the training metrics, every {every} steps."
     return (f"Run {run.name} has training metrics but no expert routing rows: its trainer does not "
@@ -51,7 +50,7 @@ def register(app, cockpit: AppContext) -> None:
     runs_dir = cockpit.settings.runs_dir
 
     @app.callback(
-        *common.slider_outputs(ids.ROUTING_STEP), Output(ids.ROUTING_BLOCK, "options"),
+        *slider_outputs(ids.ROUTING_STEP), Output(ids.ROUTING_BLOCK, "options"),
         Output(ids.ROUTING_BLOCK, "value"), Output(ids.ROUTING_MESSAGE, "children"),
         Output(ids.ROUTING_VERSION, "data"),
         Input(ids.tab_tick(ids.TAB_ROUTING), "data"), Input(ids.RUN_SELECT, "value"),
@@ -61,18 +60,18 @@ def register(app, cockpit: AppContext) -> None:
     def controls(_n, name, tab, value, old_max, block, seen):
         if tab != ids.TAB_ROUTING:
             raise PreventUpdate
-        p = common.probe(runs_dir, name, TABLE, missing_routing)
+        p = analysis.probe(runs_dir, name, TABLE, missing_routing)
         if p.version == seen:
             raise PreventUpdate
-        slider = common.slider_props(p, value, old_max)
+        slider = av.slider_props(p, value, old_max)
         if not p.ok:
-            return (*slider, [], None, p.alert(), p.version)
+            return (*slider, [], None, probe_alert(p), p.version)
         try:
             with db.open_db(p.run.db_path) as conn:
                 blocks = sorted(set(db.moe_routing_at(conn, p.last)["block_idx"].astype(int)))
-        except READ_ERRORS as exc:
-            p.message, p.colour = common.db_error(p.run, exc), "danger"
-            return (*common.slider_props(p, None, None), [], None, p.alert(), p.version)
+        except db.READ_ERRORS as exc:
+            p.message, p.colour = av.db_error(p.run, exc), "danger"
+            return (*av.slider_props(p, None, None), [], None, probe_alert(p), p.version)
         options = [{"label": f"block {b}", "value": b} for b in blocks]
         block = block if block in blocks else (blocks[0] if blocks else None)
         return (*slider, options, block, None, p.version)
@@ -84,7 +83,7 @@ def register(app, cockpit: AppContext) -> None:
         if not version:
             raise PreventUpdate
         if version.get("message"):
-            return empty_fig(common.wrap(version["message"])), ""
+            return empty_fig(av.wrap(version["message"])), ""
         run = resolve(runs_dir, version["run"])
         if run is None:  # removed since the last tick: the next tick says so
             raise PreventUpdate
@@ -92,10 +91,10 @@ def register(app, cockpit: AppContext) -> None:
             with db.open_db(run.db_path) as conn:
                 shown = db.nearest_logged_step(conn, TABLE, step)
                 at = db.moe_routing_at(conn, shown)
-        except READ_ERRORS as exc:
-            return empty_fig(common.db_error(run, exc)), ""
+        except db.READ_ERRORS as exc:
+            return empty_fig(av.db_error(run, exc)), ""
         fig = routing_heatmap_fig(at, highlight=_selected(selected, version["run"]))
-        return fig, common.step_label(shown, version["last"])
+        return fig, av.step_label(shown, version["last"])
 
     @app.callback(Output(ids.ROUTING_HISTORY, "figure"), Output(ids.ROUTING_BALANCE, "figure"),
                   Output(ids.ROUTING_HISTORY_NOTE, "children"),
@@ -105,16 +104,16 @@ def register(app, cockpit: AppContext) -> None:
         if not version:
             raise PreventUpdate
         if version.get("message"):
-            empty = empty_fig(common.wrap(version["message"]))
-            return empty, empty_fig(common.wrap(version["message"]), height=440), ""
+            empty = empty_fig(av.wrap(version["message"]))
+            return empty, empty_fig(av.wrap(version["message"]), height=440), ""
         run = resolve(runs_dir, version["run"])
         if run is None:  # removed since the last tick: the next tick says so
             raise PreventUpdate
         try:
             with db.open_db(run.db_path) as conn:
                 rows, stride, n_steps = HISTORY.get(conn, run.db_path)
-        except READ_ERRORS as exc:
-            empty = empty_fig(common.db_error(run, exc))
+        except db.READ_ERRORS as exc:
+            empty = empty_fig(av.db_error(run, exc))
             return empty, empty, ""
         sel = _selected(selected, version["run"])
         highlight = sel[1] if sel is not None and sel[0] == block else None
@@ -122,7 +121,7 @@ def register(app, cockpit: AppContext) -> None:
         new_data = not ctx.triggered_prop_ids or f"{ids.ROUTING_VERSION}.data" in ctx.triggered_prop_ids
         balance = load_balance_fig(rows) if new_data else no_update
         hint = "Click a heatmap cell for one expert at full resolution."
-        return fig, balance, common.history_note(stride, n_steps, hint)
+        return fig, balance, av.history_note(stride, n_steps, hint)
 
     @app.callback(Output(ids.ROUTING_SELECTED, "data"),
                   Output(ids.ROUTING_BLOCK, "value", allow_duplicate=True),
@@ -144,7 +143,7 @@ def register(app, cockpit: AppContext) -> None:
             raise PreventUpdate
         sel = _selected(selected, version.get("run"))
         if version.get("message") or sel is None:
-            return empty_fig(common.wrap("Click a heatmap cell to follow that expert's "
+            return empty_fig(av.wrap("Click a heatmap cell to follow that expert's "
                                          "load and bias over time", 45), height=340)
         run = resolve(runs_dir, version["run"])
         if run is None:  # removed since the last tick: the next tick says so
@@ -154,7 +153,7 @@ def register(app, cockpit: AppContext) -> None:
                 expert = db.moe_expert_history(conn, *sel)
                 at = db.moe_routing_at(conn, version["last"])
                 n_experts = int((at["block_idx"] == sel[0]).sum())
-        except READ_ERRORS as exc:
-            return empty_fig(common.db_error(run, exc), height=340)
+        except db.READ_ERRORS as exc:
+            return empty_fig(av.db_error(run, exc), height=340)
         return expert_detail_fig(expert, sel[0], sel[1], n_experts or None)
 

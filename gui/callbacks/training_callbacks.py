@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ from dash.exceptions import PreventUpdate
 from umoec import config as C
 from umoec.run import RunState
 
-from .. import db, ids, models, report
+from .. import db, forge, ids, models, report
 from ..context import AppContext
 from ..derived import fmt_bytes
 from ..figures.base import empty_fig
@@ -348,7 +347,7 @@ def training_update(runs_dir: Path, name: str | None, smoothing: float = 0.6,
                                                            grad_clip_of(run), cks)
             recent = db.recent_train_metrics(conn, 20)
             heads = db.head_losses_at(conn)
-    except (FileNotFoundError, sqlite3.DatabaseError) as exc:
+    except db.READ_ERRORS as exc:
         empty = empty_fig("Metrics unavailable")
         colour = "info" if isinstance(exc, FileNotFoundError) else "danger"
         text = db_error_text(run.db_path, exc)
@@ -374,14 +373,14 @@ def metrics_csv(runs_dir: Path, name: str | None, smoothing: float = 0.6) -> dic
     run = resolve(runs_dir, name)
     if run is None:
         forge_run = resolve_forge(runs_dir, name)
-        if forge_run is None or not forge_run.log_path.is_file():
+        text = None if forge_run is None else forge.log_text(forge_run.log_path)
+        if text is None:
             return None
-        return {"content": forge_run.log_path.read_text(errors="replace"),
-                "filename": f"{forge_run.path.name}-log.csv", "type": "text/csv"}
+        return {"content": text, "filename": f"{forge_run.path.name}-log.csv", "type": "text/csv"}
     try:
         with db.open_db(run.db_path) as conn:
             table = db.metrics_export(conn)
-    except (FileNotFoundError, sqlite3.DatabaseError):
+    except db.READ_ERRORS:
         return None
     if table.empty:
         return None
@@ -403,7 +402,7 @@ def system_update(runs_dir: Path, name: str | None, seen: dict | None) -> tuple[
     try:
         with db.open_db(run.db_path) as conn:
             system = db.system_metrics(conn)
-    except (FileNotFoundError, sqlite3.DatabaseError):
+    except db.READ_ERRORS:
         return empty_fig("Metrics unavailable", height=240), {"run": name}
     key = {"run": name, "rows": len(system),
            "last": int(system["step"].iloc[-1]) if len(system) else None}

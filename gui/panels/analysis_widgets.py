@@ -1,10 +1,12 @@
-"""Small layout pieces shared by the analysis tabs (pure: no callbacks, no I/O)."""
+"""Small layout pieces shared by the analysis tabs, and the Outputs that fill them (pure: no
+callbacks, no I/O)."""
 from __future__ import annotations
 
 import dash_bootstrap_components as dbc
-from dash import dcc, html
+from dash import Output, dcc, html
 
 from ..figures.base import empty_fig, graph_config
+from ..view.analysis import SLIDER_PROPS, Probe
 
 
 def graph(id_: str, message: str = "Loading...", height: int = 320) -> dcc.Graph:
@@ -38,3 +40,13 @@ def metric_card(title: str, value: str, sub: str = "", colour: str = "") -> dbc.
         html.Div(value, className=f"fs-4 fw-semibold {colour}".strip()),
         html.Div(sub, className="text-muted small"),
     ]), class_name="h-100"), xs=6, lg=3, class_name="mb-2")
+
+
+def slider_outputs(slider_id: str) -> list:
+    """The Outputs that view.analysis.slider_props fills, in its order."""
+    return [Output(slider_id, prop) for prop in SLIDER_PROPS]
+
+
+def probe_alert(p: Probe):
+    """What a probe found instead of data, as an alert (None when it found data)."""
+    return dbc.Alert(p.message, color=p.colour, class_name="mb-3") if p.message else None

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from gui import db, ids
-from gui.callbacks.analysis_common import HistoryCache, slider_marks
+from gui.services.analysis import HistoryCache
+from gui.view.analysis import slider_marks
 from tests.gui.analysis_support import (
     broken_run,
     browser_page,

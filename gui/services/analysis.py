@@ -1,41 +1,31 @@
-"""Plumbing shared by the analysis tabs (routing, MoD, activations, brain).
+"""Reading the analysis tabs' data (routing, MoD, activations, brain) from a run.
 
 - `probe`: one cheap look at the selected run (a few index lookups): which rows a per-step table
   has, or the message to show instead (no run, no database, unreadable database, a model without
   MoE/MoD blocks, nothing logged yet). Callbacks compare its `version` with what the page already
   shows and do nothing when it has not changed.
-- `slider_props`: a step slider over the logged steps that follows the newest step until the user
-  moves it back.
 - `HistoryCache`: a per-step table's history, read incrementally (only rows newer than the
   cache) and thinned to a bounded number of steps, so a refresh of a 200k-step run costs what a
   5k one does.
+No Dash here: view/analysis.py turns what these return into what the page shows.
 """
 from __future__ import annotations
 
-import math
 import sqlite3
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import dash_bootstrap_components as dbc
 import numpy as np
 import pandas as pd
 import yaml
-from dash import Output
 
 from .. import db
 from ..runs import resolve
+from ..view.analysis import Probe, no_run
 
 
-def no_run(runs_dir: Path) -> str:
-    """The empty state when no run is selected: how to make one in *this* runs folder."""
-    return ("No run selected. Create one with: python -m bin.simulate_training --steps 5000 "
-            f"--out {Path(runs_dir) / 'demo'}")
-
-
-# -- what a run's config says (for empty states) ------------------------------------------------
 def run_config(run) -> dict:
     """The run's frozen config.yaml as a plain dict ({} when missing or unreadable)."""
     try:
@@ -44,51 +34,6 @@ def run_config(run) -> dict:
         return {}
     return data if isinstance(data, dict) else {}
 
-
-def _section(cfg: dict, name: str) -> dict:
-    value = cfg.get(name)
-    return value if isinstance(value, dict) else {}
-
-
-def block_pattern(cfg: dict) -> str | None:
-    """model.block_pattern repeated to model.n_blocks, or None if the config does not say."""
-    model = _section(cfg, "model")
-    pattern, n = model.get("block_pattern"), model.get("n_blocks")
-    if not isinstance(pattern, str) or not pattern or not isinstance(n, int):
-        return None
-    return (pattern * (n // len(pattern) + 1))[:n]
-
-
-def config_value(cfg: dict, section: str, key: str, default=None):
-    return _section(cfg, section).get(key, default)
-
-
-# -- probing the selected run -------------------------------------------------------------------
-@dataclass
-class Probe:
-    """What one cheap look at a run found. `message` set = show it instead of data."""
-
-    run: object = None
-    message: str | None = None
-    colour: str = "info"
-    first: int | None = None
-    last: int | None = None
-    interval: int | None = None
-    generation: int = 0
-    extra: dict = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return self.message is None
-
-    @property
-    def version(self) -> dict:
-        """Changes exactly when what the tab shows may change (run, restart/resume, new rows)."""
-        return {"run": getattr(self.run, "name", None), "gen": self.generation, "last": self.last,
-                "message": self.message, "first": self.first, **self.extra}
-
-    def alert(self):
-        return dbc.Alert(self.message, color=self.colour, class_name="mb-3") if self.message else None
 
 
 def probe(runs_dir: Path, name: str | None, table: str, missing) -> Probe:
@@ -111,72 +56,6 @@ def probe(runs_dir: Path, name: str | None, table: str, missing) -> Probe:
     if p.last is None:
         p.message = missing(run, run_config(run), has_metrics)
     return p
-
-
-def db_error(run, exc: Exception) -> str:
-    return f"Cannot read {run.db_path}: {exc}"
-
-
-def wrap(message: str, width: int = 70) -> str:
-    """A message for a figure annotation, broken onto lines of about `width` characters."""
-    lines, line = [], ""
-    for word in message.split():
-        if line and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}".strip()
-    return "<br>".join([*lines, line])
-
-
-# -- step sliders -------------------------------------------------------------------------------
-def short_step(n: int) -> str:
-    """Compact slider mark: 950, 12k, 1.5k, 200k, 1.2M."""
-    if n < 1000:
-        return str(n)
-    if n < 1_000_000:
-        return f"{n / 1000:.1f}".rstrip("0").rstrip(".") + "k"
-    return f"{n / 1e6:.1f}".rstrip("0").rstrip(".") + "M"
-
-
-def slider_marks(first: int, last: int, n: int = 6) -> dict:
-    """About n marks at round step numbers between first and last (both ends included)."""
-    if last <= first:
-        return {str(first): short_step(first)}
-    raw = (last - first) / max(1, n - 1)
-    mag = 10 ** math.floor(math.log10(raw))
-    nice = min((m * mag for m in (1, 2, 2.5, 5, 10)), key=lambda v: abs(v - raw))
-    nice = max(1, int(nice))
-    ticks = list(range(int(math.ceil(first / nice) * nice), last + 1, nice))
-    marks = {t: short_step(t) for t in ticks if t - first > 0.4 * nice and last - t > 0.4 * nice}
-    marks.update({first: short_step(first), last: short_step(last)})
-    return {str(k): v for k, v in sorted(marks.items())}
-
-
-def slider_props(p: Probe, value: int | None, old_max: int | None) -> tuple:
-    """(min, max, step, marks, value, disabled) of a step slider; follows the newest step when
-    the user left it at the right end (or never touched it)."""
-    if not p.ok:
-        return 0, 0, 1, {}, None, True
-    first, last = p.first, p.last
-    follow = value is None or old_max is None or value >= old_max
-    new_value = last if follow else min(max(int(value), first), last)
-    return first, last, (p.interval or 1), slider_marks(first, last), new_value, first == last
-
-
-SLIDER_PROPS = ("min", "max", "step", "marks", "value", "disabled")
-
-
-def slider_outputs(slider_id: str) -> list:
-    """The Outputs that `slider_props` fills, in its order."""
-    return [Output(slider_id, prop) for prop in SLIDER_PROPS]
-
-
-def step_label(shown: int | None, last: int | None) -> str:
-    if shown is None:
-        return ""
-    suffix = " (newest)" if shown == last else f" (newest: {last:,})" if last is not None else ""
-    return f"step {shown:,}{suffix}"
 
 
 # -- incremental, thinned history ---------------------------------------------------------------
@@ -252,13 +131,3 @@ class HistoryCache:
         e.last_step = int(new[-1])
         parts = [e.kept] + ([e.tail] if e.tail is not None and not e.tail.empty else [])
         e.view = pd.concat(parts, ignore_index=True) if len(parts) > 1 else e.kept
-
-
-def history_note(stride: int, n_steps: int, hint: str = "") -> str:
-    """Says how much of the history a chart shows."""
-    if n_steps == 0:
-        return ""
-    if stride <= 1:
-        return f"All {n_steps:,} logged steps."
-    return (f"Every {stride}th of {n_steps:,} logged steps (thinned for speed; the newest step "
-            f"is always included).{' ' + hint if hint else ''}")
