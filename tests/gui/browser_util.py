@@ -26,6 +26,8 @@ def new_page(browser, width: int = 1500, height: int = 1100):
     page = ctx.new_page()
     page.set_default_timeout(TIMEOUT_MS)   # clicks, fills and waits without their own timeout
     page.console_errors = []
+    page.scripts = []           # every script the page asked for
+    page.on("request", lambda r: page.scripts.append(r.url) if r.resource_type == "script" else None)
     page.on("console", lambda m: page.console_errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: page.console_errors.append(str(e)))
     return ctx, page

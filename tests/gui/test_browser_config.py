@@ -54,6 +54,9 @@ def test_every_tab_renders_without_console_errors(page):
         assert page.locator(".cockpit-pane:not(.d-none)").inner_text().strip(), f"tab {tab} is blank"
         shot(page, f"tab_{tab.lower()}")
     assert page.console_errors == []
+    # every chart drew with the cockpit's partial plotly.js; the full bundle was never loaded
+    assert any(u.endswith("05_plotly.min.js") or "05_plotly.min.js?" in u for u in page.scripts)
+    assert not [u for u in page.scripts if "package_data/plotly" in u]
 
 
 def test_sidebar_has_every_schema_field_with_its_id(page):
