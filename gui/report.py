@@ -2,8 +2,9 @@
 results) that opens in any browser with no server and no network.
 
 The charts are the Training tab's (bits per byte, learning rate and gradient norm, system) and the
-Evaluation tab's history, drawn by gui/figures from the run's metrics.db; plotly.js is inlined
-once (~3.5 MB), so the file works offline. Tables are plain HTML, every value escaped.
+Evaluation tab's history, drawn by gui/figures from the run's metrics.db; the cockpit's own
+plotly.js (gui/assets/05_plotly.min.js, 1.6 MB) is inlined once, so the file works offline.
+Tables are plain HTML, every value escaped.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import html
 import sqlite3
 import time
 from collections.abc import Iterable
+from pathlib import Path
 
 import pandas as pd
 import plotly.io as pio
@@ -24,6 +26,7 @@ from .figures.series import MAX_POINTS
 from .figures.training import loss_fig, lr_grad_fig, system_fig
 from .runs import summarise
 
+PLOTLY_JS = Path(__file__).parent / "assets" / "05_plotly.min.js"   # the trace types gui/ draws
 READ_ERRORS = (FileNotFoundError, sqlite3.DatabaseError, OSError)   # run_report raises these
 STYLE = """body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#212529}
 h1{font-size:1.6rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #dee2e6}
@@ -70,9 +73,9 @@ def run_report(run: RunDir, grad_clip: float | None = None) -> str:
     if not evals.empty:
         figures.append(("Evaluation", eval_bpb_history_fig(evals, baselines,
                                                            simulated=summary.kind == "simulate")))
-    parts = []
-    for i, (title, fig) in enumerate(figures):
-        plot = pio.to_html(fig, full_html=False, include_plotlyjs="inline" if i == 0 else False,
+    parts = [f"<script>{PLOTLY_JS.read_text(encoding='utf-8')}</script>"]
+    for title, fig in figures:
+        plot = pio.to_html(fig, full_html=False, include_plotlyjs=False,
                            config={"displaylogo": False})
         parts.append(f"<h2>{html.escape(title)}</h2>{plot}")
     if not jobs.empty:
