@@ -28,6 +28,13 @@ ROOT = Path(__file__).resolve().parents[1]   # where the launcher runs the train
 
 # Every field the accordion shows (the top-level `tier` is the tier dropdown instead).
 FIELDS: tuple[FieldInfo, ...] = tuple(f for f in C.all_fields() if f.section)
+FIELD_IDS: list[str] = [f.component_id for f in FIELDS]     # the form's widgets, in FIELDS order
+
+
+def values_of(raw: list) -> dict[str, Any]:
+    """The widgets' values in FIELD_IDS order (a callback's arguments) -> {dotted key: value}."""
+    return dict(zip((f.key for f in FIELDS), raw, strict=True))
+
 BY_KEY: dict[str, FieldInfo] = {f.key: f for f in FIELDS}
 TIER_INFO: FieldInfo = C.fields_by_key()["tier"]
 

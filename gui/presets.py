@@ -51,6 +51,17 @@ def sanitise(name: str | None) -> str:
     return NAME_RE.sub("-", (name or "").strip()).strip(".-")[:MAX_NAME]
 
 
+def tier_options(tier: str | None) -> list[dict]:
+    """The tier dropdown: the shipped tiers, the user's saved presets, and `tier` when it is
+    neither (a config loaded from a file)."""
+    presets = C.preset_names()
+    saved = names()
+    extra = [tier] if tier and tier not in presets and tier not in saved else []
+    return [{"label": p, "value": p} for p in presets] + [
+        {"label": f"{s} (saved preset)", "value": s} for s in saved] + [
+        {"label": f"{t} (loaded)", "value": t} for t in extra]
+
+
 def names(folder: Path | None = None) -> list[str]:
     """User presets, sorted; tiers excluded (a file shadowing a tier is ignored)."""
     folder = folder if folder is not None else active_dir()

@@ -19,7 +19,7 @@ from ..figures.architecture import architecture_fig
 from ..figures.base import empty_fig
 from ..panels import architecture_panel as panel
 
-FIELD_IDS = [f.component_id for f in form.FIELDS]
+FIELD_IDS = form.FIELD_IDS
 FIELD_KEYS = [f.key for f in form.FIELDS]
 
 

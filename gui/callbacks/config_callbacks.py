@@ -36,16 +36,12 @@ from ..form import FormFileError
 from ..panels.config_panel import LR_PREVIEW_HEIGHT
 from ..process import RUNNERS, Launcher, LaunchError, last_output_line, trainer_available
 from ..runs import ACTIVE, BADGE_COLOURS, resolve, run_list, summarise
-from .training_callbacks import step_rate
+from ..view.training import step_rate
 
-FIELD_IDS = [f.component_id for f in form.FIELDS]
+FIELD_IDS = form.FIELD_IDS
 SWITCH_KEYS = list(form.COMPONENTS)
 INVALIDABLE = [f for f in form.FIELDS if f.widget not in ("switch", "slider")]
 SECTIONS = C.section_names()
-
-
-def _values(raw: list) -> dict[str, Any]:
-    return dict(zip((f.key for f in form.FIELDS), raw, strict=True))
 
 
 def _ok(text: str) -> html.Span:
@@ -134,15 +130,6 @@ def fill(trigger: str | None, tier: str | None, checklist: list | None,
         merged = {**switches, **{k: v for k, v in values.items() if k in SWITCH_KEYS}}
         out["checklist"] = [k for k in SWITCH_KEYS if merged.get(k) is True]
     return out
-
-
-def tier_options(tier: str | None) -> list[dict]:
-    presets = C.preset_names()
-    saved = user_presets.names()  # user-saved presets (gui/presets.py)
-    extra = [tier] if tier and tier not in presets and tier not in saved else []
-    return [{"label": p, "value": p} for p in presets] + [
-        {"label": f"{s} (saved preset)", "value": s} for s in saved] + [
-        {"label": f"{t} (loaded)", "value": t} for t in extra]
 
 
 # -- checking the form ------------------------------------------------------------------------
@@ -376,7 +363,7 @@ def register(app, cockpit: AppContext) -> None:
         values = out.get("values", {})
         new_tier = out.get("tier", no_update)
         return (*[values.get(f.key, no_update) for f in form.FIELDS], new_tier,
-                tier_options(new_tier if new_tier is not no_update else tier),
+                user_presets.tier_options(new_tier if new_tier is not no_update else tier),
                 out.get("checklist", no_update), out.get("message", no_update))
 
     @app.callback(Output(ids.CONFIG_START, "disabled"), Output(ids.CONFIG_VALIDATION, "children"),
@@ -384,7 +371,7 @@ def register(app, cockpit: AppContext) -> None:
                   Output(ids.CONFIG_FORM_STORE, "data"),
                   *[Input(i, "value") for i in FIELD_IDS], Input(ids.CONFIG_TIER, "value"))
     def check_form(*args):
-        values, tier = _values(list(args[:-1])), args[-1]
+        values, tier = form.values_of(list(args[:-1])), args[-1]
         out = check(values, tier)
         mark_fields(out)
         return out["start_disabled"], out["summary"], out["derived"], out["lr"], out["store"]
@@ -396,7 +383,7 @@ def register(app, cockpit: AppContext) -> None:
                   *[State(i, "value") for i in FIELD_IDS], State(ids.CONFIG_TIER, "value"),
                   prevent_initial_call=True)
     def save_config(_n, path_text, pending, *args):
-        values, tier = _values(list(args[:-1])), args[-1]
+        values, tier = form.values_of(list(args[:-1])), args[-1]
         return save_action(values, tier, path_text, pending)
 
     @app.callback(Output(ids.CONFIG_CONTROL_MSG, "data"),
@@ -411,7 +398,7 @@ def register(app, cockpit: AppContext) -> None:
                   *[State(i, "value") for i in FIELD_IDS], State(ids.CONFIG_TIER, "value"),
                   prevent_initial_call=True)
     def control(_start, _stop, _resume, runner, run_name, rate, selected, checkpoint, *args):
-        values, tier = _values(list(args[:-1])), args[-1]
+        values, tier = form.values_of(list(args[:-1])), args[-1]
         # Stop acts only once its confirmation dialog is accepted
         trigger = ids.CONFIG_STOP if ctx.triggered_id == ids.CONFIG_STOP_CONFIRM else ctx.triggered_id
         msg = control_action(trigger, launcher, runs_dir, values, tier, runner,

@@ -23,7 +23,7 @@ from ..figures.base import empty_fig
 from ..figures.growth import growth_fig
 from ..panels import growth_panel as panel
 
-FIELD_IDS = [f.component_id for f in form.FIELDS]
+FIELD_IDS = form.FIELD_IDS
 FIELD_KEYS = [f.key for f in form.FIELDS]
 KNOBS = growth.KNOBS
 SLIDER_IDS = [ids.growth_slider_id(k) for k in KNOBS]

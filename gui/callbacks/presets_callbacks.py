@@ -16,9 +16,8 @@ from typing import Any
 from dash import Input, Output, State, ctx, dcc, html, no_update
 from dash.exceptions import PreventUpdate
 
-from .. import ids, presets
+from .. import form, ids, presets
 from ..context import AppContext
-from .config_callbacks import FIELD_IDS, _values, tier_options
 
 
 def _ok(text: str) -> html.Span:
@@ -38,13 +37,13 @@ def preset_action(trigger: str | None, folder: Path | None, name: str | None,
             clean, existed = presets.save(values, name, folder)
             out.update(message=_ok(f"{'Updated' if existed else 'Saved'} preset {clean} "
                                    f"({folder / (clean + '.yaml')})."),
-                       options=tier_options(clean), tier=clean)
+                       options=presets.tier_options(clean), tier=clean)
         elif trigger == ids.PRESET_DELETE_BTN:
             if not presets.sanitise(name):
                 raise presets.PresetError("type the name of the saved preset to delete")
             gone = presets.delete(presets.sanitise(name), folder)
             out.update(message=_ok(f"Deleted preset {gone}."),
-                       options=tier_options(tier if tier != gone else None))
+                       options=presets.tier_options(tier if tier != gone else None))
     except presets.PresetError as exc:
         out["message"] = _bad(str(exc))
     return out
@@ -69,10 +68,10 @@ def register(app, cockpit: AppContext) -> None:
                   Output(ids.CONFIG_TIER, "options", allow_duplicate=True),
                   Output(ids.CONFIG_TIER, "value", allow_duplicate=True),
                   Input(ids.PRESET_SAVE_BTN, "n_clicks"), Input(ids.PRESET_DELETE_BTN, "n_clicks"),
-                  State(ids.PRESET_NAME, "value"), *[State(i, "value") for i in FIELD_IDS],
+                  State(ids.PRESET_NAME, "value"), *[State(i, "value") for i in form.FIELD_IDS],
                   State(ids.CONFIG_TIER, "value"), prevent_initial_call=True)
     def save_or_delete(_save, _delete, name, *args):
-        values, tier = _values(list(args[:-1])), args[-1]
+        values, tier = form.values_of(list(args[:-1])), args[-1]
         out = preset_action(ctx.triggered_id, folder, name, values, tier)
         return out["message"], out["options"], out["tier"]
 
@@ -90,10 +89,10 @@ def register(app, cockpit: AppContext) -> None:
     @app.callback(Output(ids.CONFIG_EXPORT, "data"),
                   Output(ids.PRESET_STATUS, "children", allow_duplicate=True),
                   Input(ids.CONFIG_EXPORT_YAML, "n_clicks"), Input(ids.CONFIG_EXPORT_JSON, "n_clicks"),
-                  *[State(i, "value") for i in FIELD_IDS], State(ids.CONFIG_TIER, "value"),
+                  *[State(i, "value") for i in form.FIELD_IDS], State(ids.CONFIG_TIER, "value"),
                   prevent_initial_call=True)
     def export_config(_yaml, _json, *args):
-        values, tier = _values(list(args[:-1])), args[-1]
+        values, tier = form.values_of(list(args[:-1])), args[-1]
         fmt = "json" if ctx.triggered_id == ids.CONFIG_EXPORT_JSON else "yaml"
         try:
             name, text = presets.export_text(values, tier, fmt)

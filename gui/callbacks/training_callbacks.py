@@ -48,6 +48,7 @@ from ..figures.training import (
 from ..forge import resolve_forge
 from ..panels.training_panel import RESUME_HIDDEN, RESUME_SHOWN, kpi_card
 from ..runs import resolve, summarise
+from ..view.training import step_rate
 from . import checkpoint_select, zoom_callbacks
 from .forge_training import forge_training_update
 
@@ -79,15 +80,6 @@ def kpis(latest: dict | None, total_steps: int) -> list:
         kpi_card("bytes seen", _fmt_bytes(latest["bytes_seen"]),
                  f"elapsed {_fmt_duration(latest['elapsed_s'])}"),
     ]
-
-
-def step_rate(recent) -> float | None:
-    """Steps per second over the recent logged rows, or None if it cannot be measured."""
-    if recent is None or len(recent) < 2:
-        return None
-    d_step = recent["step"].iloc[-1] - recent["step"].iloc[0]
-    d_time = recent["elapsed_s"].iloc[-1] - recent["elapsed_s"].iloc[0]
-    return float(d_step / d_time) if d_step > 0 and d_time > 0 else None
 
 
 def eta_text(train, state: RunState, total_steps: int, resuming: bool = False) -> str:

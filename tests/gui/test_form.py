@@ -1,7 +1,7 @@
 """The config editor's model (gui/form.py) and callbacks bodies, without a browser."""
 import pytest
 
-from gui import derived, form, ids
+from gui import derived, form, ids, presets
 from gui.callbacks import config_callbacks as cc
 from gui.panels import config_panel
 from umoec import config as C
@@ -100,7 +100,7 @@ def test_yaml_with_bad_values_loads_into_the_form_and_is_marked(tmp_path):
     assert loaded.values["optimizer.adamw.lr"] == 0.003
     assert loaded.values["optimizer.adamw.betas"] == "0.8,0.9"
     assert "moe.top_k" in form.check(loaded.values, loaded.tier).errors
-    assert {"label": "mine (loaded)", "value": "mine"} in cc.tier_options("mine")
+    assert {"label": "mine (loaded)", "value": "mine"} in presets.tier_options("mine")
 
 
 def test_save_refuses_invalid_forms_and_odd_paths(tmp_path):

@@ -22,9 +22,8 @@ IO_CALLS = ("open", "connect", "read_text", "read_bytes", "write_text", "write_b
 # services/ (checkpoint pickers, zoom events, status areas). The list may only shrink.
 KNOWN_CALLBACK_IMPORTS = {
     ("compare_callbacks", "zoom_events"), ("compression_callbacks", "checkpoint_select"),
-    ("config_callbacks", "training_callbacks"), ("eval_callbacks", "compression_callbacks"),
-    ("generate_callbacks", "checkpoint_select"), ("model_export_callbacks", "compression_callbacks"),
-    ("presets_callbacks", "config_callbacks"), ("training_callbacks", "checkpoint_select"),
+    ("eval_callbacks", "compression_callbacks"), ("generate_callbacks", "checkpoint_select"),
+    ("model_export_callbacks", "compression_callbacks"), ("training_callbacks", "checkpoint_select"),
     ("training_callbacks", "zoom_callbacks"), ("training_callbacks", "forge_training"),
     ("zoom_callbacks", "zoom_events"),
 }
