@@ -98,7 +98,8 @@ def test_the_checkers_catch_what_they_should(tmp_path):
     assert [c.split(": ")[1] for c in io_calls(bad)] == ["safe_load(...)", "read_text(...)"]
 
 
-def _id_counts(node) -> Counter:
+def id_counts(node) -> Counter:
+    """How often each component id occurs in a layout (dict ids as sorted JSON)."""
     counts = Counter()
 
     def walk(n):
@@ -125,6 +126,6 @@ def test_no_component_id_is_used_twice(tmp_path):
     constants = [v for k, v in vars(ids).items() if k.isupper() and isinstance(v, str)]
     assert [v for v, n in Counter(constants).items() if n > 1] == []
     app = create_app(tmp_path / "runs", data_dir=tmp_path / "data")
-    counts = _id_counts(app.validation_layout.to_plotly_json())
+    counts = id_counts(app.validation_layout.to_plotly_json())
     assert len(counts) > 300
     assert [i for i, n in counts.items() if n > 1] == []

@@ -2,30 +2,12 @@
 pane only, and every callback still names components of the full layout."""
 import json
 
-from plotly.utils import PlotlyJSONEncoder
-
 from gui import ids, panes
+from tests.gui.test_layers import id_counts
 
 
 def _ids(node) -> set:
-    found = set()
-
-    def walk(n):
-        if isinstance(n, dict):
-            if "props" in n and "type" in n:
-                if "id" in n["props"]:
-                    i = n["props"]["id"]
-                    found.add(json.dumps(i, sort_keys=True) if isinstance(i, dict) else i)
-                for v in n["props"].values():
-                    walk(v)
-            else:
-                for v in n.values():
-                    walk(v)
-        elif isinstance(n, list):
-            for v in n:
-                walk(v)
-    walk(json.loads(json.dumps(node, cls=PlotlyJSONEncoder)))
-    return found
+    return set(id_counts(node))
 
 
 def _app(tmp_path):
