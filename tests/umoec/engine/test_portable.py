@@ -69,13 +69,17 @@ def reports(setup) -> dict:
     report_of(setup, "base", start_job(setup, "base", {}, "none"))
     waiting = sorted(CONFIGS, key=lambda n: n != "cm-reference")   # the longest first
     running, done = [], {}
-    while waiting or running:
-        while waiting and len(running) < 2:
-            name = waiting.pop(0)
-            running.append((name, start_job(setup, name, CONFIGS[name], "base")))
-        name, proc = running.pop(0)
-        proc.wait(timeout=600)
-        done[name] = proc
+    try:
+        while waiting or running:
+            while waiting and len(running) < 2:
+                name = waiting.pop(0)
+                running.append((name, start_job(setup, name, CONFIGS[name], "base")))
+            name, proc = running[0]
+            proc.wait(timeout=600)
+            done[name] = running.pop(0)[1]
+    finally:
+        for _, proc in running:         # only after a job ran past its time: none left behind
+            proc.kill()
     return done
 
 
