@@ -19,6 +19,9 @@ from .services.cache import SignatureCache
 
 # What reading a run's database can raise: the callbacks that read one show these as a message.
 READ_ERRORS = (FileNotFoundError, sqlite3.Error, OSError, ValueError)
+# A database that is missing or unreadable, and nothing else: for callbacks that also build their
+# figures inside the read (the Training tab), where any other error is a bug to report, not hide.
+OPEN_ERRORS = (FileNotFoundError, sqlite3.DatabaseError)
 
 TRAIN_COLUMNS = ["step", "ts", "elapsed_s", "loss", "bpb", "lr", "grad_norm", "tokens_per_sec",
                  "bytes_seen"]

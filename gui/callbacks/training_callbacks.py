@@ -339,7 +339,7 @@ def training_update(runs_dir: Path, name: str | None, smoothing: float = 0.6,
                                                            grad_clip_of(run), cks)
             recent = db.recent_train_metrics(conn, 20)
             heads = db.head_losses_at(conn)
-    except db.READ_ERRORS as exc:
+    except db.OPEN_ERRORS as exc:
         empty = empty_fig("Metrics unavailable")
         colour = "info" if isinstance(exc, FileNotFoundError) else "danger"
         text = db_error_text(run.db_path, exc)
@@ -372,7 +372,7 @@ def metrics_csv(runs_dir: Path, name: str | None, smoothing: float = 0.6) -> dic
     try:
         with db.open_db(run.db_path) as conn:
             table = db.metrics_export(conn)
-    except db.READ_ERRORS:
+    except db.OPEN_ERRORS:
         return None
     if table.empty:
         return None
@@ -394,7 +394,7 @@ def system_update(runs_dir: Path, name: str | None, seen: dict | None) -> tuple[
     try:
         with db.open_db(run.db_path) as conn:
             system = db.system_metrics(conn)
-    except db.READ_ERRORS:
+    except db.OPEN_ERRORS:
         return empty_fig("Metrics unavailable", height=240), {"run": name}
     key = {"run": name, "rows": len(system),
            "last": int(system["step"].iloc[-1]) if len(system) else None}

@@ -50,7 +50,7 @@ def probe(runs_dir: Path, name: str | None, table: str, missing) -> Probe:
     except FileNotFoundError:
         p.message = f"Run {run.name} has no metrics database yet ({run.db_path})."
         return p
-    except (sqlite3.Error, OSError, ValueError) as exc:
+    except db.READ_ERRORS as exc:      # FileNotFoundError is answered above
         p.message, p.colour = f"Cannot read {run.db_path}: {exc}", "danger"
         return p
     if p.last is None:
