@@ -1,6 +1,6 @@
 """The cockpit: python gui/app.py [--runs-dir DIR] [--host 127.0.0.1] [--port 8050]
 
-Builds the layout (config sidebar beside the tabs), registers every callback (gui/callbacks) and
+Builds the layout (config sidebar beside the tabs), registers every callback (gui/pages) and
 serves on loopback by default. See docs/cockpit.md.
 Binding to any other address requires an access token (--token or UMOEC_TOKEN).
 """
@@ -24,12 +24,14 @@ from flask import Response, request
 
 from gui import ids, panes
 from gui import presets as user_presets
-from gui.callbacks import register_all_callbacks
-from gui.callbacks.tick_callbacks import served_pulse
 from gui.compress_jobs import DEFAULT_JOB_TIMEOUT_S
 from gui.context import AppContext, CockpitSettings, attach
 from gui.notify import reconcile_dead_runs
-from gui.panels import config_panel, header, notify_panel
+from gui.pages import register_all
+from gui.pages.header import layout as header
+from gui.pages.header.ticks import served_pulse
+from gui.pages.notifications import layout as notify_panel
+from gui.pages.sidebar import layout as config_panel
 from gui.process import STOP_TIMEOUT_S
 from gui.runs import run_list
 from gui.uploads import DEFAULT_MAX_UPLOAD_MB, DEFAULT_UPLOAD_DIR
@@ -65,7 +67,7 @@ def build_layout(runs_dir: Path, refresh_ms: int,
 
 def serve_layout(ctx: AppContext):
     """The layout function: each page load gets the run list as it is now and the pulse for the
-    run it will show first, so its tabs read their run at once (run_callbacks, tick_callbacks)."""
+    run it will show first, so its tabs read their run at once (pages/header: callbacks.py, ticks.py)."""
     settings = ctx.settings
 
     def layout() -> html.Div:
@@ -128,7 +130,7 @@ def create_app(runs_dir: str | os.PathLike = DEFAULT_RUNS_DIR, token: str | None
         _install_token_check(app.server, token)
     app.layout = serve_layout(ctx)
     app.validation_layout = build_layout(runs_dir, refresh_ms, mounted=ids.TAB_IDS)
-    register_all_callbacks(app, ctx)
+    register_all(app, ctx)
     return app
 
 

@@ -41,7 +41,7 @@ COMPARE_WITH = ("gzip -9", "zstd -22", "xz -9e", "brotli -11", "PPMd -o16", "zpa
                 "paq9a")
 EXIT_CANCELLED = 143
 # An evaluation of a model that is not one of the run's own names the model in its dataset label
-# (eval_key); gui/callbacks/eval_callbacks.py splits labels at this tag.
+# (eval_key); gui/pages/evaluation/callbacks.py splits labels at this tag.
 MODEL_TAG = " · model "
 
 

@@ -291,7 +291,7 @@ TRAINING_THROUGHPUT = "training-throughput-graph"      # tokens/s against step
 
 # Every tab, in the order of the tab bar; a tab's refresh-driven callbacks listen to
 # tab_tick(tab), which a clientside callback advances only while that tab is shown and only when
-# the page pulse changed, so hidden tabs and idle ticks cost no request (gui/callbacks/tick_callbacks.py).
+# the page pulse changed, so hidden tabs and idle ticks cost no request (gui/pages/header/ticks.py).
 TAB_IDS = (TAB_TRAINING, TAB_COMPARE, TAB_RUNS, TAB_ARCH, TAB_ROUTING, TAB_MOD, TAB_ACTIVATIONS,
            TAB_BRAIN, TAB_COMPRESSION, TAB_EVAL, TAB_GROWTH, TAB_DATASETS, TAB_GENERATE)
 
@@ -309,7 +309,7 @@ def pane(tab: str) -> str:
 
 
 # checkpoint markers on the Training tab's loss chart: a click selects that checkpoint in every
-# picker of the same run (gui/callbacks/checkpoint_select.py)
+# picker of the same run (gui/pages/training/checkpoint_select.py)
 SELECTED_CHECKPOINT = "selected-checkpoint"            # memory: {"run", "checkpoint", "ts"}
 TRAINING_CHECKPOINT_NOTE = "training-checkpoint-note"  # what the last marker click selected
 TRAINING_XSYNC = "training-xsync"    # memory: the x range the Training charts share (clientside)
@@ -318,7 +318,7 @@ TRAINING_SHARED_X = (TRAINING_LOSS, TRAINING_LR, TRAINING_THROUGHPUT, TRAINING_S
 
 def x_zoom(graph: str) -> str:
     """Memory store: `graph`'s last x-axis zoom, pan or double-click, {"event": relayoutData,
-    "at": ms} (gui/callbacks/zoom_events.py); its other relayout events are not passed on."""
+    "at": ms} (gui/components/zoom_events.py); its other relayout events are not passed on."""
     return f"{graph}-x-zoom"
 
 

@@ -2,48 +2,19 @@
 Training tab's at page load), then stays mounted, hidden while another tab is shown: a page
 starts with one tab's components instead of thirteen's, and callbacks whose components are not
 mounted yet do not run (Dash skips them), so a page load pays for the visible tab only; once
-mounted, a tab keeps what the user set in it (gui/callbacks/pane_callbacks.py)."""
+mounted, a tab keeps what the user set in it (gui/pages/header/panes.py)."""
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from . import ids
-from .panels import (
-    activations_panel,
-    architecture_panel,
-    brain_panel,
-    compare_panel,
-    compression_panel,
-    datasets_panel,
-    eval_panel,
-    generate_panel,
-    growth_panel,
-    mod_panel,
-    routing_panel,
-    runs_panel,
-    training_panel,
-)
+from .pages import PAGES
+from .pages.base import Page
 
-# tab id -> (label, pane layout), in the order of the tab bar (ids.TAB_IDS)
-PANES: dict[str, tuple[str, Callable[[], object]]] = {
-    ids.TAB_TRAINING: ("Training", training_panel.layout),
-    ids.TAB_COMPARE: ("Compare", compare_panel.layout),
-    ids.TAB_RUNS: ("Runs", runs_panel.layout),
-    ids.TAB_ARCH: ("Architecture", architecture_panel.layout),
-    ids.TAB_ROUTING: ("Routing", routing_panel.layout),
-    ids.TAB_MOD: ("MoD", mod_panel.layout),
-    ids.TAB_ACTIVATIONS: ("Activations", activations_panel.layout),
-    ids.TAB_BRAIN: ("Brain", brain_panel.layout),
-    ids.TAB_COMPRESSION: ("Compression", compression_panel.layout),
-    ids.TAB_EVAL: ("Evaluation", eval_panel.layout),
-    ids.TAB_GROWTH: ("Growth", growth_panel.layout),
-    ids.TAB_DATASETS: ("Datasets", datasets_panel.layout),
-    ids.TAB_GENERATE: ("Generate", generate_panel.layout),
-}
-assert tuple(PANES) == ids.TAB_IDS
+PANES: dict[str, Page] = {p.tab_id: p for p in PAGES}     # tab id -> page, in tab bar order
 # the checkpoint pickers in each pane: what each applied of a loss-chart selection is kept in the
 # same pane (checkpoint_select), so none of their callbacks writes outside it: Dash skips a
 # callback whose outputs are all missing, not one that could still write a store elsewhere
@@ -64,14 +35,14 @@ def pane_class(tab: str, active: str | None) -> str:
 def build(tab: str) -> html.Div:
     """A tab's pane content: its panel and its pickers' stores."""
     seen = [dcc.Store(id=ids.pick_seen(p), storage_type="memory") for p in PICKERS.get(tab, ())]
-    return html.Div([PANES[tab][1](), *seen])
+    return html.Div([PANES[tab].layout(), *seen])
 
 
 def layout(mounted: Iterable[str] = (FIRST,)) -> list:
     """The tab bar and one pane per tab; the panes in `mounted` built (all of them: the layout
     every callback is checked against)."""
     mounted = set(mounted)
-    tabs = dbc.Tabs([dbc.Tab(label=label, tab_id=tab) for tab, (label, _) in PANES.items()],
+    tabs = dbc.Tabs([dbc.Tab(label=p.label, tab_id=p.tab_id) for p in PAGES],
                     id=ids.TABS, active_tab=FIRST, class_name="mb-3")
     slots = [html.Div(build(tab) if tab in mounted else None, id=ids.pane(tab),
                       className=pane_class(tab, FIRST))

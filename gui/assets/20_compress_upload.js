@@ -1,6 +1,6 @@
 /* Compression tab: tell the cockpit the name and size of a file chosen for upload, before the
    browser reads it. The upload box refuses a file over the limit (max_size) without any event,
-   so the tab shows its message from this store instead (gui/callbacks/compression_callbacks.py). */
+   so the tab shows its message from this store instead (gui/pages/compression/callbacks.py). */
 (function () {
   var BOX = "#compress-file-upload", STORE = "compress-upload-picked";
 

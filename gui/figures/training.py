@@ -57,7 +57,7 @@ def loss_fig(train: pd.DataFrame, val: pd.DataFrame, smoothing: Smoothing = Smoo
              checkpoints: pd.DataFrame | None = None) -> go.Figure:
     """Training bpb (raw, and smoothed as `smoothing` says) and validation bpb against step,
     best val marked; with `checkpoints` (CHECKPOINT_COLUMNS, possibly no rows), a marker per
-    checkpoint in a lane under the curves, which a click selects (training_callbacks).
+    checkpoint in a lane under the curves, which a click selects (gui/pages/training/checkpoint_select.py).
 
     The smoothing is computed on every row; with `max_points`, each long trace is then
     downsampled (MinMaxLTTB, peaks kept) to about that many points. Traces are always

@@ -1,6 +1,6 @@
 """The page's pulse: one small request per refresh tick that says whether anything a page shows
 may have changed, so an idle page with finished runs costs one cheap request per tick instead of
-one per callback (gui/callbacks/tick_callbacks.py routes a changed pulse to the visible tab).
+one per callback (gui/pages/header/ticks.py routes a changed pulse to the visible tab).
 
 The signature covers what the pages read:
 - every run's state, step and heartbeat (the watchdog's version: gui/services/watchdog.py);

@@ -106,7 +106,7 @@ PANE_BUILT = """(id) => { const p = document.getElementById(id);
 def open_tab(page, label: str) -> None:
     """Click a tab and wait until its pane is built (a pane is built on its first show, one
     request later: the page cannot be used before it is there)."""
-    tab = next(t for t, (shown_as, _) in panes.PANES.items() if shown_as == label)
+    tab = next(t for t, page in panes.PANES.items() if page.label == label)
     page.get_by_role("tab", name=label, exact=True).click()
     page.wait_for_function(PANE_BUILT, arg=ids.pane(tab), timeout=TIMEOUT_MS)
 

@@ -8,9 +8,11 @@ import pytest
 from gui import architecture as A
 from gui import form, ids
 from gui import growth as G
-from gui.callbacks import arch_callbacks, config_callbacks, growth_callbacks
 from gui.figures.growth import growth_fig
-from gui.panels import growth_panel
+from gui.pages.architecture import callbacks as arch_callbacks
+from gui.pages.growth import callbacks as growth_callbacks
+from gui.pages.growth import layout as growth_panel
+from gui.pages.sidebar import callbacks as config_callbacks
 from tests.gui.arch_support import VARIANTS
 from umoec import sizing
 

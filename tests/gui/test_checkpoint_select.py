@@ -1,17 +1,17 @@
 """A click on a checkpoint marker of the loss chart selects that checkpoint in every picker of
-the same run (gui/callbacks/checkpoint_select.py): the click writes the store, each picker
+the same run (gui/pages/training/checkpoint_select.py): the click writes the store, each picker
 applies it once when its tab shows it (only for its run and a file it offers), and a pick the
 user makes afterwards wins."""
 import pytest
 from dash import no_update
 from dash.exceptions import PreventUpdate
 
-from gui.callbacks.checkpoint_select import select_checkpoint
-from gui.callbacks.compression_callbacks import checkpoint_dropdown_view, checkpoint_model_pick
-from gui.callbacks.generate_callbacks import checkpoint_view
-from gui.callbacks.training_callbacks import apply_selection, training_update
+from gui.components.checkpoint_picker import checkpoint_dropdown_view, checkpoint_model_pick
 from gui.figures.training import CHECKPOINT_TRACE
 from gui.models import CHECKPOINT_CHOICE
+from gui.pages.generate.callbacks import checkpoint_view
+from gui.pages.training.callbacks import apply_selection, training_update
+from gui.pages.training.checkpoint_select import select_checkpoint
 from tests.gui.test_training_update import make_run
 from umoec.run import RunStatus
 

@@ -10,9 +10,9 @@ import pytest
 from dash import Patch, no_update
 
 from gui import compare, ids
-from gui.callbacks.compare_callbacks import compare_update, compare_zoom, system_update
-from gui.callbacks.zoom_callbacks import track_redraws, training_zoom
 from gui.figures.compare import compare_fig, config_diff, legend_name, system_fig, system_options
+from gui.pages.compare.callbacks import compare_update, compare_zoom, system_update
+from gui.pages.training.zoom import track_redraws, training_zoom
 from tests.gui.forge_fixtures import write_forge_run
 from umoec import config as C
 from umoec.metrics import TrainingDB

@@ -444,7 +444,7 @@ def test_model_options_list_the_store_default_first_and_preselected(run, tmp_pat
 def test_model_dropdown_keeps_the_choice_and_falls_back_to_the_default(run):
     from dash import no_update
 
-    from gui.callbacks.compression_callbacks import model_dropdown_view
+    from gui.components.checkpoint_picker import model_dropdown_view
     runs = run.root.parent
     options, value, note = model_dropdown_view(runs, run, None, None, None)
     _, digest = default_name_hash()
@@ -460,7 +460,7 @@ def test_model_dropdown_keeps_the_choice_and_falls_back_to_the_default(run):
 
 
 def test_checkpoint_list_shows_the_exported_model_or_an_export_button(run):
-    from gui.callbacks.training_callbacks import checkpoint_list, checkpoint_models
+    from gui.pages.training.callbacks import checkpoint_list, checkpoint_models
     (run.checkpoints_dir / "step000008.pt").write_bytes(b"newer")
     run.models_dir.mkdir()
     m = other_model(run.model_path(8), "r1-step8")
@@ -484,7 +484,7 @@ def test_checkpoint_list_shows_the_exported_model_or_an_export_button(run):
 
 
 def test_jobs_table_names_the_model():
-    from gui.callbacks.compression_callbacks import jobs_table, model_cell
+    from gui.pages.compression.callbacks import jobs_table, model_cell
     row = {"job_id": 3, "input_path": "/x/a.txt", "profile": "turbo", "status": "done",
            "checkpoint": "/r/checkpoints/step000004.pt", "raw_bytes": 100,
            "compressed_bytes": 50, "elapsed_s": 1.0}

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from gui import db, ids, models
-from gui.callbacks.compression_callbacks import REFRESH_OUTPUTS, refresh_view
-from gui.callbacks.eval_callbacks import EVAL_OUTPUTS, eval_view
-from gui.callbacks.training_callbacks import checkpoint_list, checkpoint_models
 from gui.compress_jobs import JobManager, read_sidecar
 from gui.models import CHECKPOINT_CHOICE
-from gui.panels.compression_panel import profile_options
+from gui.pages.compression.callbacks import REFRESH_OUTPUTS, refresh_view
+from gui.pages.compression.layout import profile_options
+from gui.pages.evaluation.callbacks import EVAL_OUTPUTS, eval_view
+from gui.pages.training.callbacks import checkpoint_list, checkpoint_models
 from tests.conftest import ROOT, run_module
 from tests.gui.analysis_support import browser_page, open_tab, shot, wait_for_traces, wait_until
 from tests.gui.browser_util import wait_text

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from gui import datasets as D
-from gui.callbacks import datasets_callbacks as cb
+from gui.pages.datasets import callbacks as cb
 from tests.conftest import ROOT
 from umoec import config as C
 from umoec.data import prepare

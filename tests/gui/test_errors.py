@@ -4,8 +4,8 @@ trainer that fails, a stop that times out (spec WS7)."""
 import sqlite3
 
 from gui import ids, process
-from gui.callbacks import config_callbacks as cc
-from gui.callbacks import training_callbacks as tc
+from gui.pages.sidebar import callbacks as cc
+from gui.pages.training import callbacks as tc
 from tests.gui.test_process import LONG, fake_program, wait_for
 from umoec.run import RunDir, RunStatus
 

@@ -1,6 +1,6 @@
 """The Evaluation tab's data line names the bytes the evaluation worker will read: the choice is
 umoec.compress.evaluate.locate_data's, so the tab and the worker cannot disagree."""
-from gui.callbacks.eval_callbacks import data_source_note
+from gui.pages.evaluation.callbacks import data_source_note
 from umoec import config as C
 from umoec.compress.evaluate import locate_data
 from umoec.run import RunDir

@@ -8,7 +8,7 @@ import pytest
 from dash import no_update
 
 from gui import forge
-from gui.callbacks.training_callbacks import training_update
+from gui.pages.training.callbacks import training_update
 from tests.gui.forge_fixtures import HEADER6, HEADER7, row, write_forge_run
 
 
@@ -175,7 +175,7 @@ def test_training_tab_shows_a_forge_run_read_only(tmp_path):
     again = training_update(tmp_path, "forge-a", 0.6, False, out["state"])
     assert all(v is no_update for v in again.values())          # unchanged log: nothing sent
     # no empty checkpoint picker and Resume button above its filled checkpoint table
-    from gui.callbacks.training_callbacks import resume_controls_class
+    from gui.pages.training.callbacks import resume_controls_class
     assert resume_controls_class(tmp_path, "forge-a") == "d-none"
     assert resume_controls_class(tmp_path, "not-there") == "d-flex align-items-center mb-2"
 
@@ -195,10 +195,10 @@ def test_an_unchanged_forge_run_is_not_resent_after_the_browser_kept_its_state(t
 
 def test_compression_evaluation_and_generation_say_a_forge_run_cannot_be_used(tmp_path):
     """Not "No run selected": the run is selected, it just cannot be loaded as a model here."""
-    from gui.callbacks.compression_callbacks import refresh_view
-    from gui.callbacks.eval_callbacks import eval_view
-    from gui.callbacks.generate_callbacks import checkpoint_view
     from gui.compress_jobs import JobManager
+    from gui.pages.compression.callbacks import refresh_view
+    from gui.pages.evaluation.callbacks import eval_view
+    from gui.pages.generate.callbacks import checkpoint_view
     write_forge_run(tmp_path / "forge-a", steps=300)
     jobs = JobManager(tmp_path)
     texts = {"compression": str(refresh_view(jobs, tmp_path, "forge-a", None, None, None)["status"]),

@@ -2,8 +2,8 @@
 import pytest
 
 from gui import derived, form, ids, presets
-from gui.callbacks import config_callbacks as cc
-from gui.panels import config_panel
+from gui.pages.sidebar import callbacks as cc
+from gui.pages.sidebar import layout as config_panel
 from umoec import config as C
 from umoec import sizing
 from umoec.units import fmt_count
@@ -120,7 +120,7 @@ def test_save_refuses_invalid_forms_and_odd_paths(tmp_path):
 
 
 def test_save_asks_before_overwriting_and_never_overwrites_a_shipped_preset(tmp_path):
-    from gui.callbacks.config_callbacks import save_action
+    from gui.pages.sidebar.callbacks import save_action
     from umoec.config.io import PRESET_DIR
     good = form.default_values()
     target = tmp_path / "mine.yaml"

@@ -1,7 +1,8 @@
 """The cockpit's layers keep to their jobs: services/ and view/ import no Dash; view/ does no I/O
-(figures/ is checked by figures/test_no_dash.py); callbacks read through db, services and the
-file-format modules rather than opening databases or files themselves, and do not grow new
-imports of one another; no component id is used twice."""
+(figures/ is checked by figures/test_no_dash.py); pages read through db, services and the
+file-format modules rather than opening databases or files themselves; a page imports no other
+page (what two pages share is in components/, view/ or services/), and nothing below the pages
+imports them; no component id is used twice."""
 import ast
 import json
 from collections import Counter
@@ -15,18 +16,11 @@ from tests.gui.figures.test_no_dash import offences
 GUI = ROOT / "gui"
 SERVICES = sorted((GUI / "services").glob("*.py"))
 VIEW = sorted((GUI / "view").glob("*.py"))
-CALLBACKS = sorted(p for p in (GUI / "callbacks").glob("*.py") if p.name != "__init__.py")
+PAGE_MODULES = sorted(p for p in (GUI / "pages").glob("*/*.py") if p.name != "__init__.py")
+BELOW_PAGES = sorted(p for d in ("services", "view", "figures", "components")
+                     for p in (GUI / d).glob("*.py"))
 IO_CALLS = ("open", "connect", "read_text", "read_bytes", "write_text", "write_bytes", "read_csv",
             "safe_load")
-# Imports between callback modules that are still there: shared helpers that belong in view/ or
-# services/ (checkpoint pickers, zoom events, status areas). The list may only shrink.
-KNOWN_CALLBACK_IMPORTS = {
-    ("compare_callbacks", "zoom_events"), ("compression_callbacks", "checkpoint_select"),
-    ("eval_callbacks", "compression_callbacks"), ("generate_callbacks", "checkpoint_select"),
-    ("model_export_callbacks", "compression_callbacks"), ("training_callbacks", "checkpoint_select"),
-    ("training_callbacks", "zoom_callbacks"), ("training_callbacks", "forge_training"),
-    ("zoom_callbacks", "zoom_events"),
-}
 
 
 def imported_modules(path) -> list[str]:
@@ -39,14 +33,37 @@ def imported_modules(path) -> list[str]:
     return names
 
 
-def sibling_imports(path) -> set[tuple[str, str]]:
-    """(this module, sibling) for every `from . import x` / `from .x import ...` in `path`."""
+def module_name(path, root=ROOT) -> str:
+    return ".".join(path.relative_to(root).with_suffix("").parts)
+
+
+def gui_imports(path, root=ROOT) -> set[str]:
+    """Every gui module `path` imports (relative imports resolved; `from x import y` gives x.y
+    as well as x, since y may be a module)."""
+    here = module_name(path, root).split(".")[:-1]
     found = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
-            targets = [node.module] if node.module else [a.name for a in node.names]
-            found |= {(path.stem, t.split(".")[0]) for t in targets}
-    return found
+        if isinstance(node, ast.ImportFrom):
+            base = (here[:len(here) - node.level + 1] if node.level else [])
+            mod = ".".join(base + ([node.module] if node.module else []))
+            found.add(mod)
+            found |= {f"{mod}.{a.name}" for a in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+    return {m for m in found if m == "gui" or m.startswith("gui.")}
+
+
+def page_of(module: str) -> str | None:
+    """The page folder a gui module belongs to (gui.pages.<page>...), None outside the pages."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 3 and parts[:2] == ["gui", "pages"] else None
+
+
+def other_pages(path, root=ROOT) -> set[str]:
+    """The other page folders `path` imports from (its own page and pages/base.py are fine)."""
+    mine = page_of(module_name(path, root))
+    return {page_of(m) for m in gui_imports(path, root)
+            if page_of(m) not in (None, mine, "base")}
 
 
 def io_calls(path) -> list[str]:
@@ -62,8 +79,9 @@ def io_calls(path) -> list[str]:
 
 def test_there_are_modules_in_each_layer():
     assert {p.stem for p in SERVICES} >= {"analysis", "cache", "supervisor", "watchdog"}
-    assert {p.stem for p in VIEW} >= {"analysis"}
-    assert len(CALLBACKS) >= 20
+    assert {p.stem for p in VIEW} >= {"analysis", "checkpoints"}
+    assert len(PAGE_MODULES) >= 40
+    assert not (GUI / "callbacks").exists() and not (GUI / "panels").exists()
 
 
 @pytest.mark.parametrize("path", SERVICES + VIEW, ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -77,24 +95,47 @@ def test_view_modules_do_no_io(path):
     assert offences(path) == []
 
 
-@pytest.mark.parametrize("path", CALLBACKS, ids=lambda p: p.name)
-def test_callbacks_open_no_database_or_file_themselves(path):
+@pytest.mark.parametrize("path", PAGE_MODULES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_pages_open_no_database_or_file_themselves(path):
     assert "sqlite3" not in imported_modules(path)
     assert io_calls(path) == []
 
 
-def test_callback_modules_add_no_imports_of_one_another():
-    found = set().union(*(sibling_imports(p) for p in CALLBACKS))
-    assert found - KNOWN_CALLBACK_IMPORTS == set(), "a new import between callback modules"
-    assert KNOWN_CALLBACK_IMPORTS - found == set(), "gone: remove it from KNOWN_CALLBACK_IMPORTS"
+@pytest.mark.parametrize("path", PAGE_MODULES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_a_page_imports_no_other_page(path):
+    assert other_pages(path) == set()
+
+
+@pytest.mark.parametrize("path", BELOW_PAGES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_nothing_below_the_pages_imports_them(path):
+    assert {m for m in gui_imports(path) if m.startswith("gui.pages")} == set()
+
+
+def test_every_page_is_in_the_tab_bar():
+    """Each folder of gui/pages is a tab in PAGES (in ids.TAB_IDS order) or one of the parts
+    around the tabs."""
+    import importlib
+
+    from gui import ids
+    from gui.pages import PAGES
+    folders = sorted(p.name for p in (GUI / "pages").iterdir() if (p / "__init__.py").exists())
+    tabs = {f: getattr(importlib.import_module(f"gui.pages.{f}"), "PAGE", None) for f in folders}
+    assert tuple(p.tab_id for p in PAGES) == ids.TAB_IDS
+    assert {f for f, page in tabs.items() if page is None} == {"header", "sidebar", "notifications"}
+    assert set(PAGES) == {page for page in tabs.values() if page is not None}
 
 
 def test_the_checkers_catch_what_they_should(tmp_path):
-    bad = tmp_path / "x_callbacks.py"
-    bad.write_text("import sqlite3\nfrom . import other\nfrom .third import f\nimport yaml\n"
-                   "cfg = yaml.safe_load(path.read_text())\n")
+    page = tmp_path / "gui" / "pages" / "alpha"
+    page.mkdir(parents=True)
+    bad = page / "callbacks.py"
+    bad.write_text("import sqlite3\nfrom . import layout\nfrom ..beta.callbacks import f\n"
+                   "from ...components import job_status\nfrom ..base import Page\n"
+                   "import yaml\ncfg = yaml.safe_load(path.read_text())\n")
     assert "sqlite3" in imported_modules(bad)
-    assert sibling_imports(bad) == {("x_callbacks", "other"), ("x_callbacks", "third")}
+    assert gui_imports(bad, tmp_path) >= {"gui.pages.alpha.layout", "gui.pages.beta.callbacks.f",
+                                "gui.components.job_status", "gui.pages.base.Page"}
+    assert other_pages(bad, tmp_path) == {"beta"}
     assert [c.split(": ")[1] for c in io_calls(bad)] == ["safe_load(...)", "read_text(...)"]
 
 

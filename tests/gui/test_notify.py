@@ -1,4 +1,4 @@
-"""Notifications and watchdog (gui/notify.py, gui/callbacks/notify_callbacks.py) without a
+"""Notifications and watchdog (gui/notify.py, gui/pages/notifications/callbacks.py) without a
 browser: which state changes are news, no repeats across ticks or reloads, stalls after 30 s, and
 runs that died while no cockpit watched are rewritten as crashed at the next start."""
 import os
@@ -8,7 +8,7 @@ import time
 import pytest
 
 from gui import notify as N
-from gui.callbacks import notify_callbacks as cb
+from gui.pages.notifications import callbacks as cb
 from gui.process import Launcher
 from gui.services.watchdog import RunWatchdog
 from umoec.run import RunDir, RunState, RunStatus

@@ -1,6 +1,6 @@
 """Layout defaults that must hold before the first refresh reaches the page."""
 from gui import ids
-from gui.panels import eval_panel
+from gui.pages.evaluation import layout as eval_panel
 
 
 def _find(node, id_):

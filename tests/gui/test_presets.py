@@ -8,8 +8,8 @@ from dash import no_update
 
 from gui import form, ids, presets
 from gui.app import create_app
-from gui.callbacks.config_callbacks import fill
-from gui.callbacks.presets_callbacks import import_action, preset_action
+from gui.pages.sidebar.callbacks import fill
+from gui.pages.sidebar.presets import import_action, preset_action
 from gui.presets import tier_options
 from umoec import config as C
 

@@ -2,7 +2,7 @@
 network), with the charts, evaluations, compression jobs and the config, every value escaped."""
 import re
 
-from gui.callbacks.training_callbacks import report_download
+from gui.pages.training.callbacks import report_download
 from tests.gui.test_compare import make_run
 from umoec.metrics import TrainingDB
 

@@ -4,7 +4,7 @@ import json
 
 import pandas as pd
 
-from gui.callbacks.training_callbacks import eta_text, kpis
+from gui.pages.training.callbacks import eta_text, kpis
 from gui.runs import resolve, run_list, run_options, summarise
 from umoec.run import RunDir, RunState
 

@@ -1,9 +1,9 @@
-"""The page pulse's next value (gui/callbacks/tick_callbacks.next_pulse): a change refreshes the
+"""The page pulse's next value (gui/pages/header/ticks.next_pulse): a change refreshes the
 visible tab, except one made only by selecting another run (its own listeners already ran)."""
 import pytest
 from dash.exceptions import PreventUpdate
 
-from gui.callbacks.tick_callbacks import next_pulse
+from gui.pages.header.ticks import next_pulse
 
 
 def test_the_first_pulse_is_a_baseline_and_an_unchanged_one_sends_nothing():
@@ -33,8 +33,8 @@ def test_a_served_page_refreshes_on_its_first_tick_only_what_changed_since(tmp_p
     (remembered) and nothing else changed, and refreshes when the run's folder changed."""
     import shutil
 
-    from gui.callbacks.tick_callbacks import current_signature, served_pulse
     from gui.context import AppContext, CockpitSettings
+    from gui.pages.header.ticks import current_signature, served_pulse
     runs = tmp_path / "runs"
     for name in ("a", "b"):
         shutil.copytree(sim_run, runs / name)

@@ -8,8 +8,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from dash import no_update
 
-from gui.callbacks.training_callbacks import training_update
 from gui.figures.series import MAX_POINTS, Smoothing, ema, smooth
+from gui.pages.training.callbacks import training_update
 from umoec.metrics import TrainingDB
 from umoec.run import RunDir, RunStatus
 
@@ -121,7 +121,7 @@ def assigned(patch, trace, axis):
 
 def test_a_zoom_draws_the_same_smoothed_line_and_a_method_change_keeps_the_zoom(tmp_path):
     from gui import ids
-    from gui.callbacks.zoom_callbacks import track_redraws, training_zoom
+    from gui.pages.training.zoom import track_redraws, training_zoom
     make_run(tmp_path, steps=range(1, 3001), spike_at=1500)
     bpb = np.array([bpb_at(s, 1500) for s in range(1, 3001)])
     chart = training_update(tmp_path, "r", 0.9, False, None, method="mean", clip=True)["state"]
@@ -199,7 +199,7 @@ def test_a_resumed_run_shows_resuming_not_completed_until_its_first_status(tmp_p
 def test_csv_export_holds_every_row_its_ema_and_validation(tmp_path):
     import io
 
-    from gui.callbacks.training_callbacks import metrics_csv
+    from gui.pages.training.callbacks import metrics_csv
     make_run(tmp_path, steps=range(1, 101))
     out = metrics_csv(tmp_path, "r", 0.6)
     assert out["filename"] == "r-metrics.csv" and out["type"] == "text/csv"
@@ -224,7 +224,7 @@ def test_a_forge_run_names_its_smoothing_and_draws_its_tokens_per_second(tmp_pat
 
 
 def test_csv_export_of_a_forge_run_is_its_own_log(tmp_path):
-    from gui.callbacks.training_callbacks import metrics_csv
+    from gui.pages.training.callbacks import metrics_csv
     from tests.gui.forge_fixtures import write_forge_run
     write_forge_run(tmp_path / "forge-a", steps=50)
     out = metrics_csv(tmp_path, "forge-a")
@@ -233,7 +233,7 @@ def test_csv_export_of_a_forge_run_is_its_own_log(tmp_path):
 
 
 def test_system_chart_redraws_only_on_new_samples(tmp_path):
-    from gui.callbacks.training_callbacks import system_update
+    from gui.pages.training.callbacks import system_update
     run = make_run(tmp_path)                        # logged before system samples: none
     fig, seen = system_update(tmp_path, "r", None)
     assert "No system samples" in fig.layout.annotations[0].text
@@ -285,7 +285,7 @@ def test_a_forge_run_marks_its_numbered_checkpoints(tmp_path):
 
 
 def test_switching_to_another_run_drawn_whole_turns_follow_live_back_on():
-    from gui.callbacks.zoom_callbacks import follows_new_run
+    from gui.pages.training.zoom import follows_new_run
     seen = {"run": "a", "chart": None, "points": 10}
     b = {"run": "b"}
     assert follows_new_run("b", b, {"run": "a", "window": [1, 2]}, seen, False)  # a's zoom: not b's
@@ -296,7 +296,7 @@ def test_switching_to_another_run_drawn_whole_turns_follow_live_back_on():
 
 
 def test_a_full_redraw_draws_the_held_zoom_at_full_resolution_and_fits_y_inside_it(tmp_path):
-    from gui.callbacks.zoom_callbacks import keep_zoom, track_redraws
+    from gui.pages.training.zoom import keep_zoom, track_redraws
     make_run(tmp_path, steps=range(1, 3001))
     zoom = {"run": "r", "window": [2000, 2500]}
     out = training_update(tmp_path, "r", 0.6, False, None)
@@ -330,7 +330,7 @@ def test_a_full_redraw_draws_the_held_zoom_at_full_resolution_and_fits_y_inside_
 def test_a_redraw_asked_for_before_the_zoom_is_followed_by_the_zoom(tmp_path):
     """Same settings, same point count: only its `drawn` mark tells this redraw from a tick, and
     the whole run it shows is replaced by the held window."""
-    from gui.callbacks.zoom_callbacks import keep_zoom, track_redraws
+    from gui.pages.training.zoom import keep_zoom, track_redraws
     make_run(tmp_path, steps=range(1, 3001))
     first = training_update(tmp_path, "r", 0.6, False, None)
     keep_zoom(tmp_path, first, "r", None)

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from gui.callbacks.config_callbacks import status_view
+from gui.pages.sidebar.callbacks import status_view
 from gui.process import Launcher
 from gui.runs import summarise
 from tests.reliability.conftest import record

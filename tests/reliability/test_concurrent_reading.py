@@ -13,8 +13,8 @@ import time
 import pytest
 
 from gui import db as q
-from gui.callbacks.config_callbacks import status_view
-from gui.callbacks.training_callbacks import training_update
+from gui.pages.sidebar.callbacks import status_view
+from gui.pages.training.callbacks import training_update
 from gui.process import Launcher
 from gui.runs import summarise
 from tests.reliability.conftest import full_or_ci, record

@@ -27,8 +27,8 @@ from pathlib import Path
 import pytest
 
 from gui import app as cockpit
-from gui.callbacks.compression_callbacks import do_action
 from gui.compress_jobs import JobManager, JobRunner
+from gui.pages.compression.callbacks import do_action
 from gui.process import Launcher, LaunchError
 from gui.runs import resolve
 from tests.gui.test_app_server import start_app

@@ -31,7 +31,7 @@ def test_training_charts_read_with_a_crosshair_and_show_the_clip_threshold():
 
 
 def test_the_run_config_gives_the_clip_line(tmp_path):
-    from gui.callbacks.training_callbacks import grad_clip_of
+    from gui.pages.training.callbacks import grad_clip_of
     from umoec import config as C
     from umoec.run import RunDir
     run = RunDir(tmp_path / "r")

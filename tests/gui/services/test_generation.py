@@ -6,7 +6,7 @@ import threading
 import numpy as np
 import pytest
 
-from gui.callbacks import generate_callbacks as cb
+from gui.pages.generate import callbacks as cb
 from gui.services.generation import Generation
 from gui.services.supervisor import Supervisor
 from tests.gui.playground_support import STEPS, tiny_trained_run

@@ -1,0 +1,67 @@
+"""Architecture tab: redraws the diagram, size cards and per-block table from the config sidebar.
+
+One callback on every sidebar field and the tier (only while the tab is open; opening it draws).
+An invalid form gives a message naming the first error, never a traceback. `arch_view` is the
+callback body as a plain function so tests can call it without a browser.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import dash_bootstrap_components as dbc
+from dash import Input, Output, html
+from dash.exceptions import PreventUpdate
+
+from ... import form, ids
+from ...architecture import describe
+from ...context import AppContext
+from ...figures.architecture import architecture_fig
+from ...figures.base import empty_fig
+from . import layout as panel
+
+FIELD_IDS = form.FIELD_IDS
+FIELD_KEYS = [f.key for f in form.FIELDS]
+
+
+def _errors_alert(errors: dict) -> dbc.Alert:
+    n = len(errors)
+    first = next(iter(errors.values()))
+    return dbc.Alert([html.Strong(f"The config has {n} error{'s' * (n > 1)}: "),
+                      f"fix {'them' if n > 1 else 'it'} in the sidebar to draw the model "
+                      f"(first: {first})."], color="warning", class_name="py-2 small")
+
+
+def arch_view(values: dict[str, Any], tier: Any) -> dict[str, Any]:
+    """What the tab shows for these form values: message, cards, figure, table."""
+    result = form.check(values, tier)
+    if not result.ok:
+        return {"message": _errors_alert(result.errors), "cards": [], "table": None,
+                "figure": empty_fig("No diagram while the config has errors", height=420)}
+    try:
+        view = describe(result.config)
+    except Exception as exc:  # a sizing bug must not take the tab down: say what failed
+        return {"message": dbc.Alert(f"Could not size this config: {type(exc).__name__}: {exc}",
+                                     color="danger", class_name="py-2 small"),
+                "cards": [], "table": None,
+                "figure": empty_fig("umoec.sizing failed on this config", height=420)}
+    notes = list(result.warnings.values())
+    if view.lower_case_unrouted:
+        notes.append(f"{view.lower_case_unrouted} lower-case block(s) run on every byte: "
+                     "mod.enabled is off.")
+    message = (dbc.Alert([html.Div(n) for n in notes], color="info", class_name="py-2 small")
+               if notes else None)
+    return {"message": message, "cards": panel.cards(view),
+            "figure": architecture_fig(view), "table": panel.block_table(view)}
+
+
+def register(app, cockpit: AppContext) -> None:
+    @app.callback(Output(ids.ARCH_MESSAGE, "children"), Output(ids.ARCH_CARDS, "children"),
+                  Output(ids.ARCH_DIAGRAM, "figure"), Output(ids.ARCH_TABLE, "children"),
+                  *[Input(i, "value") for i in FIELD_IDS], Input(ids.CONFIG_TIER, "value"),
+                  Input(ids.TABS, "active_tab"))
+    def redraw(*args):
+        *raw, tier, tab = args
+        if tab != ids.TAB_ARCH:
+            raise PreventUpdate
+        out = arch_view(dict(zip(FIELD_KEYS, raw, strict=True)), tier)
+        return out["message"], out["cards"], out["figure"], out["table"]

@@ -1,0 +1,242 @@
+"""Compare tab: overlay 2-8 runs, re-aggregate on zoom, follow live, table + CSV.
+
+`compare_update` and `compare_zoom` are the callback bodies as plain functions (tests call them).
+The chart is redrawn when the chosen runs get new rows or change state, when a setting changes, or
+when the zoom store changes: a zoom's visible x range is then re-read at full resolution
+(gui/figures/series.view_indices) and drawn with an explicit range. A zoom turns "follow live" off (the
+view stays put while rows arrive); turning it back on returns to the whole runs, growing with
+them. The zoom has its own small callback (no refresh-tick input), so a tick never delays it.
+Hidden tab: no reads.
+
+The System chart (`system_update`) listens to the store the loss chart writes when it redraws
+(`COMPARE_STATE`: picked runs, axis) and to its metric selector, and finds the runs in
+gui/compare's cache (the loss chart just loaded them: no database read of its own while nothing
+changed). It is sent again only when the runs, the axis, the metric or the runs' samples changed;
+the smoothing slider and log y leave it alone, and a zoom only moves its x range (a Patch), so
+the two charts always show the same x window. A zoom on the System chart zooms both.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import dash_bootstrap_components as dbc
+from dash import Input, Output, Patch, State, ctx, dcc, html, no_update
+from dash.exceptions import PreventUpdate
+
+from ... import ids
+from ...compare import (
+    MAX_RUNS,
+    data_extent,
+    data_signature,
+    load_runs,
+    summary_rows,
+    system_signature,
+    table_columns,
+    table_csv,
+)
+from ...components import zoom_events
+from ...context import AppContext
+from ...figures import series
+from ...figures.base import empty_fig
+from ...figures.compare import (
+    AXES,
+    SYSTEM_HEIGHT,
+    SYSTEM_METRICS,
+    compare_fig,
+    config_diff,
+    system_fig,
+    system_options,
+)
+from ...runs import run_options
+
+OUTPUTS = ("figure", "data", "columns", "message", "state")
+SYSTEM_OUTPUTS = ("figure", "options", "value", "note", "seen")
+
+
+def _unchanged() -> dict[str, Any]:
+    return {k: no_update for k in OUTPUTS}
+
+
+def _message(lines: list[str], colour: str = "secondary") -> Any:
+    if not lines:
+        return None
+    return dbc.Alert([html.Div(line) for line in lines], color=colour, class_name="py-2 small")
+
+
+def compare_zoom(trigger: str | None, relayout: Any, follow: Any, state: dict | None,
+                 zoom: dict | None) -> tuple[Any, Any]:
+    """(new zoom store, new follow value) after a zoom/pan/double-click or the follow switch.
+
+    The store holds the x window to draw ({"runs", "axis", "window"}); None = the whole runs,
+    growing as rows arrive. A zoom turns follow off; follow off without a zoom holds the extent
+    drawn now; follow on, or a double-click, drops the window."""
+    state = state or {}
+    base = {"runs": state.get("runs"), "axis": state.get("axis")}
+    old = (zoom or {}).get("window") if (zoom or {}).get("runs") == base["runs"] and \
+        (zoom or {}).get("axis") == base["axis"] else None
+    follow_out: Any = no_update
+    if trigger in (ids.COMPARE_GRAPH, ids.COMPARE_SYSTEM_GRAPH):   # either chart's x zoom
+        z = series.parse_relayout(relayout)
+        if z is None:
+            return no_update, no_update
+        if z.reset:
+            window = None  # double-click: the whole runs again
+        else:
+            window = [z.lo, z.hi]
+            if follow:
+                follow_out = False
+    elif trigger == ids.COMPARE_FOLLOW:
+        window = None if follow else (old or state.get("extent"))
+    else:
+        return no_update, no_update
+    new = {**base, "window": window}
+    return (new if new != zoom else no_update), follow_out
+
+
+def compare_update(runs_dir: Path, keys: list | None, axis: str | None, smoothing: Any,
+                   log_y: Any, zoom: dict | None, trigger: str | None,
+                   state: dict | None) -> dict[str, Any]:
+    """Everything the Compare tab shows, given what the page has (`state`) and the zoom store."""
+    state = dict(state or {})
+    keys = [k for k in (keys or []) if isinstance(k, str)]
+    axis = axis if axis in AXES else "step"
+    smoothing = min(0.999, max(0.0, float(smoothing or 0.0)))
+    log_y = bool(log_y)
+    lines: list[str] = []
+    if len(keys) > MAX_RUNS:
+        lines.append(f"Showing the first {MAX_RUNS} of the {len(keys)} runs picked.")
+        keys = keys[:MAX_RUNS]
+    zoom = zoom or {}
+    window = zoom.get("window") if zoom.get("runs") == keys and zoom.get("axis") == axis else None
+    if not keys:
+        fig = empty_fig(f"Pick 2 to {MAX_RUNS} runs above to compare them", height=620)
+        return dict(figure=fig, data=[], columns=[], message=None,
+                    state={"runs": [], "axis": axis})
+    runs, errors = load_runs(runs_dir, keys)
+    sig = data_signature(runs)
+    settings = [keys, axis, smoothing, log_y, window]
+    unchanged = state.get("sig") == sig and state.get("settings") == settings
+    if trigger in (ids.tab_tick(ids.TAB_COMPARE), ids.TABS) and unchanged:
+        return _unchanged()
+    extent = data_extent(runs, axis)
+    if not runs:
+        fig = empty_fig("None of the picked runs can be read (see above)", height=620)
+        return dict(figure=fig, data=[], columns=[], message=_message(errors, "warning"),
+                    state={"runs": keys, "axis": axis})
+    fig, notes = compare_fig(runs, axis, smoothing, log_y, tuple(window) if window else None)
+    rows = summary_rows(runs, config_diff(runs))
+    if len(runs) == 1:
+        lines.append("Pick at least one more run to compare.")
+    if window:
+        lines.append(f"Showing {AXES[axis]} {window[0]:,.4g} to {window[1]:,.4g}, drawn from every row "
+                     "in that range; double-click the chart or turn on follow live to see the whole runs.")
+    message = _message(errors, "warning") if errors else None
+    info = _message(lines + notes)
+    return dict(figure=fig, data=rows, columns=table_columns(rows),
+                message=html.Div([m for m in (message, info) if m is not None]) or None,
+                state={"runs": keys, "axis": axis, "sig": sig, "settings": settings, "extent": extent})
+
+
+def system_update(runs_dir: Path, state: dict | None, metric: str | None,
+                  seen: dict | None, zoom: dict | None = None) -> dict[str, Any]:
+    """The System chart for the runs and axis the loss chart drew last (`state`) and `metric`
+    (the first metric the runs recorded when they have no `metric`), over the loss chart's x
+    window (`zoom`); every output no_update when that is what `seen` says was drawn, and only
+    the x range (a Patch) when the window is all that changed."""
+    state = state or {}
+    keys = [k for k in (state.get("runs") or []) if isinstance(k, str)]
+    axis = state.get("axis") if state.get("axis") in AXES else "step"
+    zoom = zoom or {}
+    window = zoom.get("window") if keys and zoom.get("runs") == keys and zoom.get("axis") == axis \
+        else None
+    runs = load_runs(runs_dir, keys, status=False)[0] if keys else []  # the loss chart shows errors
+    options = system_options(runs)
+    chosen = metric if metric in SYSTEM_METRICS else next(iter(SYSTEM_METRICS))
+    if options and chosen not in options:
+        chosen = options[0]
+    key = {"runs": keys, "axis": axis, "metric": chosen, "sig": system_signature(runs),
+           "window": window}
+    if key == seen:
+        return {k: no_update for k in SYSTEM_OUTPUTS}
+    if isinstance(seen, dict) and {**seen, "window": window} == key:   # the same lines: move x
+        fig = Patch()
+        if window:
+            fig["layout"]["xaxis"]["range"] = list(window)
+            fig["layout"]["xaxis"]["autorange"] = False
+        else:
+            fig["layout"]["xaxis"]["autorange"] = True
+        out = {k: no_update for k in SYSTEM_OUTPUTS}
+        return {**out, "figure": fig, "seen": key}
+    if keys:
+        fig, notes = system_fig(runs, chosen, axis)
+        if window:
+            fig.update_xaxes(range=list(window), autorange=False)
+    else:
+        fig, notes = empty_fig("Pick runs above to see their system metrics", height=SYSTEM_HEIGHT), []
+    return dict(figure=fig, options=[{"label": SYSTEM_METRICS[c][0], "value": c} for c in options],
+                value=chosen if chosen != metric else no_update,
+                note=[html.Div(n) for n in notes] or None, seen=key)
+
+
+def register(app, cockpit: AppContext) -> None:
+    runs_dir = cockpit.settings.runs_dir
+    zoom_events.filter_x_zooms(app, ids.COMPARE_GRAPH, ids.COMPARE_SYSTEM_GRAPH)
+
+    @app.callback(Output(ids.COMPARE_RUNS, "options"), Input(ids.tab_tick(ids.TAB_COMPARE), "data"),
+                  Input(ids.TABS, "active_tab"), State(ids.COMPARE_RUNS, "options"))
+    def refresh_options(_n, tab, current):
+        if tab != ids.TAB_COMPARE:
+            raise PreventUpdate
+        options = run_options(runs_dir)
+        if options == current:
+            raise PreventUpdate
+        return options
+
+    @app.callback(Output(ids.COMPARE_ZOOM, "data"), Output(ids.COMPARE_FOLLOW, "value"),
+                  Input(ids.x_zoom(ids.COMPARE_GRAPH), "data"), Input(ids.COMPARE_FOLLOW, "value"),
+                  Input(ids.x_zoom(ids.COMPARE_SYSTEM_GRAPH), "data"),
+                  State(ids.COMPARE_STATE, "data"), State(ids.COMPARE_ZOOM, "data"),
+                  prevent_initial_call=True)
+    def zoom_or_follow(x_zoom, follow, system_x_zoom, state, zoom):
+        trigger = zoom_events.triggered_graph(ctx.triggered_id, ids.COMPARE_GRAPH,
+                                              ids.COMPARE_SYSTEM_GRAPH)
+        given = zoom_events.event(system_x_zoom if trigger == ids.COMPARE_SYSTEM_GRAPH
+                                  else x_zoom)
+        new_zoom, new_follow = compare_zoom(trigger, given, follow, state, zoom)
+        if new_zoom is no_update and new_follow is no_update:
+            raise PreventUpdate
+        return new_zoom, new_follow
+
+    @app.callback(Output(ids.COMPARE_GRAPH, "figure"), Output(ids.COMPARE_TABLE, "data"),
+                  Output(ids.COMPARE_TABLE, "columns"), Output(ids.COMPARE_MESSAGE, "children"),
+                  Output(ids.COMPARE_STATE, "data"),
+                  Input(ids.tab_tick(ids.TAB_COMPARE), "data"), Input(ids.TABS, "active_tab"),
+                  Input(ids.COMPARE_RUNS, "value"), Input(ids.COMPARE_AXIS, "value"),
+                  Input(ids.COMPARE_SMOOTHING, "value"), Input(ids.COMPARE_LOGY, "value"),
+                  Input(ids.COMPARE_ZOOM, "data"), State(ids.COMPARE_STATE, "data"))
+    def refresh(_n, tab, keys, axis, smoothing, log_y, zoom, state):
+        if tab != ids.TAB_COMPARE:
+            raise PreventUpdate  # hidden tab: no reads; switching to it triggers a refresh
+        out = compare_update(runs_dir, keys, axis, smoothing, log_y, zoom, ctx.triggered_id, state)
+        return tuple(out[k] for k in OUTPUTS)
+
+    @app.callback(Output(ids.COMPARE_SYSTEM_GRAPH, "figure"), Output(ids.COMPARE_SYSTEM_METRIC, "options"),
+                  Output(ids.COMPARE_SYSTEM_METRIC, "value"), Output(ids.COMPARE_SYSTEM_NOTE, "children"),
+                  Output(ids.COMPARE_SYSTEM_STATE, "data"),
+                  Input(ids.COMPARE_STATE, "data"), Input(ids.COMPARE_SYSTEM_METRIC, "value"),
+                  Input(ids.COMPARE_ZOOM, "data"), State(ids.COMPARE_SYSTEM_STATE, "data"))
+    def refresh_system(state, metric, zoom, seen):
+        out = system_update(runs_dir, state, metric, seen, zoom)
+        if out["seen"] is no_update:
+            raise PreventUpdate
+        return tuple(out[k] for k in SYSTEM_OUTPUTS)
+
+    @app.callback(Output(ids.COMPARE_CSV, "data"), Input(ids.COMPARE_CSV_BTN, "n_clicks"),
+                  State(ids.COMPARE_TABLE, "derived_virtual_data"), State(ids.COMPARE_TABLE, "data"),
+                  State(ids.COMPARE_TABLE, "columns"), prevent_initial_call=True)
+    def export_csv(_n, shown, data, columns):
+        rows = shown if shown is not None else data
+        if not rows:
+            raise PreventUpdate
+        return dcc.send_string(table_csv(rows, columns or None), "umoec-compare.csv")

@@ -1,0 +1,87 @@
+"""Compare tab: 2-8 runs overlaid (training loss raw + EMA, validation with best
+points), x axis steps / training bytes / wall time, one system metric of every run (a metric
+selector), a sortable table with CSV export."""
+from __future__ import annotations
+
+import dash_bootstrap_components as dbc
+from dash import dash_table, dcc, html
+
+from ... import ids
+from ...compare import MAX_RUNS
+from ...figures.base import empty_fig, graph_config
+from ...figures.compare import AXES, SYSTEM_HEIGHT
+
+
+def controls() -> html.Div:
+    return html.Div([
+        dcc.Dropdown(id=ids.COMPARE_RUNS, options=[], value=[], multi=True,
+                     placeholder=f"pick 2 to {MAX_RUNS} runs to compare",
+                     persistence=True, persistence_type="local", className="mb-2"),
+        html.Div([
+            html.Span("x axis", className="small text-muted me-2"),
+            dbc.RadioItems(id=ids.COMPARE_AXIS, value="step", inline=True, class_name="small me-3",
+                           options=[{"label": label, "value": key} for key, label in AXES.items()],
+                           persistence=True, persistence_type="local"),
+            html.Span("EMA smoothing", className="small text-muted me-2"),
+            html.Div(dcc.Slider(id=ids.COMPARE_SMOOTHING, min=0.0, max=0.99, step=0.01, value=0.6,
+                                marks={0: "0", 0.5: "0.5", 0.99: "0.99"}, updatemode="mouseup",
+                                persistence=True, persistence_type="local"),
+                     style={"width": "220px"}),
+            dbc.Switch(id=ids.COMPARE_LOGY, label="log y", value=False, class_name="ms-3 mb-0 small",
+                       persistence=True, persistence_type="local"),
+            dbc.Switch(id=ids.COMPARE_FOLLOW, label="follow live", value=True,
+                       class_name="ms-3 mb-0 small"),
+        ], className="d-flex align-items-center flex-wrap"),
+    ])
+
+
+def system_card() -> dbc.Card:
+    """The System chart; its metric options are the metrics the picked runs recorded (set by
+    the callback), so the selector starts empty."""
+    header = html.Div([
+        html.Span("System", className="me-3"),
+        dbc.RadioItems(id=ids.COMPARE_SYSTEM_METRIC, options=[], value="cpu_percent", inline=True,
+                       class_name="small", persistence=True, persistence_type="local"),
+    ], className="d-flex align-items-center flex-wrap")
+    return dbc.Card([
+        dbc.CardHeader(header),
+        dbc.CardBody([
+            dcc.Graph(id=ids.COMPARE_SYSTEM_GRAPH, config=graph_config("compare-system"),
+                      figure=empty_fig("Pick runs above to see their system metrics",
+                                       height=SYSTEM_HEIGHT)),
+            html.Div(id=ids.COMPARE_SYSTEM_NOTE, className="small text-muted"),
+        ]),
+    ], class_name="mb-3")
+
+
+def table() -> dash_table.DataTable:
+    return dash_table.DataTable(
+        id=ids.COMPARE_TABLE, data=[], columns=[], sort_action="native", sort_mode="single",
+        style_table={"overflowX": "auto"}, style_as_list_view=True,
+        style_cell={"fontSize": "13px", "padding": "4px 8px", "fontFamily": "inherit",
+                    "textAlign": "left"},
+        style_header={"fontWeight": "600", "backgroundColor": "#f8f9fa"})
+
+
+def layout() -> html.Div:
+    return html.Div([
+        dcc.Store(id=ids.COMPARE_STATE, storage_type="memory"),
+        dcc.Store(id=ids.COMPARE_ZOOM, storage_type="memory"),
+        *(dcc.Store(id=ids.x_zoom(g), storage_type="memory")
+          for g in (ids.COMPARE_GRAPH, ids.COMPARE_SYSTEM_GRAPH)),
+        dcc.Store(id=ids.COMPARE_SYSTEM_STATE, storage_type="memory"),
+        dbc.Card([dbc.CardHeader("Compare runs"), dbc.CardBody(controls())], class_name="mb-3"),
+        html.Div(id=ids.COMPARE_MESSAGE),
+        dbc.Card(dbc.CardBody(dcc.Graph(id=ids.COMPARE_GRAPH, config=graph_config("compare"),
+                                        figure={"data": [], "layout": {"height": 620}})),
+                 class_name="mb-3"),
+        system_card(),
+        dbc.Card([
+            dbc.CardHeader(html.Div([
+                html.Span("Runs compared (click a header to sort)", className="me-auto"),
+                dbc.Button("Export CSV", id=ids.COMPARE_CSV_BTN, size="sm", color="secondary",
+                           outline=True),
+                dcc.Download(id=ids.COMPARE_CSV)], className="d-flex align-items-center")),
+            dbc.CardBody(table()),
+        ]),
+    ])

@@ -1,0 +1,292 @@
+"""Evaluation tab: run the evaluation (gui.compress_worker eval: for a checkpoint of the run the
+function scripts/eval_enwik8.sh runs, for a coding model the same steps with that model) as a
+background job, and show eval_results / eval_baselines of the selected run: the results table
+against the reference compressors, the newest roundtrip status and the bpb history.
+
+An evaluation of a model that is not one of the run's own (the shipped default, another run's)
+is recorded under the model's training step with the model named in the dataset label
+("small-val[:2000] · model general-v1 (186335b9d17d)", gui.compress_worker.model_tag), so it never
+replaces a row of the run's own checkpoints and draws its own line in the history.
+"""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import dash_bootstrap_components as dbc
+import pandas as pd
+from dash import Input, Output, State, ctx, html, no_update
+from dash.exceptions import PreventUpdate
+
+from umoec import config as C
+from umoec import sizing
+from umoec.compress.evaluate import locate_data
+from umoec.run import RunDir
+
+from ... import db, forge, ids, models
+from ...components.checkpoint_picker import register_checkpoint_dropdown, register_model_dropdown
+from ...components.job_status import alert, progress_outputs, status_area
+from ...compress_jobs import ROOT, JobError, JobManager
+from ...compress_worker import MODEL_TAG
+from ...context import AppContext
+from ...figures.base import empty_fig
+from ...figures.compression import REFERENCE_BPB, eval_bpb_history_fig
+from ...runs import resolve
+
+REFERENCES = REFERENCE_BPB       # gzip 2.7, zstd-22 1.95, CMIX 1.23 (enwik8)
+METHOD_ORDER = ("gzip -9", "xz -9e", "zstd -19", "zstd -22", "brotli -11", "bzip3", "PPMd -o16",
+                "zpaq -m4", "zpaq -m5", "paq9a", "xz -9e primed", "PPMd -o16 primed",
+                "zpaq -m5 primed")
+HEADER = ["Step", "Dataset", "BPB", "Model Size", "vs gzip (2.7)", "vs zstd-22 (1.95)",
+          "vs CMIX (1.23)", "Delta from CMIX", "Roundtrip"]
+
+
+def is_simulated(run: RunDir) -> bool:
+    try:
+        status = run.read_status()
+    except ValueError:
+        return False
+    return status is not None and status.kind == "simulate"
+
+
+def data_source_note(run: RunDir, root: Path = ROOT) -> str:
+    """Which bytes an evaluation will read (umoec.compress.evaluate.locate_data, as the worker)."""
+    try:
+        choice = locate_data(run, root)
+    except (C.ConfigError, OSError) as exc:
+        return f"Data: enwik8 not found, and the run's config cannot be read ({exc})."
+    if choice.source == "enwik8":
+        return f"Data: enwik8 ({choice.path})."
+    if choice.source == "val":
+        return (f"Data: enwik8 not found (data/enwik8 or $ENWIK8), so the run's validation split "
+                f"{choice.path}. For enwik8, unzip https://mattmahoney.net/dc/enwik8.zip "
+                "into data/.")
+    return (f"Data: neither enwik8 (data/enwik8, $ENWIK8) nor the run's validation split "
+            f"({choice.val_path}) exists: the evaluation will fail until one does.")
+
+
+def _params(n: int) -> str:
+    return f"{n / 1e6:.2f} M" if n >= 1e5 else f"{n / 1e3:.1f} k"
+
+
+def model_size(run: RunDir) -> str:
+    """Parameters of the run's model (umoec.sizing on its config.yaml)."""
+    try:
+        n = sizing.total_params(C.load(run.config_path))
+    except Exception:  # a config this version cannot read: say so in the cell
+        return "?"
+    return _params(n)
+
+
+def tagged_model(dataset: str) -> tuple[str, str]:
+    """('small-val[:2000]', 'general-v1 (186335b9d17d)') for a row of a model that is not the
+    run's own; (dataset, '') otherwise."""
+    data, _, label = str(dataset).partition(MODEL_TAG)
+    return data, label
+
+
+def model_sizes(runs_dir: Path) -> dict[str, str]:
+    """'name (hash12)' -> parameter count of every model on the search path (header info)."""
+    try:
+        found = models.model_entries(runs_dir)
+    except OSError:
+        return {}
+    return {models.model_label(e.name, e.hash): _params(int(e.info["params"]))
+            for e in found if isinstance(e.info.get("params"), int)}
+
+
+def _vs(bpb: float, ref: float):
+    rel = bpb / ref - 1.0
+    return html.Td(f"{rel:+.0%}", className="text-success" if rel < 0 else "",
+                   title=f"{bpb:.4f} bpb vs {ref} bpb")
+
+
+def measured_methods(baselines: pd.DataFrame) -> list[str]:
+    present = list(dict.fromkeys(baselines["method"])) if not baselines.empty else []
+    return [m for m in METHOD_ORDER if m in present] + [m for m in present if m not in METHOD_ORDER]
+
+
+def eval_table(evals: pd.DataFrame, baselines: pd.DataFrame, size: str,
+               simulated: bool = False, sizes: dict | None = None) -> list:
+    """thead + tbody of eval-results-table, newest evaluation first. size: the run's model size;
+    sizes: 'name (hash12)' -> size of the other models' rows (model_sizes)."""
+    methods = measured_methods(baselines)
+    head = html.Thead([
+        html.Tr([html.Th(h, rowSpan=2) for h in HEADER]
+                + ([html.Th("measured on the same bytes (bpb)", colSpan=len(methods),
+                            className="text-center")] if methods else [])),
+        html.Tr([html.Th(m) for m in methods]),
+    ])
+    if evals.empty:
+        return [head, html.Tbody(html.Tr(html.Td(
+            "No evaluation of this run yet: choose a model (or a checkpoint of the run) and "
+            "press Run enwik8 Eval.",
+            colSpan=len(HEADER) + len(methods), className="text-muted")))]
+    measured = {}
+    for r in baselines.to_dict("records"):
+        measured[(int(r["step"]), r["dataset"], r["method"])] = (
+            8.0 * float(r["compressed_bytes"]) / max(1.0, float(r["original_bytes"])))
+    rows = []
+    order = evals.sort_values(["ts", "step"], ascending=False)
+    for r in order.to_dict("records"):
+        bpb, ok = float(r["bpb"]), bool(r["roundtrip_ok"])
+        other = tagged_model(r["dataset"])[1]
+        made_up = simulated and not other  # a model's evaluation is real even in a simulated run
+        dataset = [str(r["dataset"]), " ", dbc.Badge("simulated", color="info")] if made_up \
+            else str(r["dataset"])
+        row_size = (sizes or {}).get(other, "?") if other else size
+        cells = [html.Td(f"{int(r['step']):,}"), html.Td(dataset), html.Td(f"{bpb:.4f}"),
+                 html.Td(row_size), _vs(bpb, REFERENCES["gzip"]), _vs(bpb, REFERENCES["zstd-22"]),
+                 _vs(bpb, REFERENCES["CMIX"]), html.Td(f"{bpb - REFERENCES['CMIX']:+.3f}"),
+                 html.Td(dbc.Badge("PASS" if ok else "FAIL", color="success" if ok else "danger"))]
+        for m in methods:
+            v = measured.get((int(r["step"]), r["dataset"], m))
+            cells.append(html.Td("" if v is None else f"{v:.3f}"))
+        rows.append(html.Tr(cells))
+    notes = []
+    if any(tagged_model(d)[1] for d in evals["dataset"]):
+        notes.append("Rows naming a model (· model NAME (HASH)) evaluated that coding model, not a "
+                     "checkpoint of this run; Step is the step it was trained to.")
+    if any(not str(d).startswith("enwik8") for d in evals["dataset"]):
+        notes.append("The reference columns are published enwik8 figures; rows on other data "
+                     "compare best with the measured columns (same bytes).")
+    if any(m.endswith(" primed") for m in methods):
+        notes.append("primed: what the compressor adds for these bytes after the run's own "
+                     "training data (the tail of its train split): size(train + data) - "
+                     "size(train), the fair comparison for a model trained on that data.")
+    if simulated:
+        notes.append("This run is simulated (bin.simulate_training): its own evaluations (rows "
+                     "marked simulated) are made "
+                     "up, no bytes were compressed.")
+    for n in notes:
+        rows.append(html.Tr(html.Td(n, colSpan=len(HEADER) + len(methods),
+                                    className="text-muted small")))
+    return [head, html.Tbody(rows)]
+
+
+def roundtrip_badge(evals: pd.DataFrame, simulated: bool = False):
+    """eval-roundtrip-status: PASS / FAIL of the newest evaluation."""
+    if evals.empty:
+        return html.Span("no evaluation yet", className="text-muted small")
+    r = evals.sort_values(["ts", "step"]).iloc[-1]
+    ok = bool(r["roundtrip_ok"])
+    text = "PASS" if ok else "FAIL"
+    return html.Span([
+        html.Span(text + (" (simulated)" if simulated and not tagged_model(r["dataset"])[1]
+                          else ""),
+                  className="fw-bold " + ("text-success" if ok else "text-danger")),
+        html.Span(f" step {int(r['step']):,}, {r['dataset']}", className="small text-muted"),
+    ])
+
+
+def do_eval_action(jobs: JobManager, runs_dir: Path, trigger, run_name, checkpoint, max_bytes,
+                   profile, model=None) -> dict:
+    now = time.time()
+    if trigger == ids.EVAL_CANCEL_BTN:
+        return {"text": jobs.cancel(run_name, "eval"), "colour": "secondary", "ts": now}
+    run = resolve(runs_dir, run_name)
+    if run is None:
+        return {"text": "Choose a run in the top bar first.", "colour": "warning", "ts": now}
+    if max_bytes is None or max_bytes == "":
+        return {"text": "Max bytes must be a whole number >= 0 (0 = the whole file).",
+                "colour": "warning", "ts": now}
+    try:
+        jobs.start_eval(run, checkpoint, max_bytes, profile, model=model)
+    except JobError as exc:
+        return {"text": str(exc), "colour": "warning", "ts": now}
+    return {"text": "", "ts": now}
+
+
+def register(app, cockpit: AppContext) -> None:
+    runs_dir = cockpit.settings.runs_dir
+    jobs = cockpit.jobs
+
+    register_checkpoint_dropdown(app, runs_dir, ids.EVAL_CHECKPOINT, ids.TAB_EVAL)
+    register_model_dropdown(app, runs_dir, ids.EVAL_MODEL, ids.EVAL_MODEL_NOTE,
+                            ids.EVAL_CHECKPOINT, ids.TAB_EVAL, prefer_checkpoint=True)
+
+    @app.callback(Output(ids.EVAL_ACTION, "data"),
+                  Input(ids.EVAL_ENWIK8_BTN, "n_clicks"), Input(ids.EVAL_CANCEL_BTN, "n_clicks"),
+                  State(ids.RUN_SELECT, "value"), State(ids.EVAL_MODEL, "value"),
+                  State(ids.EVAL_CHECKPOINT, "value"), State(ids.EVAL_MAX_BYTES, "value"),
+                  State(ids.EVAL_PROFILE, "value"), prevent_initial_call=True)
+    def act(_e, _c, name, model, checkpoint, max_bytes, profile):
+        return do_eval_action(jobs, runs_dir, ctx.triggered_id, name, checkpoint, max_bytes,
+                              profile, model=model or "default")
+
+    @app.callback(Output(ids.EVAL_STATUS, "children"),
+                  Output(ids.EVAL_PROGRESS, "value"), Output(ids.EVAL_PROGRESS, "label"),
+                  Output(ids.EVAL_PROGRESS, "style"),
+                  Output(ids.EVAL_ENWIK8_BTN, "disabled"), Output(ids.EVAL_CANCEL_BTN, "disabled"),
+                  Output(ids.EVAL_DATA_NOTE, "children"),
+                  Output(ids.EVAL_RESULTS_TABLE, "children"),
+                  Output(ids.EVAL_ROUNDTRIP_STATUS, "children"),
+                  Output(ids.EVAL_BPB_HISTORY, "figure"), Output(ids.EVAL_VERSION, "data"),
+                  Input(ids.tab_tick(ids.TAB_EVAL), "data"), Input(ids.RUN_SELECT, "value"),
+                  Input(ids.TABS, "active_tab"), Input(ids.EVAL_ACTION, "data"),
+                  State(ids.EVAL_VERSION, "data"))
+    def refresh(_n, name, tab, action, seen):
+        if tab != ids.TAB_EVAL:
+            raise PreventUpdate
+        out = eval_view(jobs, runs_dir, name, action, seen)
+        return tuple(out[k] for k in EVAL_OUTPUTS)
+
+
+# the refresh's outputs, in the order the callback declares them (eval_view returns them by name)
+EVAL_OUTPUTS = ("status", "progress", "progress_label", "progress_style", "run_disabled",
+                "cancel_disabled", "data_note", "table", "roundtrip", "figure", "version")
+VIEW_OUTPUTS = EVAL_OUTPUTS[6:]   # what stays as it is when nothing changed
+
+
+def eval_view(jobs: JobManager, runs_dir: Path, name, action, seen: str | None) -> dict:
+    """Every output of the Evaluation tab's refresh, by name (EVAL_OUTPUTS; a plain function:
+    tests call it)."""
+    run = resolve(runs_dir, name)
+    job = jobs.latest(name, "eval")
+    busy = job is not None and job.running
+    status = status_area(job, action)
+    controls = dict(zip(EVAL_OUTPUTS[1:4], progress_outputs(job), strict=True),
+                    run_disabled=busy, cancel_disabled=not busy)
+    keep = dict.fromkeys(VIEW_OUTPUTS, no_update)
+    if run is None:
+        msg = (forge.not_usable_here(runs_dir, name, "evaluation")
+               or "No run selected: choose one in the top bar.")
+        return dict(controls, status=status or alert(msg, "secondary"), run_disabled=True,
+                    cancel_disabled=True, data_note="",
+                    table=eval_table(pd.DataFrame(), pd.DataFrame(), ""),
+                    roundtrip=roundtrip_badge(pd.DataFrame()),
+                    figure=eval_bpb_history_fig(pd.DataFrame()), version=None)
+    try:
+        with db.open_db(run.db_path) as conn:
+            evals, baselines = db.eval_results(conn), db.eval_baselines(conn)
+    except FileNotFoundError:
+        evals = pd.DataFrame(columns=db.EVAL_COLUMNS)
+        baselines = pd.DataFrame(columns=db.BASELINE_COLUMNS)
+    except db.READ_ERRORS as exc:
+        err = alert(db.db_read_error(run.db_path, exc), "danger")
+        if db.transient(exc):
+            return dict(controls, **keep, status=err)
+        # a damaged database: nothing of the previously shown run stays under this run's name
+        return dict(controls, status=err, data_note="",
+                    table=eval_table(pd.DataFrame(), pd.DataFrame(), ""),
+                    roundtrip=roundtrip_badge(pd.DataFrame()),
+                    figure=empty_fig("This run's metrics.db cannot be read", height=360),
+                    version=f"unreadable {name}")
+    try:
+        config_mtime = run.config_path.stat().st_mtime
+    except OSError:
+        config_mtime = None
+    version = repr([name, evals.values.tolist(), len(baselines), config_mtime,
+                    os.environ.get("ENWIK8"), (ROOT / "data" / "enwik8").is_file()])
+    if version == seen:
+        return dict(controls, **keep, status=status)
+    simulated = is_simulated(run)
+    sizes = model_sizes(runs_dir) if any(tagged_model(d)[1] for d in evals["dataset"]) else {}
+    return dict(controls, status=status, data_note=data_source_note(run),
+                table=eval_table(evals, baselines, model_size(run), simulated, sizes),
+                roundtrip=roundtrip_badge(evals, simulated),
+                figure=eval_bpb_history_fig(
+                    evals, baselines, simulated,
+                    real=[d for d in evals["dataset"] if tagged_model(d)[1]]),
+                version=version)

@@ -1,0 +1,268 @@
+"""Generate / playground tab: which checkpoint, sampling streamed into the page, and
+surprisal colouring. The torch work is umoec/generate.py, imported only when a job starts, so the
+cockpit starts without torch. Jobs run in the cockpit's Generation service (server threads of its
+supervisor); the page polls them every 300 ms while one runs (ids.GEN_POLL / ids.SURPRISAL_POLL)
+and stops polling when it ends."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import dash_bootstrap_components as dbc
+from dash import Input, Output, State, html, no_update
+from dash.exceptions import PreventUpdate
+
+from umoec.run import RunDir
+
+from ... import forge, ids, surprisal
+from ...context import AppContext
+from ...datasets import escape_text
+from ...derived import fmt_bytes
+from ...runs import resolve, summarise
+from ...services.generation import Generation
+from ...view.checkpoints import pick
+
+
+def _muted(text: str) -> html.Span:
+    return html.Span(text, className="text-muted")
+
+
+def _bad(text: str) -> html.Span:
+    return html.Span(text, className="text-danger")
+
+
+def checkpoint_view(runs_dir: Path, name: str | None, current: str | None,
+                    selected: Any = None, seen: Any = None) -> dict[str, Any]:
+    """The info line, the checkpoint choices and whether the buttons work, for the selected run;
+    `selected`, `seen`: a checkpoint chosen on the loss chart, applied once (checkpoint_select)."""
+    run = resolve(runs_dir, name)
+    off = {"options": [], "value": None, "disabled": True, "seen": seen}
+    if run is None:
+        return {**off, "info": _muted(forge.not_usable_here(runs_dir, name, "generation")
+                                      or "No run selected: choose one in the top bar.")}
+    s = summarise(run)
+    if s.kind == "simulate":
+        return {**off, "info": dbc.Alert([html.Strong(f"{run.name} is a simulated run. "),
+                "Its checkpoints hold no weights, so there is no model to sample from or score "
+                "with. Train a real run (runner: Train (bin.train)) to use this tab."],
+                color="secondary", class_name="small mb-0 py-2")}
+    cks = list(reversed(run.checkpoints()))
+    if not cks:
+        return {**off, "info": _muted(f"{run.name} has no checkpoint yet (one is written every "
+                                      "logging.save_every steps and at the end).")}
+    options = [{"label": f"step {c.step:,} ({fmt_bytes(c.size)})", "value": c.path.name}
+               for c in cks]
+    value = current if current in {o["value"] for o in options} else cks[0].path.name
+    value, seen = pick(selected, seen, name, [o["value"] for o in options], value)
+    info = html.Span([html.Strong(run.name), f" ({s.label}): {len(cks)} checkpoint"
+                      f"{'s' if len(cks) > 1 else ''}. Sampling and scoring use the chosen one "
+                      "in step form, as the compressor does (the checkpoint's early-exit and "
+                      "cascade settings, no LoRA adaptation)."])
+    return {"options": options, "value": value, "disabled": False, "info": info, "seen": seen}
+
+
+def checkpoint_path(runs_dir: Path, name: str | None, checkpoint: str | None) -> Path:
+    """The chosen checkpoint file, only if it is one of the run's own checkpoints."""
+    run = resolve(runs_dir, name)
+    if run is None:
+        raise ValueError("no run selected")
+    for c in RunDir(run.root).checkpoints():
+        if c.path.name == checkpoint:
+            return c.path
+    raise ValueError(f"checkpoint {checkpoint!r} is not in {run.checkpoints_dir} (deleted?)")
+
+
+# -- sampling ---------------------------------------------------------------------------------------
+def start_sample(jobs: Generation, runs_dir: Path, name, checkpoint, prompt, temperature, top_k,
+                 max_bytes, seed, previous: str | None) -> dict[str, Any]:
+    from umoec.generate import GenerateError  # torch: only now
+    jobs.cancel(previous)
+    try:
+        path = checkpoint_path(runs_dir, name, checkpoint)
+        job = jobs.start_sample(path, (prompt or "").encode("utf-8"), temperature=temperature,
+                                top_k=top_k, max_bytes=max_bytes, seed=seed)
+    except (ValueError, GenerateError) as exc:
+        return {"job": None, "poll_disabled": True, "cancel_disabled": True,
+                "status": _bad(f"Not started: {exc}"), "output": no_update}
+    return {"job": job.id, "poll_disabled": False, "cancel_disabled": False,
+            "status": _muted(f"Loading {path.name}..."), "output": sample_output(job.view())}
+
+
+def sample_output(v: dict) -> list:
+    return [html.Span(escape_text(v["prompt"]), className="prompt"),
+            html.Span(escape_text(v["out"]), className="generated")]
+
+
+def sample_status(v: dict) -> Any:
+    n, total, secs = v["progress"], v["total"], max(v["elapsed"], 1e-6)
+    where = f"checkpoint step {v['step']:,}" if v["step"] else v["checkpoint"].name
+    if v["phase"] == "loading":
+        return _muted(f"Loading {v['checkpoint'].name}...")
+    if v["phase"] == "running":
+        return html.Span(f"Generating: {n:,}/{total:,} bytes ({n / secs:.0f} bytes/s, {where})",
+                         className="text-primary")
+    if v["phase"] == "done":
+        return html.Span(f"Done: {n:,} bytes in {secs:.1f} s ({n / secs:.0f} bytes/s, {where}).",
+                         className="text-success")
+    if v["phase"] == "cancelled":
+        return html.Span(f"Cancelled after {n:,} of {total:,} bytes.",
+                         className="text-warning-emphasis")
+    return _bad(f"Failed: {v['error']}")
+
+
+def poll_sample(jobs: Generation, job_id: str | None) -> dict[str, Any]:
+    if not job_id:
+        raise PreventUpdate
+    job = jobs.get(job_id)
+    if job is None:
+        return {"output": no_update, "status": _muted("That generation is no longer kept."),
+                "poll_disabled": True, "cancel_disabled": True}
+    v = job.view()
+    done = v["phase"] in ("done", "cancelled", "failed")
+    return {"output": sample_output(v), "status": sample_status(v), "poll_disabled": done,
+            "cancel_disabled": done}
+
+
+def cancel_job(jobs: Generation, job_id: str | None) -> Any:
+    if not job_id:
+        raise PreventUpdate
+    return _muted("Cancelling...") if jobs.cancel(job_id) else no_update
+
+
+# -- scoring ----------------------------------------------------------------------------------------
+def start_score(jobs: Generation, runs_dir: Path, name, checkpoint, text,
+                previous: str | None) -> dict[str, Any]:
+    from umoec.generate import GenerateError  # torch: only now
+    jobs.cancel(previous)
+    try:
+        path = checkpoint_path(runs_dir, name, checkpoint)
+        job = jobs.start_score(path, (text or "").encode("utf-8"))
+    except (ValueError, GenerateError) as exc:
+        return {"job": None, "poll_disabled": True, "cancel_disabled": True,
+                "status": _bad(f"Not scored: {exc}")}
+    return {"job": job.id, "poll_disabled": False, "cancel_disabled": False,
+            "status": _muted(f"Loading {path.name}...")}
+
+
+def score_summary(v: dict) -> Any:
+    s = surprisal.summary(v["text"], v["bits"])
+    worst = ", ".join(f"{ch!r} {b:.1f}" for ch, b in s["worst"])
+    return html.Div([
+        html.Span([html.Strong(f"{s['bpb']:.3f} bpb"), f" - {s['bits']:,.0f} bits for "
+                   f"{s['bytes']:,} bytes (ideal code length {s['ideal_bytes']:,} bytes, "
+                   f"{s['bits'] / max(1, 8 * s['bytes']):.1%} of the raw size)"]),
+        html.Div(f"Most surprising: {worst} bits", className="text-muted") if worst else None,
+    ])
+
+
+def poll_score(jobs: Generation, job_id: str | None) -> dict[str, Any]:
+    if not job_id:
+        raise PreventUpdate
+    job = jobs.get(job_id)
+    if job is None:
+        return {"status": _muted("That scoring job is no longer kept."), "view": no_update,
+                "summary": no_update, "poll_disabled": True, "cancel_disabled": True}
+    v = job.view()
+    n, total = v["progress"], v["total"]
+    out = {"view": no_update, "summary": no_update, "poll_disabled": False,
+           "cancel_disabled": False}
+    if v["phase"] == "loading":
+        out["status"] = _muted(f"Loading {v['checkpoint'].name}...")
+    elif v["phase"] == "running":
+        out["status"] = html.Span(f"Scoring: {n:,}/{total:,} bytes", className="text-primary")
+    else:
+        out["poll_disabled"] = out["cancel_disabled"] = True
+        if v["phase"] == "failed":
+            out["status"] = _bad(f"Failed: {v['error']}")
+        else:
+            bits = v["bits"] if v["bits"] is not None else []
+            where = f"checkpoint step {v['step']:,}"
+            out["status"] = (_muted(f"Scored {len(bits):,} bytes with {where}.")
+                             if v["phase"] == "done" else
+                             html.Span(f"Cancelled: {len(bits):,} of {total:,} bytes scored.",
+                                       className="text-warning-emphasis"))
+            if len(bits):
+                out["view"] = surprisal.render(v["text"], bits)
+                out["summary"] = score_summary({**v, "text": v["text"][:len(bits)], "bits": bits})
+    return out
+
+
+# -- wiring -----------------------------------------------------------------------------------------
+def register(app, cockpit: AppContext) -> None:
+    runs_dir, jobs = cockpit.settings.runs_dir, cockpit.generation
+
+    @app.callback(Output(ids.GEN_INFO, "children"), Output(ids.GEN_CHECKPOINT, "options"),
+                  Output(ids.GEN_CHECKPOINT, "value"), Output(ids.GEN_START, "disabled"),
+                  Output(ids.SURPRISAL_BTN, "disabled"),
+                  Output(ids.pick_seen(ids.GEN_CHECKPOINT), "data"),
+                  Input(ids.RUN_SELECT, "value"), Input(ids.TABS, "active_tab"),
+                  Input(ids.tab_tick(ids.TAB_GENERATE), "data"), State(ids.GEN_CHECKPOINT, "value"),
+                  State(ids.GEN_CHECKPOINT, "options"), State(ids.SELECTED_CHECKPOINT, "data"),
+                  State(ids.pick_seen(ids.GEN_CHECKPOINT), "data"))
+    def show_checkpoints(name, tab, _n, current, current_options, selected, seen):
+        if tab != ids.TAB_GENERATE:
+            raise PreventUpdate  # hidden tab: no reads; a loss-chart selection waits till now
+        v = checkpoint_view(runs_dir, name, current, selected, seen)
+        options = v["options"] if v["options"] != current_options else no_update
+        value = v["value"] if v["value"] != current else no_update
+        return (v["info"], options, value, v["disabled"], v["disabled"],
+                v["seen"] if v["seen"] != seen else no_update)
+
+    @app.callback(Output(ids.GEN_JOB, "data"), Output(ids.GEN_POLL, "disabled"),
+                  Output(ids.GEN_CANCEL, "disabled"), Output(ids.GEN_STATUS, "children"),
+                  Output(ids.GEN_OUTPUT, "children"),
+                  Input(ids.GEN_START, "n_clicks"), State(ids.RUN_SELECT, "value"),
+                  State(ids.GEN_CHECKPOINT, "value"), State(ids.GEN_PROMPT, "value"),
+                  State(ids.GEN_TEMPERATURE, "value"), State(ids.GEN_TOP_K, "value"),
+                  State(ids.GEN_MAX_BYTES, "value"), State(ids.GEN_SEED, "value"),
+                  State(ids.GEN_JOB, "data"), prevent_initial_call=True)
+    def generate(_n, name, checkpoint, prompt, temperature, top_k, max_bytes, seed, previous):
+        out = start_sample(jobs, runs_dir, name, checkpoint, prompt, temperature, top_k,
+                           max_bytes, seed, previous)
+        return out["job"], out["poll_disabled"], out["cancel_disabled"], out["status"], \
+            out["output"]
+
+    @app.callback(Output(ids.GEN_OUTPUT, "children", allow_duplicate=True),
+                  Output(ids.GEN_STATUS, "children", allow_duplicate=True),
+                  Output(ids.GEN_POLL, "disabled", allow_duplicate=True),
+                  Output(ids.GEN_CANCEL, "disabled", allow_duplicate=True),
+                  Input(ids.GEN_POLL, "n_intervals"), State(ids.GEN_JOB, "data"),
+                  prevent_initial_call=True)
+    def poll_generation(_n, job_id):
+        out = poll_sample(jobs, job_id)
+        return out["output"], out["status"], out["poll_disabled"], out["cancel_disabled"]
+
+    @app.callback(Output(ids.GEN_STATUS, "children", allow_duplicate=True),
+                  Input(ids.GEN_CANCEL, "n_clicks"), State(ids.GEN_JOB, "data"),
+                  prevent_initial_call=True)
+    def cancel_generation(_n, job_id):
+        return cancel_job(jobs, job_id)
+
+    @app.callback(Output(ids.SURPRISAL_JOB, "data"), Output(ids.SURPRISAL_POLL, "disabled"),
+                  Output(ids.SURPRISAL_CANCEL, "disabled"), Output(ids.SURPRISAL_STATUS, "children"),
+                  Output(ids.SURPRISAL_VIEW, "children"), Output(ids.SURPRISAL_SUMMARY, "children"),
+                  Input(ids.SURPRISAL_BTN, "n_clicks"), State(ids.RUN_SELECT, "value"),
+                  State(ids.GEN_CHECKPOINT, "value"), State(ids.SURPRISAL_TEXT, "value"),
+                  State(ids.SURPRISAL_JOB, "data"), prevent_initial_call=True)
+    def score(_n, name, checkpoint, text, previous):
+        out = start_score(jobs, runs_dir, name, checkpoint, text, previous)
+        return out["job"], out["poll_disabled"], out["cancel_disabled"], out["status"], None, None
+
+    @app.callback(Output(ids.SURPRISAL_STATUS, "children", allow_duplicate=True),
+                  Output(ids.SURPRISAL_VIEW, "children", allow_duplicate=True),
+                  Output(ids.SURPRISAL_SUMMARY, "children", allow_duplicate=True),
+                  Output(ids.SURPRISAL_POLL, "disabled", allow_duplicate=True),
+                  Output(ids.SURPRISAL_CANCEL, "disabled", allow_duplicate=True),
+                  Input(ids.SURPRISAL_POLL, "n_intervals"), State(ids.SURPRISAL_JOB, "data"),
+                  prevent_initial_call=True)
+    def poll_scoring(_n, job_id):
+        out = poll_score(jobs, job_id)
+        return out["status"], out["view"], out["summary"], out["poll_disabled"], \
+            out["cancel_disabled"]
+
+    @app.callback(Output(ids.SURPRISAL_STATUS, "children", allow_duplicate=True),
+                  Input(ids.SURPRISAL_CANCEL, "n_clicks"), State(ids.SURPRISAL_JOB, "data"),
+                  prevent_initial_call=True)
+    def cancel_scoring(_n, job_id):
+        return cancel_job(jobs, job_id)
+

@@ -1,0 +1,149 @@
+"""Growth tab: six size knobs that start from the config sidebar, their sizes, and a copy button.
+
+- `follow_form`: the knobs' sliders take the sidebar's values (and rebuild their ladders) when
+  one of those fields or the patch scales change, or on Reset.
+- `update` (while the tab is open): applies the knobs to the form (gui/growth.py keeps the config
+  legal), shows the readouts, size cards and curves, and keeps what Copy would push.
+- `copy`: writes those values to the sidebar's config-inject store; the sidebar fills them in.
+
+Callback bodies are module functions so tests can call them without a browser.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import dash_bootstrap_components as dbc
+from dash import Input, Output, State, html, no_update
+from dash.exceptions import PreventUpdate
+
+from ... import form, growth, ids
+from ...context import AppContext
+from ...figures.base import empty_fig
+from ...figures.growth import growth_fig
+from . import layout as panel
+
+FIELD_IDS = form.FIELD_IDS
+FIELD_KEYS = [f.key for f in form.FIELDS]
+KNOBS = growth.KNOBS
+SLIDER_IDS = [ids.growth_slider_id(k) for k in KNOBS]
+FOLLOW_KEYS = [*KNOBS, "patches.scales"]
+
+
+def follow(values: dict[str, Any], ladders: dict | None) -> dict[str, dict | None]:
+    """Per knob: {"values": ladder, "index": position of the form's value}, or None where the
+    form's field is not an integer (that slider stays as it is)."""
+    knobs = growth.knob_values(values)
+    scales = growth.scales_of(values)
+    out: dict[str, dict | None] = {}
+    for key in KNOBS:
+        out[key] = None if knobs[key] is None else panel.slider_setup(key, knobs[key], scales)
+    return out
+
+
+def chosen(slider_values: list, ladders: dict) -> dict[str, int]:
+    """The knob values the slider positions stand for."""
+    out = {}
+    for key, index in zip(KNOBS, slider_values, strict=True):
+        ladder = ladders.get(key) or []
+        if ladder and isinstance(index, (int, float)):
+            out[key] = int(ladder[max(0, min(len(ladder) - 1, int(index)))])
+    return out
+
+
+def _alert(text, colour: str = "warning") -> dbc.Alert:
+    return dbc.Alert(text, color=colour, class_name="py-2 small mb-2")
+
+
+def growth_view(values: dict[str, Any], tier: Any, choice: dict[str, int]) -> dict[str, Any]:
+    """Everything `update` writes: readouts (per knob), message, cards, figure, notes,
+    copy_disabled, pending (the form values Copy pushes, or None)."""
+    base_knobs = growth.knob_values(values)
+    readouts = {k: panel.readout(choice[k], base_knobs[k]) if k in choice else "" for k in KNOBS}
+    out: dict[str, Any] = {"readouts": readouts, "message": None, "cards": [], "notes": None,
+                           "copy_disabled": True, "pending": None}
+    base = form.check(values, tier)
+    if not base.ok:
+        first = next(iter(base.errors.values()))
+        out["message"] = _alert(f"The sidebar's config has {len(base.errors)} error(s): fix them "
+                                f"first (first: {first}).")
+        out["figure"] = empty_fig("No curves while the config has errors", height=640)
+        return out
+    grown = growth.grow(values, tier, choice)
+    top_k = growth.knob_values(grown.values)["moe.top_k"]
+    if "moe.top_k" in choice and top_k != choice["moe.top_k"]:
+        readouts["moe.top_k"] = panel.readout(top_k, base_knobs["moe.top_k"],
+                                              f"(chose {choice['moe.top_k']}; capped at n_routed)")
+    out["notes"] = ("Adjusted to stay legal: " + "; ".join(grown.notes) + ".") if grown.notes else None
+    if grown.config is None:
+        first = next(iter(grown.check.errors.values()))
+        out["message"] = _alert(f"These knob values make the config invalid: {first}")
+        out["figure"] = empty_fig("No curves for an invalid config", height=640)
+        return out
+    now, before = growth.sizes(grown.config), growth.sizes(base.config)
+    out["cards"] = panel.cards(now, before)
+    effective = growth.knob_values(grown.values)
+    sweeps = {key: growth.sweep(values, tier, choice, key, growth.ladder(key, effective[key]))
+              for key in growth.SWEEPS}
+    point = {"total": now.total, "active": now.active, "flops": now.flops, "memory": now.memory}
+    out["figure"] = growth_fig(sweeps, {k: effective[k] for k in growth.SWEEPS}, point,
+                               log_x=growth.LOG_X)
+    if grown.changes:
+        out["copy_disabled"] = False
+        out["pending"] = grown.changes
+    return out
+
+
+def copy_payload(pending: Any) -> tuple[dict | None, Any]:
+    """(config-inject data, status line) for a press of Copy."""
+    if not isinstance(pending, dict) or not pending:
+        return None, html.Span("Nothing to copy: the knobs equal the config.",
+                               className="text-muted")
+    listed = ", ".join(f"{growth.short(k)}={v}" for k, v in pending.items())
+    return ({"values": pending, "source": "Growth", "ts": time.time()},
+            html.Span(f"Copied into the config editor: {listed}.", className="text-success"))
+
+
+def register(app, cockpit: AppContext) -> None:
+    @app.callback(*[Output(i, prop) for i in SLIDER_IDS for prop in ("max", "marks", "value")],
+                  Output(ids.GROWTH_LADDERS, "data"),
+                  *[Input(form.BY_KEY[k].component_id, "value") for k in FOLLOW_KEYS],
+                  Input(ids.GROWTH_RESET, "n_clicks"), State(ids.GROWTH_LADDERS, "data"))
+    def follow_form(*args):
+        *raw, _reset, ladders = args
+        setups = follow(dict(zip(FOLLOW_KEYS, raw, strict=True)), ladders)
+        ladders = dict(ladders or {})
+        outputs: list = []
+        for key in KNOBS:
+            s = setups[key]
+            if s is None:
+                outputs += [no_update] * 3
+                continue
+            ladders[key] = s["values"]
+            outputs += [len(s["values"]) - 1, panel.marks(s["values"]), s["index"]]
+        return (*outputs, ladders)
+
+    @app.callback(*[Output(ids.growth_value_id(k), "children") for k in KNOBS],
+                  Output(ids.GROWTH_MESSAGE, "children"), Output(ids.GROWTH_CARDS, "children"),
+                  Output(ids.GROWTH_CURVES, "figure"), Output(ids.GROWTH_NOTES, "children"),
+                  Output(ids.GROWTH_COPY, "disabled"), Output(ids.GROWTH_PENDING, "data"),
+                  *[Input(i, "value") for i in SLIDER_IDS],
+                  *[Input(i, "value") for i in FIELD_IDS], Input(ids.CONFIG_TIER, "value"),
+                  Input(ids.TABS, "active_tab"), State(ids.GROWTH_LADDERS, "data"))
+    def update(*args):
+        sliders, rest = args[:len(KNOBS)], args[len(KNOBS):]
+        *raw, tier, tab, ladders = rest
+        if tab != ids.TAB_GROWTH:
+            raise PreventUpdate
+        out = growth_view(dict(zip(FIELD_KEYS, raw, strict=True)), tier,
+                          chosen(list(sliders), ladders or {}))
+        return (*[out["readouts"][k] for k in KNOBS], out["message"], out["cards"],
+                out["figure"], out["notes"], out["copy_disabled"], out["pending"])
+
+    @app.callback(Output(ids.CONFIG_INJECT, "data", allow_duplicate=True),
+                  Output(ids.GROWTH_STATUS, "children"),
+                  Input(ids.GROWTH_COPY, "n_clicks"), State(ids.GROWTH_PENDING, "data"),
+                  prevent_initial_call=True)
+    def copy(_n, pending):
+        payload, status = copy_payload(pending)
+        return (payload if payload is not None else no_update), status

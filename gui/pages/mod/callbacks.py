@@ -1,0 +1,88 @@
+"""MoD tab: metric cards, fraction processed per block (newest step) and over training.
+
+One callback: per refresh tick it probes the run (a few index lookups) and rebuilds the cards and
+figures only when new rows arrived; the history is read incrementally through a thinned cache.
+"""
+from __future__ import annotations
+
+from dash import Input, Output, State
+from dash.exceptions import PreventUpdate
+
+from ... import db, ids
+from ...components.analysis_widgets import metric_card, probe_alert
+from ...context import AppContext
+from ...figures.base import empty_fig
+from ...figures.mod import mod_current_fig, mod_gate_history_fig, mod_summary
+from ...services import analysis
+from ...view import analysis as av
+
+TABLE = "mod_gates"
+HISTORY = analysis.HistoryCache(TABLE)
+
+
+def missing_mod(run, cfg: dict, has_metrics: bool) -> str:
+    """Why a run has no MoD rows: MoD off, no lower-case block, or nothing logged yet."""
+    if av.config_value(cfg, "mod", "enabled") is False:
+        return f"Run {run.name} has Mixture-of-Depths switched off (mod.enabled: false)."
+    pattern = av.block_pattern(cfg)
+    if pattern is not None and not any(c.islower() for c in pattern):
+        return (f"Run {run.name} has no MoD blocks (block pattern {pattern!r} has no lower-case "
+                "block), so there are no gates to show.")
+    every = av.config_value(cfg, "logging", "log_every", "logging.log_every")
+    if not has_metrics:
+        return (f"No MoD gate fractions logged yet: they are written with the training metrics, "
+                f"every {every} steps.")
+    return (f"Run {run.name} has training metrics but no MoD gate rows: its trainer does not log "
+            f"them (it should, every {every} steps).")
+
+
+def cards(s: dict) -> list:
+    """The metric cards: average fraction, deviation from capacity, inference-time fraction."""
+    if not s:
+        return []
+    pts = 100.0
+    dev_colour = "" if abs(s["deviation"]) <= 0.05 else "text-warning"
+    run_avg = f"; whole run {s['run_average']:.1%}" if "run_average" in s else ""
+    out = [
+        metric_card("avg fraction processed", f"{s['average']:.1%}",
+                    f"newest step, {s['blocks']} MoD block{'s' * (s['blocks'] != 1)}{run_avg}"),
+        metric_card("deviation from capacity", f"{s['deviation'] * pts:+.2f} pts",
+                    f"capacity {s['capacity']:.0%}; worst block {s['worst'] * pts:.2f} pts",
+                    dev_colour),
+    ]
+    if s["inference"] is not None:
+        out.append(metric_card("inference-time fraction", f"{s['inference']:.1%}",
+                               f"{(s['inference'] - s['capacity']) * pts:+.1f} pts vs capacity "
+                               "(causal threshold router)"))
+    out.append(metric_card("step", f"{s['step']:,}", "newest MoD row"))
+    return out
+
+
+def register(app, cockpit: AppContext) -> None:
+    runs_dir = cockpit.settings.runs_dir
+
+    @app.callback(Output(ids.MOD_MESSAGE, "children"), Output(ids.MOD_CARDS, "children"),
+                  Output(ids.MOD_CURRENT, "figure"), Output(ids.MOD_HISTORY, "figure"),
+                  Output(ids.MOD_HISTORY_NOTE, "children"), Output(ids.MOD_VERSION, "data"),
+                  Input(ids.tab_tick(ids.TAB_MOD), "data"), Input(ids.RUN_SELECT, "value"),
+                  Input(ids.TABS, "active_tab"), State(ids.MOD_VERSION, "data"))
+    def refresh(_n, name, tab, seen):
+        if tab != ids.TAB_MOD:
+            raise PreventUpdate
+        p = analysis.probe(runs_dir, name, TABLE, missing_mod)
+        if p.version == seen:
+            raise PreventUpdate
+        if p.ok:
+            try:
+                with db.open_db(p.run.db_path) as conn:
+                    at = db.mod_gates_at(conn, p.last)
+                    rows, stride, n_steps = HISTORY.get(conn, p.run.db_path)
+            except db.READ_ERRORS as exc:
+                p.message, p.colour = av.db_error(p.run, exc), "danger"
+        if not p.ok:
+            short = av.wrap(p.message)
+            return (probe_alert(p), [], empty_fig(short, height=300), empty_fig(short),
+                    "", p.version)
+        summary = mod_summary(at, rows)
+        return (None, cards(summary), mod_current_fig(at),
+                mod_gate_history_fig(rows), av.history_note(stride, n_steps), p.version)

@@ -1,0 +1,159 @@
+"""Routing tab: heatmap at a step, expert load history, load balance, drill-down on a click.
+
+Per refresh tick only `controls` runs (a few index lookups); the figures are rebuilt when its
+data version changes (new rows, another run) or the user changes a control. The history comes
+from an incremental, thinned cache; the heatmap and the drill-down read one step / one expert.
+"""
+from __future__ import annotations
+
+from dash import Input, Output, State, ctx, no_update
+from dash.exceptions import PreventUpdate
+
+from ... import db, ids
+from ...components.analysis_widgets import probe_alert, slider_outputs
+from ...context import AppContext
+from ...figures.base import empty_fig
+from ...figures.routing import (
+    expert_detail_fig,
+    load_balance_fig,
+    moe_routing_history_fig,
+    routing_heatmap_fig,
+)
+from ...runs import resolve
+from ...services import analysis
+from ...view import analysis as av
+
+TABLE = "moe_routing"
+HISTORY = analysis.HistoryCache(TABLE)
+
+
+def missing_routing(run, cfg: dict, has_metrics: bool) -> str:
+    """Why a run has no routing rows: no MoE blocks, or none logged yet."""
+    pattern = av.block_pattern(cfg)
+    if pattern is not None and not any(c in "Ss" for c in pattern):
+        return (f"Run {run.name} has no MoE blocks (block pattern {pattern!r} has no S/s block), "
+                "so there is no expert routing to show.")
+    every = av.config_value(cfg, "logging", "log_every", "logging.log_every")
+    if not has_metrics:
+        return f"No expert routing logged yet: it is written with the training metrics, every {every} steps."
+    return (f"Run {run.name} has training metrics but no expert routing rows: its trainer does not "
+            f"log routing (it should, every {every} steps).")
+
+
+def _selected(selected, run_name):
+    if not selected or selected.get("run") != run_name:
+        return None
+    return int(selected["block"]), int(selected["expert"])
+
+
+def register(app, cockpit: AppContext) -> None:
+    runs_dir = cockpit.settings.runs_dir
+
+    @app.callback(
+        *slider_outputs(ids.ROUTING_STEP), Output(ids.ROUTING_BLOCK, "options"),
+        Output(ids.ROUTING_BLOCK, "value"), Output(ids.ROUTING_MESSAGE, "children"),
+        Output(ids.ROUTING_VERSION, "data"),
+        Input(ids.tab_tick(ids.TAB_ROUTING), "data"), Input(ids.RUN_SELECT, "value"),
+        Input(ids.TABS, "active_tab"),
+        State(ids.ROUTING_STEP, "value"), State(ids.ROUTING_STEP, "max"),
+        State(ids.ROUTING_BLOCK, "value"), State(ids.ROUTING_VERSION, "data"))
+    def controls(_n, name, tab, value, old_max, block, seen):
+        if tab != ids.TAB_ROUTING:
+            raise PreventUpdate
+        p = analysis.probe(runs_dir, name, TABLE, missing_routing)
+        if p.version == seen:
+            raise PreventUpdate
+        slider = av.slider_props(p, value, old_max)
+        if not p.ok:
+            return (*slider, [], None, probe_alert(p), p.version)
+        try:
+            with db.open_db(p.run.db_path) as conn:
+                blocks = sorted(set(db.moe_routing_at(conn, p.last)["block_idx"].astype(int)))
+        except db.READ_ERRORS as exc:
+            p.message, p.colour = av.db_error(p.run, exc), "danger"
+            return (*av.slider_props(p, None, None), [], None, probe_alert(p), p.version)
+        options = [{"label": f"block {b}", "value": b} for b in blocks]
+        block = block if block in blocks else (blocks[0] if blocks else None)
+        return (*slider, options, block, None, p.version)
+
+    @app.callback(Output(ids.ROUTING_HEATMAP, "figure"), Output(ids.ROUTING_STEP_LABEL, "children"),
+                  Input(ids.ROUTING_STEP, "value"), Input(ids.ROUTING_VERSION, "data"),
+                  Input(ids.ROUTING_SELECTED, "data"))
+    def heatmap(step, version, selected):
+        if not version:
+            raise PreventUpdate
+        if version.get("message"):
+            return empty_fig(av.wrap(version["message"])), ""
+        run = resolve(runs_dir, version["run"])
+        if run is None:  # removed since the last tick: the next tick says so
+            raise PreventUpdate
+        try:
+            with db.open_db(run.db_path) as conn:
+                shown = db.nearest_logged_step(conn, TABLE, step)
+                at = db.moe_routing_at(conn, shown)
+        except db.READ_ERRORS as exc:
+            return empty_fig(av.db_error(run, exc)), ""
+        fig = routing_heatmap_fig(at, highlight=_selected(selected, version["run"]))
+        return fig, av.step_label(shown, version["last"])
+
+    @app.callback(Output(ids.ROUTING_HISTORY, "figure"), Output(ids.ROUTING_BALANCE, "figure"),
+                  Output(ids.ROUTING_HISTORY_NOTE, "children"),
+                  Input(ids.ROUTING_VERSION, "data"), Input(ids.ROUTING_BLOCK, "value"),
+                  Input(ids.ROUTING_VALUE, "value"), Input(ids.ROUTING_SELECTED, "data"))
+    def history(version, block, value, selected):
+        if not version:
+            raise PreventUpdate
+        if version.get("message"):
+            empty = empty_fig(av.wrap(version["message"]))
+            return empty, empty_fig(av.wrap(version["message"]), height=440), ""
+        run = resolve(runs_dir, version["run"])
+        if run is None:  # removed since the last tick: the next tick says so
+            raise PreventUpdate
+        try:
+            with db.open_db(run.db_path) as conn:
+                rows, stride, n_steps = HISTORY.get(conn, run.db_path)
+        except db.READ_ERRORS as exc:
+            empty = empty_fig(av.db_error(run, exc))
+            return empty, empty, ""
+        sel = _selected(selected, version["run"])
+        highlight = sel[1] if sel is not None and sel[0] == block else None
+        fig = moe_routing_history_fig(rows, block, value or "load", highlight=highlight)
+        new_data = not ctx.triggered_prop_ids or f"{ids.ROUTING_VERSION}.data" in ctx.triggered_prop_ids
+        balance = load_balance_fig(rows) if new_data else no_update
+        hint = "Click a heatmap cell for one expert at full resolution."
+        return fig, balance, av.history_note(stride, n_steps, hint)
+
+    @app.callback(Output(ids.ROUTING_SELECTED, "data"),
+                  Output(ids.ROUTING_BLOCK, "value", allow_duplicate=True),
+                  Input(ids.ROUTING_HEATMAP, "clickData"), State(ids.ROUTING_VERSION, "data"),
+                  prevent_initial_call=True)
+    def select(click, version):
+        try:  # dcc.Graph drops array-valued point fields (customdata) of heatmaps: use x, y
+            point = click["points"][0]
+            block, expert = int(point["y"]), int(point["x"])
+        except (TypeError, KeyError, IndexError, ValueError):
+            raise PreventUpdate from None
+        run = version.get("run") if version else None
+        return {"run": run, "block": int(block), "expert": int(expert)}, int(block)
+
+    @app.callback(Output(ids.ROUTING_EXPERT_DETAIL, "figure"),
+                  Input(ids.ROUTING_SELECTED, "data"), Input(ids.ROUTING_VERSION, "data"))
+    def detail(selected, version):
+        if not version:
+            raise PreventUpdate
+        sel = _selected(selected, version.get("run"))
+        if version.get("message") or sel is None:
+            return empty_fig(av.wrap("Click a heatmap cell to follow that expert's "
+                                         "load and bias over time", 45), height=340)
+        run = resolve(runs_dir, version["run"])
+        if run is None:  # removed since the last tick: the next tick says so
+            raise PreventUpdate
+        try:
+            with db.open_db(run.db_path) as conn:
+                expert = db.moe_expert_history(conn, *sel)
+                at = db.moe_routing_at(conn, version["last"])
+                n_experts = int((at["block_idx"] == sel[0]).sum())
+        except db.READ_ERRORS as exc:
+            return empty_fig(av.db_error(run, exc), height=340)
+        return expert_detail_fig(expert, sel[0], sel[1], n_experts or None)
+

@@ -1,0 +1,438 @@
+"""Config sidebar and training control.
+
+- `fill_form`: every way values get into the form: the saved form on page load, a tier, Load
+  Config, Reset to Default, the component checklist <-> section switches, values pushed by other
+  tabs through ids.CONFIG_INJECT.
+- `check_form`: on every change, validates the whole form (schema messages under each bad field,
+  error counts on the accordion headers, Start disabled), shows the derived quantities and the LR
+  preview, and saves the form to localStorage (it survives a reload).
+- `save_config`: Save Config.
+- `control`: Start / Stop / Resume (gui/process.py does the process work).
+- `show_status`: config-status, honest for the selected run, plus what this cockpit knows about
+  the process (exit code, SIGKILL escalation); enables Stop/Resume; trainer availability.
+
+Callback bodies are module functions so tests can call them without a browser.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import dash_bootstrap_components as dbc
+from dash import Input, Output, State, ctx, html, no_update, set_props
+
+from umoec import config as C
+from umoec.run import RunDir, RunState
+from umoec.schedule import lr_curve
+
+from ... import db, derived, form, ids
+from ... import presets as user_presets
+from ...context import AppContext
+from ...figures.base import empty_fig
+from ...figures.training import lr_preview_fig
+from ...forge import resolve_forge
+from ...form import FormFileError
+from ...process import RUNNERS, Launcher, LaunchError, last_output_line, trainer_available
+from ...runs import ACTIVE, BADGE_COLOURS, resolve, run_list, summarise
+from ...view.training import step_rate
+from .layout import LR_PREVIEW_HEIGHT
+
+FIELD_IDS = form.FIELD_IDS
+SWITCH_KEYS = list(form.COMPONENTS)
+INVALIDABLE = [f for f in form.FIELDS if f.widget not in ("switch", "slider")]
+SECTIONS = C.section_names()
+
+
+def _ok(text: str) -> html.Span:
+    return html.Span(text, className="text-success")
+
+
+def _bad(text: str) -> html.Span:
+    return html.Span(text, className="text-danger")
+
+
+def save_action(values: dict, tier, path_text, pending) -> tuple:
+    """Save Config: (status, pending path). An existing file is overwritten only by a second
+    click on the same path (the first says so); a shipped preset never."""
+    try:
+        path = form.resolve_path(path_text)
+        done = form.save_file(values, tier, path, overwrite=pending == str(path))
+    except form.NeedsConfirmation as exc:
+        return html.Span(str(exc), className="text-warning"), str(path)
+    except FormFileError as exc:
+        return _bad(str(exc)), None
+    return _ok(f"Saved {done}."), None
+
+
+# -- filling the form -------------------------------------------------------------------------
+def fill(trigger: str | None, tier: str | None, checklist: list | None,
+         switches: dict[str, Any], inject: Any, load_path: str | None, stored: Any,
+         base: Path | None = None) -> dict[str, Any]:
+    """What `fill_form` writes: {"values": {key: value} (only changed keys), "tier", "checklist",
+    "message"}; missing entries mean "leave as is"."""
+    out: dict[str, Any] = {}
+    values: dict | None = None
+    if trigger is None:  # page load: restore the saved form where it differs from the layout's
+        # defaults (re-sending the 67 values the page already holds cost a second render of
+        # the whole form); the tier is always sent, which is what makes check_form run at load
+        values = {}
+        out["tier"] = tier or form.TIER_INFO.default
+        if isinstance(stored, dict) and isinstance(stored.get("values"), dict):
+            defaults = form.default_values()
+            values = {k: v for k, v in stored["values"].items()
+                      if k in form.BY_KEY and v != defaults[k]}
+            if isinstance(stored.get("tier"), str) and stored["tier"]:
+                out["tier"] = stored["tier"]
+    elif trigger == ids.CONFIG_TIER:
+        try:
+            values = form.preset_values(tier)
+            out["message"] = _ok(f"Loaded the {tier} preset.")
+        except C.ConfigError as exc:
+            out["message"] = _bad(str(exc))
+    elif trigger == ids.CONFIG_RESET_BTN:
+        if tier in C.preset_names() or user_presets.is_user_preset(tier):
+            values = form.preset_values(tier)
+            out["message"] = _ok(f"Reset to the {tier} defaults.")
+        else:
+            values = form.default_values()
+            out["tier"] = form.TIER_INFO.default
+            out["message"] = _ok(f"{tier!r} is not a preset: reset to the schema defaults "
+                                 f"({form.TIER_INFO.default}).")
+    elif trigger == ids.CONFIG_LOAD_BTN:
+        try:
+            path = form.resolve_path(load_path, base)
+            loaded = form.load_file(path)
+        except FormFileError as exc:
+            out["message"] = _bad(f"Not loaded: {exc}")
+        else:
+            values, out["tier"] = loaded.values, loaded.tier
+            note = f" ({'; '.join(loaded.notes)})" if loaded.notes else ""
+            out["message"] = _ok(f"Loaded {path}{note}.")
+    elif trigger == ids.CONFIG_COMPONENTS:
+        chosen = set(checklist or [])
+        out["values"] = {k: k in chosen for k in SWITCH_KEYS if switches.get(k) != (k in chosen)}
+        return out
+    elif trigger in {form.BY_KEY[k].component_id for k in SWITCH_KEYS}:
+        out["checklist"] = [k for k in SWITCH_KEYS if switches.get(k) is True]
+        return out
+    elif trigger == ids.CONFIG_INJECT:
+        pushed = inject.get("values") if isinstance(inject, dict) else None
+        if isinstance(pushed, dict):
+            values = {k: form.to_form(form.BY_KEY[k], v) if isinstance(v, (list, tuple)) else v
+                      for k, v in pushed.items() if k in form.BY_KEY}
+            source = inject.get("source") or "another tab"
+            out["message"] = _ok(f"Applied {len(values)} value(s) from {source}.")
+            if isinstance(inject.get("tier"), str) and inject["tier"]:  # an imported config's tier
+                out["tier"] = inject["tier"]
+    if values is not None:
+        out["values"] = values
+        merged = {**switches, **{k: v for k, v in values.items() if k in SWITCH_KEYS}}
+        out["checklist"] = [k for k in SWITCH_KEYS if merged.get(k) is True]
+    return out
+
+
+# -- checking the form ------------------------------------------------------------------------
+def derived_table(cfg: C.Config) -> html.Table:
+    rows = [html.Tr([html.Td(q.label, className="text-muted text-nowrap"),
+                     html.Td(html.Strong(q.value)), html.Td(q.note, className="text-muted")])
+            for q in derived.quantities(cfg)]
+    return html.Table(html.Tbody(rows), className="derived-table w-100")
+
+
+def lr_preview(cfg: C.Config | None):
+    if cfg is None:
+        return empty_fig("Fix the highlighted fields to preview the schedule",
+                         height=LR_PREVIEW_HEIGHT)
+    t = cfg.training
+    steps, adamw = lr_curve(t.steps, t.warmup_steps, t.cosine_schedule, cfg.optimizer.adamw.lr)
+    _, muon = lr_curve(t.steps, t.warmup_steps, t.cosine_schedule, cfg.optimizer.muon.lr)
+    return lr_preview_fig(steps, adamw, muon, t.warmup_steps, height=LR_PREVIEW_HEIGHT)
+
+
+def summary(result: form.FormCheck) -> object:
+    if result.errors:
+        n = len(result.errors)
+        items = [html.Li(m) for m in list(result.errors.values())[:6]]
+        return dbc.Alert([html.Strong(f"{n} error{'s' if n > 1 else ''}: Start is disabled until "
+                                      "fixed."), html.Ul(items, className="mb-0 ps-3")],
+                         color="danger", class_name="py-1 px-2 mb-0 small")
+    lines = [html.Div("Config valid.", className="text-muted")]
+    lines += [html.Div(f"Warning: {m}", className="text-warning-emphasis")
+              for m in result.warnings.values()]
+    lines += [html.Div(f"The trainer will refuse it: {m}. Start with the trainer is refused; the "
+                       "simulator runs it.", className="text-danger") for m in result.refusals.values()]
+    return html.Div(lines) if len(lines) > 1 else lines[0]
+
+
+def derived_view(values: dict[str, Any], tier: Any, result: form.FormCheck) -> object:
+    """The derived quantities; while fields are in error, computed with the preset's values for
+    those fields (and said so) rather than hidden."""
+    if result.ok:
+        return derived_table(result.config)
+    try:
+        base = form.preset_values(str(tier))
+    except Exception:  # an unknown or broken preset: the schema's defaults
+        base = form.default_values()
+    patched = form.check({**values, **{k: base[k] for k in result.errors if k in base}}, tier)
+    if not patched.ok:
+        return html.Span("Derived quantities appear when the form is valid.",
+                         className="text-muted")
+    keys = ", ".join(sorted(result.errors))
+    return html.Div([html.Div(f"With the preset's values for {keys} (in error above):",
+                              className="text-warning-emphasis small"),
+                     derived_table(patched.config)])
+
+
+def check(values: dict[str, Any], tier: Any) -> dict[str, Any]:
+    """What `check_form` writes, from the form's current values."""
+    result = form.check(values, tier)
+    messages = {}
+    for f in form.FIELDS:
+        if f.key in result.errors:
+            messages[f.key] = html.Span(result.errors[f.key], className="text-danger")
+        elif f.key in result.warnings:
+            messages[f.key] = html.Span(result.warnings[f.key], className="text-warning-emphasis")
+        else:
+            messages[f.key] = None
+    titles = {}
+    for section in SECTIONS:
+        n = sum(1 for k in result.errors if k.rsplit(".", 1)[0] == section)
+        title = C.SECTION_TITLES[section]
+        titles[section] = (html.Span([title, html.Span(f" · {n} error{'s' if n > 1 else ''}",
+                                                       className="section-errors")])
+                           if n else title)
+    return {"invalid": {f.key: f.key in result.errors for f in INVALIDABLE},
+            "messages": messages, "titles": titles, "start_disabled": not result.ok,
+            "summary": summary(result),
+            "derived": derived_view(values, tier, result),
+            "lr": lr_preview(result.config),
+            "store": {"values": values, "tier": tier, "saved_at": time.time()}}
+
+
+def mark_fields(out: dict[str, Any]) -> None:
+    """Each field's red outline and message line and each section's error count, from `check`,
+    as side updates (dash.set_props) instead of ~140 declared outputs of check_form. Dash's
+    renderer walks every output reachable from each pending callback, copying its table at each
+    step (quadratic in their number); these outputs, reachable from the form and everything that
+    fills it, were the largest part of a page load (bench_page, docs/cockpit.md)."""
+    for f in INVALIDABLE:
+        set_props(f.component_id, {"invalid": out["invalid"][f.key]})
+    for f in form.FIELDS:
+        set_props(ids.field_msg_id(f.component_id), {"children": out["messages"][f.key]})
+    for section in SECTIONS:
+        set_props(ids.section_item_id(section), {"title": out["titles"][section]})
+
+
+# -- status -----------------------------------------------------------------------------------
+
+
+def status_view(runs_dir: Path, launcher: Launcher, name: str | None,
+                control: Any, offered: list | None = None) -> dict[str, Any]:
+    """config-status for the selected run, and whether Stop / Resume make sense now: Resume
+    waits until the checkpoint picker (`offered`, its options; None: not checked) lists the
+    run's newest checkpoint, so a click right after Stop cannot take an older one."""
+    lines: list = []
+    stop_ok = resume_ok = False
+    run = resolve(runs_dir, name)
+    launched = launcher.get(name)
+    if run is None and launched is not None:
+        if launched.alive:
+            lines.append(dbc.Badge("Starting", color="info", class_name="me-2"))
+            lines.append(html.Span(f"{name}: process {launched.pid} launched, waiting for its "
+                                   "first status"))
+            stop_ok = True
+        else:
+            reason = last_output_line(RunDir(launched.run_dir).process_log_path)
+            lines.append(dbc.Badge(f"Crashed (exit code {launched.exit_code})", color="danger",
+                                   class_name="me-2"))
+            lines.append(html.Span(reason))
+    elif run is None and resolve_forge(runs_dir, name) is not None:  # Forge folders are read-only
+        lines.append(html.Span(f"{name} is a Forge run, opened read-only: start, stop and resume "
+                               "it with forge itself.", className="text-muted"))
+    elif run is None:
+        lines.append(html.Span("No run selected. Press Start to launch one from this config.",
+                               className="text-muted"))
+    else:
+        s = summarise(run, launched=launched)
+        label = s.label
+        if s.state is RunState.RUNNING and not s.resuming:
+            step, rate = _progress(run)
+            label = f"Running (step {max(s.step, step or 0):,}/{s.total_steps:,}" + (
+                f", {rate:.1f} steps/s)" if rate else ")")
+            if s.detail.startswith("slow step"):  # alive and working on a long step
+                label += f" - {s.detail}"
+        lines.append(dbc.Badge(label, color=BADGE_COLOURS[s.state], class_name="me-2 text-wrap",
+                               id="config-status-badge"))
+        lines.append(html.Span(f"{run.name}" + (" (simulated)" if s.kind == "simulate" else ""),
+                               className="text-muted"))
+        stop_ok = s.state in ACTIVE
+        cks = run.checkpoints()
+        resume_ok = not stop_ok and bool(cks) and not (launched and launched.alive)
+        if resume_ok and offered is not None:
+            resume_ok = cks[-1].path.name in {o.get("value") for o in offered
+                                               if isinstance(o, dict)}
+    note = launcher.note(name)
+    if note:
+        lines.append(html.Div(note, className="text-muted"))
+    done_stopping = (isinstance(control, dict) and control.get("action") == "stop"
+                     and run is not None and control.get("run") == run.name and not stop_ok)
+    if isinstance(control, dict) and control.get("text") and not done_stopping:
+        # (a "SIGTERM sent ... waiting" note ends when the run has stopped: its badge says so)
+        cls = "text-success" if control.get("ok") else "text-danger"
+        lines.append(html.Div(control["text"], className=cls))
+    return {"status": html.Div(lines), "stop_disabled": not stop_ok,
+            "resume_disabled": not resume_ok}
+
+
+def _progress(run) -> tuple[int | None, float | None]:
+    """(newest logged step, steps per second) from the metrics (fresher than the heartbeat)."""
+    try:
+        with db.open_db(run.db_path) as conn:
+            recent = db.recent_train_metrics(conn, 20)
+    except Exception:  # progress is a nicety; the status must show regardless
+        return None, None
+    if recent.empty:
+        return None, None
+    return int(recent["step"].iloc[-1]), step_rate(recent)
+
+
+def control_action(trigger: str, launcher: Launcher, runs_dir: Path, values: dict, tier: Any,
+                   runner: str | None, run_name: str | None, rate: Any,
+                   selected: str | None, checkpoint: str | None) -> dict[str, Any]:
+    """Start, Stop or Resume; returns {"ok", "text", "run"} (run: the run to select)."""
+    try:
+        rate_f = float(rate) if rate not in (None, "") else 20.0
+    except (TypeError, ValueError):
+        rate_f = -1.0
+    try:
+        if trigger == ids.CONFIG_START:
+            result = form.check(values, tier)
+            if not result.ok:
+                return {"ok": False, "text": "Not started: the config has errors (see the "
+                        "highlighted fields).", "run": None}
+            launched = launcher.start(result.config, runner or "simulate", run_name, rate_f)
+            return {"ok": True, "run": launched.name,
+                    "text": f"Started {launched.name} ({RUNNERS[launched.runner]}, pid "
+                            f"{launched.pid}); output in {RunDir(launched.run_dir).process_log_path}"}
+        run = resolve(runs_dir, selected)
+        starting = launcher.get(selected)
+        if run is None and starting is not None and starting.alive:  # no status.json yet
+            run = RunDir(starting.run_dir)
+        if run is None:
+            return {"ok": False, "text": "No run selected.", "run": None}
+        if trigger == ids.CONFIG_STOP:
+            return {"ok": True, "text": launcher.stop(run), "run": run.name, "action": "stop"}
+        if trigger == ids.RESUME_BTN:
+            launched = launcher.resume(run, checkpoint, rate_f)
+            return {"ok": True, "run": run.name,
+                    "text": f"Resuming {run.name} from {checkpoint} (pid {launched.pid})"}
+    except LaunchError as exc:
+        return {"ok": False, "text": str(exc), "run": None}
+    except OSError as exc:
+        return {"ok": False, "text": f"Failed: {exc.strerror or exc}", "run": None}
+    return {"ok": False, "text": f"unknown action {trigger}", "run": None}
+
+
+# -- wiring -----------------------------------------------------------------------------------
+# Stop asks first (the browser's own confirm dialog, no server round trip): a stray click must not
+# end a long run. The trainer then finishes its step, saves a checkpoint and exits.
+STOP_CONFIRM_JS = """function(n, run) {
+    if (!n) { return [false, window.dash_clientside.no_update]; }
+    return [true, "Stop run " + (run || "?") + "? It finishes its current step, saves a checkpoint " +
+                  "and exits; Resume continues from there."];
+}"""
+
+
+def register(app, cockpit: AppContext) -> None:
+    runs_dir = cockpit.settings.runs_dir
+    launcher = cockpit.launcher
+    switch_ids = [form.BY_KEY[k].component_id for k in SWITCH_KEYS]
+
+    @app.callback(*[Output(i, "value") for i in FIELD_IDS],
+                  Output(ids.CONFIG_TIER, "value"), Output(ids.CONFIG_TIER, "options"),
+                  Output(ids.CONFIG_COMPONENTS, "value"), Output(ids.CONFIG_FILE_STATUS, "children"),
+                  Input(ids.CONFIG_TIER, "value"), Input(ids.CONFIG_LOAD_BTN, "n_clicks"),
+                  Input(ids.CONFIG_RESET_BTN, "n_clicks"), Input(ids.CONFIG_COMPONENTS, "value"),
+                  *[Input(i, "value") for i in switch_ids], Input(ids.CONFIG_INJECT, "data"),
+                  State(ids.CONFIG_LOAD_PATH, "value"), State(ids.CONFIG_FORM_STORE, "data"))
+    def fill_form(tier, _load, _reset, checklist, *rest):
+        switches = dict(zip(SWITCH_KEYS, rest[:len(SWITCH_KEYS)], strict=True))
+        inject, load_path, stored = rest[len(SWITCH_KEYS):]
+        out = fill(ctx.triggered_id, tier, checklist, switches, inject, load_path, stored)
+        values = out.get("values", {})
+        new_tier = out.get("tier", no_update)
+        return (*[values.get(f.key, no_update) for f in form.FIELDS], new_tier,
+                user_presets.tier_options(new_tier if new_tier is not no_update else tier),
+                out.get("checklist", no_update), out.get("message", no_update))
+
+    @app.callback(Output(ids.CONFIG_START, "disabled"), Output(ids.CONFIG_VALIDATION, "children"),
+                  Output(ids.CONFIG_DERIVED, "children"), Output(ids.CONFIG_LR_PREVIEW, "figure"),
+                  Output(ids.CONFIG_FORM_STORE, "data"),
+                  *[Input(i, "value") for i in FIELD_IDS], Input(ids.CONFIG_TIER, "value"))
+    def check_form(*args):
+        values, tier = form.values_of(list(args[:-1])), args[-1]
+        out = check(values, tier)
+        mark_fields(out)
+        return out["start_disabled"], out["summary"], out["derived"], out["lr"], out["store"]
+
+    @app.callback(Output(ids.CONFIG_FILE_STATUS, "children", allow_duplicate=True),
+                  Output(ids.CONFIG_SAVE_PENDING, "data"),
+                  Input(ids.CONFIG_SAVE_BTN, "n_clicks"), State(ids.CONFIG_SAVE_PATH, "value"),
+                  State(ids.CONFIG_SAVE_PENDING, "data"),
+                  *[State(i, "value") for i in FIELD_IDS], State(ids.CONFIG_TIER, "value"),
+                  prevent_initial_call=True)
+    def save_config(_n, path_text, pending, *args):
+        values, tier = form.values_of(list(args[:-1])), args[-1]
+        return save_action(values, tier, path_text, pending)
+
+    @app.callback(Output(ids.CONFIG_CONTROL_MSG, "data"),
+                  Output(ids.RUN_SELECT, "options", allow_duplicate=True),
+                  Output(ids.RUN_SELECT, "value", allow_duplicate=True),
+                  Input(ids.CONFIG_START, "n_clicks"),
+                  Input(ids.CONFIG_STOP_CONFIRM, "submit_n_clicks"),
+                  Input(ids.RESUME_BTN, "n_clicks"),
+                  State(ids.CONFIG_RUNNER, "value"), State(ids.CONFIG_RUN_NAME, "value"),
+                  State(ids.CONFIG_SIM_RATE, "value"), State(ids.RUN_SELECT, "value"),
+                  State(ids.RESUME_CHECKPOINT, "value"),
+                  *[State(i, "value") for i in FIELD_IDS], State(ids.CONFIG_TIER, "value"),
+                  prevent_initial_call=True)
+    def control(_start, _stop, _resume, runner, run_name, rate, selected, checkpoint, *args):
+        values, tier = form.values_of(list(args[:-1])), args[-1]
+        # Stop acts only once its confirmation dialog is accepted
+        trigger = ids.CONFIG_STOP if ctx.triggered_id == ids.CONFIG_STOP_CONFIRM else ctx.triggered_id
+        msg = control_action(trigger, launcher, runs_dir, values, tier, runner,
+                             run_name, rate, selected, checkpoint)
+        msg["ts"] = time.time()
+        if msg.get("run") and msg["run"] != selected:
+            return msg, run_list(runs_dir, launcher), msg["run"]
+        return msg, no_update, no_update
+
+    app.clientside_callback(STOP_CONFIRM_JS, Output(ids.CONFIG_STOP_CONFIRM, "displayed"),
+                            Output(ids.CONFIG_STOP_CONFIRM, "message"),
+                            Input(ids.CONFIG_STOP, "n_clicks"), State(ids.RUN_SELECT, "value"),
+                            prevent_initial_call=True)
+
+    @app.callback(Output(ids.CONFIG_STATUS, "children"), Output(ids.CONFIG_STOP, "disabled"),
+                  Output(ids.RESUME_BTN, "disabled"), Output(ids.CONFIG_RUNNER, "options"),
+                  Output(ids.CONFIG_RUNNER, "value"), Output(ids.CONFIG_RUNNER_NOTE, "children"),
+                  Input(ids.HEADER_TICK, "data"), Input(ids.RUN_SELECT, "value"),
+                  Input(ids.CONFIG_CONTROL_MSG, "data"),
+                  # a State: as an Input, the Training tab's refresh would gate this callback (Dash
+                  # waits for it, and drops this call when it prevents its update)
+                  State(ids.RESUME_CHECKPOINT, "options"),
+                  State(ids.CONFIG_RUNNER, "options"), State(ids.CONFIG_RUNNER, "value"))
+    def show_status(_n, name, control_msg, offered, runner_options, runner):
+        view = status_view(runs_dir, launcher, name, control_msg, offered or [])
+        options = launcher.runner_options()
+        train_ok = not options[0]["disabled"]
+        note = "" if train_ok else (f"{RUNNERS['train']} is unavailable: "
+                                    f"{trainer_available(launcher.root)[1]}")
+        if options == runner_options:
+            options_out, value_out = no_update, no_update
+        else:  # availability changed (or first tick): prefer the real trainer when it exists
+            options_out, value_out = options, ("train" if train_ok else "simulate")
+        if runner == "train" and not train_ok:
+            value_out = "simulate"
+        return (view["status"], view["stop_disabled"], view["resume_disabled"], options_out,
+                value_out, note)

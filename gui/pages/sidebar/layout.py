@@ -1,0 +1,158 @@
+"""The config sidebar: tier, components, load/save/reset, training control, derived
+quantities and the 17-section accordion, generated from the config schema (gui/form.py).
+
+Every field gets the widget the schema names (FieldInfo.widget) and the id FieldInfo.component_id
+(config-<section>-<field>); a message line under it (ids.field_msg_id) shows the schema's error.
+"""
+from __future__ import annotations
+
+import dash_bootstrap_components as dbc
+from dash import dcc, html
+
+from umoec import config as C
+from umoec.config.fields import FieldInfo, fmt_num
+
+from ... import form, ids
+from ...process import DEFAULT_RATE, RUNNERS
+from . import presets_layout as presets_panel
+
+DEBOUNCE_MS = 300
+LR_PREVIEW_HEIGHT = 190
+
+
+def _hint(info: FieldInfo) -> str:
+    parts = [p for p in (info.range_text() if info.widget != "dropdown" else "", info.spec.unit) if p]
+    if info.kind == "int_list":
+        parts.append("comma-separated, e.g. 4,7")
+    elif info.kind == "float_pair":
+        parts.append("two numbers, e.g. 0.9,0.95")
+    elif info.widget == "display":
+        parts.append("letters S D s d, repeated to n_blocks")
+    return " · ".join(parts)
+
+
+def widget(info: FieldInfo, value) -> object:
+    """The input component of one field, by its schema widget kind."""
+    cid = info.component_id
+    w = info.widget
+    if w == "switch":
+        return dbc.Switch(id=cid, value=bool(value), label=info.name, class_name="mb-0")
+    if w == "slider":
+        lo, hi = info.spec.lo or 0.0, info.spec.hi or 1.0
+        return dcc.Slider(id=cid, min=lo, max=hi, step=info.spec.step, value=value,
+                          marks={lo: fmt_num(lo), hi: fmt_num(hi)}, updatemode="mouseup",
+                          tooltip={"placement": "bottom", "always_visible": False})
+    if w == "dropdown":
+        return dbc.Select(id=cid, value=value, size="sm",
+                          options=[{"label": str(c), "value": str(c)} for c in info.spec.choices])
+    if w == "number":
+        return dbc.Input(id=cid, type="number", value=value, step="any", size="sm",
+                         debounce=DEBOUNCE_MS, inputmode="decimal")
+    return dbc.Input(id=cid, type="text", value=value, size="sm", debounce=DEBOUNCE_MS,
+                     class_name="font-monospace" if w in ("display", "list") else None)
+
+
+def field_row(info: FieldInfo, value) -> html.Div:
+    label = [] if info.widget == "switch" else [
+        dbc.Label(info.name, html_for=info.component_id, class_name="small mb-0 fw-semibold")]
+    return html.Div([
+        *label,
+        widget(info, value),
+        html.Div(_hint(info), className="form-text mt-0"),
+        html.Div(id=ids.field_msg_id(info.component_id), className="small"),
+    ], className="mb-2", title=info.spec.description)
+
+
+def accordion(values: dict) -> dbc.Accordion:
+    items = []
+    for section in C.section_names():
+        fields = [f for f in form.FIELDS if f.section == section]
+        items.append(dbc.AccordionItem([field_row(f, values[f.key]) for f in fields],
+                                       title=C.SECTION_TITLES[section],
+                                       item_id=section, id=ids.section_item_id(section)))
+    return dbc.Accordion(items, id=ids.CONFIG_ACCORDION, always_open=True, start_collapsed=True,
+                         flush=True, persistence=True, persistence_type="local")
+
+
+def _file_controls() -> html.Div:
+    return html.Div([
+        dbc.InputGroup([
+            dbc.Input(id=ids.CONFIG_LOAD_PATH, placeholder="path/to/config.yaml", size="sm",
+                      persistence=True, persistence_type="local"),
+            dbc.Button("Load Config", id=ids.CONFIG_LOAD_BTN, color="secondary", size="sm",
+                       outline=True),
+        ], size="sm", class_name="mb-1"),
+        dbc.InputGroup([
+            dbc.Input(id=ids.CONFIG_SAVE_PATH, placeholder="path/to/new.yaml", size="sm",
+                      persistence=True, persistence_type="local"),
+            dbc.Button("Save Config", id=ids.CONFIG_SAVE_BTN, color="secondary", size="sm",
+                       outline=True),
+        ], size="sm", class_name="mb-1"),
+        dcc.Store(id=ids.CONFIG_SAVE_PENDING),
+        dbc.Button("Reset to Default", id=ids.CONFIG_RESET_BTN, color="link", size="sm",
+                   class_name="px-0"),
+        html.Div(id=ids.CONFIG_FILE_STATUS, className="small", role="status"),
+    ], className="mb-2")
+
+
+def _control() -> dbc.Card:
+    return dbc.Card(dbc.CardBody([
+        dbc.RadioItems(id=ids.CONFIG_RUNNER, value="simulate", inline=True, class_name="small",
+                       options=[{"label": RUNNERS["train"], "value": "train", "disabled": True},
+                                {"label": RUNNERS["simulate"], "value": "simulate"}]),
+        html.Div(id=ids.CONFIG_RUNNER_NOTE, className="form-text mt-0 mb-1"),
+        dbc.InputGroup([
+            dbc.Input(id=ids.CONFIG_RUN_NAME, placeholder="run name (optional)", size="sm"),
+            dbc.Input(id=ids.CONFIG_SIM_RATE, type="number", value=DEFAULT_RATE, min=0.1,
+                      step="any", size="sm", style={"maxWidth": "5.5rem"}),
+            dbc.InputGroupText("sim steps/s", class_name="small"),
+        ], size="sm", class_name="mb-2"),
+        html.Div([
+            dbc.Button("Start", id=ids.CONFIG_START, color="success", size="sm",
+                       class_name="me-2"),
+            dbc.Button("Stop", id=ids.CONFIG_STOP, color="danger", size="sm", outline=True,
+                       disabled=True),
+            dcc.ConfirmDialog(id=ids.CONFIG_STOP_CONFIRM, message=""),
+        ], className="mb-2"),
+        html.Div(id=ids.CONFIG_STATUS, className="small", role="status"),
+        html.Div(id=ids.CONFIG_VALIDATION, className="small mt-1"),
+    ]), class_name="mb-2")
+
+
+def _derived() -> dbc.Card:
+    return dbc.Card([
+        dbc.CardHeader("Derived quantities", class_name="py-1 small fw-semibold"),
+        dbc.CardBody([
+            html.Div(id=ids.CONFIG_DERIVED, className="small"),
+            dcc.Graph(id=ids.CONFIG_LR_PREVIEW, config={"displayModeBar": False},
+                      style={"height": f"{LR_PREVIEW_HEIGHT}px"}),
+        ], class_name="p-2"),
+    ], class_name="mb-2")
+
+
+def layout() -> html.Div:
+    values = form.default_values()
+    presets = C.preset_names()
+    return html.Div([
+        dcc.Store(id=ids.CONFIG_FORM_STORE, storage_type="local"),
+        dcc.Store(id=ids.CONFIG_INJECT, storage_type="memory"),
+        dcc.Store(id=ids.CONFIG_CONTROL_MSG, storage_type="memory"),
+        html.Div([
+            dbc.Label("Tier", html_for=ids.CONFIG_TIER, class_name="small mb-0 fw-semibold"),
+            dbc.Select(id=ids.CONFIG_TIER, value=form.TIER_INFO.default, size="sm",
+                       options=[{"label": p, "value": p} for p in presets]),
+        ], className="mb-2"),
+        html.Div([
+            dbc.Label("Components", html_for=ids.CONFIG_COMPONENTS,
+                      class_name="small mb-0 fw-semibold"),
+            dbc.Checklist(id=ids.CONFIG_COMPONENTS, value=form.checklist_value(values),
+                          options=[{"label": label, "value": key}
+                                   for key, label in form.COMPONENTS.items()],
+                          inline=True, class_name="small"),
+        ], className="mb-2"),
+        _file_controls(),
+        presets_panel.layout(),
+        _control(),
+        _derived(),
+        accordion(values),
+    ], className="config-panel")

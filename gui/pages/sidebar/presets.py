@@ -1,0 +1,101 @@
+"""Presets and config import/export in the config sidebar.
+
+- Save preset: the (valid) form becomes `<presets-dir>/<name>.yaml` and is selected in the
+  tier/preset dropdown (callbacks.fill_form then loads it like a tier).
+- Delete: removes the saved preset whose name is typed in the box (tiers cannot be deleted).
+- Import: a YAML or JSON upload fills the form through the `config-inject` store (invalid values
+  are shown as written and marked by the validator, like Load Config).
+- Export YAML / JSON: the valid form, downloaded.
+`preset_action` and `import_action` are the callback bodies as plain functions.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from dash import Input, Output, State, ctx, dcc, html, no_update
+from dash.exceptions import PreventUpdate
+
+from ... import form, ids, presets
+from ...context import AppContext
+
+
+def _ok(text: str) -> html.Span:
+    return html.Span(text, className="text-success")
+
+
+def _bad(text: str) -> html.Span:
+    return html.Span(text, className="text-danger")
+
+
+def preset_action(trigger: str | None, folder: Path | None, name: str | None,
+                  values: dict[str, Any], tier: Any) -> dict[str, Any]:
+    """{"message", "options", "tier"} for Save preset / Delete."""
+    out: dict[str, Any] = {"message": no_update, "options": no_update, "tier": no_update}
+    try:
+        if trigger == ids.PRESET_SAVE_BTN:
+            clean, existed = presets.save(values, name, folder)
+            out.update(message=_ok(f"{'Updated' if existed else 'Saved'} preset {clean} "
+                                   f"({folder / (clean + '.yaml')})."),
+                       options=presets.tier_options(clean), tier=clean)
+        elif trigger == ids.PRESET_DELETE_BTN:
+            if not presets.sanitise(name):
+                raise presets.PresetError("type the name of the saved preset to delete")
+            gone = presets.delete(presets.sanitise(name), folder)
+            out.update(message=_ok(f"Deleted preset {gone}."),
+                       options=presets.tier_options(tier if tier != gone else None))
+    except presets.PresetError as exc:
+        out["message"] = _bad(str(exc))
+    return out
+
+
+def import_action(contents: str | None, filename: str | None) -> dict[str, Any]:
+    """{"inject", "message"}: the uploaded config as form values for config-inject."""
+    filename = filename or "upload"
+    try:
+        loaded = presets.import_text(presets.decode_upload(contents, filename), filename)
+    except presets.PresetError as exc:
+        return {"inject": no_update, "message": _bad(f"Not imported: {exc}")}
+    note = f" ({'; '.join(loaded.notes)})" if loaded.notes else ""
+    return {"inject": {"values": loaded.values, "tier": loaded.tier, "source": f"import of {filename}"},
+            "message": _ok(f"Imported {filename}{note}.")}
+
+
+def register(app, cockpit: AppContext) -> None:
+    folder = cockpit.settings.presets_dir
+
+    @app.callback(Output(ids.PRESET_STATUS, "children"),
+                  Output(ids.CONFIG_TIER, "options", allow_duplicate=True),
+                  Output(ids.CONFIG_TIER, "value", allow_duplicate=True),
+                  Input(ids.PRESET_SAVE_BTN, "n_clicks"), Input(ids.PRESET_DELETE_BTN, "n_clicks"),
+                  State(ids.PRESET_NAME, "value"), *[State(i, "value") for i in form.FIELD_IDS],
+                  State(ids.CONFIG_TIER, "value"), prevent_initial_call=True)
+    def save_or_delete(_save, _delete, name, *args):
+        values, tier = form.values_of(list(args[:-1])), args[-1]
+        out = preset_action(ctx.triggered_id, folder, name, values, tier)
+        return out["message"], out["options"], out["tier"]
+
+    @app.callback(Output(ids.CONFIG_INJECT, "data", allow_duplicate=True),
+                  Output(ids.PRESET_STATUS, "children", allow_duplicate=True),
+                  Output(ids.CONFIG_IMPORT, "contents"),
+                  Input(ids.CONFIG_IMPORT, "contents"), State(ids.CONFIG_IMPORT, "filename"),
+                  prevent_initial_call=True)
+    def import_config(contents, filename):
+        if not contents:
+            raise PreventUpdate
+        out = import_action(contents, filename)
+        return out["inject"], out["message"], None  # cleared: the same file can be imported again
+
+    @app.callback(Output(ids.CONFIG_EXPORT, "data"),
+                  Output(ids.PRESET_STATUS, "children", allow_duplicate=True),
+                  Input(ids.CONFIG_EXPORT_YAML, "n_clicks"), Input(ids.CONFIG_EXPORT_JSON, "n_clicks"),
+                  *[State(i, "value") for i in form.FIELD_IDS], State(ids.CONFIG_TIER, "value"),
+                  prevent_initial_call=True)
+    def export_config(_yaml, _json, *args):
+        values, tier = form.values_of(list(args[:-1])), args[-1]
+        fmt = "json" if ctx.triggered_id == ids.CONFIG_EXPORT_JSON else "yaml"
+        try:
+            name, text = presets.export_text(values, tier, fmt)
+        except presets.PresetError as exc:
+            return no_update, _bad(str(exc))
+        return dcc.send_string(text, name), _ok(f"Exported {name}.")

@@ -1,0 +1,201 @@
+"""The Training tab for a Forge run folder, read-only.
+
+callbacks.training_update hands Forge runs (gui/forge.py) to `forge_training_update`,
+which returns the same outputs: KPIs from the newest log.csv row, the loss chart (Forge's loss in
+bits per *token* = loss / ln 2, raw, smoothed and validation, best point starred; same trace order
+as ours so the zoom re-aggregation works unchanged; a marker per numbered ckpt_*.bin, whose
+click only says that Forge checkpoints cannot be resumed or coded here), lr and gradient norm,
+tokens/s, the ckpt_*.bin list, and the tail of log.csv in place of training.log. No resume (the
+cockpit does not drive Forge), no per-head losses (Forge logs one). The charts are redrawn only
+when log.csv or the checkpoint files changed; rows merely appended to log.csv extend them by a
+dash.Patch as our runs' charts are (`_extend_charts`), so a held zoom survives a live Forge run.
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import dash_bootstrap_components as dbc
+import pandas as pd
+from dash import Patch, html, no_update
+
+from ... import forge
+from ...derived import fmt_bytes
+from ...figures.base import empty_fig
+from ...figures.series import MAX_POINTS, Smoothing, smooth_continue, smooth_state
+from ...figures.training import (
+    CHECKPOINT_COLUMNS,
+    best_val_name,
+    loss_fig,
+    lr_grad_fig,
+    throughput_fig,
+)
+from .layout import kpi_card
+
+LN2 = math.log(2.0)
+REDRAW_AFTER = 2 * MAX_POINTS   # points in a trace before it is downsampled again (as ours)
+KEYS = ("kpis", "eta", "loss", "lr", "throughput", "heads", "checkpoints", "log", "error", "state",
+        "ck_options", "ck_value")
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(max(0, seconds))
+    h, rem = divmod(seconds, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h}h {m:02d}m {s:02d}s" if h else f"{m}m {s:02d}s"
+
+
+def kpis(train: pd.DataFrame) -> list:
+    if train.empty:
+        return [dbc.Col(html.Div("log.csv has no rows yet.", className="text-muted"))]
+    last = train.iloc[-1]
+    elapsed = last["elapsed_s"]
+    return [
+        kpi_card("step", f"{int(last['step']):,}", "Forge run"),
+        kpi_card("train loss", f"{last['loss']:.4f}", f"{last['loss'] / LN2:.3f} bits/token"),
+        kpi_card("learning rate", f"{last['lr']:.2e}", ""),
+        kpi_card("tokens / s", f"{last['tokens_per_sec']:,.0f}", "training throughput"),
+        kpi_card("grad norm", f"{last['grad_norm']:.3f}", ""),
+        kpi_card("elapsed", _duration(elapsed) if pd.notna(elapsed) else "n/a",
+                 "" if pd.notna(elapsed) else "older log.csv: no elapsed_s column"),
+    ]
+
+
+def checkpoint_table(cks: list[forge.ForgeCheckpoint]) -> Any:
+    if not cks:
+        return html.Div("No ckpt_*.bin yet.", className="text-muted")
+    rows = [html.Tr([html.Td(f"{c.step:,}" if c.step is not None else "latest"),
+                     html.Td(fmt_bytes(c.size)),
+                     html.Td(time.strftime("%H:%M:%S", time.localtime(c.mtime))),
+                     html.Td(c.name, className="font-monospace small")]) for c in reversed(cks)]
+    return html.Div(dbc.Table([html.Thead(html.Tr([html.Th("step"), html.Th("size"),
+                                                   html.Th("time"), html.Th("file")])),
+                               html.Tbody(rows)], size="sm", class_name="mb-0"),
+                    style={"maxHeight": "260px", "overflowY": "auto"})
+
+
+def checkpoint_frame(cks: list[forge.ForgeCheckpoint]) -> pd.DataFrame:
+    """The numbered checkpoints as the loss chart's markers take them (ckpt_latest.bin has no
+    step to stand at)."""
+    return pd.DataFrame([(c.step, c.name, c.size, c.mtime) for c in cks if c.step is not None],
+                        columns=list(CHECKPOINT_COLUMNS))
+
+
+def loss_figure(log: forge.ForgeLog, smoothing: Smoothing, log_y: bool,
+                cks: tuple = ()):
+    train = pd.DataFrame({"step": log.train["step"], "bpb": log.train["loss"] / LN2})
+    val = pd.DataFrame({"step": log.val["step"], "bpb": log.val["val_loss"] / LN2})
+    fig = loss_fig(train, val, smoothing, log_y, max_points=MAX_POINTS,
+                   checkpoints=checkpoint_frame(list(cks)))
+    if train.empty:
+        return fig
+    fig.data[0].name = "train bits/token"
+    fig.data[1].name = f"train bits/token ({smoothing.label()})"
+    fig.data[2].name = "val bits/token"
+    fig.update_layout(yaxis_title="bits per token (Forge loss / ln 2)")
+    return fig
+
+
+def _extend_charts(log: forge.ForgeLog, state: dict, smoothing: Smoothing):
+    """(loss, lr, throughput Patches, new state) extending the charts with the rows appended to
+    log.csv since `state` was drawn, as our runs' charts are extended (a held zoom keeps its
+    range and its full-resolution window); None when the log was not just appended to (a
+    resume rewrote rows) or the traces are due to be downsampled again."""
+    train, val = log.train, log.val
+    rows, val_rows = state.get("rows"), state.get("val_rows")
+    if (not rows or val_rows is None or "smooth" not in state or log.resumes != state.get("resumes")
+            or len(train) < rows or int(train["step"].iloc[rows - 1]) != state.get("last_step")
+            or len(val) < val_rows
+            or (val_rows and int(val["step"].iloc[val_rows - 1]) != state.get("last_val_step"))
+            or state.get("points", 0) + len(train) - rows >= REDRAW_AFTER):
+        return None
+    state = dict(state)
+    loss, lr, throughput = Patch(), Patch(), Patch()
+    new = train.iloc[rows:]
+    if len(new):
+        steps = new["step"].tolist()
+        bits = (new["loss"] / LN2).to_numpy(dtype=float)
+        smoothed, state["smooth"] = smooth_continue(bits, smoothing, state["smooth"])
+        for trace, ys in ((0, bits.tolist()), (1, smoothed.tolist())):
+            loss["data"][trace]["x"].extend(steps)
+            loss["data"][trace]["y"].extend(ys)
+        for trace, col in ((0, "lr"), (1, "grad_norm")):
+            lr["data"][trace]["x"].extend(steps)
+            lr["data"][trace]["y"].extend(new[col].astype(float).tolist())
+        throughput["data"][0]["x"].extend(steps)
+        throughput["data"][0]["y"].extend(new["tokens_per_sec"].astype(float).tolist())
+        state.update(rows=len(train), last_step=int(steps[-1]), points=state["points"] + len(steps))
+    else:
+        lr = throughput = no_update
+    if len(val) > val_rows:
+        added = val.iloc[val_rows:]
+        loss["data"][2]["x"].extend(added["step"].tolist())
+        loss["data"][2]["y"].extend((added["val_loss"] / LN2).astype(float).tolist())
+        best = val.loc[val["val_loss"].idxmin()]
+        loss["data"][3]["x"] = [int(best["step"])]
+        loss["data"][3]["y"] = [float(best["val_loss"] / LN2)]
+        loss["data"][3]["name"] = best_val_name(best["val_loss"] / LN2)
+        state.update(val_rows=len(val), last_val_step=int(val["step"].iloc[-1]))
+    elif not len(new):
+        loss = no_update
+    return loss, lr, throughput, state
+
+
+def forge_training_update(run: forge.ForgeRun, smoothing: Smoothing, log_y: bool,
+                          state: dict | None) -> dict[str, Any]:
+    """The Training tab's outputs for a Forge run (see callbacks.OUTPUT_ORDER)."""
+    # a string: the browser keeps numbers as doubles, and st_mtime_ns (~1.8e18) > 2**53 would
+    # come back rounded, never equal, and the run be redrawn (and a zoom undone) every tick
+    cks = run.checkpoints()
+    sig = "-".join([str(v) for v in (run.signature() or (-1, -1))]
+                   + [f"{c.name}:{c.size}" for c in cks])
+    if (state and state.get("run") == run.key and state.get("forge_sig") == sig
+            and Smoothing.from_state(state) == smoothing and state.get("log_y") == log_y):
+        return {k: no_update for k in KEYS}
+    common = dict(eta=f"{run.status_label()}. The cockpit reads this folder and never writes "
+                      "to it; resume it with forge train --resume.",
+                  heads=html.Div("Forge logs a single loss (no per-head losses).",
+                                 className="text-muted"),
+                  checkpoints=checkpoint_table(cks),
+                  log="# log.csv (Forge writes no training.log)\n" + forge.log_tail(run.log_path),
+                  ck_options=[], ck_value=None)
+    try:
+        log = run.read_log()
+    except forge.ForgeFormatError as exc:
+        empty = empty_fig("log.csv cannot be read")
+        return dict(common, kpis=[], loss=empty, lr=empty, throughput=empty,
+                    error=dbc.Alert(str(exc), color="danger", class_name="py-2 mb-2"),
+                    state={"run": run.key, "forge_sig": sig})
+    train = log.train
+    ck_key = [f"{c.name}:{c.size}" for c in cks]
+    info = [html.Strong(f"{run.label}: "), f"{run.path}. ",
+            f"log.csv columns {','.join(log.columns)}; {len(train):,} steps"]
+    if log.notes:
+        info.append(" (" + "; ".join(log.notes) + ")")
+    info.append(". Loss is in nats per token, so the chart shows bits per token, not per byte.")
+    error = dbc.Alert(info, color="secondary", class_name="py-2 mb-2 small")
+    # rows appended (and the same checkpoints): the charts are extended, not redrawn, so a
+    # held zoom is not undone on every write of a live run's log.csv
+    extended = (_extend_charts(log, state, smoothing)
+                if state and state.get("run") == run.key and state.get("forge_cks") == ck_key
+                and Smoothing.from_state(state) == smoothing and state.get("log_y") == log_y
+                else None)
+    if extended is not None:
+        loss, lr, throughput, chart = extended
+        return dict(common, kpis=kpis(train), loss=loss, lr=lr, throughput=throughput,
+                    error=error, state={**chart, "forge_sig": sig})
+    lr = lr_grad_fig(train[["step", "lr", "grad_norm"]], max_points=MAX_POINTS,
+                     lr_label="lr")
+    val = log.val
+    return dict(common, kpis=kpis(train), loss=loss_figure(log, smoothing, log_y, cks), lr=lr,
+                throughput=throughput_fig(train[["step", "tokens_per_sec"]], max_points=MAX_POINTS),
+                error=error,
+                state={"run": run.key, "forge_sig": sig, **smoothing.as_state(), "log_y": log_y,
+                       "gen": f"forge-{sig}", "forge_cks": ck_key,
+                       "last_step": int(train["step"].iloc[-1]) if len(train) else None,
+                       "points": min(len(train), MAX_POINTS),
+                       "rows": len(train), "resumes": log.resumes, "val_rows": len(val),
+                       "last_val_step": int(val["step"].iloc[-1]) if len(val) else None,
+                       "smooth": smooth_state((train["loss"] / LN2).to_numpy(dtype=float),
+                                              smoothing)})

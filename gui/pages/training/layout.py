@@ -1,0 +1,128 @@
+"""Training tab: KPIs, ETA, loss chart (EMA / running mean / none, outlier clipping, log y,
+clickable checkpoint markers), lr and throughput charts, head losses, checkpoints with resume and
+Export model, log tail."""
+from __future__ import annotations
+
+import dash_bootstrap_components as dbc
+from dash import dcc, html
+
+from ... import ids
+from ...figures.base import graph_config
+
+LOG_STYLE = {"fontSize": "11px"}
+# the scroll box lays its content out bottom-up, so it opens (and stays) at the newest lines
+LOG_BOX_STYLE = {"maxHeight": "300px", "overflowY": "auto", "display": "flex",
+                 "flexDirection": "column-reverse"}
+
+
+def kpi_card(title: str, value: str, sub: str = "") -> dbc.Col:
+    return dbc.Col(dbc.Card(dbc.CardBody([
+        html.Div(title, className="text-muted small text-uppercase"),
+        html.Div(value, className="fs-4 fw-semibold"),
+        html.Div(sub, className="text-muted small"),
+    ]), class_name="h-100"), xs=6, md=4, xl=2, class_name="mb-2")
+
+
+SMOOTH_METHODS = [{"label": "EMA", "value": "ema"}, {"label": "running mean", "value": "mean"},
+                  {"label": "none", "value": "none"}]
+
+
+def chart_controls() -> html.Div:
+    """Smoothing (computed on every row: gui/figures/series.Smoothing): the method, its strength
+    (the EMA's factor, or the running mean's window round(1 / (1 - s)); disabled for "none"),
+    outlier clipping; and a log-scale toggle."""
+    return html.Div([
+        dbc.RadioItems(id=ids.TRAINING_SMOOTH_METHOD, options=SMOOTH_METHODS, value="ema",
+                       inline=True, class_name="small me-2", persistence=True,
+                       persistence_type="local"),
+        html.Span("smoothing", className="small text-muted me-2",
+                  title="EMA: the factor a. Running mean: a window of round(1 / (1 - a)) rows "
+                        "(0.9 -> 10, 0.95 -> 20, 0.99 -> 100). The legend names the choice."),
+        html.Div(dcc.Slider(id=ids.TRAINING_SMOOTHING, min=0.0, max=0.99, step=0.01, value=0.6,
+                            marks={0: "0", 0.5: "0.5", 0.99: "0.99"},
+                            updatemode="mouseup", persistence=True, persistence_type="local"),
+                 style={"width": "260px"}),
+        dbc.Switch(id=ids.TRAINING_CLIP, label="clip outliers", value=False,
+                   class_name="ms-3 mb-0 small", persistence=True, persistence_type="local"),
+        dbc.Switch(id=ids.TRAINING_LOGY, label="log y", value=False, class_name="ms-3 mb-0 small",
+                   persistence=True, persistence_type="local"),
+        dbc.Switch(id=ids.TRAINING_FOLLOW, label="follow live", value=True,
+                   class_name="ms-3 mb-0 small"),  # zoom re-aggregation: gui/pages/training/zoom.py
+        dbc.Button("CSV", id=ids.TRAINING_CSV_BTN, size="sm", color="secondary", outline=True,
+                   class_name="ms-3 py-0", title="every logged row of this run as CSV"),
+        dcc.Download(id=ids.TRAINING_CSV),
+        dbc.Button("Report", id=ids.TRAINING_REPORT_BTN, size="sm", color="secondary",
+                   outline=True, class_name="ms-2 py-0",
+                   title="charts, config, evaluations and compression jobs in one HTML file "
+                         "that opens with no server"),
+        dcc.Download(id=ids.TRAINING_REPORT),
+    ], className="d-flex align-items-center flex-wrap")
+
+
+def checkpoint_hint() -> html.Div:
+    """Under the loss chart until a marker is clicked (then what the click selected)."""
+    return html.Div("Click a checkpoint's marker (the triangles under the curves) to select it "
+                    "for resume, compression, evaluation and generation.",
+                    className="text-muted small")
+
+
+RESUME_SHOWN = "d-flex align-items-center mb-2"
+RESUME_HIDDEN = "d-none"   # a class: Bootstrap's d-flex (!important) would beat an inline display
+
+
+def resume_controls() -> html.Div:
+    return html.Div([
+        dcc.Dropdown(id=ids.RESUME_CHECKPOINT, options=[], clearable=False,
+                     placeholder="no checkpoints", style={"minWidth": "220px"},
+                     className="flex-grow-1 me-2"),
+        dbc.Button("Resume", id=ids.RESUME_BTN, color="primary", size="sm", disabled=True),
+    ], id=ids.RESUME_CONTROLS, className=RESUME_SHOWN)
+
+
+def layout() -> html.Div:
+    return html.Div([
+        dcc.Store(id=ids.TRAINING_CHART_STATE, storage_type="memory"),
+        dcc.Store(id=ids.TRAINING_ZOOM, storage_type="memory"),
+        dcc.Store(id=ids.TRAINING_ZOOM_SEEN, storage_type="memory"),
+        dcc.Store(id=ids.x_zoom(ids.TRAINING_LOSS), storage_type="memory"),
+        dcc.Store(id=ids.TRAINING_XSYNC, storage_type="memory"),
+        dcc.Store(id=ids.CHECKPOINT_EXPORT_ACTION, storage_type="memory"),
+        html.Div(id=ids.TRAINING_ERROR),
+        dbc.Row(id=ids.TRAINING_KPIS, class_name="g-2"),
+        html.Div(id=ids.TRAINING_ETA, className="text-muted mb-2"),
+        dbc.Row([
+            dbc.Col(dbc.Card([dbc.CardHeader(html.Div([
+                                html.Span("Training loss", className="me-auto text-nowrap pe-2"),
+                                chart_controls()], className="d-flex align-items-center")),
+                              dbc.CardBody([dcc.Graph(id=ids.TRAINING_LOSS,
+                                                      config=graph_config("training-bpb")),
+                                            html.Div(checkpoint_hint(),
+                                                     id=ids.TRAINING_CHECKPOINT_NOTE)])]), lg=8),
+            dbc.Col(dbc.Card([dbc.CardHeader("Loss per head (latest step)"),
+                              dbc.CardBody(html.Div(id=ids.TRAINING_HEADS))]), lg=4),
+        ], class_name="g-3 mb-3"),
+        dbc.Row([
+            dbc.Col(dbc.Card([dbc.CardHeader("Learning rate and gradient norm"),
+                              dbc.CardBody(dcc.Graph(id=ids.TRAINING_LR,
+                                                     config=graph_config("training-lr")))]), lg=8),
+            dbc.Col(dbc.Card([dbc.CardHeader("Checkpoints"),
+                              dbc.CardBody([resume_controls(),
+                                            html.Div(id=ids.CHECKPOINT_LIST),
+                                            html.Div(id=ids.CHECKPOINT_EXPORT_STATUS,
+                                                     className="mt-2")])]), lg=4),
+        ], class_name="g-3 mb-3"),
+        dbc.Row([
+            dbc.Col(dbc.Card([dbc.CardHeader("System (the run's process, sampled at each logged step)"),
+                              dbc.CardBody(dcc.Graph(id=ids.TRAINING_SYSTEM,
+                                                     config=graph_config("training-system")))]),
+                    lg=8),
+            dbc.Col(dbc.Card([dbc.CardHeader("Throughput (tokens/s; a token is a byte in our runs)"),
+                              dbc.CardBody(dcc.Graph(id=ids.TRAINING_THROUGHPUT,
+                                                     config=graph_config("training-throughput")))]),
+                    lg=4),
+        ], class_name="g-3 mb-3"),
+        dcc.Store(id=ids.TRAINING_SYSTEM_STATE, storage_type="memory"),
+        dbc.Card([dbc.CardHeader("Run log, last 100 lines (training.log; log.csv for a Forge run)"),
+                  dbc.CardBody(html.Div(html.Pre(id=ids.LOG_TAIL, style=LOG_STYLE, className="mb-0"),
+                                        style=LOG_BOX_STYLE))]),
+    ])

@@ -1,0 +1,64 @@
+"""Training tab, checkpoint list: "Export model" turns a checkpoint into the coding model
+RUN/models/stepNNNNNN.umm in a background worker (`gui.compress_worker export`: it imports torch,
+which the cockpit process never does). The list itself (callbacks.checkpoint_list) shows
+the exported model once the file is there, and the model dropdowns of the Compression and
+Evaluation tabs list it from then on.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from dash import ALL, Input, Output, State, ctx
+from dash.exceptions import PreventUpdate
+
+from ... import ids
+from ...components.job_status import status_area
+from ...compress_jobs import JobError, JobManager
+from ...context import AppContext
+from ...runs import resolve
+
+
+def do_export(jobs: JobManager, runs_dir: Path, run_name, checkpoint) -> dict:
+    """Start an export job; returns the action store {text, colour, ts} (empty text: started)."""
+    now = time.time()
+    run = resolve(runs_dir, run_name)
+    if run is None:
+        return {"text": "Choose a run in the top bar first.", "colour": "warning", "ts": now}
+    try:
+        jobs.start_export(run, checkpoint)
+    except JobError as exc:
+        return {"text": str(exc), "colour": "warning", "ts": now}
+    return {"text": "", "ts": now}
+
+
+def export_status(jobs: JobManager, run_name, action) -> object:
+    """checkpoint-export-status: the last refusal, the running export or its outcome."""
+    return status_area(jobs.latest(run_name, "export"), action)
+
+
+def register(app, cockpit: AppContext) -> None:
+    runs_dir = cockpit.settings.runs_dir
+    jobs = cockpit.jobs
+
+    @app.callback(Output(ids.CHECKPOINT_EXPORT_ACTION, "data"),
+                  Input({"type": ids.CHECKPOINT_EXPORT_BTN, "index": ALL}, "n_clicks"),
+                  State(ids.RUN_SELECT, "value"), prevent_initial_call=True)
+    def export(clicks, name):
+        # a re-rendered list adds buttons with n_clicks None: only a real press counts
+        if not isinstance(ctx.triggered_id, dict) or not any(clicks or []) or \
+                not ctx.triggered or not ctx.triggered[0].get("value"):
+            raise PreventUpdate
+        return do_export(jobs, runs_dir, name, ctx.triggered_id["index"])
+
+    @app.callback(Output(ids.CHECKPOINT_EXPORT_STATUS, "children"),
+                  Input(ids.tab_tick(ids.TAB_TRAINING), "data"), Input(ids.RUN_SELECT, "value"),
+                  Input(ids.TABS, "active_tab"), Input(ids.CHECKPOINT_EXPORT_ACTION, "data"),
+                  State(ids.CHECKPOINT_EXPORT_STATUS, "children"))
+    def status(_n, name, tab, action, shown):
+        if tab not in (None, ids.TAB_TRAINING):
+            raise PreventUpdate
+        view = export_status(jobs, name, action)
+        if not view and not shown:                      # nothing to show, nothing shown
+            raise PreventUpdate
+        return view

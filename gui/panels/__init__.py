@@ -1,1 +1,0 @@
-"""Pure layout functions, one module per tab (no callbacks, no I/O)."""
