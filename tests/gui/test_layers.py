@@ -125,6 +125,35 @@ def test_every_page_is_in_the_tab_bar():
     assert set(PAGES) == {page for page in tabs.values() if page is not None}
 
 
+MAX_POSITIONAL_OUTPUTS = 6
+
+
+def positional_outputs(path) -> dict[str, int]:
+    """Callbacks of `path` that declare their Outputs positionally -> how many (a starred list
+    of Outputs counts as one: one per field or tab, in the order of the sequence it walks, and
+    returned by walking the same sequence)."""
+    found = {}
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        for d in node.decorator_list:
+            if isinstance(d, ast.Call) and getattr(d.func, "attr", "") == "callback":
+                n = sum(1 for a in d.args if isinstance(a, ast.Call)
+                        and getattr(a.func, "id", "") == "Output")
+                n += sum(1 for a in d.args if isinstance(a, ast.Starred)
+                         and "Output" in ast.unparse(a))
+                if n:
+                    found[node.name] = n
+    return found
+
+
+@pytest.mark.parametrize("path", PAGE_MODULES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_callbacks_with_many_outputs_return_them_by_name(path):
+    """More than MAX_POSITIONAL_OUTPUTS outputs: Dash's dict outputs (output={name: Output}),
+    never a positional tuple whose order must match the decorator's."""
+    assert {f: n for f, n in positional_outputs(path).items() if n > MAX_POSITIONAL_OUTPUTS} == {}
+
+
 def test_the_checkers_catch_what_they_should(tmp_path):
     page = tmp_path / "gui" / "pages" / "alpha"
     page.mkdir(parents=True)
@@ -137,6 +166,13 @@ def test_the_checkers_catch_what_they_should(tmp_path):
                                 "gui.components.job_status", "gui.pages.base.Page"}
     assert other_pages(bad, tmp_path) == {"beta"}
     assert [c.split(": ")[1] for c in io_calls(bad)] == ["safe_load(...)", "read_text(...)"]
+    many = tmp_path / "many.py"
+    many.write_text("@app.callback(Output('a', 'b'), *[Output(i, 'c') for i in x], Output('f', 'g'),"
+                    " Input('d', 'e'))\n"
+                    "def f(n):\n    pass\n"
+                    "@app.callback(output=dict(a=Output('a', 'b')), inputs=[Input('d', 'e')])\n"
+                    "def g(n):\n    pass\n")
+    assert positional_outputs(many) == {"f": 3}
 
 
 def id_counts(node) -> Counter:

@@ -263,30 +263,32 @@ def register(app, cockpit: AppContext) -> None:
         return do_action(jobs, runs_dir, ctx.triggered_id, path, profile, checkpoint, name,
                          job_id, model=model or "default")
 
-    @app.callback(Output(ids.COMPRESS_STATUS, "children"),
-                  Output(ids.COMPRESS_PROGRESS, "value"), Output(ids.COMPRESS_PROGRESS, "label"),
-                  Output(ids.COMPRESS_PROGRESS, "style"),
-                  Output(ids.COMPRESS_BTN, "disabled"), Output(ids.COMPRESS_CANCEL_BTN, "disabled"),
-                  Output(ids.COMPRESS_VERIFY_BTN, "disabled"),
-                  Output(ids.COMPRESS_RESULTS_TABLE, "children"),
-                  Output(ids.COMPRESS_JOB_SELECT, "options"), Output(ids.COMPRESS_JOB_SELECT, "value"),
-                  Output(ids.COMPRESS_COMPARISON, "figure"),
-                  Output(ids.COMPRESS_VERIFY_RESULT, "children"),
-                  Output(ids.COMPRESS_VERSION, "data"),
-                  Input(ids.tab_tick(ids.TAB_COMPRESSION), "data"), Input(ids.RUN_SELECT, "value"),
-                  Input(ids.TABS, "active_tab"), Input(ids.COMPRESS_ACTION, "data"),
-                  Input(ids.COMPRESS_JOB_SELECT, "value"), State(ids.COMPRESS_VERSION, "data"))
+    @app.callback(output={k: Output(*target) for k, target in REFRESH.items()},
+                  inputs=[Input(ids.tab_tick(ids.TAB_COMPRESSION), "data"),
+                          Input(ids.RUN_SELECT, "value"), Input(ids.TABS, "active_tab"),
+                          Input(ids.COMPRESS_ACTION, "data"), Input(ids.COMPRESS_JOB_SELECT, "value")],
+                  state=[State(ids.COMPRESS_VERSION, "data")])
     def refresh(_n, name, tab, action, selected, seen):
         if tab != ids.TAB_COMPRESSION:
             raise PreventUpdate
-        out = refresh_view(jobs, runs_dir, name, action, selected, seen)
-        return tuple(out[k] for k in REFRESH_OUTPUTS)
+        return refresh_view(jobs, runs_dir, name, action, selected, seen)
 
 
-# the refresh's outputs, in the order the callback declares them (refresh_view returns them by name)
-REFRESH_OUTPUTS = ("status", "progress", "progress_label", "progress_style", "compress_disabled",
-                   "cancel_disabled", "verify_disabled", "table", "job_options", "job_value",
-                   "figure", "verify", "version")
+# the refresh's outputs by name (refresh_view returns them so; Dash's dict outputs)
+REFRESH = {"status": (ids.COMPRESS_STATUS, "children"),
+           "progress": (ids.COMPRESS_PROGRESS, "value"),
+           "progress_label": (ids.COMPRESS_PROGRESS, "label"),
+           "progress_style": (ids.COMPRESS_PROGRESS, "style"),
+           "compress_disabled": (ids.COMPRESS_BTN, "disabled"),
+           "cancel_disabled": (ids.COMPRESS_CANCEL_BTN, "disabled"),
+           "verify_disabled": (ids.COMPRESS_VERIFY_BTN, "disabled"),
+           "table": (ids.COMPRESS_RESULTS_TABLE, "children"),
+           "job_options": (ids.COMPRESS_JOB_SELECT, "options"),
+           "job_value": (ids.COMPRESS_JOB_SELECT, "value"),
+           "figure": (ids.COMPRESS_COMPARISON, "figure"),
+           "verify": (ids.COMPRESS_VERIFY_RESULT, "children"),
+           "version": (ids.COMPRESS_VERSION, "data")}
+REFRESH_OUTPUTS = tuple(REFRESH)
 VIEW_OUTPUTS = REFRESH_OUTPUTS[7:]   # what stays as it is when nothing changed
 
 

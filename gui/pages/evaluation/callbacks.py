@@ -215,27 +215,29 @@ def register(app, cockpit: AppContext) -> None:
         return do_eval_action(jobs, runs_dir, ctx.triggered_id, name, checkpoint, max_bytes,
                               profile, model=model or "default")
 
-    @app.callback(Output(ids.EVAL_STATUS, "children"),
-                  Output(ids.EVAL_PROGRESS, "value"), Output(ids.EVAL_PROGRESS, "label"),
-                  Output(ids.EVAL_PROGRESS, "style"),
-                  Output(ids.EVAL_ENWIK8_BTN, "disabled"), Output(ids.EVAL_CANCEL_BTN, "disabled"),
-                  Output(ids.EVAL_DATA_NOTE, "children"),
-                  Output(ids.EVAL_RESULTS_TABLE, "children"),
-                  Output(ids.EVAL_ROUNDTRIP_STATUS, "children"),
-                  Output(ids.EVAL_BPB_HISTORY, "figure"), Output(ids.EVAL_VERSION, "data"),
-                  Input(ids.tab_tick(ids.TAB_EVAL), "data"), Input(ids.RUN_SELECT, "value"),
-                  Input(ids.TABS, "active_tab"), Input(ids.EVAL_ACTION, "data"),
-                  State(ids.EVAL_VERSION, "data"))
+    @app.callback(output={k: Output(*target) for k, target in REFRESH.items()},
+                  inputs=[Input(ids.tab_tick(ids.TAB_EVAL), "data"), Input(ids.RUN_SELECT, "value"),
+                          Input(ids.TABS, "active_tab"), Input(ids.EVAL_ACTION, "data")],
+                  state=[State(ids.EVAL_VERSION, "data")])
     def refresh(_n, name, tab, action, seen):
         if tab != ids.TAB_EVAL:
             raise PreventUpdate
-        out = eval_view(jobs, runs_dir, name, action, seen)
-        return tuple(out[k] for k in EVAL_OUTPUTS)
+        return eval_view(jobs, runs_dir, name, action, seen)
 
 
-# the refresh's outputs, in the order the callback declares them (eval_view returns them by name)
-EVAL_OUTPUTS = ("status", "progress", "progress_label", "progress_style", "run_disabled",
-                "cancel_disabled", "data_note", "table", "roundtrip", "figure", "version")
+# the refresh's outputs by name (eval_view returns them so; Dash's dict outputs)
+REFRESH = {"status": (ids.EVAL_STATUS, "children"),
+           "progress": (ids.EVAL_PROGRESS, "value"),
+           "progress_label": (ids.EVAL_PROGRESS, "label"),
+           "progress_style": (ids.EVAL_PROGRESS, "style"),
+           "run_disabled": (ids.EVAL_ENWIK8_BTN, "disabled"),
+           "cancel_disabled": (ids.EVAL_CANCEL_BTN, "disabled"),
+           "data_note": (ids.EVAL_DATA_NOTE, "children"),
+           "table": (ids.EVAL_RESULTS_TABLE, "children"),
+           "roundtrip": (ids.EVAL_ROUNDTRIP_STATUS, "children"),
+           "figure": (ids.EVAL_BPB_HISTORY, "figure"),
+           "version": (ids.EVAL_VERSION, "data")}
+EVAL_OUTPUTS = tuple(REFRESH)
 VIEW_OUTPUTS = EVAL_OUTPUTS[6:]   # what stays as it is when nothing changed
 
 

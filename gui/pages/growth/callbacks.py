@@ -123,13 +123,17 @@ def register(app, cockpit: AppContext) -> None:
             outputs += [len(s["values"]) - 1, panel.marks(s["values"]), s["index"]]
         return (*outputs, ladders)
 
-    @app.callback(*[Output(ids.growth_value_id(k), "children") for k in KNOBS],
-                  Output(ids.GROWTH_MESSAGE, "children"), Output(ids.GROWTH_CARDS, "children"),
-                  Output(ids.GROWTH_CURVES, "figure"), Output(ids.GROWTH_NOTES, "children"),
-                  Output(ids.GROWTH_COPY, "disabled"), Output(ids.GROWTH_PENDING, "data"),
-                  *[Input(i, "value") for i in SLIDER_IDS],
-                  *[Input(i, "value") for i in FIELD_IDS], Input(ids.CONFIG_TIER, "value"),
-                  Input(ids.TABS, "active_tab"), State(ids.GROWTH_LADDERS, "data"))
+    @app.callback(output=dict(readouts={k: Output(ids.growth_value_id(k), "children") for k in KNOBS},
+                              message=Output(ids.GROWTH_MESSAGE, "children"),
+                              cards=Output(ids.GROWTH_CARDS, "children"),
+                              figure=Output(ids.GROWTH_CURVES, "figure"),
+                              notes=Output(ids.GROWTH_NOTES, "children"),
+                              copy_disabled=Output(ids.GROWTH_COPY, "disabled"),
+                              pending=Output(ids.GROWTH_PENDING, "data")),
+                  inputs=[*[Input(i, "value") for i in SLIDER_IDS],
+                          *[Input(i, "value") for i in FIELD_IDS], Input(ids.CONFIG_TIER, "value"),
+                          Input(ids.TABS, "active_tab")],
+                  state=[State(ids.GROWTH_LADDERS, "data")])
     def update(*args):
         sliders, rest = args[:len(KNOBS)], args[len(KNOBS):]
         *raw, tier, tab, ladders = rest
@@ -137,8 +141,8 @@ def register(app, cockpit: AppContext) -> None:
             raise PreventUpdate
         out = growth_view(dict(zip(FIELD_KEYS, raw, strict=True)), tier,
                           chosen(list(sliders), ladders or {}))
-        return (*[out["readouts"][k] for k in KNOBS], out["message"], out["cards"],
-                out["figure"], out["notes"], out["copy_disabled"], out["pending"])
+        return {k: out[k] for k in ("readouts", "message", "cards", "figure", "notes",
+                                    "copy_disabled", "pending")}
 
     @app.callback(Output(ids.CONFIG_INJECT, "data", allow_duplicate=True),
                   Output(ids.GROWTH_STATUS, "children"),

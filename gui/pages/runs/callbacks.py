@@ -102,34 +102,45 @@ def register(app, cockpit: AppContext) -> None:
             raise PreventUpdate
         return cell["row_id"]
 
-    @app.callback(Output(ids.RUNS_SELECTED, "children"), Output(ids.RUNS_NOTES, "value"),
-                  Output(ids.RUNS_NOTES, "disabled"), Output(ids.RUNS_NOTES, "placeholder"),
-                  Output(ids.RUNS_RENAME_BTN, "disabled"), Output(ids.RUNS_DELETE_BTN, "disabled"),
-                  Output(ids.RUNS_NOTES_SAVE, "disabled"), Output(ids.RUNS_RENAME_INPUT, "value"),
-                  Input(ids.RUN_SELECT, "value"), Input(ids.TABS, "active_tab"),
-                  State(ids.RUNS_SELECTED, "children"))
+    @app.callback(output=dict(title=Output(ids.RUNS_SELECTED, "children"),
+                              notes=Output(ids.RUNS_NOTES, "value"),
+                              notes_disabled=Output(ids.RUNS_NOTES, "disabled"),
+                              placeholder=Output(ids.RUNS_NOTES, "placeholder"),
+                              rename_disabled=Output(ids.RUNS_RENAME_BTN, "disabled"),
+                              delete_disabled=Output(ids.RUNS_DELETE_BTN, "disabled"),
+                              save_disabled=Output(ids.RUNS_NOTES_SAVE, "disabled"),
+                              new_name=Output(ids.RUNS_RENAME_INPUT, "value")),
+                  inputs=[Input(ids.RUN_SELECT, "value"), Input(ids.TABS, "active_tab")],
+                  state=[State(ids.RUNS_SELECTED, "children")])
     def show_selected(name, tab, shown):
         if tab != ids.TAB_RUNS:
             raise PreventUpdate
         v = selected_view(runs_dir, name)
         d = v["disabled"]
-        if v["title"] == shown:  # the same run again: keep what is being typed
-            return no_update, no_update, d, v["placeholder"], d, d, d, no_update
-        return v["title"], v["notes"], d, v["placeholder"], d, d, d, ""
+        same = v["title"] == shown            # the same run again: keep what is being typed
+        return dict(title=no_update if same else v["title"],
+                    notes=no_update if same else v["notes"], notes_disabled=d,
+                    placeholder=v["placeholder"], rename_disabled=d, delete_disabled=d,
+                    save_disabled=d, new_name=no_update if same else "")
 
-    @app.callback(Output(ids.RUNS_MESSAGE, "children"), Output(ids.RUNS_DELETE_MODAL, "is_open"),
-                  Output(ids.RUNS_DELETE_BODY, "children"), Output(ids.RUNS_DELETE_TARGET, "data"),
-                  Output(ids.RUN_SELECT, "options", allow_duplicate=True),
-                  Output(ids.RUN_SELECT, "value", allow_duplicate=True),
-                  Output(ids.RUNS_TABLE, "data", allow_duplicate=True),
-                  Input(ids.RUNS_RENAME_BTN, "n_clicks"), Input(ids.RUNS_DELETE_BTN, "n_clicks"),
-                  Input(ids.RUNS_DELETE_CONFIRM, "n_clicks"), Input(ids.RUNS_DELETE_CANCEL, "n_clicks"),
-                  Input(ids.RUNS_NOTES_SAVE, "n_clicks"), State(ids.RUN_SELECT, "value"),
-                  State(ids.RUNS_RENAME_INPUT, "value"), State(ids.RUNS_NOTES, "value"),
-                  State(ids.RUNS_DELETE_TARGET, "data"), prevent_initial_call=True)
+    @app.callback(output=dict(message=Output(ids.RUNS_MESSAGE, "children"),
+                              modal_open=Output(ids.RUNS_DELETE_MODAL, "is_open"),
+                              modal_body=Output(ids.RUNS_DELETE_BODY, "children"),
+                              target=Output(ids.RUNS_DELETE_TARGET, "data"),
+                              options=Output(ids.RUN_SELECT, "options", allow_duplicate=True),
+                              value=Output(ids.RUN_SELECT, "value", allow_duplicate=True),
+                              table=Output(ids.RUNS_TABLE, "data", allow_duplicate=True)),
+                  inputs=[Input(ids.RUNS_RENAME_BTN, "n_clicks"),
+                          Input(ids.RUNS_DELETE_BTN, "n_clicks"),
+                          Input(ids.RUNS_DELETE_CONFIRM, "n_clicks"),
+                          Input(ids.RUNS_DELETE_CANCEL, "n_clicks"),
+                          Input(ids.RUNS_NOTES_SAVE, "n_clicks")],
+                  state=[State(ids.RUN_SELECT, "value"), State(ids.RUNS_RENAME_INPUT, "value"),
+                         State(ids.RUNS_NOTES, "value"), State(ids.RUNS_DELETE_TARGET, "data")],
+                  prevent_initial_call=True)
     def manage(_rename, _delete, _confirm, _cancel, _notes, selected, new_name, notes, target):
-        out = manage_action(ctx.triggered_id, runs_dir, launcher, selected, new_name, notes, target)
-        return tuple(out[k] for k in MANAGE_OUTPUTS)
+        return manage_action(ctx.triggered_id, runs_dir, launcher, selected, new_name, notes,
+                             target)
 
     @app.callback(Output(ids.FORGE_MESSAGE, "children"),
                   Output(ids.RUN_SELECT, "options", allow_duplicate=True),

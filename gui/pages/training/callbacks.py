@@ -452,8 +452,18 @@ XSYNC_JS = """function() {
     json.dumps(ids.TRAINING_LOSS))
 
 
-OUTPUT_ORDER = ("kpis", "eta", "loss", "lr", "throughput", "heads", "checkpoints", "log", "error",
-                "state", "ck_options", "ck_value")
+# the refresh's outputs by name: training_update's (OUTPUT_ORDER), then the resume controls' class
+# and the resume picker's seen stamp (Dash's dict outputs)
+REFRESH = {"kpis": (ids.TRAINING_KPIS, "children"), "eta": (ids.TRAINING_ETA, "children"),
+           "loss": (ids.TRAINING_LOSS, "figure"), "lr": (ids.TRAINING_LR, "figure"),
+           "throughput": (ids.TRAINING_THROUGHPUT, "figure"),
+           "heads": (ids.TRAINING_HEADS, "children"), "checkpoints": (ids.CHECKPOINT_LIST, "children"),
+           "log": (ids.LOG_TAIL, "children"), "error": (ids.TRAINING_ERROR, "children"),
+           "state": (ids.TRAINING_CHART_STATE, "data"),
+           "ck_options": (ids.RESUME_CHECKPOINT, "options"), "ck_value": (ids.RESUME_CHECKPOINT, "value"),
+           "resume_class": (ids.RESUME_CONTROLS, "className"),
+           "seen": (ids.pick_seen(ids.RESUME_CHECKPOINT), "data")}
+OUTPUT_ORDER = tuple(REFRESH)[:12]
 
 
 def apply_selection(out: dict, name: str | None, options: list | None, current: Any,
@@ -463,8 +473,7 @@ def apply_selection(out: dict, name: str | None, options: list | None, current: 
     the page shows, for outputs training_update left unchanged."""
     shown = out["ck_options"] if out["ck_options"] is not no_update else (options or [])
     value = out["ck_value"] if out["ck_value"] is not no_update else current
-    picked, seen_now = pick(selected, seen, name, [o["value"] for o in shown],
-                                              value)
+    picked, seen_now = pick(selected, seen, name, [o["value"] for o in shown], value)
     if picked != value:
         out["ck_value"] = picked
     return seen_now
@@ -473,14 +482,7 @@ def apply_selection(out: dict, name: str | None, options: list | None, current: 
 def register(app, cockpit: AppContext) -> None:
     runs_dir = cockpit.settings.runs_dir
     launcher = cockpit.launcher
-    outputs = [Output(ids.TRAINING_KPIS, "children"), Output(ids.TRAINING_ETA, "children"),
-               Output(ids.TRAINING_LOSS, "figure"), Output(ids.TRAINING_LR, "figure"),
-               Output(ids.TRAINING_THROUGHPUT, "figure"), Output(ids.TRAINING_HEADS, "children"),
-               Output(ids.CHECKPOINT_LIST, "children"), Output(ids.LOG_TAIL, "children"),
-               Output(ids.TRAINING_ERROR, "children"), Output(ids.TRAINING_CHART_STATE, "data"),
-               Output(ids.RESUME_CHECKPOINT, "options"), Output(ids.RESUME_CHECKPOINT, "value"),
-               Output(ids.RESUME_CONTROLS, "className"),
-               Output(ids.pick_seen(ids.RESUME_CHECKPOINT), "data")]
+    outputs = {k: Output(*target) for k, target in REFRESH.items()}
 
     @app.callback(Output(ids.TRAINING_SYSTEM, "figure"), Output(ids.TRAINING_SYSTEM_STATE, "data"),
                   Input(ids.tab_tick(ids.TAB_TRAINING), "data"), Input(ids.RUN_SELECT, "value"),
@@ -524,13 +526,16 @@ def register(app, cockpit: AppContext) -> None:
                             Output(ids.TRAINING_SMOOTHING, "disabled"),
                             Input(ids.TRAINING_SMOOTH_METHOD, "value"))
 
-    @app.callback(*outputs, Input(ids.tab_tick(ids.TAB_TRAINING), "data"), Input(ids.RUN_SELECT, "value"),
-                  Input(ids.TRAINING_SMOOTHING, "value"), Input(ids.TRAINING_LOGY, "value"),
-                  Input(ids.TRAINING_SMOOTH_METHOD, "value"), Input(ids.TRAINING_CLIP, "value"),
-                  Input(ids.TABS, "active_tab"), Input(ids.SELECTED_CHECKPOINT, "data"),
-                  State(ids.TRAINING_CHART_STATE, "data"), State(ids.RESUME_CHECKPOINT, "value"),
-                  State(ids.RESUME_CONTROLS, "className"), State(ids.RESUME_CHECKPOINT, "options"),
-                  State(ids.pick_seen(ids.RESUME_CHECKPOINT), "data"), State(ids.TRAINING_ZOOM, "data"))
+    @app.callback(output=outputs,
+                  inputs=[Input(ids.tab_tick(ids.TAB_TRAINING), "data"), Input(ids.RUN_SELECT, "value"),
+                          Input(ids.TRAINING_SMOOTHING, "value"), Input(ids.TRAINING_LOGY, "value"),
+                          Input(ids.TRAINING_SMOOTH_METHOD, "value"), Input(ids.TRAINING_CLIP, "value"),
+                          Input(ids.TABS, "active_tab"), Input(ids.SELECTED_CHECKPOINT, "data")],
+                  state=[State(ids.TRAINING_CHART_STATE, "data"), State(ids.RESUME_CHECKPOINT, "value"),
+                         State(ids.RESUME_CONTROLS, "className"),
+                         State(ids.RESUME_CHECKPOINT, "options"),
+                         State(ids.pick_seen(ids.RESUME_CHECKPOINT), "data"),
+                         State(ids.TRAINING_ZOOM, "data")])
     def refresh(_n, name, smoothing, log_y, method, clip, tab, selected, state, checkpoint,
                 resume_class, options, seen, zoom):
         if tab not in (None, ids.TAB_TRAINING):
@@ -541,5 +546,5 @@ def register(app, cockpit: AppContext) -> None:
         keep_zoom(runs_dir, out, name, zoom)
         new_seen = apply_selection(out, name, options, checkpoint, selected, seen)
         shown = resume_controls_class(runs_dir, name)
-        return (*(out[k] for k in OUTPUT_ORDER), no_update if shown == resume_class else shown,
-                no_update if new_seen == seen else new_seen)
+        return dict(out, resume_class=no_update if shown == resume_class else shown,
+                    seen=no_update if new_seen == seen else new_seen)
