@@ -7,9 +7,8 @@ import shutil
 import pandas as pd
 
 from gui import db
+from tests.gui.pages.training.test_callbacks import add_rows, make_run
 from umoec.metrics import TrainingDB
-
-from .test_training_update import add_rows, make_run
 
 COLUMNS = ("step", "bpb", "lr", "grad_norm", "tokens_per_sec")
 

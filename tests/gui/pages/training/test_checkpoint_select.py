@@ -12,7 +12,7 @@ from gui.models import CHECKPOINT_CHOICE
 from gui.pages.generate.callbacks import checkpoint_view
 from gui.pages.training.callbacks import apply_selection, training_update
 from gui.pages.training.checkpoint_select import select_checkpoint
-from tests.gui.test_training_update import make_run
+from tests.gui.pages.training.test_callbacks import make_run
 from umoec.run import RunStatus
 
 
