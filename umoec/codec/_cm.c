@@ -17,7 +17,7 @@
 #endif
 
 #define TABLE_BITS 22
-#define BIG_TABLE_BITS 24       /* versions 8 and 9: versions 7 and 5 with 2^24 slots */
+#define BIG_TABLE_BITS 24       /* versions 8, 9, 11: versions 7, 5, 10 primed with 2^24 slots */
 #define NCTX 7
 #define NCTX4 10                /* version 4: and word pair, sparse, column contexts */
 #define NIN1 (2 + 2 * NCTX)     /* version 1: network, counters, mapped counters, bias */
@@ -195,7 +195,9 @@ static inline int len_bucket(int64_t len) {
  *     stream). Version 6 (7: primed) has 15 contexts (five stream-local) and so 15 counter maps
  *     and history maps in apm, 49 mixer inputs, and w grows by the final mixers' FSETS * NF
  *     weights. Versions 8 and 9 are versions 7 and 5 with 2^BIG_TABLE_BITS slots (slots
- *     u32[2^BIG_TABLE_BITS * 2]). */
+ *     u32[2^BIG_TABLE_BITS * 2]). Version 10 is version 4 with version 6's final mixers over
+ *     its three mixers (w grows by FSETS * NF; without a network their network input is 0);
+ *     version 11 is version 10 primed, with 2^BIG_TABLE_BITS slots. */
 static PyObject *py_run(PyObject *self, PyObject *args) {
     int decode, use_nn, version;
     Py_ssize_t T, B, cap, H, P;
@@ -204,19 +206,21 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                           &cap, &H, &P, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
                           &o[9], &o[10], &o[11], &o[12], &o[13], &o[14], &o[15]))
         return NULL;
-    if (version < 1 || version > 9 || P < 0 ||
-        (P > 0 && version != 3 && version != 5 && version != 7 && version != 8 && version != 9)) {
+    if (version < 1 || version > 11 || P < 0 ||
+        (P > 0 && version != 3 && version != 5 && version != 7 && version != 8 && version != 9 &&
+         version != 11)) {
         PyErr_Format(PyExc_ValueError, "cm: unknown version %d (primer %zd)", version, P);
         return NULL;
     }
-    const int tb = version >= 8 ? BIG_TABLE_BITS : TABLE_BITS;
-    version = version == 8 ? 7 : (version == 9 ? 5 : version);   /* the stage they run */
+    const int tb = version == 8 || version == 9 || version == 11 ? BIG_TABLE_BITS : TABLE_BITS;
+    /* the stage they run: 8 and 9 are 7 and 5 with more slots, 11 is 10 primed */
+    version = version == 8 ? 7 : (version == 9 ? 5 : (version == 11 ? 10 : version));
     const int v2 = version >= 2, v4 = version >= 4;
     const int64_t BH = (int64_t)B * H;       /* where the primer starts in hb */
-    const int v6 = version >= 6;
+    const int v6 = version == 6 || version == 7, v10 = version == 10;
     const int nctx = v6 ? NCTX6 : (v4 ? NCTX4 : NCTX);
-    const int mix3 = v4 && (!use_nn || v6);  /* three mixers, by byte classes */
-    const int fin = v6 && use_nn;             /* v6: a final mixer over them and the network */
+    const int mix3 = v4 && (!use_nn || v6 || v10);  /* three mixers, by byte classes */
+    const int fin = (v6 && use_nn) || v10;   /* v6, v10: final mixers over them (and the network) */
     const int nin = v6 ? NIN6 : (v4 ? NIN4 : (v2 ? NIN2 : NIN1)), nsets1 = v2 ? 20 : 6;
     const Py_ssize_t nsets = nsets1 + (v4 ? SETS2_4 + SETS3_4 : 256);
     const Py_ssize_t napm = APM_ROWS * 33 + nctx * SM_ROWS + (v4 ? nctx * 256 + APM_ROWS * 33 : 0);
@@ -226,7 +230,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         (use_nn && o[2] == Py_None && (PyErr_SetString(PyExc_ValueError, "cum required"), 1)) ||
         !get(o[2], &b[2], 8, T * B * 257, 0, 1, "cum") ||
         !get(o[3], &b[3], 4, ((Py_ssize_t)1) << (tb + 1), 1, 1, "slots") ||
-        !get(o[4], &b[4], 4, nsets * nin + (v6 ? FSETS * NF : 0), 1, 1, "w") ||
+        !get(o[4], &b[4], 4, nsets * nin + (v6 || v10 ? FSETS * NF : 0), 1, 1, "w") ||
         !get(o[5], &b[5], 4, napm, 1, 1, "apm") ||
         !get(o[6], &b[6], 8, B, 1, 1, "hist") || !get(o[7], &b[7], 4, v4 ? 3 * B : B, 1, 1, "word") ||
         !get(o[8], &b[8], 4, 3, 1, 1, "coder") || !get(o[9], &b[9], 1, cap, 1, 1, "buf") ||

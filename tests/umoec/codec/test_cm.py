@@ -114,9 +114,10 @@ def test_version_6_weighs_the_network_against_the_context_models(monkeypatch):
 
     def size(cum, version):
         return len(encode(data, counts, cum, cm.backend(), monkeypatch, False, version)[0])
-    alone = size(None, cm.VERSION_ALONE)
+    alone = size(None, 4)           # the stage alone, with the context models version 6 mixes
     assert size(noise, 6) <= alone < size(noise, 4), (alone, size(noise, 6), size(noise, 4))
     assert size(knows, 6) < alone / 4
+    assert size(None, cm.VERSION_ALONE) < alone     # version 10: learned final mixers, alone
 
 
 def test_it_compresses_text_and_learns_across_streams(monkeypatch):

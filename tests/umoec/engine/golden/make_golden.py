@@ -9,6 +9,8 @@
     python tests/umoec/engine/golden/make_golden.py --primed7      # version 7 (network, primed)
     python tests/umoec/engine/golden/make_golden.py --primed8      # version 8 (network, primed)
     python tests/umoec/engine/golden/make_golden.py --primed9      # version 9 (cm profile, primed)
+    python tests/umoec/engine/golden/make_golden.py --mix10        # version 10 (cm profile)
+    python tests/umoec/engine/golden/make_golden.py --primed11      # version 11 (cm profile, primed)
 
 CHECKPOINT: a tiny tier1-family checkpoint (tests/umoec/train/conftest.py TINY, 80 steps on the
 400 kB default corpus). The first form wrote tiny.umm (its coding model), three inputs (Python
@@ -26,7 +28,9 @@ mixers against the network: NAME.PROFILE-mix6.umc) and of version 7, version 6 p
 tiny-primed.umm (NAME.PROFILE-primed7.umc); the cm profile still writes versions 4 and 5.
 The eighth and ninth write source.txt primed with tiny-primed.umm in the versions with 2^24 slots:
 version 8 for the network profiles (NAME.PROFILE-primed8.umc), version 9 for the cm profile
-(NAME.cm-primed9.umc, the first golden file of the cm profile primed).
+(NAME.cm-primed9.umc, the first golden file of the cm profile primed). The last two write the cm
+profile's files of version 10 (version 4 with version 6's final mixers: NAME.cm-mix10.umc, every
+input) and of version 11, version 10 primed with tiny-primed.umm (source.txt.cm-primed11.umc).
 """
 import sys
 from pathlib import Path
@@ -46,12 +50,13 @@ def inputs() -> dict[str, bytes]:
     return {"source.txt": text, "binary.bin": binary, "empty": b""}
 
 
-def mix(suffix: str, network_only: bool = False) -> None:
+def mix(suffix: str, network_only: bool = False, alone_only: bool = False) -> None:
     model = mf.read(HERE / "tiny.umm")
     for name, data in inputs().items():
         assert (HERE / name).read_bytes() == data
         for profile in PROFILES:
-            if network_only and not PROFILES[profile].network:
+            if (network_only and not PROFILES[profile].network) or (
+                    alone_only and PROFILES[profile].network):
                 continue
             (HERE / f"{name}.{profile}{suffix}.umc").write_bytes(compress_bytes(data, model,
                                                                                profile=profile))
@@ -64,7 +69,7 @@ def primed(suffix: str) -> None:
         mf.write(model, HERE / "tiny-primed.umm")
     model = mf.read(HERE / "tiny-primed.umm")
     data = (HERE / "source.txt").read_bytes()
-    alone = suffix == "-primed9"                  # the cm profile; before it the network ones
+    alone = suffix in ("-primed9", "-primed11")   # the cm profile; before it the network ones
     for profile, p in PROFILES.items():
         if p.network != alone:
             (HERE / f"source.txt.{profile}{suffix}.umc").write_bytes(
@@ -88,9 +93,10 @@ def main(checkpoint: str) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1] in ("--primed5", "--primed7", "--primed8", "--primed9"):
+    if sys.argv[1] in ("--primed5", "--primed7", "--primed8", "--primed9", "--primed11"):
         primed(sys.argv[1][1:])
-    elif sys.argv[1] in ("--mix", "--mix2", "--mix4", "--mix6"):
-        mix(sys.argv[1][1:], network_only=sys.argv[1] == "--mix6")
+    elif sys.argv[1] in ("--mix", "--mix2", "--mix4", "--mix6", "--mix10"):
+        mix(sys.argv[1][1:], network_only=sys.argv[1] == "--mix6",
+            alone_only=sys.argv[1] == "--mix10")
     else:
         main(sys.argv[1])
