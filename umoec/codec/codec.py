@@ -346,10 +346,12 @@ def _check_predictor(header: Header, predictor) -> int:
         if digest == header.fingerprint:
             return version
         got = got or digest
+    newer = (f", or by a newer build of u-moec-tiny (this one reads mixing stage versions "
+             f"{cm.VERSIONS[0]}-{cm.VERSIONS[-1]})" if header.coder == "cm" else "")
     raise FingerprintMismatch(
         f"this .umc file was written with {_model_label(header)} and settings whose fingerprint "
         f"is {header.fingerprint.hex()[:16]}; the given predictor has {got.hex()[:16]}: decode it "
-        "with the model it names")
+        f"with the model it names{newer}")
 
 
 def _not_damage(header: Header, what: str) -> DecodeMismatch:

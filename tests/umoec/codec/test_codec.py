@@ -109,6 +109,18 @@ def test_adaptation_runs_at_identical_points_with_identical_bytes():
     assert blob != compress(data, CyclePredictor(), CodecSettings(streams=3, **SMALL))
 
 
+def test_a_mixing_stage_version_this_build_lacks_is_named(monkeypatch):
+    """A cm file from a newer build (a stage version this one does not have) is refused with a
+    message that says so, not only that the model differs."""
+    from umoec.codec import cm
+    blob = compress(TEXT, CyclePredictor(), CodecSettings(streams=2, coder="cm", **SMALL))
+    assert decompress(blob, CyclePredictor()) == TEXT
+    monkeypatch.setattr(cm, "VERSIONS", tuple(v for v in cm.VERSIONS if v != cm.VERSION))
+    with pytest.raises(FingerprintMismatch, match=r"or by a newer build of u-moec-tiny \(this one "
+                       r"reads mixing stage versions 1-11\)"):
+        decompress(blob, CyclePredictor())
+
+
 def test_wrong_predictor_or_newer_engine_are_refused():
     blob = compress(TEXT, CyclePredictor(), CodecSettings(streams=2, **SMALL))
     with pytest.raises(FingerprintMismatch, match=r"model cycle .* decode it with the model it names"):
