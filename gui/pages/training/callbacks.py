@@ -49,6 +49,7 @@ from ...forge import resolve_forge
 from ...runs import resolve, summarise
 from ...view.checkpoints import pick
 from ...view.training import step_rate
+from .forge import KEYS as FORGE_KEYS
 from .forge import forge_training_update
 from .layout import RESUME_HIDDEN, RESUME_SHOWN, kpi_card
 from .zoom import keep_zoom
@@ -452,18 +453,19 @@ XSYNC_JS = """function() {
     json.dumps(ids.TRAINING_LOSS))
 
 
-# the refresh's outputs by name: training_update's (OUTPUT_ORDER), then the resume controls' class
-# and the resume picker's seen stamp (Dash's dict outputs)
-REFRESH = {"kpis": (ids.TRAINING_KPIS, "children"), "eta": (ids.TRAINING_ETA, "children"),
-           "loss": (ids.TRAINING_LOSS, "figure"), "lr": (ids.TRAINING_LR, "figure"),
-           "throughput": (ids.TRAINING_THROUGHPUT, "figure"),
-           "heads": (ids.TRAINING_HEADS, "children"), "checkpoints": (ids.CHECKPOINT_LIST, "children"),
-           "log": (ids.LOG_TAIL, "children"), "error": (ids.TRAINING_ERROR, "children"),
-           "state": (ids.TRAINING_CHART_STATE, "data"),
-           "ck_options": (ids.RESUME_CHECKPOINT, "options"), "ck_value": (ids.RESUME_CHECKPOINT, "value"),
-           "resume_class": (ids.RESUME_CONTROLS, "className"),
+# training_update's outputs by name (the Forge view returns the same keys: forge.KEYS)
+UPDATE = {"kpis": (ids.TRAINING_KPIS, "children"), "eta": (ids.TRAINING_ETA, "children"),
+          "loss": (ids.TRAINING_LOSS, "figure"), "lr": (ids.TRAINING_LR, "figure"),
+          "throughput": (ids.TRAINING_THROUGHPUT, "figure"),
+          "heads": (ids.TRAINING_HEADS, "children"), "checkpoints": (ids.CHECKPOINT_LIST, "children"),
+          "log": (ids.LOG_TAIL, "children"), "error": (ids.TRAINING_ERROR, "children"),
+          "state": (ids.TRAINING_CHART_STATE, "data"),
+          "ck_options": (ids.RESUME_CHECKPOINT, "options"), "ck_value": (ids.RESUME_CHECKPOINT, "value")}
+assert tuple(UPDATE) == FORGE_KEYS
+# the refresh's outputs (Dash's dict outputs): those, the resume controls' class and the resume
+# picker's seen stamp
+REFRESH = {**UPDATE, "resume_class": (ids.RESUME_CONTROLS, "className"),
            "seen": (ids.pick_seen(ids.RESUME_CHECKPOINT), "data")}
-OUTPUT_ORDER = tuple(REFRESH)[:12]
 
 
 def apply_selection(out: dict, name: str | None, options: list | None, current: Any,

@@ -144,7 +144,7 @@ def _extend_charts(log: forge.ForgeLog, state: dict, smoothing: Smoothing):
 
 def forge_training_update(run: forge.ForgeRun, smoothing: Smoothing, log_y: bool,
                           state: dict | None) -> dict[str, Any]:
-    """The Training tab's outputs for a Forge run (see callbacks.OUTPUT_ORDER)."""
+    """The Training tab's outputs for a Forge run (see callbacks.UPDATE)."""
     # a string: the browser keeps numbers as doubles, and st_mtime_ns (~1.8e18) > 2**53 would
     # come back rounded, never equal, and the run be redrawn (and a zoom undone) every tick
     cks = run.checkpoints()
