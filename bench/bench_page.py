@@ -6,7 +6,7 @@ with a CPU-bound process running beside it.
 "First drawn chart" = the loss chart (cockpit) or the first chart (snapshot) holds plotted
 points. Each figure is the median of BENCH_PAGE_REPEATS (default 3) fresh browser pages, after
 one page that is timed apart: the first page after the cockpit started reads the run's rows from
-its database, later pages find them cached (gui/db.py cached_train_series).
+its database, later pages find them cached (gui/services/series.py cached_train_series).
 Targets: cockpit <= 1.5 s idle, <= 3 s beside the CPU hog. Needs Debian chromium and
 Playwright (what the browser tests use); numbers, not pass/fail; run with nothing else on the
 machine.

@@ -28,9 +28,11 @@ from typing import Any
 import numpy as np
 
 from umoec import config as C
+from umoec.metrics import read
+from umoec.run.forge import LABEL_SUFFIX, ForgeFormatError, flatten
 from umoec.units import nats_to_bits
 
-from . import db, forge
+from . import forge
 from .figures.compare import fmt_value
 from .runs import resolve, summarise
 from .services.cache import SignatureCache
@@ -73,12 +75,12 @@ class RunData:
     bytes_note: str = ""               # "" or what the bytes axis holds instead of bytes
     gen: int = 0                       # our runs: starts + resumes (a resume rewrites rows)
     missing: dict[str, str] = field(default_factory=dict)   # axis -> why it cannot be drawn
-    # system_metrics rows: "step" and each of SYSTEM_COLUMNS, NaN where not measured; {} = none
+    # system_metrics rows: "step" and each of read.SYSTEM_SERIES, NaN where not measured; {} = none
     system: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
-        return self.name + (forge.LABEL_SUFFIX if self.kind == "forge" else "")
+        return self.name + (LABEL_SUFFIX if self.kind == "forge" else "")
 
     def x(self, axis: str) -> np.ndarray | None:
         if axis == "bytes":
@@ -139,47 +141,7 @@ def _read_config(path: Path) -> tuple[dict[str, Any], int | None]:
         params = int(total_params(cfg))
     except Exception:  # sizing is informative; a bad config must not break the table
         params = None
-    return forge.flatten(C.to_dict(cfg)), params
-
-
-def _columns(rows: list[tuple], n: int) -> list[np.ndarray]:
-    if not rows:
-        return [np.zeros(0) for _ in range(n)]
-    a = np.array(rows, dtype=np.float64)
-    return [a[:, i] for i in range(n)]
-
-
-TRAIN_SQL = "SELECT step, elapsed_s, bpb, bytes_seen FROM train_metrics WHERE step > ? ORDER BY step"
-VAL_SQL = "SELECT step, bpb FROM val_metrics WHERE step > ? ORDER BY step"
-SYSTEM_COLUMNS = ("cpu_percent", "rss_bytes", "gpu_util", "gpu_mem_bytes", "disk_free_bytes")
-SYSTEM_SQL = f"SELECT step, {', '.join(SYSTEM_COLUMNS)} FROM system_metrics WHERE step > ? ORDER BY step"
-
-
-def _fetch(conn: sqlite3.Connection, sql: str, since: float) -> list[tuple]:
-    """The rows of `sql` after `since`; none when the table does not exist (an older run)."""
-    try:
-        return conn.execute(sql, (since,)).fetchall()
-    except sqlite3.OperationalError as exc:
-        if "no such table" not in str(exc):
-            raise
-        return []
-
-
-def read_umoec_series(conn: sqlite3.Connection, since: float = -1.0,
-                      since_val: float = -1.0) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """([step, elapsed_s, bpb, bytes_seen], [val step, val bpb]) of the rows newer than `since`
-    (`since_val`) as float arrays (one fetch of plain tuples: the fastest way out of SQLite;
-    gui/db.py does the DataFrame-shaped reads)."""
-    return _columns(_fetch(conn, TRAIN_SQL, since), 4), _columns(_fetch(conn, VAL_SQL, since_val), 2)
-
-
-def read_system(conn: sqlite3.Connection, since: float = -1.0) -> dict[str, np.ndarray]:
-    """The system_metrics rows newer than `since` as {"step", *SYSTEM_COLUMNS} float arrays (NULL:
-    NaN); {} when there are none (a run logged before the sampler existed has no such table)."""
-    rows = _fetch(conn, SYSTEM_SQL, since)
-    if not rows:
-        return {}
-    return dict(zip(("step",) + SYSTEM_COLUMNS, _columns(rows, 1 + len(SYSTEM_COLUMNS)), strict=True))
+    return flatten(C.to_dict(cfg)), params
 
 
 def _append_system(old: dict[str, np.ndarray], new: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -193,21 +155,21 @@ def _load_umoec(runs_dir: Path, key: str, cached: RunData | None) -> RunData:
     if run is None:
         raise CompareError(f"{key}: no such run in {runs_dir}")
     try:
-        with db.open_db(run.db_path) as conn:
-            gen = db.run_generation(conn)
+        with read.open_db(run.db_path) as conn:
+            gen = read.run_generation(conn)
             if cached is not None and cached.gen == gen and len(cached.step):
                 last_val = float(cached.val_step[-1]) if len(cached.val_step) else -1.0
-                (st, el, bpb, by), (vs, vb) = read_umoec_series(conn, float(cached.step[-1]), last_val)
+                (st, el, bpb, by), (vs, vb) = read.series_arrays(conn, float(cached.step[-1]), last_val)
                 last_sys = float(cached.system["step"][-1]) if cached.system else -1.0
-                system = _append_system(cached.system, read_system(conn, last_sys))
+                system = _append_system(cached.system, read.system_arrays(conn, last_sys))
                 return _replace(cached, step=np.concatenate([cached.step, st]),
                                 elapsed=np.concatenate([cached.elapsed, el]),
                                 train_bits=np.concatenate([cached.train_bits, bpb]),
                                 bytes_seen=np.concatenate([cached.bytes_seen, by]),
                                 val_step=np.concatenate([cached.val_step, vs]),
                                 val_bits=np.concatenate([cached.val_bits, vb]), system=system)
-            (st, el, bpb, by), (vs, vb) = read_umoec_series(conn)
-            system = read_system(conn)
+            (st, el, bpb, by), (vs, vb) = read.series_arrays(conn)
+            system = read.system_arrays(conn)
     except FileNotFoundError:
         raise CompareError(f"{key}: no metrics.db yet (the run has not logged its first step)") from None
     except sqlite3.DatabaseError as exc:
@@ -271,7 +233,7 @@ def load_run(runs_dir: Path, key: str, status: bool = True) -> RunData:
     def build(stale: RunData | None) -> RunData:
         try:
             return _load_forge(fr) if fr is not None else _load_umoec(runs_dir, key, stale)
-        except forge.ForgeFormatError as exc:
+        except ForgeFormatError as exc:
             raise CompareError(f"{key}: {exc}") from None
     data = _RUNS.get(f"{runs_dir}\0{key}", sig, build)
     if status:

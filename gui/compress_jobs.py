@@ -1,7 +1,7 @@
 """Background jobs of the Compression, Evaluation and Training tabs: compress, verify, evaluate,
 export a checkpoint to a coding model.
 
-Each job is a worker process (`python -m gui.compress_worker ...`, an argument list in its own
+Each job is a worker process (`python -m umoec.compress.worker ...`, an argument list in its own
 session) that reports progress as JSON lines. The job's state lives here, in the cockpit process,
 keyed by run and slot ("compress" for compress + verify, "eval", "export"), and compression jobs
 also in the run's metrics.db (`compression_jobs`, spec columns; `checkpoint` holds the checkpoint
@@ -47,12 +47,12 @@ import psutil
 from umoec.compress.profiles import AUTO
 from umoec.compress.profiles import names as profile_names
 from umoec.metrics import TrainingDB
+from umoec.metrics.read import open_db
 from umoec.run import RunDir
 from umoec.run.atomic import atomic_write_text
 from umoec.run.layout import list_runs
 
 from . import models
-from .db import open_db
 from .process import describe_exit
 from .services.supervisor import Child, SpawnError, Supervisor, create_time_of, same_process, signal_group
 from .uploads import safe_upload_name
@@ -62,7 +62,6 @@ DEFAULT_JOB_TIMEOUT_S = 6 * 3600.0
 CANCEL_GRACE_S = 5.0
 PROFILES = tuple(profile_names())   # the codec's own list: a profile added there is offered here
 EVAL_PROFILES = tuple(p for p in PROFILES if p != AUTO)   # an evaluation measures the model
-SLOTS = ("compress", "eval", "export")
 SLOT_OF = {"compress": "compress", "verify": "compress", "eval": "eval", "export": "export"}
 STAMP_RE = re.compile(r"^\d{8}-\d{6}-(\d+-)?")  # the prefix uploads get
 STAGE_LABELS = {"starting": "starting the worker", "load": "loading the model",
@@ -350,7 +349,7 @@ class JobManager:
         except Exception as exc:  # sqlite3.Error, OSError: the run folder is not writable
             raise JobError(f"cannot record the job in {run.db_path}: {exc}") from None
         flag = "--checkpoint" if model == models.CHECKPOINT_CHOICE else "--model"
-        argv = [self.python, "-m", "gui.compress_worker", "compress", "--input", str(src),
+        argv = [self.python, "-m", "umoec.compress.worker", "compress", "--input", str(src),
                 "--output", str(output), flag, use, "--profile", profile]
         job = Job("compress", run.name, argv, self.timeout, label=src.name, job_id=job_id)
         if problem:
@@ -436,7 +435,7 @@ class JobManager:
         self._refuse_if_busy(run.name, "compress")
         umc = Path(row["output_path"])
         side = read_sidecar(run, job_id)
-        argv = [self.python, "-m", "gui.compress_worker", "verify", "--umc", str(umc),
+        argv = [self.python, "-m", "umoec.compress.worker", "verify", "--umc", str(umc),
                 "--expect-sha256", str(side.get("input_sha256") or "")]
         job = Job("verify", run.name, argv, self.timeout, label=umc.name, job_id=job_id)
         with self._lock:
@@ -477,7 +476,7 @@ class JobManager:
             if why:
                 raise JobError(why)
             what = ["--model", use]
-        argv = [self.python, "-m", "gui.compress_worker", "eval", "--run", str(run.root), *what,
+        argv = [self.python, "-m", "umoec.compress.worker", "eval", "--run", str(run.root), *what,
                 "--max-bytes", str(max_bytes), "--profile", profile]
         job = Job("eval", run.name, argv, self.timeout, label=label)
         return self._start(job, run, "eval", lambda j, r: None)
@@ -492,7 +491,7 @@ class JobManager:
                            "folder")
         self._refuse_if_busy(run.name, "export")
         out = run.model_path(ck.step)
-        argv = [self.python, "-m", "gui.compress_worker", "export", "--checkpoint", str(ck.path),
+        argv = [self.python, "-m", "umoec.compress.worker", "export", "--checkpoint", str(ck.path),
                 "--output", str(out)]
         job = Job("export", run.name, argv, self.timeout, label=ck.path.name)
         return self._start(job, run, "export", lambda j, r: None)
@@ -535,15 +534,6 @@ class JobManager:
             return "nothing to cancel: no job is running for this run"
         self.runner.cancel(job)
         return f"cancelling the {job.kind} job ({job.label})"
-
-    def shutdown(self, timeout: float = 10.0) -> None:
-        """Cancel every running job and wait for them to be recorded (tests)."""
-        with self._lock:
-            jobs = [j for j in list(self._jobs.values()) + list(self._verify.values()) if j.running]
-        for j in jobs:
-            self.runner.cancel(j)
-        for j in jobs:
-            j.finished.wait(timeout)
 
     # -- after a restart ---------------------------------------------------------------------
     def reconcile(self) -> list[str]:
@@ -594,7 +584,8 @@ class JobManager:
         if not pid or created is None:
             return
         try:  # the command line too: a recycled pid or a stranger's process is left alone
-            if "gui.compress_worker" in " ".join(psutil.Process(pid).cmdline()):
+            cmd = " ".join(psutil.Process(pid).cmdline())
+            if "umoec.compress.worker" in cmd or "gui.compress_worker" in cmd:  # or a pre-move one
                 signal_group(pid, signal.SIGKILL, create_time=float(created))
         except (psutil.Error, PermissionError, ValueError):
             pass

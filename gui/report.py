@@ -17,10 +17,10 @@ from pathlib import Path
 import pandas as pd
 import plotly.io as pio
 
+from umoec.metrics import read
 from umoec.run import RunDir
 from umoec.units import bpb as bits_per_byte
 
-from . import db
 from .figures.compression import eval_bpb_history_fig
 from .figures.series import MAX_POINTS
 from .figures.training import loss_fig, lr_grad_fig, system_fig
@@ -58,13 +58,13 @@ def _fmt(value) -> str:
 def run_report(run: RunDir, grad_clip: float | None = None) -> str:
     """The report of `run` as an HTML string. Raises sqlite3.DatabaseError / OSError when the
     run's metrics.db cannot be read."""
-    with db.open_db(run.db_path) as conn:
-        train = db.train_series(conn)
-        val = db.val_metrics(conn)
-        system = db.system_metrics(conn)
-        evals = db.eval_results(conn)
-        baselines = db.eval_baselines(conn)
-        jobs = db.compression_jobs(conn)
+    with read.open_db(run.db_path) as conn:
+        train = read.train_series(conn)
+        val = read.val_metrics(conn)
+        system = read.system_metrics(conn)
+        evals = read.eval_results(conn)
+        baselines = read.eval_baselines(conn)
+        jobs = read.compression_jobs(conn)
     summary = summarise(run)
     figures = [("Bits per byte", loss_fig(train, val, max_points=MAX_POINTS)),
                ("Learning rate and gradient norm",

@@ -21,6 +21,7 @@ from typing import Any
 
 from umoec.run import RunDir, RunState
 from umoec.run.atomic import atomic_write_text
+from umoec.run.forge import ForgeFormatError
 from umoec.run.layout import list_runs
 
 from . import forge
@@ -175,7 +176,7 @@ def run_rows(runs_dir: Path) -> list[dict[str, Any]]:
         try:
             steps = fr.read_log().train["step"]
             last = int(steps.iloc[-1]) if len(steps) else None
-        except forge.ForgeFormatError:
+        except ForgeFormatError:
             last = None
         rows.append({"run": fr.label, "key": fr.key, "kind": "Forge", "status": fr.status_label(),
                      "steps": last, "total_steps": None,

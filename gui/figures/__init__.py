@@ -1,6 +1,6 @@
 """Figure builders of the cockpit, one module per tab: pure functions from DataFrames (columns as
-gui/db.py returns them), dicts or view-models to Plotly figures. No Dash, no I/O: callbacks read
-the data (gui/db.py, gui/compare.py, gui/forge.py) and pass it in.
+umoec/metrics/read.py returns them), dicts or view-models to Plotly figures. No Dash, no I/O: callbacks read
+the data (umoec/metrics/read.py, gui/compare.py, gui/forge.py) and pass it in.
 
 - `base`: the "umoec" plotly template (registered when `base` is imported, which every figure
   module does), `empty_fig`, the palettes, the dashed reference line, the dcc.Graph config.

@@ -1,6 +1,6 @@
 """Routing tab: expert load per block at one step (heatmap), each expert's load or bias over
 time, load balance per block (Gini, max/min; umoec/metrics/balance.py) and one expert's
-drill-down. DataFrames as gui/db.py returns them in, a figure out."""
+drill-down. DataFrames as umoec/metrics/read.py returns them in, a figure out."""
 from __future__ import annotations
 
 import numpy as np

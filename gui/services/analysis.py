@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from .. import db
+from umoec.metrics import read
+
 from ..runs import resolve
 from ..view.analysis import Probe, no_run
 
@@ -43,14 +44,14 @@ def probe(runs_dir: Path, name: str | None, table: str, missing) -> Probe:
         return Probe(message=no_run(runs_dir))
     p = Probe(run=run)
     try:
-        with db.open_db(run.db_path) as conn:
-            p.first, p.last, p.interval = db.step_bounds(conn, table)
-            p.generation = db.run_generation(conn)
-            has_metrics = db.latest_step(conn) is not None
+        with read.open_db(run.db_path) as conn:
+            p.first, p.last, p.interval = read.step_bounds(conn, table)
+            p.generation = read.run_generation(conn)
+            has_metrics = read.latest_step(conn) is not None
     except FileNotFoundError:
         p.message = f"Run {run.name} has no metrics database yet ({run.db_path})."
         return p
-    except db.READ_ERRORS as exc:      # FileNotFoundError is answered above
+    except read.READ_ERRORS as exc:      # FileNotFoundError is answered above
         p.message, p.colour = f"Cannot read {run.db_path}: {exc}", "danger"
         return p
     if p.last is None:
@@ -90,7 +91,7 @@ class HistoryCache:
         """(rows, stride, number of logged steps) for the run whose database is `db_path`."""
         key = str(db_path)
         st = Path(db_path).stat()
-        ident = (st.st_dev, st.st_ino, db.run_generation(conn))
+        ident = (st.st_dev, st.st_ino, read.run_generation(conn))
         with self._lock:
             entry = self._entries.get(key)
             if entry is None or entry.ident != ident:
@@ -99,15 +100,15 @@ class HistoryCache:
             self._entries.move_to_end(key)
             while len(self._entries) > self.max_runs:
                 self._entries.popitem(last=False)
-            last = db.step_bounds(conn, self.table)[1]
+            last = read.step_bounds(conn, self.table)[1]
             if last is not None and last < entry.last_step:  # rows were discarded: start over
                 entry = self._entries[key] = _Entry(ident)
             self._update(conn, entry)
-            empty = pd.DataFrame(columns=db.STEP_TABLE_COLUMNS[self.table])
+            empty = pd.DataFrame(columns=read.STEP_TABLE_COLUMNS[self.table])
             return (entry.view if entry.view is not None else empty), entry.stride, entry.n_seen
 
     def _update(self, conn: sqlite3.Connection, e: _Entry) -> None:
-        new = np.asarray(db.logged_steps(conn, self.table, since_step=e.last_step), dtype=np.int64)
+        new = np.asarray(read.logged_steps(conn, self.table, since_step=e.last_step), dtype=np.int64)
         if len(new) == 0:
             return
         ords = e.n_seen + np.arange(len(new), dtype=np.int64)
@@ -117,7 +118,7 @@ class HistoryCache:
                 e.stride *= 2
         mask = ords % e.stride == 0
         wanted = set(new[mask].tolist()) | {int(new[-1])}
-        rows = db.rows_at_steps(conn, self.table, sorted(wanted))
+        rows = read.rows_at_steps(conn, self.table, sorted(wanted))
         kept_rows = rows[rows["step"].isin(new[mask])]
         e.kept = kept_rows if e.kept is None else pd.concat([e.kept, kept_rows], ignore_index=True)
         e.ordinals = np.concatenate([e.ordinals, ords[mask]])

@@ -15,7 +15,7 @@ from gui.pages.compare.callbacks import compare_update, compare_zoom, system_upd
 from gui.pages.training.zoom import track_redraws, training_zoom
 from tests.gui.forge_fixtures import write_forge_run
 from umoec import config as C
-from umoec.metrics import TrainingDB
+from umoec.metrics import TrainingDB, read
 from umoec.run import RunDir, RunStatus
 
 
@@ -277,7 +277,7 @@ def system_runs(runs):
 
 def test_the_loader_reads_system_rows_with_the_curves_and_incrementally(system_runs):
     gpu = compare.load_run(system_runs, "gpu")
-    assert list(gpu.system) == ["step", *compare.SYSTEM_COLUMNS] and len(gpu.system["step"]) == 100
+    assert list(gpu.system) == ["step", *read.SYSTEM_SERIES] and len(gpu.system["step"]) == 100
     assert gpu.system["cpu_percent"][0] == 200.1 and gpu.system["gpu_mem_bytes"][-1] == 3 * 2 ** 30
     cpu = compare.load_run(system_runs, "cpu")
     assert np.isnan(cpu.system["gpu_util"]).all()             # NULL stays missing, never 0
@@ -338,7 +338,7 @@ def test_system_update_redraws_only_when_runs_metric_or_samples_change(system_ru
     assert "Pick runs" in start["figure"].layout.annotations[0].text and start["options"] == []
     out = compare_update(system_runs, keys, "step", 0.6, False, None, ids.COMPARE_RUNS, None)
     with monkeypatch.context() as m:      # the loss chart just read the runs: no read of its own
-        m.setattr(compare.db, "open_db", lambda *_: pytest.fail("System chart opened metrics.db"))
+        m.setattr(compare.read, "open_db", lambda *_: pytest.fail("System chart opened metrics.db"))
         first = system_update(system_runs, out["state"], "cpu_percent", start["seen"])
     assert len(first["figure"].data) == 2 and first["value"] is no_update
     assert [o["label"] for o in first["options"]] == ["CPU %", "RSS MiB", "GPU util %", "GPU memory MiB",

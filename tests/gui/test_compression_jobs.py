@@ -30,7 +30,7 @@ from gui.uploads import (
 from umoec import config as C
 from umoec.engine import modelfile as mf
 from umoec.engine import store
-from umoec.metrics import TrainingDB
+from umoec.metrics import TrainingDB, read
 from umoec.run import RunDir
 from umoec.run.atomic import atomic_write_text
 
@@ -211,7 +211,7 @@ def run(tmp_path) -> RunDir:
 
 def fake_python_for(tmp_path, script: str) -> str:
     """An executable standing in for python: runs `script` with the worker's arguments (after
-    `-m gui.compress_worker`) in sys.argv."""
+    `-m umoec.compress.worker`) in sys.argv."""
     worker = tmp_path / "fake_worker.py"
     worker.write_text(script)
     exe = tmp_path / "fake-python"
@@ -222,14 +222,13 @@ def fake_python_for(tmp_path, script: str) -> str:
 
 @pytest.fixture
 def fake_python(tmp_path) -> str:
-    """An executable that ignores `-m gui.compress_worker ...` and runs FAKE_WORKER."""
+    """An executable that ignores `-m umoec.compress.worker ...` and runs FAKE_WORKER."""
     return fake_python_for(tmp_path, FAKE_WORKER)
 
 
 def rows(run: RunDir) -> list[dict]:
-    from gui import db
-    with db.open_db(run.db_path) as conn:
-        return db.compression_jobs(conn).to_dict("records")
+    with read.open_db(run.db_path) as conn:
+        return read.compression_jobs(conn).to_dict("records")
 
 
 def test_refusals_before_a_worker_leave_failed_rows(run, tmp_path):
@@ -324,7 +323,7 @@ def test_restart_marks_jobs_of_a_dead_cockpit_failed(run, tmp_path):
         no_sidecar = db.start_compression_job(str(src), "out2.umc", "turbo", "ck")
         mine = db.start_compression_job(str(src), "out3.umc", "turbo", "ck")
         db.finish_compression_job(db.start_compression_job(str(src), "o", "turbo", "ck"), "done")
-    worker = subprocess.Popen([PY, "-c", "import time; time.sleep(60)", "gui.compress_worker"],
+    worker = subprocess.Popen([PY, "-c", "import time; time.sleep(60)", "umoec.compress.worker"],
                               start_new_session=True)
     import psutil
     atomic_write_text(run.job_sidecar_path(orphan), json.dumps({

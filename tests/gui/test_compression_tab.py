@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gui import db, ids, models
+from gui import ids, models
 from gui.compress_jobs import JobManager, read_sidecar
 from gui.models import CHECKPOINT_CHOICE
 from gui.pages.compression.callbacks import REFRESH_OUTPUTS, refresh_view
@@ -28,6 +28,7 @@ from tests.gui.test_app_server import start_app
 from tests.gui.test_compression_jobs import default_name_hash, other_model
 from tests.umoec.compress.test_choose import table
 from tests.umoec.train.conftest import tiny_args
+from umoec.metrics import read
 from umoec.run import RunDir
 
 MAX_UPLOAD_MB = 0.05  # 50 kB: small enough to test the limit with a small file
@@ -93,8 +94,8 @@ def test_simulated_checkpoint_is_refused_with_the_loaders_message(sim_run, tmp_p
     assert job.finished.wait(120)
     assert job.state == "failed"
     assert "is a simulated checkpoint (no weights); train a real run with bin.train" in job.message
-    with db.open_db(run.db_path) as conn:
-        newest = db.compression_jobs(conn).iloc[0].to_dict()
+    with read.open_db(run.db_path) as conn:
+        newest = read.compression_jobs(conn).iloc[0].to_dict()
     assert newest["status"].startswith("failed: ") and "simulated checkpoint" in newest["status"]
 
 
@@ -104,8 +105,8 @@ def finished(job, seconds: float = 180):
 
 
 def newest_row(run: RunDir) -> dict:
-    with db.open_db(run.db_path) as conn:
-        return db.compression_jobs(conn).iloc[0].to_dict()
+    with read.open_db(run.db_path) as conn:
+        return read.compression_jobs(conn).iloc[0].to_dict()
 
 
 def test_demo_run_compresses_with_the_default_model_and_verifies(sim_run, tmp_path, monkeypatch):
@@ -233,8 +234,8 @@ def test_eval_of_the_default_model_is_recorded_under_its_name(tiny_run, monkeypa
     assert job.state == "done", job.message
     tag = f"small-val[:1000] · model {name} ({digest[:12]})"
     assert job.result["dataset"] == tag and job.result["roundtrip_ok"] is True
-    with db.open_db(tiny_run.db_path) as conn:
-        evals = db.eval_results(conn)
+    with read.open_db(tiny_run.db_path) as conn:
+        evals = read.eval_results(conn)
     assert tag in evals["dataset"].tolist()
     ev = eval_view(jobs, runs, tiny_run.name, None, None)
     table = str(ev["table"])
@@ -290,8 +291,8 @@ def upload(page, name: str, data: bytes) -> None:
 
 
 def jobs_of(run: RunDir) -> list[dict]:
-    with db.open_db(run.db_path) as conn:
-        return db.compression_jobs(conn).to_dict("records")
+    with read.open_db(run.db_path) as conn:
+        return read.compression_jobs(conn).to_dict("records")
 
 
 def sample_text(n: int) -> bytes:
@@ -471,8 +472,8 @@ def test_eval_fills_results_roundtrip_and_history(browser, cockpit_url, tiny_run
         names = [t["name"] for t in wait_for_traces(page, ids.EVAL_BPB_HISTORY, at_least=2)]
         assert names[0] == "small-val[:2000]" and "gzip -9 (measured)" in names
         shot(page, "evaluation_results")
-        with db.open_db(tiny_run.db_path) as conn:
-            evals = db.eval_results(conn)
+        with read.open_db(tiny_run.db_path) as conn:
+            evals = read.eval_results(conn)
         own = evals[~evals["dataset"].str.contains(" · model ")]  # not the default model's
         assert own["roundtrip_ok"].tolist() == [1] and own["step"].tolist() == [8]
         assert page.console_errors == []

@@ -11,7 +11,7 @@ from tests.gui.test_compression_jobs import fake_python_for
 from umoec import config as C
 from umoec.run import RunDir, RunState
 
-# Stands in for `python -m gui.compress_worker compress|export ... --output OUT ...`: writes OUT
+# Stands in for `python -m umoec.compress.worker compress|export ... --output OUT ...`: writes OUT
 # and reports a result, as the real worker does.
 FAKE_WORKER = """
 import json, os, sys

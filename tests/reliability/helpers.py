@@ -14,11 +14,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gui import db as q
 from gui.runs import summarise
 from tests.conftest import ROOT
 from tests.umoec.train.conftest import TINY
 from umoec import config as C
+from umoec.metrics import read as q
 from umoec.run import RunDir, RunState
 from umoec.run.csvlog import CSV_COLUMNS
 from umoec.train import checkpoint as ckpt

@@ -12,7 +12,6 @@ import time
 
 import pytest
 
-from gui import db as q
 from gui.pages.sidebar.callbacks import status_view
 from gui.pages.training.callbacks import training_update
 from gui.process import Launcher
@@ -26,6 +25,7 @@ from tests.reliability.helpers import (
     train_args,
     wait_until,
 )
+from umoec.metrics import read as q
 from umoec.run import RunDir, RunState
 
 READ_S = full_or_ci(60, 10)

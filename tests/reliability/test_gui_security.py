@@ -206,7 +206,7 @@ def test_compression_outputs_stay_in_the_run_folder(tmp_path, tiny_run):
         assert job.state == "done", job.message
     compressed = run.compressed_dir.resolve()
     for argv in runner.argvs:
-        assert argv[:5] == [sys.executable, "-m", "gui.compress_worker", "compress", "--input"]
+        assert argv[:5] == [sys.executable, "-m", "umoec.compress.worker", "compress", "--input"]
         assert argv[6::2] == ["--output", "--checkpoint", "--profile"]
         src, out, ck = Path(argv[5]), Path(argv[7]), Path(argv[9])
         assert src.is_absolute() and ck == run.checkpoints_dir / "step000004.pt"

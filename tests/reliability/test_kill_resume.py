@@ -23,7 +23,6 @@ from pathlib import Path
 
 import pytest
 
-from gui import db as q
 from gui.runs import summarise
 from tests.reliability.conftest import full_or_ci, record
 from tests.reliability.helpers import (
@@ -34,6 +33,7 @@ from tests.reliability.helpers import (
     train_args,
     wait_until,
 )
+from umoec.metrics import read as q
 from umoec.run import RunDir, RunState
 
 KILLS = full_or_ci(20, 5)

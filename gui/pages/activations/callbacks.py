@@ -8,7 +8,9 @@ from __future__ import annotations
 from dash import Input, Output, State
 from dash.exceptions import PreventUpdate
 
-from ... import db, ids
+from umoec.metrics import read
+
+from ... import ids
 from ...components.analysis_widgets import probe_alert, slider_outputs
 from ...context import AppContext
 from ...figures.activations import activation_dist_fig, activation_heatmap_fig
@@ -52,10 +54,10 @@ def register(app, cockpit: AppContext) -> None:
         if run is None:  # removed since the last tick: the next tick says so
             raise PreventUpdate
         try:
-            with db.open_db(run.db_path) as conn:
-                shown = db.nearest_logged_step(conn, TABLE, step)
-                stats = db.activation_stats_at(conn, shown)
-        except db.READ_ERRORS as exc:
+            with read.open_db(run.db_path) as conn:
+                shown = read.nearest_logged_step(conn, TABLE, step)
+                stats = read.activation_stats_at(conn, shown)
+        except read.READ_ERRORS as exc:
             msg = av.wrap(av.db_error(run, exc))
             return empty_fig(msg, height=380), empty_fig(msg), ""
         return (activation_dist_fig(stats), activation_heatmap_fig(stats),

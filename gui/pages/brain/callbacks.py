@@ -8,7 +8,9 @@ from __future__ import annotations
 from dash import Input, Output, State
 from dash.exceptions import PreventUpdate
 
-from ... import db, ids
+from umoec.metrics import read
+
+from ... import ids
 from ...components.analysis_widgets import probe_alert, slider_outputs
 from ...context import AppContext
 from ...figures.activations import pca_fig
@@ -48,9 +50,9 @@ def register(app, cockpit: AppContext) -> None:
         if not p.ok:
             return (*slider, block_options([]), ALL_BLOCKS, probe_alert(p), p.version)
         try:
-            with db.open_db(p.run.db_path) as conn:
-                blocks = sorted(set(db.hidden_states_at(conn, p.last)["block_idx"].astype(int)))
-        except db.READ_ERRORS as exc:
+            with read.open_db(p.run.db_path) as conn:
+                blocks = sorted(set(read.hidden_states_at(conn, p.last)["block_idx"].astype(int)))
+        except read.READ_ERRORS as exc:
             p.message, p.colour = av.db_error(p.run, exc), "danger"
             return (*av.slider_props(p, None, None), block_options([]), ALL_BLOCKS, probe_alert(p),
                     p.version)
@@ -70,9 +72,9 @@ def register(app, cockpit: AppContext) -> None:
             raise PreventUpdate
         one = None if block in (None, ALL_BLOCKS) else int(block)
         try:
-            with db.open_db(run.db_path) as conn:
-                shown = db.nearest_logged_step(conn, TABLE, step)
-                hidden = db.hidden_states_at(conn, shown, block_idx=one)
-        except db.READ_ERRORS as exc:
+            with read.open_db(run.db_path) as conn:
+                shown = read.nearest_logged_step(conn, TABLE, step)
+                hidden = read.hidden_states_at(conn, shown, block_idx=one)
+        except read.READ_ERRORS as exc:
             return empty_fig(av.wrap(av.db_error(run, exc)), height=520), ""
         return pca_fig(hidden, one), av.step_label(shown, version["last"])

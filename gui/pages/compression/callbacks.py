@@ -16,9 +16,10 @@ import pandas as pd
 from dash import Input, Output, State, ctx, html, no_update
 from dash.exceptions import PreventUpdate
 
+from umoec.metrics import read
 from umoec.run import RunDir
 
-from ... import db, forge, ids
+from ... import forge, ids
 from ...components.checkpoint_picker import (
     register_checkpoint_dropdown,
     register_model_dropdown,
@@ -37,6 +38,7 @@ from ...uploads import (
     store_upload,
     too_large_message,
 )
+from ...view.read_errors import db_read_error
 
 
 # -- the jobs table ---------------------------------------------------------------------------
@@ -212,8 +214,8 @@ def do_action(jobs: JobManager, runs_dir: Path, trigger, path, profile, checkpoi
         if trigger == ids.COMPRESS_VERIFY_BTN:
             row = None
             if job_id:
-                with db.open_db(run.db_path) as conn:
-                    df = db.compression_jobs(conn)
+                with read.open_db(run.db_path) as conn:
+                    df = read.compression_jobs(conn)
                 match = df[df["job_id"] == int(job_id)]
                 row = match.iloc[0].to_dict() if not match.empty else None
             jobs.start_verify(run, job_id, row)
@@ -221,7 +223,7 @@ def do_action(jobs: JobManager, runs_dir: Path, trigger, path, profile, checkpoi
             jobs.start_compress(run, path, profile, checkpoint, model=model)
     except JobError as exc:
         return {"text": str(exc), "colour": "warning", "ts": now}
-    except db.READ_ERRORS as exc:
+    except read.READ_ERRORS as exc:
         return {"text": f"Cannot read {run.db_path}: {exc}", "colour": "danger", "ts": now}
     return {"text": "", "ts": now}
 
@@ -311,13 +313,13 @@ def refresh_view(jobs: JobManager, runs_dir: Path, name, action, selected, seen)
                     job_options=[], job_value=None,
                     figure=compression_comparison_fig(pd.DataFrame()), verify="", version=None)
     try:
-        with db.open_db(run.db_path) as conn:
-            table = db.compression_jobs(conn)
+        with read.open_db(run.db_path) as conn:
+            table = read.compression_jobs(conn)
     except FileNotFoundError:
-        table = pd.DataFrame(columns=db.JOB_COLUMNS)
-    except db.READ_ERRORS as exc:
-        err = alert(db.db_read_error(run.db_path, exc), "danger")
-        if db.transient(exc) and (seen or {}).get("run") == name:   # same run, busy: keep the view
+        table = pd.DataFrame(columns=read.JOB_COLUMNS)
+    except read.READ_ERRORS as exc:
+        err = alert(db_read_error(run.db_path, exc), "danger")
+        if read.transient(exc) and (seen or {}).get("run") == name:   # same run, busy: keep the view
             return dict(controls, **keep, status=err)
         # another run's jobs, chart and PASS must not stay on screen under this run's name
         return dict(controls, status=err, table=jobs_table(pd.DataFrame(), None, []),

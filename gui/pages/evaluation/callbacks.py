@@ -1,12 +1,12 @@
-"""Evaluation tab: run the evaluation (gui.compress_worker eval: for a checkpoint of the run the
+"""Evaluation tab: run the evaluation (umoec.compress.worker eval: for a checkpoint of the run the
 function scripts/eval_enwik8.sh runs, for a coding model the same steps with that model) as a
 background job, and show eval_results / eval_baselines of the selected run: the results table
 against the reference compressors, the newest roundtrip status and the bpb history.
 
 An evaluation of a model that is not one of the run's own (the shipped default, another run's)
 is recorded under the model's training step with the model named in the dataset label
-("small-val[:2000] · model general-v1 (186335b9d17d)", gui.compress_worker.model_tag), so it never
-replaces a row of the run's own checkpoints and draws its own line in the history.
+("small-val[:2000] · model general-v1 (186335b9d17d)", umoec.compress.worker.MODEL_TAG), so it
+never replaces a row of the run's own checkpoints and draws its own line in the history.
 """
 from __future__ import annotations
 
@@ -22,17 +22,19 @@ from dash.exceptions import PreventUpdate
 from umoec import config as C
 from umoec import sizing
 from umoec.compress.evaluate import locate_data
+from umoec.compress.worker import MODEL_TAG
+from umoec.metrics import read
 from umoec.run import RunDir
 
-from ... import db, forge, ids, models
+from ... import forge, ids, models
 from ...components.checkpoint_picker import register_checkpoint_dropdown, register_model_dropdown
 from ...components.job_status import alert, progress_outputs, status_area
 from ...compress_jobs import ROOT, JobError, JobManager
-from ...compress_worker import MODEL_TAG
 from ...context import AppContext
 from ...figures.base import empty_fig
 from ...figures.compression import REFERENCE_BPB, eval_bpb_history_fig
 from ...runs import resolve
+from ...view.read_errors import db_read_error
 
 REFERENCES = REFERENCE_BPB       # gzip 2.7, zstd-22 1.95, CMIX 1.23 (enwik8)
 METHOD_ORDER = ("gzip -9", "xz -9e", "zstd -19", "zstd -22", "brotli -11", "bzip3", "PPMd -o16",
@@ -260,14 +262,14 @@ def eval_view(jobs: JobManager, runs_dir: Path, name, action, seen: str | None) 
                     roundtrip=roundtrip_badge(pd.DataFrame()),
                     figure=eval_bpb_history_fig(pd.DataFrame()), version=None)
     try:
-        with db.open_db(run.db_path) as conn:
-            evals, baselines = db.eval_results(conn), db.eval_baselines(conn)
+        with read.open_db(run.db_path) as conn:
+            evals, baselines = read.eval_results(conn), read.eval_baselines(conn)
     except FileNotFoundError:
-        evals = pd.DataFrame(columns=db.EVAL_COLUMNS)
-        baselines = pd.DataFrame(columns=db.BASELINE_COLUMNS)
-    except db.READ_ERRORS as exc:
-        err = alert(db.db_read_error(run.db_path, exc), "danger")
-        if db.transient(exc):
+        evals = pd.DataFrame(columns=read.EVAL_COLUMNS)
+        baselines = pd.DataFrame(columns=read.BASELINE_COLUMNS)
+    except read.READ_ERRORS as exc:
+        err = alert(db_read_error(run.db_path, exc), "danger")
+        if read.transient(exc):
             return dict(controls, **keep, status=err)
         # a damaged database: nothing of the previously shown run stays under this run's name
         return dict(controls, status=err, data_note="",

@@ -8,7 +8,9 @@ from __future__ import annotations
 from dash import Input, Output, State
 from dash.exceptions import PreventUpdate
 
-from ... import db, ids
+from umoec.metrics import read
+
+from ... import ids
 from ...components.analysis_widgets import metric_card, probe_alert
 from ...context import AppContext
 from ...figures.base import empty_fig
@@ -74,10 +76,10 @@ def register(app, cockpit: AppContext) -> None:
             raise PreventUpdate
         if p.ok:
             try:
-                with db.open_db(p.run.db_path) as conn:
-                    at = db.mod_gates_at(conn, p.last)
+                with read.open_db(p.run.db_path) as conn:
+                    at = read.mod_gates_at(conn, p.last)
                     rows, stride, n_steps = HISTORY.get(conn, p.run.db_path)
-            except db.READ_ERRORS as exc:
+            except read.READ_ERRORS as exc:
                 p.message, p.colour = av.db_error(p.run, exc), "danger"
         if not p.ok:
             short = av.wrap(p.message)

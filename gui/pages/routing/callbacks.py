@@ -9,7 +9,9 @@ from __future__ import annotations
 from dash import Input, Output, State, ctx, no_update
 from dash.exceptions import PreventUpdate
 
-from ... import db, ids
+from umoec.metrics import read
+
+from ... import ids
 from ...components.analysis_widgets import probe_alert, slider_outputs
 from ...context import AppContext
 from ...figures.base import empty_fig
@@ -67,9 +69,9 @@ def register(app, cockpit: AppContext) -> None:
         if not p.ok:
             return (*slider, [], None, probe_alert(p), p.version)
         try:
-            with db.open_db(p.run.db_path) as conn:
-                blocks = sorted(set(db.moe_routing_at(conn, p.last)["block_idx"].astype(int)))
-        except db.READ_ERRORS as exc:
+            with read.open_db(p.run.db_path) as conn:
+                blocks = sorted(set(read.moe_routing_at(conn, p.last)["block_idx"].astype(int)))
+        except read.READ_ERRORS as exc:
             p.message, p.colour = av.db_error(p.run, exc), "danger"
             return (*av.slider_props(p, None, None), [], None, probe_alert(p), p.version)
         options = [{"label": f"block {b}", "value": b} for b in blocks]
@@ -88,10 +90,10 @@ def register(app, cockpit: AppContext) -> None:
         if run is None:  # removed since the last tick: the next tick says so
             raise PreventUpdate
         try:
-            with db.open_db(run.db_path) as conn:
-                shown = db.nearest_logged_step(conn, TABLE, step)
-                at = db.moe_routing_at(conn, shown)
-        except db.READ_ERRORS as exc:
+            with read.open_db(run.db_path) as conn:
+                shown = read.nearest_logged_step(conn, TABLE, step)
+                at = read.moe_routing_at(conn, shown)
+        except read.READ_ERRORS as exc:
             return empty_fig(av.db_error(run, exc)), ""
         fig = routing_heatmap_fig(at, highlight=_selected(selected, version["run"]))
         return fig, av.step_label(shown, version["last"])
@@ -110,9 +112,9 @@ def register(app, cockpit: AppContext) -> None:
         if run is None:  # removed since the last tick: the next tick says so
             raise PreventUpdate
         try:
-            with db.open_db(run.db_path) as conn:
+            with read.open_db(run.db_path) as conn:
                 rows, stride, n_steps = HISTORY.get(conn, run.db_path)
-        except db.READ_ERRORS as exc:
+        except read.READ_ERRORS as exc:
             empty = empty_fig(av.db_error(run, exc))
             return empty, empty, ""
         sel = _selected(selected, version["run"])
@@ -149,11 +151,11 @@ def register(app, cockpit: AppContext) -> None:
         if run is None:  # removed since the last tick: the next tick says so
             raise PreventUpdate
         try:
-            with db.open_db(run.db_path) as conn:
-                expert = db.moe_expert_history(conn, *sel)
-                at = db.moe_routing_at(conn, version["last"])
+            with read.open_db(run.db_path) as conn:
+                expert = read.moe_expert_history(conn, *sel)
+                at = read.moe_routing_at(conn, version["last"])
                 n_experts = int((at["block_idx"] == sel[0]).sum())
-        except db.READ_ERRORS as exc:
+        except read.READ_ERRORS as exc:
             return empty_fig(av.db_error(run, exc), height=340)
         return expert_detail_fig(expert, sel[0], sel[1], n_experts or None)
 

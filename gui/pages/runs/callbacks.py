@@ -9,6 +9,8 @@ from typing import Any
 from dash import Input, Output, State, ctx, html, no_update
 from dash.exceptions import PreventUpdate
 
+from umoec.run.forge import ForgeFormatError
+
 from ... import forge, ids, run_admin
 from ...context import AppContext
 from ...runs import resolve, run_options
@@ -150,7 +152,7 @@ def register(app, cockpit: AppContext) -> None:
     def open_forge(_n, path_text):
         try:
             run = forge.open_path(path_text, forge.registry())
-        except forge.ForgeFormatError as exc:
+        except ForgeFormatError as exc:
             return _bad(f"Not opened: {exc}"), no_update, no_update
         return (_ok(f"Opened {run.label}: it is selected in the top bar and listed in Compare."),
                 run_options(runs_dir), run.key)

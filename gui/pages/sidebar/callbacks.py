@@ -23,10 +23,11 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, State, ctx, html, no_update, set_props
 
 from umoec import config as C
+from umoec.metrics import read
 from umoec.run import RunDir, RunState
 from umoec.schedule import lr_curve
 
-from ... import db, derived, form, ids
+from ... import derived, form, ids
 from ... import presets as user_presets
 from ...context import AppContext
 from ...figures.base import empty_fig
@@ -288,8 +289,8 @@ def status_view(runs_dir: Path, launcher: Launcher, name: str | None,
 def _progress(run) -> tuple[int | None, float | None]:
     """(newest logged step, steps per second) from the metrics (fresher than the heartbeat)."""
     try:
-        with db.open_db(run.db_path) as conn:
-            recent = db.recent_train_metrics(conn, 20)
+        with read.open_db(run.db_path) as conn:
+            recent = read.recent_train_metrics(conn, 20)
     except Exception:  # progress is a nicety; the status must show regardless
         return None, None
     if recent.empty:

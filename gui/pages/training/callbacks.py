@@ -28,9 +28,11 @@ from dash import Input, Output, Patch, State, html, no_update
 from dash.exceptions import PreventUpdate
 
 from umoec import config as C
+from umoec.metrics import read
 from umoec.run import RunState
+from umoec.run.forge import log_text
 
-from ... import db, forge, ids, models, report
+from ... import ids, models, report
 from ...context import AppContext
 from ...derived import fmt_bytes
 from ...figures.base import empty_fig
@@ -47,7 +49,9 @@ from ...figures.training import (
 )
 from ...forge import resolve_forge
 from ...runs import resolve, summarise
+from ...services.series import cached_train_series
 from ...view.checkpoints import pick
+from ...view.read_errors import db_read_error
 from ...view.training import step_rate
 from .forge import KEYS as FORGE_KEYS
 from .forge import forge_training_update
@@ -182,7 +186,7 @@ def db_error_text(path: Path, exc: BaseException) -> str:
     if isinstance(exc, FileNotFoundError):
         return (f"No metrics database yet at {path}: the run has not logged its first step, or "
                 "its folder is incomplete.")
-    return db.db_read_error(path, exc)
+    return db_read_error(path, exc)
 
 
 def _read_log(run, state: dict | None) -> tuple[Any, list | None]:
@@ -225,9 +229,9 @@ def _full_charts(conn, path: Path, smoothing: Smoothing, log_y: bool,
                  grad_clip: float | None = None,
                  cks: tuple = ()) -> tuple[object, object, object, dict]:
     """(loss, lr, throughput figures, chart state): every row of the database at `path` (read
-    once, then only the new rows: db.cached_train_series), drawn from scratch."""
-    train = db.cached_train_series(conn, path, CHART_COLUMNS)
-    val = db.val_metrics(conn)
+    once, then only the new rows: cached_train_series), drawn from scratch."""
+    train = cached_train_series(conn, path, CHART_COLUMNS)
+    val = read.val_metrics(conn)
     loss = loss_fig(train, val, smoothing, log_y, max_points=MAX_POINTS,
                     checkpoints=checkpoint_frame(cks))
     lr = lr_grad_fig(train, max_points=MAX_POINTS, grad_clip=grad_clip)
@@ -244,8 +248,8 @@ def _full_charts(conn, path: Path, smoothing: Smoothing, log_y: bool,
 
 def _patch_charts(conn, state: dict, smoothing: Smoothing) -> tuple[Any, Any, Any, dict]:
     """Extend the charts with rows newer than the page has; no_update when there are none."""
-    new = db.train_series(conn, CHART_COLUMNS, since_step=state["last_step"])
-    val = db.val_metrics(conn, since_step=state["last_val_step"])
+    new = read.train_series(conn, CHART_COLUMNS, since_step=state["last_step"])
+    val = read.val_metrics(conn, since_step=state["last_val_step"])
     if new.empty and val.empty:
         return no_update, no_update, no_update, state
     state = dict(state)
@@ -322,9 +326,9 @@ def training_update(runs_dir: Path, name: str | None, smoothing: float = 0.6,
     log, log_sig = _read_log(run, same_run)
     out["log"] = log
     try:
-        with db.open_db(run.db_path) as conn:
-            gen = db.run_generation(conn)
-            latest = db.latest_metrics(conn)
+        with read.open_db(run.db_path) as conn:
+            gen = read.run_generation(conn)
+            latest = read.latest_metrics(conn)
             same = (state is not None and state.get("run") == name and state.get("gen") == gen
                     and Smoothing.from_state(state) == spec and state.get("log_y") == log_y
                     and "last_step" in state and "smooth" in state and latest is not None
@@ -339,9 +343,9 @@ def training_update(runs_dir: Path, name: str | None, smoothing: float = 0.6,
             else:
                 loss, lr, throughput, chart = _full_charts(conn, run.db_path, spec, log_y,
                                                            grad_clip_of(run), cks)
-            recent = db.recent_train_metrics(conn, 20)
-            heads = db.head_losses_at(conn)
-    except db.OPEN_ERRORS as exc:
+            recent = read.recent_train_metrics(conn, 20)
+            heads = read.head_losses_at(conn)
+    except read.OPEN_ERRORS as exc:
         empty = empty_fig("Metrics unavailable")
         colour = "info" if isinstance(exc, FileNotFoundError) else "danger"
         text = db_error_text(run.db_path, exc)
@@ -367,14 +371,14 @@ def metrics_csv(runs_dir: Path, name: str | None, smoothing: float = 0.6) -> dic
     run = resolve(runs_dir, name)
     if run is None:
         forge_run = resolve_forge(runs_dir, name)
-        text = None if forge_run is None else forge.log_text(forge_run.log_path)
+        text = None if forge_run is None else log_text(forge_run.log_path)
         if text is None:
             return None
         return {"content": text, "filename": f"{forge_run.path.name}-log.csv", "type": "text/csv"}
     try:
-        with db.open_db(run.db_path) as conn:
-            table = db.metrics_export(conn)
-    except db.OPEN_ERRORS:
+        with read.open_db(run.db_path) as conn:
+            table = read.metrics_export(conn)
+    except read.OPEN_ERRORS:
         return None
     if table.empty:
         return None
@@ -394,9 +398,9 @@ def system_update(runs_dir: Path, name: str | None, seen: dict | None) -> tuple[
                         else "No run selected", height=240)
         return fig, {"run": name}
     try:
-        with db.open_db(run.db_path) as conn:
-            system = db.system_metrics(conn)
-    except db.OPEN_ERRORS:
+        with read.open_db(run.db_path) as conn:
+            system = read.system_metrics(conn)
+    except read.OPEN_ERRORS:
         return empty_fig("Metrics unavailable", height=240), {"run": name}
     key = {"run": name, "rows": len(system),
            "last": int(system["step"].iloc[-1]) if len(system) else None}

@@ -20,6 +20,8 @@ import dash_bootstrap_components as dbc
 import pandas as pd
 from dash import Patch, html, no_update
 
+from umoec.run.forge import ForgeCheckpoint, ForgeFormatError, ForgeLog, log_tail
+
 from ... import forge
 from ...derived import fmt_bytes
 from ...figures.base import empty_fig
@@ -62,7 +64,7 @@ def kpis(train: pd.DataFrame) -> list:
     ]
 
 
-def checkpoint_table(cks: list[forge.ForgeCheckpoint]) -> Any:
+def checkpoint_table(cks: list[ForgeCheckpoint]) -> Any:
     if not cks:
         return html.Div("No ckpt_*.bin yet.", className="text-muted")
     rows = [html.Tr([html.Td(f"{c.step:,}" if c.step is not None else "latest"),
@@ -75,14 +77,14 @@ def checkpoint_table(cks: list[forge.ForgeCheckpoint]) -> Any:
                     style={"maxHeight": "260px", "overflowY": "auto"})
 
 
-def checkpoint_frame(cks: list[forge.ForgeCheckpoint]) -> pd.DataFrame:
+def checkpoint_frame(cks: list[ForgeCheckpoint]) -> pd.DataFrame:
     """The numbered checkpoints as the loss chart's markers take them (ckpt_latest.bin has no
     step to stand at)."""
     return pd.DataFrame([(c.step, c.name, c.size, c.mtime) for c in cks if c.step is not None],
                         columns=list(CHECKPOINT_COLUMNS))
 
 
-def loss_figure(log: forge.ForgeLog, smoothing: Smoothing, log_y: bool,
+def loss_figure(log: ForgeLog, smoothing: Smoothing, log_y: bool,
                 cks: tuple = ()):
     train = pd.DataFrame({"step": log.train["step"], "bpb": log.train["loss"] / LN2})
     val = pd.DataFrame({"step": log.val["step"], "bpb": log.val["val_loss"] / LN2})
@@ -97,7 +99,7 @@ def loss_figure(log: forge.ForgeLog, smoothing: Smoothing, log_y: bool,
     return fig
 
 
-def _extend_charts(log: forge.ForgeLog, state: dict, smoothing: Smoothing):
+def _extend_charts(log: ForgeLog, state: dict, smoothing: Smoothing):
     """(loss, lr, throughput Patches, new state) extending the charts with the rows appended to
     log.csv since `state` was drawn, as our runs' charts are extended (a held zoom keeps its
     range and its full-resolution window); None when the log was not just appended to (a
@@ -158,11 +160,11 @@ def forge_training_update(run: forge.ForgeRun, smoothing: Smoothing, log_y: bool
                   heads=html.Div("Forge logs a single loss (no per-head losses).",
                                  className="text-muted"),
                   checkpoints=checkpoint_table(cks),
-                  log="# log.csv (Forge writes no training.log)\n" + forge.log_tail(run.log_path),
+                  log="# log.csv (Forge writes no training.log)\n" + log_tail(run.log_path),
                   ck_options=[], ck_value=None)
     try:
         log = run.read_log()
-    except forge.ForgeFormatError as exc:
+    except ForgeFormatError as exc:
         empty = empty_fig("log.csv cannot be read")
         return dict(common, kpis=[], loss=empty, lr=empty, throughput=empty,
                     error=dbc.Alert(str(exc), color="danger", class_name="py-2 mb-2"),

@@ -1,5 +1,5 @@
 """Training tab, checkpoint list: "Export model" turns a checkpoint into the coding model
-RUN/models/stepNNNNNN.umm in a background worker (`gui.compress_worker export`: it imports torch,
+RUN/models/stepNNNNNN.umm in a background worker (`umoec.compress.worker export`: it imports torch,
 which the cockpit process never does). The list itself (callbacks.checkpoint_list) shows
 the exported model once the file is there, and the model dropdowns of the Compression and
 Evaluation tabs list it from then on.

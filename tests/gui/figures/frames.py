@@ -1,4 +1,4 @@
-"""Small, hand-made DataFrames shaped like gui/db.py's results, for the figure tests."""
+"""Small, hand-made DataFrames shaped like umoec/metrics/read.py's results, for the figure tests."""
 import numpy as np
 import pandas as pd
 

@@ -1,12 +1,12 @@
 """The evaluation writes eval_results and baseline rows and reports the round trip."""
 import pytest
 
-from gui import db as q
 from tests.conftest import run_module
 from umoec import config as C
 from umoec.codec.baselines import BASELINES, available, skipped_peers
 from umoec.codec.errors import CodecError
 from umoec.compress.evaluate import ENWIK8_HINT, DataChoice, find_data, locate_data
+from umoec.metrics import read as q
 from umoec.run import RunDir
 from umoec.run.atomic import atomic_write_text
 

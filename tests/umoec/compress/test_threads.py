@@ -68,7 +68,7 @@ def test_prepare_sets_the_engine_threads_and_one_blas_thread(monkeypatch):
 
 
 @pytest.mark.parametrize("module", ["bin.compress", "bin.decompress", "bin.evaluate",
-                                    "gui.compress_worker"])
+                                    "umoec.compress.worker"])
 def test_entry_points_choose_before_numpy_loads(module):
     """OpenBLAS and OpenMP read their thread settings when numpy (or torch) loads: the entry points
     must not import either before choosing."""

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.gui.figures.frames import routing  # routing rows shaped as gui/db.py returns them
+from tests.gui.figures.frames import routing  # routing rows shaped as umoec/metrics/read.py returns them
 from umoec.metrics.balance import MIN_LOAD_FLOOR, gini, load_balance_table, max_min_ratio
 
 

@@ -1,12 +1,12 @@
-"""TrainingDB writes what gui/db.py reads, transactions are atomic, readers never see 'locked'."""
+"""TrainingDB writes what umoec/metrics/read.py reads, transactions are atomic, readers never see 'locked'."""
 import sqlite3
 import threading
 import time
 
 import pytest
 
-from gui import db as q
 from umoec.metrics import TrainingDB
+from umoec.metrics import read as q
 
 
 @pytest.fixture

@@ -8,9 +8,9 @@ import time
 import numpy as np
 import pytest
 
-from gui import db as q
 from tests.conftest import ROOT, run_module
 from umoec import config as C
+from umoec.metrics import read as q
 from umoec.run import RunDir, RunState, effective_state
 from umoec.sim import curves
 from umoec.sim.simulator import shape_of

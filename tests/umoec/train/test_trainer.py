@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from gui import db as q
 from tests.conftest import ROOT, run_module
 from tests.umoec.train.conftest import tiny_args
+from umoec.metrics import read as q
 from umoec.run import RunDir
 
 

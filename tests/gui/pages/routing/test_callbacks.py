@@ -3,7 +3,7 @@ click) through Dash's endpoint, and the tab in headless Chromium on a simulated 
 import numpy as np
 import pytest
 
-from gui import db, ids
+from gui import ids
 from gui.services.analysis import HistoryCache
 from gui.view.analysis import slider_marks
 from tests.gui.analysis_support import (
@@ -22,7 +22,7 @@ from tests.gui.analysis_support import (
     wait_until,
     write_run,
 )
-from umoec.metrics import TrainingDB
+from umoec.metrics import TrainingDB, read
 
 FIRST = f"{ids.ROUTING_STEP}.min"
 
@@ -42,27 +42,27 @@ def runs(tmp_path_factory):
     return d
 
 
-# -- gui/db.py readers ----------------------------------------------------------------------------
+# -- umoec/metrics/read.py readers-------------------------------------------------------------------------
 def test_step_readers_use_logged_steps(runs):
-    with db.open_db(runs / "ok" / "metrics.db") as conn:
-        assert db.step_bounds(conn, "moe_routing") == (10, 600, 10)
-        assert db.step_bounds(conn, "hidden_states") == (200, 600, 200)
-        assert db.nearest_logged_step(conn, "moe_routing", 455) == 450
-        assert db.nearest_logged_step(conn, "moe_routing", 3) == 10
-        assert db.nearest_logged_step(conn, "moe_routing", None) == 600
-        assert db.logged_steps(conn, "moe_routing", since_step=570) == [580, 590, 600]
-        assert db.logged_steps(conn, "mod_gates")[:2] == [10, 20]
-        rows = db.rows_at_steps(conn, "moe_routing", [600, 20])
+    with read.open_db(runs / "ok" / "metrics.db") as conn:
+        assert read.step_bounds(conn, "moe_routing") == (10, 600, 10)
+        assert read.step_bounds(conn, "hidden_states") == (200, 600, 200)
+        assert read.nearest_logged_step(conn, "moe_routing", 455) == 450
+        assert read.nearest_logged_step(conn, "moe_routing", 3) == 10
+        assert read.nearest_logged_step(conn, "moe_routing", None) == 600
+        assert read.logged_steps(conn, "moe_routing", since_step=570) == [580, 590, 600]
+        assert read.logged_steps(conn, "mod_gates")[:2] == [10, 20]
+        rows = read.rows_at_steps(conn, "moe_routing", [600, 20])
         assert len(rows) == 2 * 8 * 16 and list(rows["step"].unique()) == [20, 600]
-        e = db.moe_expert_history(conn, 3, 5)
+        e = read.moe_expert_history(conn, 3, 5)
         assert len(e) == 60 and set(e["expert_idx"]) == {5} and e["step"].is_monotonic_increasing
-        assert len(db.moe_expert_history(conn, 3, 5, since_step=590)) == 1
-        assert db.run_generation(conn) == 1
-    with db.open_db(runs / "early" / "metrics.db") as conn:
-        assert db.step_bounds(conn, "moe_routing") == (None, None, None)
-        assert db.rows_at_steps(conn, "moe_routing", []).empty
+        assert len(read.moe_expert_history(conn, 3, 5, since_step=590)) == 1
+        assert read.run_generation(conn) == 1
+    with read.open_db(runs / "early" / "metrics.db") as conn:
+        assert read.step_bounds(conn, "moe_routing") == (None, None, None)
+        assert read.rows_at_steps(conn, "moe_routing", []).empty
     with pytest.raises(ValueError):
-        db.step_bounds(None, "train_metrics; DROP TABLE x")
+        read.step_bounds(None, "train_metrics; DROP TABLE x")
 
 
 def test_slider_marks_are_round_numbers_with_both_ends():
@@ -77,7 +77,7 @@ def test_slider_marks_are_round_numbers_with_both_ends():
 def test_history_cache_reads_new_rows_only_thins_and_keeps_the_newest(tmp_path):
     run = write_run(tmp_path / "r", 300)  # 30 logged steps
     cache = HistoryCache("moe_routing", max_steps=8)
-    with db.open_db(run.db_path) as conn:
+    with read.open_db(run.db_path) as conn:
         rows, stride, n = cache.get(conn, run.db_path)
     assert n == 30 and stride == 4  # 30 steps -> every 4th (8 kept) + the newest
     kept = sorted(rows["step"].unique())
@@ -86,7 +86,7 @@ def test_history_cache_reads_new_rows_only_thins_and_keeps_the_newest(tmp_path):
     with TrainingDB(run.db_path) as w:
         from bench.bench_analysis import write_rows
         write_rows(w, 301, 340)  # 4 more logged steps: ordinals 30..33
-    with db.open_db(run.db_path) as conn:
+    with read.open_db(run.db_path) as conn:
         rows, stride, n = cache.get(conn, run.db_path)
     assert n == 34 and stride == 8  # 10 kept would exceed 8: the stride doubled
     assert sorted(rows["step"].unique()) == [10, 90, 170, 250, 330, 340]
@@ -95,16 +95,16 @@ def test_history_cache_reads_new_rows_only_thins_and_keeps_the_newest(tmp_path):
 def test_history_cache_starts_over_when_the_run_is_resumed(tmp_path):
     run = write_run(tmp_path / "r", 200)
     cache = HistoryCache("moe_routing")
-    with db.open_db(run.db_path) as conn:
+    with read.open_db(run.db_path) as conn:
         assert cache.get(conn, run.db_path)[2] == 20
     with TrainingDB(run.db_path) as w:  # what a resume from step 100 does
         w.discard_after(100)
         w.insert_event("resume", "resumed from step 100", step=100)
         from bench.bench_analysis import write_rows
         write_rows(w, 101, 150, seed=7)
-    with db.open_db(run.db_path) as conn:
+    with read.open_db(run.db_path) as conn:
         rows, _, n = cache.get(conn, run.db_path)
-        fresh = db.rows_at_steps(conn, "moe_routing", db.logged_steps(conn, "moe_routing"))
+        fresh = read.rows_at_steps(conn, "moe_routing", read.logged_steps(conn, "moe_routing"))
     assert n == 15 and rows["step"].max() == 150
     np.testing.assert_allclose(np.sort(rows["load"].to_numpy()), np.sort(fresh["load"].to_numpy()))
 

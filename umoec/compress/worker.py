@@ -1,12 +1,13 @@
-"""The cockpit's background worker: one compression, verification, evaluation or model export per
-process.
+"""The headless compression worker: one compression, verification, evaluation or model export per
+process, driven by a JSON-lines job protocol any front end can use (it imports only umoec and the
+standard library).
 
-    python -m gui.compress_worker compress --input F --output F.umc [--model M | --checkpoint C]
-                                           --profile P
-    python -m gui.compress_worker verify --umc F.umc [--expect-sha256 HEX]
-    python -m gui.compress_worker eval --run RUNDIR [--model M | --checkpoint C] --max-bytes N
-                                       --profile P
-    python -m gui.compress_worker export --checkpoint C --output RUNDIR/models/stepNNNNNN.umm
+    python -m umoec.compress.worker compress --input F --output F.umc [--model M | --checkpoint C]
+                                             --profile P
+    python -m umoec.compress.worker verify --umc F.umc [--expect-sha256 HEX]
+    python -m umoec.compress.worker eval --run RUNDIR [--model M | --checkpoint C] --max-bytes N
+                                         --profile P
+    python -m umoec.compress.worker export --checkpoint C --output RUNDIR/models/stepNNNNNN.umm
 
 M is a coding model (name, hash or .umm path; none: the shipped default model); C a training
 checkpoint, exported to RUN/models/stepNNNNNN.umm first. Verification decodes with the model the
@@ -19,9 +20,9 @@ umoec.compress.evaluate) and reports on stdout as JSON lines, one object each:
     {"event": "result", ...}                 the last line of a successful job (exit 0)
     {"event": "error", "message": "..."}     a refusal or failure the user can act on (exit 1 or 2)
 
-The cockpit (gui/compress_jobs.py) starts it in its own session and cancels it with SIGTERM (the
-work stops, atomic writes leave nothing behind, exit 143). If the cockpit goes away, the next
-progress line cannot be written (broken pipe) and the worker stops too.
+The front end that drives it (the cockpit: gui/compress_jobs.py) starts it in its own session and
+cancels it with SIGTERM (the work stops, atomic writes leave nothing behind, exit 143). If the front
+end goes away, the next progress line cannot be written (broken pipe) and the worker stops too.
 """
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ class Cancelled(BaseException):
 
 
 class ParentGone(BaseException):
-    """The cockpit that started this worker is gone: nobody would record the result."""
+    """The front end that started this worker is gone: nobody would record the result."""
 
 
 def emit(obj: dict) -> None:
@@ -155,7 +156,7 @@ def do_eval(a) -> dict:
     _prepare_threads(a.profile)
     from umoec.compress.evaluate import PRIME_BYTES, evaluate, find_data, training_prime
     from umoec.run import RunDir
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]  # the repository: data/, a run's relative data.path
     run = RunDir(a.run)
     reporters: dict[str, Reporter] = {}
 
@@ -216,7 +217,7 @@ def do_export(a) -> dict:
 
 
 def parse(argv) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m gui.compress_worker", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m umoec.compress.worker", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="job", required=True)
     c = sub.add_parser("compress")

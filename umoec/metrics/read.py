@@ -1,8 +1,9 @@
-"""Read queries for the cockpit: parameterised SQL in, pandas DataFrames out.
+"""Read queries on a run's metrics database: parameterised SQL in, pandas DataFrames out.
 
 Every function takes an open connection (see `open_db`) and returns a DataFrame with fixed
-columns, empty when the run has no such rows yet or its database predates the table. `since_step`
-arguments let live views fetch only rows newer than what the page already shows.
+columns (the schema's, `COLUMNS`), empty when the run has no such rows yet or its database
+predates the table. `since_step` arguments let live views fetch only rows newer than what a page
+already shows. The writer is umoec/metrics/db.py; the cockpit and reports read through here.
 """
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
+import numpy as np
 import pandas as pd
 
-from umoec.metrics.db import connect
-
-from .services.cache import SignatureCache
+from .db import connect
+from .schema import migrate
 
 # What reading a run's database can raise: the callbacks that read one show these as a message.
 READ_ERRORS = (FileNotFoundError, sqlite3.Error, OSError, ValueError)
@@ -23,19 +24,33 @@ READ_ERRORS = (FileNotFoundError, sqlite3.Error, OSError, ValueError)
 # figures inside the read (the Training tab), where any other error is a bug to report, not hide.
 OPEN_ERRORS = (FileNotFoundError, sqlite3.DatabaseError)
 
-TRAIN_COLUMNS = ["step", "ts", "elapsed_s", "loss", "bpb", "lr", "grad_norm", "tokens_per_sec",
-                 "bytes_seen"]
-ROUTING_COLUMNS = ["step", "block_idx", "expert_idx", "load", "bias"]
-MOD_COLUMNS = ["step", "block_idx", "fraction_processed", "capacity", "fraction_inference"]
-ACTIVATION_COLUMNS = ["step", "block_idx", "mean", "std", "p1", "p25", "p50", "p75", "p99"]
-HIDDEN_COLUMNS = ["step", "block_idx", "sample_idx", "pc1", "pc2"]
-EVAL_COLUMNS = ["step", "ts", "dataset", "bpb", "compressed_bytes", "original_bytes",
-                "roundtrip_ok"]
-JOB_COLUMNS = ["job_id", "ts", "input_path", "output_path", "profile", "checkpoint", "status",
-               "raw_bytes", "compressed_bytes", "elapsed_s"]
-VAL_COLUMNS = ["step", "ts", "loss", "bpb", "n_bytes"]
-HEAD_COLUMNS = ["step", "head", "loss"]
-EVENT_COLUMNS = ["event_id", "ts", "step", "kind", "message"]
+
+def _schema_columns() -> dict[str, list[str]]:
+    """Every table's columns in the current schema's order (read from a migrated empty database,
+    so the column lists cannot drift from the DDL)."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        migrate(conn)
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                             "AND name NOT LIKE 'sqlite_%'")]
+        return {t: [r[1] for r in conn.execute(f"PRAGMA table_info({t})")] for t in tables}
+    finally:
+        conn.close()
+
+
+COLUMNS = _schema_columns()
+TRAIN_COLUMNS = COLUMNS["train_metrics"]
+ROUTING_COLUMNS = COLUMNS["moe_routing"]
+MOD_COLUMNS = COLUMNS["mod_gates"]
+ACTIVATION_COLUMNS = COLUMNS["activation_stats"]
+HIDDEN_COLUMNS = COLUMNS["hidden_states"]
+EVAL_COLUMNS = COLUMNS["eval_results"]
+JOB_COLUMNS = COLUMNS["compression_jobs"]
+VAL_COLUMNS = COLUMNS["val_metrics"]
+HEAD_COLUMNS = COLUMNS["head_losses"]
+EVENT_COLUMNS = COLUMNS["run_events"]
+BASELINE_COLUMNS = COLUMNS["eval_baselines"]
+SYSTEM_COLUMNS = COLUMNS["system_metrics"]
 
 
 @contextmanager
@@ -54,26 +69,24 @@ def transient(exc: BaseException) -> bool:
     return "locked" in text or "busy" in text
 
 
-def db_read_error(path, exc: BaseException) -> str:
-    """What a tab says about a metrics database it cannot read: retry only when that can help."""
-    text = str(exc)
-    if transient(exc):
-        return f"{path} is busy ({text}); the next refresh will try again."
-    if "not a database" in text or "malformed" in text:
-        return (f"Cannot read {path}: {text}. The file is damaged or not a database, so this tab "
-                "cannot show this run (its log.csv and training.log still hold the training "
-                "metrics).")
-    return f"Cannot read {path}: {text}"
-
-
 def _query(conn: sqlite3.Connection, sql: str, params: Sequence,
            columns: list[str]) -> pd.DataFrame:
+    """`sql` is `SELECT <columns> FROM <table> ...`. A database older than the table gives no
+    rows; one older than a column (the cockpit never migrates a run's database) gives NULL in it."""
     try:
         rows = conn.execute(sql, tuple(params)).fetchall()
     except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc) or "no such column" in str(exc):
+        if "no such table" in str(exc):
             return pd.DataFrame(columns=columns)
-        raise
+        if "no such column" not in str(exc):
+            raise
+        rest = sql.split(" FROM ", 1)[1]
+        have = {r[1] for r in conn.execute(f"PRAGMA table_info({rest.split()[0]})")}
+        listed = ", ".join(c if c in have else f"NULL AS {c}" for c in columns)
+        try:
+            rows = conn.execute(f"SELECT {listed} FROM {rest}", tuple(params)).fetchall()
+        except sqlite3.OperationalError:   # the missing column is in the WHERE clause
+            return pd.DataFrame(columns=columns)
     return pd.DataFrame.from_records(rows, columns=columns)
 
 
@@ -113,45 +126,12 @@ def train_series(conn: sqlite3.Connection, columns: Sequence[str] = ("step", "bp
                   params, cols)
 
 
-_SERIES = SignatureCache(8)   # train_series of the runs shown lately, extended as they grow
-
-
-def cached_train_series(conn: sqlite3.Connection, path: str | os.PathLike,
-                        columns: Sequence[str]) -> pd.DataFrame:
-    """train_series(conn, columns) of the database at `path`, kept between calls and extended
-    with the rows logged since: a page load or full redraw of a long run reads only what is new
-    (200,000 rows take ~0.25 s to read). The signature is the run's first row (step and time: a
-    run recreated under the same name is another run), its generation (a resume rewrites rows
-    after its checkpoint) and its newest step. The frame is shared: callers must not modify it."""
-    try:  # which run's rows: a run recreated under the same name logged its first row later
-        first = conn.execute("SELECT step, ts FROM train_metrics ORDER BY step LIMIT 1").fetchone()
-    except sqlite3.OperationalError:
-        first = None
-    ident = (first, run_generation(conn))
-    last = latest_step(conn)
-
-    def build(stale):
-        if stale is not None and stale[0] == ident and len(stale[1]) and last is not None:
-            old = stale[1]
-            had = int(old["step"].iloc[-1])
-            if last >= had:
-                new = train_series(conn, columns, since_step=had)
-                return ident, (pd.concat([old, new], ignore_index=True) if len(new) else old)
-        return ident, train_series(conn, columns)
-
-    return _SERIES.get((str(path), tuple(columns)), (ident, last), build)[1]
-
-
 def metrics_export(conn: sqlite3.Connection) -> pd.DataFrame:
     """Every train_metrics row with the validation bpb of its step (empty when none), oldest
     first: what the Training tab's CSV export holds."""
     train = train_metrics(conn)
     val = val_metrics(conn)[["step", "bpb"]].rename(columns={"bpb": "val_bpb"})
     return train.merge(val.drop_duplicates("step", keep="last"), on="step", how="left")
-
-
-SYSTEM_COLUMNS = ["step", "ts", "cpu_percent", "rss_bytes", "disk_free_bytes", "gpu_util",
-                  "gpu_mem_bytes"]
 
 
 def system_metrics(conn: sqlite3.Connection) -> pd.DataFrame:
@@ -230,9 +210,6 @@ def hidden_states_at(conn: sqlite3.Connection, step: int | None = None,
 def eval_results(conn: sqlite3.Connection) -> pd.DataFrame:
     return _query(conn, f"SELECT {', '.join(EVAL_COLUMNS)} FROM eval_results ORDER BY step, "
                   "dataset", [], EVAL_COLUMNS)
-
-
-BASELINE_COLUMNS = ["step", "dataset", "method", "compressed_bytes", "original_bytes", "seconds"]
 
 
 def eval_baselines(conn: sqlite3.Connection) -> pd.DataFrame:
@@ -347,3 +324,44 @@ def run_generation(conn: sqlite3.Connection) -> int:
                    .fetchone()[0])
     except sqlite3.OperationalError:
         return 0
+
+
+# -- float arrays for long series (Compare) ----------------------------------------------------
+def _columns(rows: list[tuple], n: int) -> list[np.ndarray]:
+    if not rows:
+        return [np.zeros(0) for _ in range(n)]
+    a = np.array(rows, dtype=np.float64)
+    return [a[:, i] for i in range(n)]
+
+
+_TRAIN_SQL = "SELECT step, elapsed_s, bpb, bytes_seen FROM train_metrics WHERE step > ? ORDER BY step"
+_VAL_SQL = "SELECT step, bpb FROM val_metrics WHERE step > ? ORDER BY step"
+SYSTEM_SERIES = ("cpu_percent", "rss_bytes", "gpu_util", "gpu_mem_bytes", "disk_free_bytes")
+_SYSTEM_SQL = f"SELECT step, {', '.join(SYSTEM_SERIES)} FROM system_metrics WHERE step > ? ORDER BY step"
+
+
+def _fetch(conn: sqlite3.Connection, sql: str, since: float) -> list[tuple]:
+    """The rows of `sql` after `since`; none when the table does not exist (an older run)."""
+    try:
+        return conn.execute(sql, (since,)).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "no such table" not in str(exc):
+            raise
+        return []
+
+
+def series_arrays(conn: sqlite3.Connection, since: float = -1.0,
+                      since_val: float = -1.0) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """([step, elapsed_s, bpb, bytes_seen], [val step, val bpb]) of the rows newer than `since`
+    (`since_val`) as float arrays (one fetch of plain tuples: the fastest way out of SQLite; the
+    Compare tab's curves)."""
+    return _columns(_fetch(conn, _TRAIN_SQL, since), 4), _columns(_fetch(conn, _VAL_SQL, since_val), 2)
+
+
+def system_arrays(conn: sqlite3.Connection, since: float = -1.0) -> dict[str, np.ndarray]:
+    """The system_metrics rows newer than `since` as {"step", *SYSTEM_SERIES} float arrays (NULL:
+    NaN); {} when there are none (a run logged before the sampler existed has no such table)."""
+    rows = _fetch(conn, _SYSTEM_SQL, since)
+    if not rows:
+        return {}
+    return dict(zip(("step",) + SYSTEM_SERIES, _columns(rows, 1 + len(SYSTEM_SERIES)), strict=True))

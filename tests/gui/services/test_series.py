@@ -1,4 +1,4 @@
-"""gui/db.py: the cached read of a run's training series equals a fresh read after every kind of
+"""gui/services/series.py: the cached read of a run's training series equals a fresh read after every kind of
 change a run's database goes through, and reads only the new rows while a run grows."""
 from __future__ import annotations
 
@@ -6,16 +6,16 @@ import shutil
 
 import pandas as pd
 
-from gui import db
+from gui.services.series import cached_train_series
 from tests.gui.pages.training.test_callbacks import add_rows, make_run
-from umoec.metrics import TrainingDB
+from umoec.metrics import TrainingDB, read
 
 COLUMNS = ("step", "bpb", "lr", "grad_norm", "tokens_per_sec")
 
 
 def cached_and_fresh(run) -> tuple[pd.DataFrame, pd.DataFrame]:
-    with db.open_db(run.db_path) as conn:
-        return db.cached_train_series(conn, run.db_path, COLUMNS), db.train_series(conn, COLUMNS)
+    with read.open_db(run.db_path) as conn:
+        return cached_train_series(conn, run.db_path, COLUMNS), read.train_series(conn, COLUMNS)
 
 
 def test_a_growing_run_is_extended_with_its_new_rows_only(tmp_path, monkeypatch):
@@ -23,14 +23,14 @@ def test_a_growing_run_is_extended_with_its_new_rows_only(tmp_path, monkeypatch)
     cached, fresh = cached_and_fresh(run)
     pd.testing.assert_frame_equal(cached, fresh)
     reads = []
-    real = db.train_series
-    monkeypatch.setattr(db, "train_series",
+    real = read.train_series
+    monkeypatch.setattr(read, "train_series",
                         lambda conn, cols, since_step=None: reads.append(since_step)
                         or real(conn, cols, since_step))
-    with db.open_db(run.db_path) as conn:
-        assert db.cached_train_series(conn, run.db_path, COLUMNS) is cached   # nothing new: kept
+    with read.open_db(run.db_path) as conn:
+        assert cached_train_series(conn, run.db_path, COLUMNS) is cached   # nothing new: kept
         add_rows(run, range(101, 131))
-        grown = db.cached_train_series(conn, run.db_path, COLUMNS)
+        grown = cached_train_series(conn, run.db_path, COLUMNS)
     assert reads == [100]                                # only the rows after step 100
     _, fresh = cached_and_fresh(run)
     pd.testing.assert_frame_equal(grown, fresh)
