@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 import sys
 import threading
@@ -221,11 +220,6 @@ def parse_weighted_sources(text: str | None, base: Path | None = None
     return paths, [1.0 if w is None else w for w in weights]
 
 
-def parse_sources(text: str | None, base: Path | None = None) -> list[Path]:
-    """The source paths of `text` (parse_weighted_sources without the weights)."""
-    return parse_weighted_sources(text, base)[0]
-
-
 def build_command(out: Path, sources: list[Path], val_fraction: float, max_bytes: int,
                   python: str = sys.executable,
                   weights: list[float] | None = None) -> list[str]:
@@ -349,14 +343,6 @@ class DatasetBuilder:
         if job.child is not None:
             job.child.cancel()
         return f"Cancelling the build of {job.name}..."
-
-    def shutdown(self, timeout: float = 10.0) -> None:
-        with self._lock:
-            jobs = [j for j in self._jobs.values() if j.alive]
-        for j in jobs:
-            if j.child is not None:
-                j.child.signal(signal.SIGKILL)
-            j.done.wait(timeout)
 
 
 def _check_numbers(val_fraction, max_bytes) -> tuple[float, int]:

@@ -18,7 +18,6 @@ N_BINS = 17  # sp-16: 8 bits or more (the cost of a byte under a uniform model)
 PALETTE = ("#ffffcc", "#fff6b6", "#ffeda0", "#fee38b", "#fed976", "#fec661", "#feb24c", "#fea044",
            "#fd8d3c", "#fc6e33", "#fc4e2a", "#f03423", "#e31a1c", "#d00d21", "#bd0026", "#9e0026",
            "#800026")
-DARK_FROM = 11  # bins from here on get white text
 
 
 def bin_of(bits: float) -> int:
