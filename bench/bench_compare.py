@@ -6,9 +6,9 @@ Forge Studio (its RESEARCH.md, milestone M7) measured on its 200k-point stress t
 Our targets are 5x better than both: ingest < 220 ms, snapshot < 50 ms.
 
 Measured here, cold caches each time (median of REPEATS):
-  ingest metrics.db   gui.compare.load_run on one of our runs: 200,000 train_metrics rows +
+  ingest metrics.db   gui.services.compare.load_run on one of our runs: 200,000 train_metrics rows +
                       1,000 val rows out of SQLite into numpy, config.yaml read and sized;
-  ingest log.csv      gui.forge: read and parse a 200,000-line Forge log.csv (by header,
+  ingest log.csv      gui.services.forge: read and parse a 200,000-line Forge log.csv (by header,
                       resumes resolved, evaluations split out);
   snapshot            debiased EMA on all 200,000 rows, then MinMaxLTTB of the raw and the EMA
                       series to 1,200 points each, as plain lists (what the browser is sent);
@@ -87,10 +87,10 @@ def median_ms(fn, repeats: int = REPEATS) -> tuple[float, object]:
 
 
 def main() -> None:
-    from gui import compare, forge
     from gui.figures import series
     from gui.figures.compare import compare_fig
     from gui.figures.series import ema
+    from gui.services import compare, forge
     with tempfile.TemporaryDirectory() as tmp:
         runs = Path(tmp)
         t0 = time.perf_counter()

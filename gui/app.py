@@ -23,18 +23,18 @@ from dash import dcc, html
 from flask import Response, request
 
 from gui import ids, panes
-from gui import presets as user_presets
-from gui.compress_jobs import DEFAULT_JOB_TIMEOUT_S
 from gui.context import AppContext, CockpitSettings, attach
-from gui.notify import reconcile_dead_runs
 from gui.pages import register_all
 from gui.pages.header import layout as header
 from gui.pages.header.ticks import served_pulse
 from gui.pages.notifications import layout as notify_panel
 from gui.pages.sidebar import layout as config_panel
-from gui.process import STOP_TIMEOUT_S
-from gui.runs import run_list
-from gui.uploads import DEFAULT_MAX_UPLOAD_MB, DEFAULT_UPLOAD_DIR
+from gui.services import presets as user_presets
+from gui.services.compress_jobs import DEFAULT_JOB_TIMEOUT_S
+from gui.services.launcher import STOP_TIMEOUT_S
+from gui.services.notify import reconcile_dead_runs
+from gui.services.runs import run_list
+from gui.services.uploads import DEFAULT_MAX_UPLOAD_MB, DEFAULT_UPLOAD_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_RUNS_DIR = ROOT / "runs"

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .compress_jobs import JobManager, JobRunner
-from .datasets import DatasetBuilder
-from .forge import OPENED_FILE, ForgeRegistry
-from .process import Launcher
+from .services.compress_jobs import JobManager, JobRunner
+from .services.datasets import DatasetBuilder
+from .services.forge import OPENED_FILE, ForgeRegistry
 from .services.generation import Generation
+from .services.launcher import Launcher
 from .services.supervisor import Supervisor
 from .services.watchdog import RunWatchdog
 

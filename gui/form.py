@@ -255,9 +255,9 @@ def save_file(values: Mapping[str, Any], tier: Any, path: Path, overwrite: bool 
 
 
 def preset_values(tier: str) -> dict[str, Any]:
-    """Form values of a tier preset or of a user-saved preset (gui/presets.py); ConfigError if
+    """Form values of a tier preset or of a user-saved preset (gui/services/presets.py); ConfigError if
     the preset is missing or broken."""
-    from . import presets  # user presets
+    from .services import presets
     user = presets.user_preset_path(tier)
     if user is not None:
         try:

@@ -24,7 +24,7 @@ from umoec.units import bpb as bits_per_byte
 from .figures.compression import eval_bpb_history_fig
 from .figures.series import MAX_POINTS
 from .figures.training import loss_fig, lr_grad_fig, system_fig
-from .runs import summarise
+from .services.runs import summarise
 
 PLOTLY_JS = Path(__file__).parent / "assets" / "05_plotly.min.js"   # the trace types gui/ draws
 READ_ERRORS = (FileNotFoundError, sqlite3.DatabaseError, OSError)   # run_report raises these

@@ -10,9 +10,10 @@ from dash.exceptions import PreventUpdate
 
 from umoec.run import RunDir
 
-from .. import ids, models
-from ..runs import resolve
-from ..uploads import format_bytes
+from .. import ids
+from ..services import models
+from ..services.runs import resolve
+from ..services.uploads import format_bytes
 from ..view.checkpoints import pending, pick, pick_model
 
 

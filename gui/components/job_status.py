@@ -1,12 +1,12 @@
 """A background job's status line, progress bar and status badge (the Compression, Evaluation
-and Training tabs' jobs: gui/compress_jobs.py)."""
+and Training tabs' jobs: gui/services/compress_jobs.py)."""
 from __future__ import annotations
 
 import dash_bootstrap_components as dbc
 from dash import html
 
-from ..compress_jobs import Job, status_kind, status_reason
-from ..uploads import format_bytes
+from ..services.compress_jobs import Job, status_kind, status_reason
+from ..services.uploads import format_bytes
 
 STATUS_COLOURS = {"done": "success", "failed": "danger", "cancelled": "secondary",
                   "running": "primary", "simulated": "info"}

@@ -1,6 +1,6 @@
 """Figure builders of the cockpit, one module per tab: pure functions from DataFrames (columns as
 umoec/metrics/read.py returns them), dicts or view-models to Plotly figures. No Dash, no I/O: callbacks read
-the data (umoec/metrics/read.py, gui/compare.py, gui/forge.py) and pass it in.
+the data (umoec/metrics/read.py, gui/services/compare.py, gui/services/forge.py) and pass it in.
 
 - `base`: the "umoec" plotly template (registered when `base` is imported, which every figure
   module does), `empty_fig`, the palettes, the dashed reference line, the dcc.Graph config.

@@ -1,10 +1,10 @@
-"""Architecture tab: a diagram of the model a config builds (gui/architecture.py's ModelView),
+"""Architecture tab: a diagram of the model a config builds (gui/view/architecture.py's ModelView),
 one row per part with a bar of its parameters."""
 from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ..architecture import block_hover, exit_label, ffn_label, mtp_labels
+from ..view.architecture import block_hover, exit_label, ffn_label, mtp_labels
 from .base import TEMPLATE
 
 # Diagram columns, in x units of 0..100 (the figure keeps a minimum width so labels fit).
@@ -36,7 +36,7 @@ def _si(n: float) -> str:
 
 
 def architecture_fig(view) -> go.Figure:
-    """A diagram of the model a config builds (`gui.architecture.ModelView`): the embedding with
+    """A diagram of the model a config builds (`gui.view.architecture.ModelView`): the embedding with
     its patch scales, every block in block_pattern order (norm or AdaLN-Zero, SSM mixer,
     cross-attention, MoE or dense FFN, MoD), exit heads, the final and MTP heads and the cascade,
     each row with a bar of its parameters (grey: total, blue: active per byte).

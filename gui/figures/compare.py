@@ -3,13 +3,13 @@ each run's best point starred, against step, training bytes or wall time; every 
 the view by series.points (a zoom re-aggregates the visible range at full resolution).
 
 The legend names each run by the hyperparameters that differ between the chosen runs
-(`config_diff`, `legend_name`); the Compare table (gui/compare.py) shows the same keys.
+(`config_diff`, `legend_name`); the Compare table (gui/services/compare.py) shows the same keys.
 
 Below it, `system_fig`: one system metric (CPU, resident memory, GPU, free disk; the trainer's
 SystemSampler samples them at each logged step) of every run, in the colour the loss chart gives
 that run, on the same x axis choice. `system_options` lists the metrics some run recorded.
 
-`runs` are gui.compare.RunData, already loaded: nothing here reads a file.
+`runs` are gui.services.compare.RunData, already loaded: nothing here reads a file.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from .base import TEMPLATE, empty_fig, line_trace
 from .series import VIEW_POINTS, ema, points
 
 if TYPE_CHECKING:
-    from ..compare import RunData
+    from ..services.compare import RunData
 
 AXES = {"step": "step", "bytes": "training bytes", "time": "wall time (s)"}
 COLOURS = ["#0d6efd", "#d63384", "#198754", "#fd7e14", "#6f42c1", "#20c997", "#dc3545", "#6c757d"]

@@ -23,8 +23,8 @@ import yaml
 
 from umoec.metrics import read
 
-from ..runs import resolve
 from ..view.analysis import Probe, no_run
+from .runs import resolve
 
 
 def run_config(run) -> dict:

@@ -1,7 +1,7 @@
 """The one place the cockpit starts, watches, times out and cancels its children: worker processes
 (training runs, compression jobs, dataset builds) and worker threads (the Generate tab's jobs).
-No Dash and no torch here; gui/process.py, gui/compress_jobs.py, gui/datasets.py and
-gui/services/generation.py keep their own records and messages and leave the mechanics to this module.
+No Dash and no torch here; launcher.py, compress_jobs.py, datasets.py and generation.py (beside
+it in gui/services/) keep their own records and messages and leave the mechanics to this module.
 
 Vocabulary (processes and threads alike):
     state      running | done | failed | cancelled | timed-out

@@ -2,9 +2,9 @@
 
 Each pass (every `period_s`):
 - a status.json that says running while its process (on this host) is gone is rewritten as
-  crashed (`gui/notify.reconcile_dead_runs`), except runs this cockpit's Launcher watches (it
+  crashed (`gui/services/notify.reconcile_dead_runs`), except runs this cockpit's Launcher watches (it
   records their real exit code);
-- every run's honest state is taken (`gui/notify.snapshot`: stalled, crashed...) and kept;
+- every run's honest state is taken (`gui/services/notify.snapshot`: stalled, crashed...) and kept;
   `version` goes up whenever a run appears, disappears, changes state or moves on a step or a
   heartbeat, so a page asks for new data only then (gui/services/pulse.py).
 Pages read `current()`; the notifications panel compares it with what each browser last saw.
@@ -20,7 +20,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from .. import notify
+from . import notify
 
 log = logging.getLogger(__name__)
 PERIOD_S = 2.0

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..figures.training import CHECKPOINT_TRACE
-from ..models import CHECKPOINT_CHOICE
+from ..services.models import CHECKPOINT_CHOICE
 
 
 def pending(selected: Any, seen: Any, run: str | None) -> str | None:

@@ -10,8 +10,8 @@ import pytest
 
 from tests.gui.browser_util import TIMEOUT_MS, new_page, open_section, shot, wait_text
 from tests.gui.forge_fixtures import write_forge_run
+from tests.gui.services.test_compare import add_system_rows, make_run
 from tests.gui.test_app_server import start_app
-from tests.gui.test_compare import add_system_rows, make_run
 
 pytestmark = pytest.mark.browser
 

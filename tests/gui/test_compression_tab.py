@@ -14,18 +14,19 @@ from pathlib import Path
 
 import pytest
 
-from gui import ids, models
-from gui.compress_jobs import JobManager, read_sidecar
-from gui.models import CHECKPOINT_CHOICE
+from gui import ids
 from gui.pages.compression.callbacks import REFRESH_OUTPUTS, refresh_view
 from gui.pages.compression.layout import profile_options
 from gui.pages.evaluation.callbacks import EVAL_OUTPUTS, eval_view
 from gui.pages.training.callbacks import checkpoint_list, checkpoint_models
+from gui.services import models
+from gui.services.compress_jobs import JobManager, read_sidecar
+from gui.services.models import CHECKPOINT_CHOICE
 from tests.conftest import ROOT, run_module
 from tests.gui.analysis_support import browser_page, open_tab, shot, wait_for_traces, wait_until
 from tests.gui.browser_util import wait_text
+from tests.gui.services.test_compress_jobs import default_name_hash, other_model
 from tests.gui.test_app_server import start_app
-from tests.gui.test_compression_jobs import default_name_hash, other_model
 from tests.umoec.compress.test_choose import table
 from tests.umoec.train.conftest import tiny_args
 from umoec.metrics import read

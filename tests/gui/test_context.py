@@ -3,7 +3,8 @@ reached by pages through register(app, cockpit) and inside requests through curr
 import ast
 from pathlib import Path
 
-from gui import context, forge, presets
+from gui import context
+from gui.services import forge, presets
 
 GUI = Path(__file__).resolve().parents[2] / "gui"
 

@@ -3,10 +3,11 @@ missing database, corrupt database, missing file, a launcher that cannot start t
 trainer that fails, a stop that times out (spec WS7)."""
 import sqlite3
 
-from gui import ids, process
+from gui import ids
 from gui.pages.sidebar import callbacks as cc
 from gui.pages.training import callbacks as tc
-from tests.gui.test_process import LONG, fake_program, wait_for
+from gui.services.launcher import Launched, Launcher
+from tests.gui.services.test_launcher import LONG, fake_program, wait_for
 from umoec.run import RunDir, RunStatus
 
 
@@ -45,12 +46,12 @@ def test_missing_and_unreadable_files(tmp_path):
     assert "is a folder" in str(out["message"])
     run = run_folder(tmp_path, "s")
     run.status_path.write_text("{not json")
-    view = cc.status_view(tmp_path, process.Launcher(tmp_path), "s", None)
+    view = cc.status_view(tmp_path, Launcher(tmp_path), "s", None)
     assert "Crashed" in str(view["status"]) and "unreadable" in str(view["status"])
 
 
 def test_launcher_cannot_start_the_program(tmp_path):
-    launcher = process.Launcher(tmp_path / "runs", python=str(tmp_path / "missing-python"))
+    launcher = Launcher(tmp_path / "runs", python=str(tmp_path / "missing-python"))
     msg = cc.control_action(ids.CONFIG_START, launcher, tmp_path / "runs", cc.form.default_values(),
                             "tier1_micro", "simulate", "x", 20, None, None)
     assert msg["ok"] is False and "cannot start" in msg["text"] and "no such program" in msg["text"]
@@ -60,7 +61,7 @@ def test_launcher_cannot_start_the_program(tmp_path):
 
 def test_trainer_binary_failing(tmp_path):
     python = fake_program(tmp_path, 'echo "bin.train: no dataset at data/default" >&2\nexit 2')
-    launcher = process.Launcher(tmp_path / "runs", python=python)
+    launcher = Launcher(tmp_path / "runs", python=python)
     msg = cc.control_action(ids.CONFIG_START, launcher, tmp_path / "runs", cc.form.default_values(),
                             "tier1_micro", "simulate", "fails", 20, None, None)
     assert msg["ok"] and msg["run"] == "fails"
@@ -73,7 +74,7 @@ def test_trainer_binary_failing(tmp_path):
 def test_stop_timeout_escalates_and_says_so(tmp_path):
     ready = tmp_path / "trap-set"
     python = fake_program(tmp_path, f"trap '' TERM\ntouch {ready}\nwhile true; do sleep 0.1; done")
-    launcher = process.Launcher(tmp_path / "runs", stop_timeout=0.5, python=python)
+    launcher = Launcher(tmp_path / "runs", stop_timeout=0.5, python=python)
     launched = launcher.start(LONG, "simulate", "stuck")
     # stop only once the program ignores SIGTERM: sent earlier, the shell dies of it and there is
     # nothing to escalate
@@ -102,7 +103,7 @@ def test_what_the_trainer_refuses_is_refused_at_start(tmp_path):
     text = str(cc.summary(result))
     assert "Config valid." in text and "The trainer will refuse it: training.precision=bf16+fp8" \
         in text and f"no dataset at {tmp_path / 'no-such-data'}" in text
-    launcher = process.Launcher(tmp_path / "runs")
+    launcher = Launcher(tmp_path / "runs")
     msg = cc.control_action(ids.CONFIG_START, launcher, tmp_path / "runs", values, "tier1_micro",
                             "train", "refused", 20, None, None)
     assert msg["ok"] is False and "the trainer would refuse this config" in msg["text"]
@@ -122,18 +123,18 @@ def test_the_stop_note_ends_when_the_run_has_stopped(tmp_path):
     msg = {"ok": True, "run": "r", "action": "stop",
            "text": "SIGTERM sent to r (pid 1); waiting up to 30 s for it to exit"}
     RunStatus(state="running", total_steps=10, pid=os.getpid()).write(run.status_path)
-    view = cc.status_view(tmp_path, process.Launcher(tmp_path), "r", msg)
+    view = cc.status_view(tmp_path, Launcher(tmp_path), "r", msg)
     assert "SIGTERM sent" in str(view["status"])                 # still stopping: said
     RunStatus(state="stopped", total_steps=10).write(run.status_path)
-    view = cc.status_view(tmp_path, process.Launcher(tmp_path), "r", msg)
+    view = cc.status_view(tmp_path, Launcher(tmp_path), "r", msg)
     assert "Stopped" in str(view["status"]) and "SIGTERM sent" not in str(view["status"])
 
 
 def test_a_resumed_run_says_resuming_until_its_first_status(tmp_path):
     import time
     run = run_folder(tmp_path, "r")                              # its final status: completed
-    launcher = process.Launcher(tmp_path)
-    launcher._runs["r"] = process.Launched("r", run.root, [], "simulate", pid=4321,
+    launcher = Launcher(tmp_path)
+    launcher._runs["r"] = Launched("r", run.root, [], "simulate", pid=4321,
                                            started=time.time() + 1)   # alive: not done yet
     view = cc.status_view(tmp_path, launcher, "r", None)
     text = str(view["status"])
@@ -147,7 +148,7 @@ def test_resume_waits_until_the_picker_lists_the_newest_checkpoint(tmp_path):
     run.checkpoints_dir.mkdir(exist_ok=True)
     for step in (5, 8):
         run.checkpoint_path(step).write_bytes(b"x")
-    launcher = process.Launcher(tmp_path)
+    launcher = Launcher(tmp_path)
     stale = [{"label": "step 5", "value": "step000005.pt"}]           # before the stop's refresh
     assert cc.status_view(tmp_path, launcher, "r", None, stale)["resume_disabled"] is True
     fresh = stale + [{"label": "step 8", "value": "step000008.pt"}]

@@ -1,9 +1,11 @@
 """The config editor's model (gui/form.py) and callbacks bodies, without a browser."""
 import pytest
 
-from gui import derived, form, ids, presets
+from gui import form, ids
 from gui.pages.sidebar import callbacks as cc
 from gui.pages.sidebar import layout as config_panel
+from gui.services import presets
+from gui.view import derived
 from umoec import config as C
 from umoec import sizing
 from umoec.units import fmt_count

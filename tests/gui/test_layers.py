@@ -1,8 +1,8 @@
 """The cockpit's layers keep to their jobs: services/ and view/ import no Dash; view/ does no I/O
-(figures/ is checked by figures/test_no_dash.py); pages read through db, services and the
-file-format modules rather than opening databases or files themselves; a page imports no other
-page (what two pages share is in components/, view/ or services/), and nothing below the pages
-imports them; no component id is used twice."""
+(figures/ is checked by figures/test_no_dash.py); pages read through umoec.metrics.read, services
+and the file-format modules rather than opening databases or files themselves; a page imports no
+other page (what two pages share is in components/, view/ or services/), and nothing below the
+pages imports them; no component id is used twice."""
 import ast
 import json
 from collections import Counter

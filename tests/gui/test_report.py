@@ -3,7 +3,7 @@ network), with the charts, evaluations, compression jobs and the config, every v
 import re
 
 from gui.pages.training.callbacks import report_download
-from tests.gui.test_compare import make_run
+from tests.gui.services.test_compare import make_run
 from umoec.metrics import TrainingDB
 
 

@@ -4,10 +4,10 @@ a compression job (its compressed/ sidecar and output) and a checkpoint exported
 import json
 from pathlib import Path
 
-from gui import run_admin
-from gui.compress_jobs import JobManager
-from gui.process import Launcher
-from tests.gui.test_compression_jobs import fake_python_for
+from gui.services import run_admin
+from gui.services.compress_jobs import JobManager
+from gui.services.launcher import Launcher
+from tests.gui.services.test_compress_jobs import fake_python_for
 from umoec import config as C
 from umoec.run import RunDir, RunState
 

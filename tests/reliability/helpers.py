@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gui.runs import summarise
+from gui.services.runs import summarise
 from tests.conftest import ROOT
 from tests.umoec.train.conftest import TINY
 from umoec import config as C

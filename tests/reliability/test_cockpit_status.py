@@ -4,7 +4,7 @@ Already proven elsewhere (not repeated here): a killed trainer shows Crashed at 
 (test_kill_resume.py, even before the dead process is reaped; tests/gui/test_browser_control.py
 in a browser), a restarted cockpit reattaches and stops a run (test_concurrent_reading.py with the
 real trainer; tests/gui/test_browser_control.py with the simulator), Stop escalates to SIGKILL
-(tests/gui/test_process.py).
+(tests/gui/services/test_launcher.py).
 """
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import time
 import pytest
 
 from gui.pages.sidebar.callbacks import status_view
-from gui.process import Launcher
-from gui.runs import summarise
+from gui.services.launcher import Launcher
+from gui.services.runs import summarise
 from tests.reliability.conftest import record
 from tests.reliability.helpers import ONE_THREAD, own_status, wait_until
 from tests.umoec.train.conftest import TINY

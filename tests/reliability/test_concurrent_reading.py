@@ -14,8 +14,8 @@ import pytest
 
 from gui.pages.sidebar.callbacks import status_view
 from gui.pages.training.callbacks import training_update
-from gui.process import Launcher
-from gui.runs import summarise
+from gui.services.launcher import Launcher
+from gui.services.runs import summarise
 from tests.reliability.conftest import full_or_ci, record
 from tests.reliability.helpers import (
     check_run_folder,

@@ -3,7 +3,7 @@
 Already proven elsewhere (referenced in docs/reliability.md, not repeated): a non-loopback bind
 without a token is refused and GET requests without the token get 401
 (tests/gui/test_app_server.py); no shell anywhere (test_no_shell.py); upload names stay in the
-sandbox and over-size uploads are refused (tests/gui/test_compression_jobs.py,
+sandbox and over-size uploads are refused (tests/gui/services/test_compress_jobs.py,
 tests/gui/test_compression_tab.py); torch.load(weights_only=True) and a pickled callable refused
 (test_no_shell.py, tests/umoec/train/test_checkpoint.py).
 
@@ -27,10 +27,10 @@ from pathlib import Path
 import pytest
 
 from gui import app as cockpit
-from gui.compress_jobs import JobManager, JobRunner
 from gui.pages.compression.callbacks import do_action
-from gui.process import Launcher, LaunchError
-from gui.runs import resolve
+from gui.services.compress_jobs import JobManager, JobRunner
+from gui.services.launcher import Launcher, LaunchError
+from gui.services.runs import resolve
 from tests.gui.test_app_server import start_app
 from tests.reliability.conftest import record
 from tests.reliability.helpers import ONE_THREAD, tree

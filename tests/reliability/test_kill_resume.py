@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from gui.runs import summarise
+from gui.services.runs import summarise
 from tests.reliability.conftest import full_or_ci, record
 from tests.reliability.helpers import (
     TEMP_CKPT_RE,

@@ -45,7 +45,7 @@ def test_fmt_bytes_default_three_significant_digits(n, text):
     (1_234_000_000_000, "1,234.00 GB", "1234.0 GB"),
 ])
 def test_fmt_bytes_for_file_sizes(n, two_decimals, one_decimal):
-    assert fmt_bytes(n, ",.2f", FILE_UNITS) == two_decimals   # upload limits (gui/uploads.py)
+    assert fmt_bytes(n, ",.2f", FILE_UNITS) == two_decimals   # upload limits (gui/services/uploads.py)
     assert fmt_bytes(n, ".1f", FILE_UNITS) == one_decimal     # `umc model list`
 
 

@@ -20,7 +20,7 @@ umoec.compress.evaluate) and reports on stdout as JSON lines, one object each:
     {"event": "result", ...}                 the last line of a successful job (exit 0)
     {"event": "error", "message": "..."}     a refusal or failure the user can act on (exit 1 or 2)
 
-The front end that drives it (the cockpit: gui/compress_jobs.py) starts it in its own session and
+The front end that drives it (the cockpit: gui/services/compress_jobs.py) starts it in its own session and
 cancels it with SIGTERM (the work stops, atomic writes leave nothing behind, exit 143). If the front
 end goes away, the next progress line cannot be written (broken pipe) and the worker stops too.
 """

@@ -15,8 +15,8 @@ from ...components.analysis_widgets import probe_alert, slider_outputs
 from ...context import AppContext
 from ...figures.activations import activation_dist_fig, activation_heatmap_fig
 from ...figures.base import empty_fig
-from ...runs import resolve
 from ...services import analysis
+from ...services.runs import resolve
 from ...view import analysis as av
 
 TABLE = "activation_stats"

@@ -13,10 +13,10 @@ from dash import Input, Output, html
 from dash.exceptions import PreventUpdate
 
 from ... import form, ids
-from ...architecture import describe
 from ...context import AppContext
 from ...figures.architecture import architecture_fig
 from ...figures.base import empty_fig
+from ...view.architecture import describe
 from . import layout as panel
 
 FIELD_IDS = form.FIELD_IDS

@@ -25,16 +25,6 @@ from dash import Input, Output, Patch, State, ctx, dcc, html, no_update
 from dash.exceptions import PreventUpdate
 
 from ... import ids
-from ...compare import (
-    MAX_RUNS,
-    data_extent,
-    data_signature,
-    load_runs,
-    summary_rows,
-    system_signature,
-    table_columns,
-    table_csv,
-)
 from ...components import zoom_events
 from ...context import AppContext
 from ...figures import series
@@ -48,7 +38,17 @@ from ...figures.compare import (
     system_fig,
     system_options,
 )
-from ...runs import run_options
+from ...services.compare import (
+    MAX_RUNS,
+    data_extent,
+    data_signature,
+    load_runs,
+    summary_rows,
+    system_signature,
+    table_columns,
+    table_csv,
+)
+from ...services.runs import run_options
 
 OUTPUTS = ("figure", "data", "columns", "message", "state")
 SYSTEM_OUTPUTS = ("figure", "options", "value", "note", "seen")

@@ -7,9 +7,9 @@ import dash_bootstrap_components as dbc
 from dash import dash_table, dcc, html
 
 from ... import ids
-from ...compare import MAX_RUNS
 from ...figures.base import empty_fig, graph_config
 from ...figures.compare import AXES, SYSTEM_HEIGHT
+from ...services.compare import MAX_RUNS
 
 
 def controls() -> html.Div:

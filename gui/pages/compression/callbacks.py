@@ -3,7 +3,7 @@ a checkpoint of the run), start / cancel a compression job, its progress, the jo
 classical compressors on the same file, and the round-trip verification (with the model the .umc
 file names).
 
-The jobs run in worker processes owned by gui/compress_jobs.JobManager; these callbacks only
+The jobs run in worker processes owned by gui/services/compress_jobs.JobManager; these callbacks only
 start them and render what the manager and the run's metrics.db say (so a reload shows the same).
 """
 from __future__ import annotations
@@ -19,18 +19,19 @@ from dash.exceptions import PreventUpdate
 from umoec.metrics import read
 from umoec.run import RunDir
 
-from ... import forge, ids
+from ... import ids
 from ...components.checkpoint_picker import (
     register_checkpoint_dropdown,
     register_model_dropdown,
 )
 from ...components.job_status import alert, progress_outputs, status_area, status_badge
-from ...compress_jobs import Job, JobError, JobManager, read_sidecar, status_kind
 from ...context import AppContext
 from ...figures.base import empty_fig
 from ...figures.compression import compression_comparison_fig
-from ...runs import resolve
-from ...uploads import (
+from ...services import forge
+from ...services.compress_jobs import Job, JobError, JobManager, read_sidecar, status_kind
+from ...services.runs import resolve
+from ...services.uploads import (
     UploadError,
     decode_contents,
     decoded_size,

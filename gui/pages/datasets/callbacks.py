@@ -1,5 +1,5 @@
 """Datasets tab: list, preview, "use in config editor", and new-dataset builds with a
-live console. gui/datasets.py does the work; bodies are module functions the tests call."""
+live console. gui/services/datasets.py does the work; bodies are module functions the tests call."""
 from __future__ import annotations
 
 import time
@@ -10,10 +10,10 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, State, ctx, html, no_update
 from dash.exceptions import PreventUpdate
 
-from ... import datasets as D
 from ... import ids
 from ...context import AppContext
-from ...derived import fmt_bytes
+from ...services import datasets as D
+from ...view.derived import fmt_bytes
 
 LEVEL_CLASS = {"running": "text-primary", "ok": "text-success", "failed": "text-danger"}
 

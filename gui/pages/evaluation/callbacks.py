@@ -26,14 +26,15 @@ from umoec.compress.worker import MODEL_TAG
 from umoec.metrics import read
 from umoec.run import RunDir
 
-from ... import forge, ids, models
+from ... import ids
 from ...components.checkpoint_picker import register_checkpoint_dropdown, register_model_dropdown
 from ...components.job_status import alert, progress_outputs, status_area
-from ...compress_jobs import ROOT, JobError, JobManager
 from ...context import AppContext
 from ...figures.base import empty_fig
 from ...figures.compression import REFERENCE_BPB, eval_bpb_history_fig
-from ...runs import resolve
+from ...services import forge, models
+from ...services.compress_jobs import ROOT, JobError, JobManager
+from ...services.runs import resolve
 from ...view.read_errors import db_read_error
 
 REFERENCES = REFERENCE_BPB       # gzip 2.7, zstd-22 1.95, CMIX 1.23 (enwik8)

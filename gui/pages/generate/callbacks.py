@@ -14,13 +14,14 @@ from dash.exceptions import PreventUpdate
 
 from umoec.run import RunDir
 
-from ... import forge, ids, surprisal
+from ... import ids, surprisal
 from ...context import AppContext
-from ...datasets import escape_text
-from ...derived import fmt_bytes
-from ...runs import resolve, summarise
+from ...services import forge
+from ...services.datasets import escape_text
 from ...services.generation import Generation
+from ...services.runs import resolve, summarise
 from ...view.checkpoints import pick
+from ...view.derived import fmt_bytes
 
 
 def _muted(text: str) -> html.Span:

@@ -2,7 +2,7 @@
 
 - `follow_form`: the knobs' sliders take the sidebar's values (and rebuild their ladders) when
   one of those fields or the patch scales change, or on Reset.
-- `update` (while the tab is open): applies the knobs to the form (gui/growth.py keeps the config
+- `update` (while the tab is open): applies the knobs to the form (gui/view/growth.py keeps the config
   legal), shows the readouts, size cards and curves, and keeps what Copy would push.
 - `copy`: writes those values to the sidebar's config-inject store; the sidebar fills them in.
 
@@ -17,10 +17,11 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, State, html, no_update
 from dash.exceptions import PreventUpdate
 
-from ... import form, growth, ids
+from ... import form, ids
 from ...context import AppContext
 from ...figures.base import empty_fig
 from ...figures.growth import growth_fig
+from ...view import growth
 from . import layout as panel
 
 FIELD_IDS = form.FIELD_IDS

@@ -1,7 +1,7 @@
 """Growth tab: six size knobs starting from the sidebar's config, the sizes they give
 (parameters, FLOPs, memory, bytes per step, a compute-optimal training length) as cards and
 curves, and a button that copies the knobs into the config editor (pure layout; the callbacks
-are in gui/pages/growth/callbacks.py, the arithmetic in gui/growth.py)."""
+are in gui/pages/growth/callbacks.py, the arithmetic in gui/view/growth.py)."""
 from __future__ import annotations
 
 import dash_bootstrap_components as dbc
@@ -11,7 +11,7 @@ from umoec.units import fmt_bytes, fmt_count
 
 from ... import form, ids
 from ...components.analysis_widgets import card, graph
-from ...growth import BYTES_PER_PARAM, KNOBS, Sizes, ladder, nearest_index, scales_of, short
+from ...view.growth import BYTES_PER_PARAM, KNOBS, Sizes, ladder, nearest_index, scales_of, short
 
 MAX_MARK_LABELS = 5
 

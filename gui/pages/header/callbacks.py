@@ -11,8 +11,8 @@ from dash.exceptions import PreventUpdate
 
 from ... import ids
 from ...context import AppContext
-from ...forge import resolve_forge
-from ...runs import resolve, run_list, summarise
+from ...services.forge import resolve_forge
+from ...services.runs import resolve, run_list, summarise
 
 # the selected run stays while it is listed; else the first run (none when there are none)
 PICK_JS = """function(options, value) {

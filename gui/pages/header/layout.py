@@ -8,7 +8,7 @@ from ... import ids
 
 
 def layout(runs_dir: str, refresh_ms: int, runs: list[dict] | None = None) -> html.Div:
-    """`runs`: the run selector's options as the page is served (gui/runs.py run_list), so the
+    """`runs`: the run selector's options as the page is served (gui/services/runs.py run_list), so the
     tabs can show a run at page load without waiting for the first refresh."""
     return html.Div([
         dbc.Navbar(dbc.Container([

@@ -24,9 +24,9 @@ from dash.exceptions import PreventUpdate
 
 from ... import ids
 from ...context import AppContext
-from ...forge import resolve_forge
-from ...runs import resolve
 from ...services import pulse as P
+from ...services.forge import resolve_forge
+from ...services.runs import resolve
 
 log = logging.getLogger(__name__)
 ROUTER_JS = """function(pulse, active) {

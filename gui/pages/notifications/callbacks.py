@@ -4,7 +4,7 @@ completes, crashes or stalls.
 The run watchdog (gui/services/watchdog.py, a server thread started with the app) keeps every
 run's honest state and marks as crashed the runs whose process died unseen, whether or not a page
 is open. When the page pulse changes, this panel compares the watchdog's states with the last ones
-this browser saw (ids.NOTIFY_SEEN, localStorage; gui/notify.py decides what is news), so a reload
+this browser saw (ids.NOTIFY_SEEN, localStorage; gui/services/notify.py decides what is news), so a reload
 never repeats a toast and N open tabs do not mean N watchdogs. Desktop notifications use the
 browser's Notification API from clientside callbacks: permission is asked only when the user
 clicks "Enable desktop notifications".
@@ -17,8 +17,9 @@ from typing import Any
 import dash_bootstrap_components as dbc
 from dash import Input, Output, State, html, no_update
 
-from ... import ids, notify
+from ... import ids
 from ...context import AppContext
+from ...services import notify
 
 MAX_TOASTS = 6
 STICKY = {"danger", "warning"}       # crashes and stalls stay until dismissed

@@ -21,8 +21,8 @@ from ...figures.routing import (
     moe_routing_history_fig,
     routing_heatmap_fig,
 )
-from ...runs import resolve
 from ...services import analysis
+from ...services.runs import resolve
 from ...view import analysis as av
 
 TABLE = "moe_routing"

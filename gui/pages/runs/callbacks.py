@@ -1,6 +1,6 @@
 """Runs tab: the run list, rename / delete (confirmation dialog) / notes of the run
-chosen in the top bar, and opening a Forge run folder by path. The file work is gui/run_admin.py
-and gui/forge.py; `manage_action` is the callback body as a plain function."""
+chosen in the top bar, and opening a Forge run folder by path. The file work is gui/services/run_admin.py
+and gui/services/forge.py; `manage_action` is the callback body as a plain function."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,9 +11,10 @@ from dash.exceptions import PreventUpdate
 
 from umoec.run.forge import ForgeFormatError
 
-from ... import forge, ids, run_admin
+from ... import ids
 from ...context import AppContext
-from ...runs import resolve, run_options
+from ...services import forge, run_admin
+from ...services.runs import resolve, run_options
 
 MANAGE_OUTPUTS = ("message", "modal_open", "modal_body", "target", "options", "value", "table")
 

@@ -7,7 +7,7 @@
   error counts on the accordion headers, Start disabled), shows the derived quantities and the LR
   preview, and saves the form to localStorage (it survives a reload).
 - `save_config`: Save Config.
-- `control`: Start / Stop / Resume (gui/process.py does the process work).
+- `control`: Start / Stop / Resume (gui/services/launcher.py does the process work).
 - `show_status`: config-status, honest for the selected run, plus what this cockpit knows about
   the process (exit code, SIGKILL escalation); enables Stop/Resume; trainer availability.
 
@@ -27,15 +27,16 @@ from umoec.metrics import read
 from umoec.run import RunDir, RunState
 from umoec.schedule import lr_curve
 
-from ... import derived, form, ids
-from ... import presets as user_presets
+from ... import form, ids
 from ...context import AppContext
 from ...figures.base import empty_fig
 from ...figures.training import lr_preview_fig
-from ...forge import resolve_forge
 from ...form import FormFileError
-from ...process import RUNNERS, Launcher, LaunchError, last_output_line, trainer_available
-from ...runs import ACTIVE, BADGE_COLOURS, resolve, run_list, summarise
+from ...services import presets as user_presets
+from ...services.forge import resolve_forge
+from ...services.launcher import RUNNERS, Launcher, LaunchError, last_output_line, trainer_available
+from ...services.runs import ACTIVE, BADGE_COLOURS, resolve, run_list, summarise
+from ...view import derived
 from ...view.training import step_rate
 from .layout import LR_PREVIEW_HEIGHT
 

@@ -13,7 +13,7 @@ from umoec import config as C
 from umoec.config.fields import FieldInfo, fmt_num
 
 from ... import form, ids
-from ...process import DEFAULT_RATE, RUNNERS
+from ...services.launcher import DEFAULT_RATE, RUNNERS
 from . import presets_layout as presets_panel
 
 DEBOUNCE_MS = 300

@@ -16,8 +16,9 @@ from typing import Any
 from dash import Input, Output, State, ctx, dcc, html, no_update
 from dash.exceptions import PreventUpdate
 
-from ... import form, ids, presets
+from ... import form, ids
 from ...context import AppContext
+from ...services import presets
 
 
 def _ok(text: str) -> html.Span:

@@ -32,9 +32,8 @@ from umoec.metrics import read
 from umoec.run import RunState
 from umoec.run.forge import log_text
 
-from ... import ids, models, report
+from ... import ids, report
 from ...context import AppContext
-from ...derived import fmt_bytes
 from ...figures.base import empty_fig
 from ...figures.series import MAX_POINTS, Smoothing, ema, smooth_continue, smooth_state
 from ...figures.training import (
@@ -47,10 +46,12 @@ from ...figures.training import (
     system_fig,
     throughput_fig,
 )
-from ...forge import resolve_forge
-from ...runs import resolve, summarise
+from ...services import models
+from ...services.forge import resolve_forge
+from ...services.runs import resolve, summarise
 from ...services.series import cached_train_series
 from ...view.checkpoints import pick
+from ...view.derived import fmt_bytes
 from ...view.read_errors import db_read_error
 from ...view.training import step_rate
 from .forge import KEYS as FORGE_KEYS

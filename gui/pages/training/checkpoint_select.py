@@ -23,8 +23,8 @@ from dash.exceptions import PreventUpdate
 
 from ... import ids
 from ...context import AppContext
-from ...forge import resolve_forge
-from ...runs import resolve
+from ...services.forge import resolve_forge
+from ...services.runs import resolve
 from ...view.checkpoints import clicked_file
 from .layout import checkpoint_hint
 

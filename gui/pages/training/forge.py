@@ -1,6 +1,6 @@
 """The Training tab for a Forge run folder, read-only.
 
-callbacks.training_update hands Forge runs (gui/forge.py) to `forge_training_update`,
+callbacks.training_update hands Forge runs (gui/services/forge.py) to `forge_training_update`,
 which returns the same outputs: KPIs from the newest log.csv row, the loss chart (Forge's loss in
 bits per *token* = loss / ln 2, raw, smoothed and validation, best point starred; same trace order
 as ours so the zoom re-aggregation works unchanged; a marker per numbered ckpt_*.bin, whose
@@ -22,8 +22,6 @@ from dash import Patch, html, no_update
 
 from umoec.run.forge import ForgeCheckpoint, ForgeFormatError, ForgeLog, log_tail
 
-from ... import forge
-from ...derived import fmt_bytes
 from ...figures.base import empty_fig
 from ...figures.series import MAX_POINTS, Smoothing, smooth_continue, smooth_state
 from ...figures.training import (
@@ -33,6 +31,8 @@ from ...figures.training import (
     lr_grad_fig,
     throughput_fig,
 )
+from ...services import forge
+from ...view.derived import fmt_bytes
 from .layout import kpi_card
 
 LN2 = math.log(2.0)

@@ -14,9 +14,9 @@ from dash.exceptions import PreventUpdate
 
 from ... import ids
 from ...components.job_status import status_area
-from ...compress_jobs import JobError, JobManager
 from ...context import AppContext
-from ...runs import resolve
+from ...services.compress_jobs import JobError, JobManager
+from ...services.runs import resolve
 
 
 def do_export(jobs: JobManager, runs_dir: Path, run_name, checkpoint) -> dict:

@@ -34,11 +34,11 @@ from dash import Input, Output, Patch, State, ctx, no_update
 from dash.exceptions import PreventUpdate
 
 from ... import ids
-from ...compare import CompareError, load_run
 from ...components import zoom_events
 from ...context import AppContext
 from ...figures import series
 from ...figures.series import MAX_POINTS, Smoothing, smooth
+from ...services.compare import CompareError, load_run
 
 OUTPUTS = ("figure", "zoom", "follow")
 

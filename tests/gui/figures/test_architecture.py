@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from gui import architecture as A
 from gui.figures.architecture import _si, architecture_fig
+from gui.view import architecture as A
 from tests.gui.arch_support import VARIANTS, cfg_with
 
 

@@ -1,5 +1,5 @@
 """The Compare chart's legend helpers (gui/figures/compare.py); the chart itself is tested with
-real runs in tests/gui/test_compare.py."""
+real runs in tests/gui/services/test_compare.py."""
 from gui.figures.compare import short_keys
 
 

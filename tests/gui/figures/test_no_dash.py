@@ -55,7 +55,7 @@ def test_the_checker_catches_what_it_should(tmp_path):
 
 
 def test_importing_every_figure_module_does_not_load_dash():
-    """Also through what the modules import (gui.architecture, umoec.metrics, ...)."""
+    """Also through what the modules import (gui.view.architecture, umoec.metrics, ...)."""
     names = ", ".join(f"gui.figures.{p.stem}" for p in MODULES if p.stem != "__init__")
     code = (f"import sys, importlib\nfor n in '{names}'.split(', '):\n    importlib.import_module(n)\n"
             "print(sorted(m for m in sys.modules if m == 'dash' or m.startswith('dash.')))")

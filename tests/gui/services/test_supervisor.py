@@ -16,8 +16,8 @@ import pytest
 
 from gui.services import supervisor as S
 from gui.services.supervisor import SpawnError, Supervisor, signal_group
-from tests.gui import test_process as process_tests
-from tests.gui.test_process import no_zombie_children
+from tests.gui.services import test_launcher as process_tests
+from tests.gui.services.test_launcher import no_zombie_children
 
 PY = sys.executable
 # ignores SIGTERM, then says so (a signal sent before that would kill it: a race, not a test)

@@ -1,5 +1,5 @@
 """The headless compression worker (umoec/compress/worker.py): its JSON-lines protocol, on its own.
-The cockpit's jobs that drive it are tested in tests/gui/test_compression_jobs.py."""
+The cockpit's jobs that drive it are tested in tests/gui/services/test_compress_jobs.py."""
 import json
 import subprocess
 import sys

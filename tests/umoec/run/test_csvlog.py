@@ -1,6 +1,6 @@
 """log.csv: what CsvLog writes, parse_log_csv / read_log_csv read back (the cockpit's reader of
 our runs and of Forge's). The parser's edge cases (no header, 6 columns, malformed lines) are
-tested on Forge-written text in tests/gui/test_forge.py."""
+tested on Forge-written text in tests/gui/services/test_forge.py."""
 import pytest
 
 from umoec.run import RunDir

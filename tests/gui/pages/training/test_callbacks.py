@@ -180,7 +180,7 @@ def test_a_resumed_run_shows_resuming_not_completed_until_its_first_status(tmp_p
     import time
     from types import SimpleNamespace
 
-    from gui.runs import summarise
+    from gui.services.runs import summarise
     run = make_run(tmp_path)                       # its final status: completed
     done = training_update(tmp_path, "r", 0.6, False, None)
     assert done["eta"] == "Run is completed; no ETA."

@@ -8,10 +8,10 @@ from dash.exceptions import PreventUpdate
 
 from gui.components.checkpoint_picker import checkpoint_dropdown_view, checkpoint_model_pick
 from gui.figures.training import CHECKPOINT_TRACE
-from gui.models import CHECKPOINT_CHOICE
 from gui.pages.generate.callbacks import checkpoint_view
 from gui.pages.training.callbacks import apply_selection, training_update
 from gui.pages.training.checkpoint_select import select_checkpoint
+from gui.services.models import CHECKPOINT_CHOICE
 from tests.gui.pages.training.test_callbacks import make_run
 from umoec.run import RunStatus
 

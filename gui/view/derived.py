@@ -20,7 +20,7 @@ from umoec.units import fmt_bytes, fmt_count
 __all__ = ["Quantity", "dataset_bytes", "fmt_bytes", "fmt_count", "memory_verdict", "model_size",
            "quantities"]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)

@@ -36,9 +36,9 @@ from umoec import config as C
 from umoec.run import RunDir, RunState, RunStatus, effective_state, pid_alive
 from umoec.run.atomic import atomic_write_text
 
-from .services.supervisor import HEADER, Adopted, Child, SpawnError, Supervisor, terminate_all
+from .supervisor import HEADER, Adopted, Child, SpawnError, Supervisor, terminate_all
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STOP_TIMEOUT_S = 30.0
 DEFAULT_RATE = 20.0
 RUNNERS = {"train": "Train (bin.train)", "simulate": "Simulate (live)"}

@@ -10,7 +10,7 @@ asked for and the model used, sha256 of the input, the baselines on the same fil
 verification, the owner). So a page reload shows the job again, and nothing in the page is needed
 to finish it. File names: umoec.run.RunDir (job_sidecar_path, compressed_output_path).
 
-Models: a job codes with a coding model from the store (gui/models.py; the shipped default unless
+Models: a job codes with a coding model from the store (gui/services/models.py; the shipped default unless
 the user chooses another) or with a checkpoint of the run, exported to RUN/models/stepN.umm first.
 Workers get the cockpit's runs folder as the store's ($UMOEC_RUNS_DIR), so a verification finds the
 model a .umc file names by its hash.
@@ -53,11 +53,11 @@ from umoec.run.atomic import atomic_write_text
 from umoec.run.layout import list_runs
 
 from . import models
-from .process import describe_exit
-from .services.supervisor import Child, SpawnError, Supervisor, create_time_of, same_process, signal_group
+from .launcher import describe_exit
+from .supervisor import Child, SpawnError, Supervisor, create_time_of, same_process, signal_group
 from .uploads import safe_upload_name
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_JOB_TIMEOUT_S = 6 * 3600.0
 CANCEL_GRACE_S = 5.0
 PROFILES = tuple(profile_names())   # the codec's own list: a profile added there is offered here
@@ -290,7 +290,7 @@ class JobManager:
                  timeout: float = DEFAULT_JOB_TIMEOUT_S, runner: JobRunner | None = None):
         self.runs_dir, self.python, self.timeout = Path(runs_dir), python, float(timeout)
         self.runner = runner or JobRunner()
-        # the cockpit's runs folder is the model store's, for the workers too (gui/models.py)
+        # the cockpit's runs folder is the model store's, for the workers too (gui/services/models.py)
         self.worker_env = {"UMOEC_RUNS_DIR": str(self.runs_dir.resolve())}
         self._lock = threading.Lock()
         self._jobs: dict[tuple[str, str], Job] = {}

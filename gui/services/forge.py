@@ -14,7 +14,7 @@ from umoec.run import RunDir, forge
 from umoec.run.atomic import atomic_write_text
 from umoec.run.forge import LOG_NAME, ForgeFormatError, ForgeLog, is_forge_dir
 
-from .services.cache import SignatureCache
+from .cache import SignatureCache
 
 KEY_PREFIX = "forge:"   # run-selector value of a Forge folder opened from outside the runs folder
 _LOG_CACHE = SignatureCache(16)   # log.csv per Forge run, rebuilt when the file changes
@@ -72,7 +72,7 @@ OPENED_FILE = ".forge_opened.json"      # in the runs folder: Forge folders open
 
 def registry() -> ForgeRegistry | None:
     """The serving app's registry (inside a request), else None."""
-    from .context import current  # the context module imports this one
+    from ..context import current
     ctx = current()
     return ctx.forge if ctx is not None else None
 

@@ -31,11 +31,11 @@ import yaml
 from umoec.data.dataset import NOT_A_DATASET, DatasetInfo, bin_path, read_record
 from umoec.run.layout import list_runs
 
-from .process import describe_exit, last_output_line, sanitise_name
-from .services.cache import SignatureCache
-from .services.supervisor import Child, SpawnError, Supervisor
+from .cache import SignatureCache
+from .launcher import describe_exit, last_output_line, sanitise_name
+from .supervisor import Child, SpawnError, Supervisor
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DATA_DIR = ROOT / "data"
 BUILD_LOG = "prepare.log"
 PREVIEW_BYTES = 4096

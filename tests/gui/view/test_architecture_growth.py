@@ -5,14 +5,14 @@ import math
 
 import pytest
 
-from gui import architecture as A
 from gui import form, ids
-from gui import growth as G
 from gui.figures.growth import growth_fig
 from gui.pages.architecture import callbacks as arch_callbacks
 from gui.pages.growth import callbacks as growth_callbacks
 from gui.pages.growth import layout as growth_panel
 from gui.pages.sidebar import callbacks as config_callbacks
+from gui.view import architecture as A
+from gui.view import growth as G
 from tests.gui.arch_support import VARIANTS
 from umoec import sizing
 

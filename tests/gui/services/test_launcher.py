@@ -1,4 +1,4 @@
-"""Starting, stopping and resuming runs (gui/process.py) with the real simulator and fake trainers:
+"""Starting, stopping and resuming runs (gui/services/launcher.py) with the real simulator and fake trainers:
 honest final statuses, SIGKILL escalation, no zombies, names that stay inside the runs folder."""
 import os
 import signal
@@ -10,8 +10,15 @@ from pathlib import Path
 import psutil
 import pytest
 
-from gui.process import Launcher, LaunchError, build_command, claim_run_dir, sanitise_name, trainer_available
-from gui.runs import summarise
+from gui.services.launcher import (
+    Launcher,
+    LaunchError,
+    build_command,
+    claim_run_dir,
+    sanitise_name,
+    trainer_available,
+)
+from gui.services.runs import summarise
 from tests.conftest import ROOT
 from umoec import config as C
 from umoec.run import RunDir, RunState

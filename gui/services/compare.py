@@ -32,10 +32,10 @@ from umoec.metrics import read
 from umoec.run.forge import LABEL_SUFFIX, ForgeFormatError, flatten
 from umoec.units import nats_to_bits
 
+from ..figures.compare import fmt_value
 from . import forge
-from .figures.compare import fmt_value
+from .cache import SignatureCache
 from .runs import resolve, summarise
-from .services.cache import SignatureCache
 
 MAX_RUNS = 8
 TABLE_COLUMNS = [("run", "run", "text"), ("kind", "kind", "text"), ("status", "status", "text"),

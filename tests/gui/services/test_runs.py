@@ -5,7 +5,7 @@ import json
 import pandas as pd
 
 from gui.pages.training.callbacks import eta_text, kpis
-from gui.runs import resolve, run_list, run_options, summarise
+from gui.services.runs import resolve, run_list, run_options, summarise
 from umoec.run import RunDir, RunState
 
 

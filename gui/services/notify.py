@@ -12,7 +12,7 @@ for runs whose process died unseen.
 - `reconcile_dead_runs(runs_dir)`: at cockpit start (and each tick, for runs this cockpit did not
   launch), a status.json that says running while its process is gone is rewritten as crashed
   ("process gone while the cockpit was not running"), keeping its last step. Runs the cockpit
-  launched itself are left to gui/process.py's Launcher, which records the real exit code.
+  launched itself are left to gui/services/launcher.py's Launcher, which records the real exit code.
 No Dash here.
 """
 from __future__ import annotations

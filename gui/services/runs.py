@@ -73,7 +73,7 @@ def run_options(runs_dir: Path) -> list[dict]:
         s = summarise(run)
         kind = " (simulated)" if s.kind == "simulate" else ""
         out.append({"label": f"{run.name}{kind} - {s.state.value}", "value": run.name})
-    from .forge import forge_options  # Forge run folders, read-only
+    from .forge import forge_options
     return out + forge_options(runs_dir)
 
 

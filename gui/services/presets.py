@@ -25,7 +25,7 @@ import yaml
 
 from umoec import config as C
 
-from . import form
+from .. import form
 
 NAME_RE = re.compile(r"[^A-Za-z0-9._-]+")
 MAX_NAME = 64
@@ -42,7 +42,7 @@ def default_dir(runs_dir: Path) -> Path:
 
 def active_dir() -> Path | None:
     """The serving cockpit's presets folder (inside a request), else None (no user presets)."""
-    from .context import current  # lazy: the context module imports the services
+    from ..context import current
     ctx = current()
     return ctx.settings.presets_dir if ctx is not None else None
 

@@ -1,4 +1,4 @@
-"""Notifications and watchdog (gui/notify.py, gui/pages/notifications/callbacks.py) without a
+"""Notifications and watchdog (gui/services/notify.py, gui/pages/notifications/callbacks.py) without a
 browser: which state changes are news, no repeats across ticks or reloads, stalls after 30 s, and
 runs that died while no cockpit watched are rewritten as crashed at the next start."""
 import os
@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from gui import notify as N
 from gui.pages.notifications import callbacks as cb
-from gui.process import Launcher
+from gui.services import notify as N
+from gui.services.launcher import Launcher
 from gui.services.watchdog import RunWatchdog
 from umoec.run import RunDir, RunState, RunStatus
 from umoec.run.status import own_process_start
@@ -108,7 +108,7 @@ def test_cockpit_start_marks_runs_that_died_while_it_was_closed(tmp_path):
     create_app(tmp_path, data_dir=tmp_path / "data")
     s = run.read_status()
     assert (s.state, s.message, s.step) == ("crashed", N.GONE_WHILE_CLOSED, 1234)
-    from gui.runs import summarise
+    from gui.services.runs import summarise
     assert summarise(run).label == f"Crashed ({N.GONE_WHILE_CLOSED})"
 
 

@@ -16,10 +16,18 @@ import time
 import pandas as pd
 import pytest
 
-from gui import models
-from gui.compress_jobs import Job, JobError, JobManager, JobRunner, read_sidecar, status_kind, status_reason
-from gui.models import CHECKPOINT_CHOICE
-from gui.uploads import (
+from gui.services import models
+from gui.services.compress_jobs import (
+    Job,
+    JobError,
+    JobManager,
+    JobRunner,
+    read_sidecar,
+    status_kind,
+    status_reason,
+)
+from gui.services.models import CHECKPOINT_CHOICE
+from gui.services.uploads import (
     UploadError,
     decode_contents,
     decoded_size,
@@ -264,7 +272,7 @@ def test_refusals_before_a_worker_leave_failed_rows(run, tmp_path):
 
 
 def test_unreadable_file_is_a_failed_row(run, tmp_path, monkeypatch):
-    from gui import compress_jobs
+    from gui.services import compress_jobs
     src = tmp_path / "secret.bin"
     src.write_bytes(b"x")
     src.chmod(0)

@@ -4,8 +4,9 @@ import os
 
 import pytest
 
-from gui import ids, run_admin
+from gui import ids
 from gui.pages.runs.callbacks import manage_action, selected_view
+from gui.services import run_admin
 from tests.gui.forge_fixtures import write_forge_run
 from umoec.run import RunDir, RunStatus
 from umoec.run.status import own_process_start

@@ -1,4 +1,4 @@
-"""The Datasets tab's model (gui/datasets.py) and callback bodies, without a browser: listing
+"""The Datasets tab's model (gui/services/datasets.py) and callback bodies, without a browser: listing
 whole and damaged folders, names that stay inside the datasets folder, previews, which run uses
 which dataset, and real bin.prepare_data builds (success and an honest failure)."""
 import json
@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gui import datasets as D
 from gui.pages.datasets import callbacks as cb
+from gui.services import datasets as D
 from tests.conftest import ROOT
 from umoec import config as C
 from umoec.data import prepare

@@ -6,11 +6,12 @@ import json
 import pytest
 from dash import no_update
 
-from gui import form, ids, presets
+from gui import form, ids
 from gui.app import create_app
 from gui.pages.sidebar.callbacks import fill
 from gui.pages.sidebar.presets import import_action, preset_action
-from gui.presets import tier_options
+from gui.services import presets
+from gui.services.presets import tier_options
 from umoec import config as C
 
 

@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 from dash import Patch, no_update
 
-from gui import compare, ids
+from gui import ids
 from gui.figures.compare import compare_fig, config_diff, legend_name, system_fig, system_options
 from gui.pages.compare.callbacks import compare_update, compare_zoom, system_update
 from gui.pages.training.zoom import track_redraws, training_zoom
+from gui.services import compare
 from tests.gui.forge_fixtures import write_forge_run
 from umoec import config as C
 from umoec.metrics import TrainingDB, read

@@ -1,8 +1,8 @@
 """Run management: the run list, rename, delete and notes, kept inside the runs folder.
 
-Safety rules (tests/gui/test_run_admin.py):
+Safety rules (tests/gui/services/test_run_admin.py):
 - only our run folders directly inside the runs folder can be renamed, deleted or annotated
-  (gui.runs.resolve: a plain name, never a path); Forge folders are read-only;
+  (gui.services.runs.resolve: a plain name, never a path); Forge folders are read-only;
 - a run whose process is alive (running, stalled, or just started by this cockpit) is neither
   renamed nor deleted: its process keeps writing into the folder;
 - a new name is sanitised (letters, digits, '.', '_', '-') and never replaces an existing folder;
@@ -25,7 +25,7 @@ from umoec.run.forge import ForgeFormatError
 from umoec.run.layout import list_runs
 
 from . import forge
-from .process import sanitise_name
+from .launcher import sanitise_name
 from .runs import resolve, summarise
 
 MAX_NOTES = 100_000

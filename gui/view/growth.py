@@ -28,7 +28,7 @@ import pandas as pd
 from umoec import sizing
 from umoec.config import Config
 
-from . import form
+from .. import form
 
 BYTES_PER_PARAM = 20
 KNOBS = ("model.d_model", "model.n_blocks", "moe.n_routed", "moe.top_k", "moe.d_ff",

@@ -5,8 +5,8 @@ tests/umoec/run/test_forge.py)."""
 import pytest
 from dash import no_update
 
-from gui import forge
 from gui.pages.training.callbacks import training_update
+from gui.services import forge
 from tests.gui.forge_fixtures import HEADER7, row, write_forge_run
 from umoec.run.forge import ForgeFormatError
 
@@ -89,10 +89,10 @@ def test_an_unchanged_forge_run_is_not_resent_after_the_browser_kept_its_state(t
 
 def test_compression_evaluation_and_generation_say_a_forge_run_cannot_be_used(tmp_path):
     """Not "No run selected": the run is selected, it just cannot be loaded as a model here."""
-    from gui.compress_jobs import JobManager
     from gui.pages.compression.callbacks import refresh_view
     from gui.pages.evaluation.callbacks import eval_view
     from gui.pages.generate.callbacks import checkpoint_view
+    from gui.services.compress_jobs import JobManager
     write_forge_run(tmp_path / "forge-a", steps=300)
     jobs = JobManager(tmp_path)
     texts = {"compression": str(refresh_view(jobs, tmp_path, "forge-a", None, None, None)["status"]),
