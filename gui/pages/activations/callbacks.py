@@ -5,17 +5,16 @@ new snapshots; `views` reads the one snapshot shown (one row per block).
 """
 from __future__ import annotations
 
-from dash import Input, Output, State
+from dash import Input, Output
 from dash.exceptions import PreventUpdate
 
 from umoec.metrics import read
 
 from ... import ids
-from ...components.analysis_widgets import probe_alert, slider_outputs
+from ...components.step_controls import register_step_controls
 from ...context import AppContext
 from ...figures.activations import activation_dist_fig, activation_heatmap_fig
 from ...figures.base import empty_fig
-from ...services import analysis
 from ...services.runs import resolve
 from ...view import analysis as av
 
@@ -26,20 +25,8 @@ def register(app, cockpit: AppContext) -> None:
     runs_dir = cockpit.settings.runs_dir
     missing = av.missing_snapshots("activation statistics")
 
-    @app.callback(*slider_outputs(ids.ACT_STEP),
-                  Output(ids.ACT_MESSAGE, "children"),
-                  Output(ids.ACT_VERSION, "data"),
-                  Input(ids.tab_tick(ids.TAB_ACTIVATIONS), "data"), Input(ids.RUN_SELECT, "value"),
-                  Input(ids.TABS, "active_tab"),
-                  State(ids.ACT_STEP, "value"), State(ids.ACT_STEP, "max"),
-                  State(ids.ACT_VERSION, "data"))
-    def controls(_n, name, tab, value, old_max, seen):
-        if tab != ids.TAB_ACTIVATIONS:
-            raise PreventUpdate
-        p = analysis.probe(runs_dir, name, TABLE, missing)
-        if p.version == seen:
-            raise PreventUpdate
-        return (*av.slider_props(p, value, old_max), probe_alert(p), p.version)
+    register_step_controls(app, runs_dir, tab=ids.TAB_ACTIVATIONS, table=TABLE, missing=missing,
+                           slider=ids.ACT_STEP, message=ids.ACT_MESSAGE, version=ids.ACT_VERSION)
 
     @app.callback(Output(ids.ACT_DIST, "figure"), Output(ids.ACT_HEATMAP, "figure"),
                   Output(ids.ACT_STEP_LABEL, "children"),

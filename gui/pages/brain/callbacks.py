@@ -5,17 +5,16 @@
 """
 from __future__ import annotations
 
-from dash import Input, Output, State
+from dash import Input, Output
 from dash.exceptions import PreventUpdate
 
 from umoec.metrics import read
 
 from ... import ids
-from ...components.analysis_widgets import probe_alert, slider_outputs
+from ...components.step_controls import BlockPicker, register_step_controls
 from ...context import AppContext
 from ...figures.activations import pca_fig
 from ...figures.base import empty_fig
-from ...services import analysis
 from ...services.runs import resolve
 from ...view import analysis as av
 from .layout import ALL_BLOCKS
@@ -28,36 +27,18 @@ def block_options(blocks) -> list[dict]:
             + [{"label": f"block {b}", "value": b} for b in blocks])
 
 
+# all blocks, or the block chosen while the newest step still has it
+PICKER = BlockPicker(ids.BRAIN_BLOCK, lambda conn, step: read.hidden_states_at(conn, step)["block_idx"],
+                     block_options, lambda block, blocks: block if block in blocks else ALL_BLOCKS)
+
+
 def register(app, cockpit: AppContext) -> None:
     runs_dir = cockpit.settings.runs_dir
     missing = av.missing_snapshots("hidden-state snapshots")
 
-    @app.callback(*slider_outputs(ids.BRAIN_STEP),
-                  Output(ids.BRAIN_BLOCK, "options"),
-                  Output(ids.BRAIN_BLOCK, "value"), Output(ids.BRAIN_MESSAGE, "children"),
-                  Output(ids.BRAIN_VERSION, "data"),
-                  Input(ids.tab_tick(ids.TAB_BRAIN), "data"), Input(ids.RUN_SELECT, "value"),
-                  Input(ids.TABS, "active_tab"),
-                  State(ids.BRAIN_STEP, "value"), State(ids.BRAIN_STEP, "max"),
-                  State(ids.BRAIN_BLOCK, "value"), State(ids.BRAIN_VERSION, "data"))
-    def controls(_n, name, tab, value, old_max, block, seen):
-        if tab != ids.TAB_BRAIN:
-            raise PreventUpdate
-        p = analysis.probe(runs_dir, name, TABLE, missing)
-        if p.version == seen:
-            raise PreventUpdate
-        slider = av.slider_props(p, value, old_max)
-        if not p.ok:
-            return (*slider, block_options([]), ALL_BLOCKS, probe_alert(p), p.version)
-        try:
-            with read.open_db(p.run.db_path) as conn:
-                blocks = sorted(set(read.hidden_states_at(conn, p.last)["block_idx"].astype(int)))
-        except read.READ_ERRORS as exc:
-            p.message, p.colour = av.db_error(p.run, exc), "danger"
-            return (*av.slider_props(p, None, None), block_options([]), ALL_BLOCKS, probe_alert(p),
-                    p.version)
-        block = block if block in blocks or block == ALL_BLOCKS else ALL_BLOCKS
-        return (*slider, block_options(blocks), block, None, p.version)
+    register_step_controls(app, runs_dir, tab=ids.TAB_BRAIN, table=TABLE, missing=missing,
+                           slider=ids.BRAIN_STEP, message=ids.BRAIN_MESSAGE, version=ids.BRAIN_VERSION,
+                           picker=PICKER)
 
     @app.callback(Output(ids.BRAIN_PCA, "figure"), Output(ids.BRAIN_STEP_LABEL, "children"),
                   Input(ids.BRAIN_STEP, "value"), Input(ids.BRAIN_BLOCK, "value"),

@@ -12,7 +12,7 @@ from dash.exceptions import PreventUpdate
 from umoec.metrics import read
 
 from ... import ids
-from ...components.analysis_widgets import probe_alert, slider_outputs
+from ...components.step_controls import BlockPicker, register_step_controls
 from ...context import AppContext
 from ...figures.base import empty_fig
 from ...figures.routing import (
@@ -42,6 +42,12 @@ def missing_routing(run, cfg: dict, has_metrics: bool) -> str:
             f"log routing (it should, every {every} steps).")
 
 
+# the block chosen while the newest step still has it, else the first
+PICKER = BlockPicker(ids.ROUTING_BLOCK, lambda conn, step: read.moe_routing_at(conn, step)["block_idx"],
+                     lambda blocks: [{"label": f"block {b}", "value": b} for b in blocks],
+                     lambda block, blocks: block if block in blocks else (blocks[0] if blocks else None))
+
+
 def _selected(selected, run_name):
     if not selected or selected.get("run") != run_name:
         return None
@@ -51,32 +57,9 @@ def _selected(selected, run_name):
 def register(app, cockpit: AppContext) -> None:
     runs_dir = cockpit.settings.runs_dir
 
-    @app.callback(
-        *slider_outputs(ids.ROUTING_STEP), Output(ids.ROUTING_BLOCK, "options"),
-        Output(ids.ROUTING_BLOCK, "value"), Output(ids.ROUTING_MESSAGE, "children"),
-        Output(ids.ROUTING_VERSION, "data"),
-        Input(ids.tab_tick(ids.TAB_ROUTING), "data"), Input(ids.RUN_SELECT, "value"),
-        Input(ids.TABS, "active_tab"),
-        State(ids.ROUTING_STEP, "value"), State(ids.ROUTING_STEP, "max"),
-        State(ids.ROUTING_BLOCK, "value"), State(ids.ROUTING_VERSION, "data"))
-    def controls(_n, name, tab, value, old_max, block, seen):
-        if tab != ids.TAB_ROUTING:
-            raise PreventUpdate
-        p = analysis.probe(runs_dir, name, TABLE, missing_routing)
-        if p.version == seen:
-            raise PreventUpdate
-        slider = av.slider_props(p, value, old_max)
-        if not p.ok:
-            return (*slider, [], None, probe_alert(p), p.version)
-        try:
-            with read.open_db(p.run.db_path) as conn:
-                blocks = sorted(set(read.moe_routing_at(conn, p.last)["block_idx"].astype(int)))
-        except read.READ_ERRORS as exc:
-            p.message, p.colour = av.db_error(p.run, exc), "danger"
-            return (*av.slider_props(p, None, None), [], None, probe_alert(p), p.version)
-        options = [{"label": f"block {b}", "value": b} for b in blocks]
-        block = block if block in blocks else (blocks[0] if blocks else None)
-        return (*slider, options, block, None, p.version)
+    register_step_controls(app, runs_dir, tab=ids.TAB_ROUTING, table=TABLE, missing=missing_routing,
+                           slider=ids.ROUTING_STEP, message=ids.ROUTING_MESSAGE,
+                           version=ids.ROUTING_VERSION, picker=PICKER)
 
     @app.callback(Output(ids.ROUTING_HEATMAP, "figure"), Output(ids.ROUTING_STEP_LABEL, "children"),
                   Input(ids.ROUTING_STEP, "value"), Input(ids.ROUTING_VERSION, "data"),
