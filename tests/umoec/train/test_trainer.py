@@ -4,6 +4,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 
 import pytest
 
@@ -119,10 +120,13 @@ def test_ddp_two_cpu_processes_match_one_process(tmp_path, small_data):
         res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600,
                              env={**os.environ, **env})
         # A rank aborting inside torch/gloo's C++ ("terminate called without an active
-        # exception", SIGABRT) was seen in ~1 of 13 launches on the 2-core CI machine, with no
-        # Python error; one relaunch, and any other failure or a second abort fails the test.
+        # exception", SIGABRT) was seen in 3 of 39 launches on 2026-11-30 and in none of 130
+        # since (docs/training.md); one relaunch, said as a warning so that a CI log shows it, and
+        # any other failure or a second abort fails the test.
         if res.returncode == 0 or "terminate called" not in res.stderr:
             break
+        warnings.warn(f"a DDP rank aborted inside gloo; relaunching once: {res.stderr[-300:]}",
+                      stacklevel=1)
     assert res.returncode == 0, res.stderr[:2000] + "\n...\n" + res.stderr[-2000:]
     with q.open_db(tmp_path / "one" / "metrics.db") as a, \
             q.open_db(two / "metrics.db") as b:
@@ -160,9 +164,10 @@ def test_ddp_across_two_machines_rank_zero_writes_the_run(tmp_path, small_data):
                                           stderr=subprocess.PIPE, text=True))
         errs = [p.communicate(timeout=600)[1] for p in procs]
         rcs = [p.returncode for p in procs]
-        # the gloo shutdown abort of test_ddp_two_cpu_processes_match_one_process: one relaunch
+        # the gloo abort of test_ddp_two_cpu_processes_match_one_process: one relaunch, said
         if rcs == [0, 0] or not any("terminate called" in e for e in errs):
             break
+        warnings.warn("a DDP rank aborted inside gloo; relaunching once", stacklevel=1)
     assert rcs == [0, 0], "\n---\n".join(e[-2000:] for e in errs)
     first, second = tmp_path / f"{attempt}-node0", tmp_path / f"{attempt}-node1"
     with q.open_db(tmp_path / "one" / "metrics.db") as a, q.open_db(first / "metrics.db") as b:
