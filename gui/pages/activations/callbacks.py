@@ -1,7 +1,7 @@
 """Activations tab: per-block distribution (box from p1..p99) and statistics heatmap at a step.
 
-`controls` runs every refresh tick (a few index lookups) and moves the step slider along with
-new snapshots; `views` reads the one snapshot shown (one row per block).
+The step slider refreshes every tick and moves along with new snapshots (components/
+step_controls.py: a few index lookups); `views` reads the one snapshot shown (one row per block).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Brain tab: PCA scatter of hidden states per block, with a block selector and a step slider.
 
-`controls` runs every refresh tick (a few index lookups); `view` reads one snapshot (one block:
-~200 rows, all blocks: ~200 per block).
+The step slider and block selector refresh every tick (components/step_controls.py: a few index
+lookups); `view` reads one snapshot (one block: ~200 rows, all blocks: ~200 per block).
 """
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """Routing tab: heatmap at a step, expert load history, load balance, drill-down on a click.
 
-Per refresh tick only `controls` runs (a few index lookups); the figures are rebuilt when its
-data version changes (new rows, another run) or the user changes a control. The history comes
-from an incremental, thinned cache; the heatmap and the drill-down read one step / one expert.
+Per refresh tick only the controls run (components/step_controls.py: a few index lookups); the
+figures are rebuilt when their data version changes (new rows, another run) or the user changes a
+control. The history comes from an incremental, thinned cache; the heatmap and the drill-down read
+one step / one expert.
 """
 from __future__ import annotations
 
