@@ -17,7 +17,7 @@
 #endif
 
 #define TABLE_BITS 22
-#define BIG_TABLE_BITS 24       /* versions 8, 9, 11: versions 7, 5, 10 primed with 2^24 slots */
+#define BIG_TABLE_BITS 24       /* versions 8, 9, 11, 12: 7, 5, 10, 10 primed with 2^24 slots */
 #define NCTX 7
 #define NCTX4 10                /* version 4: and word pair, sparse, column contexts */
 #define NIN1 (2 + 2 * NCTX)     /* version 1: network, counters, mapped counters, bias */
@@ -25,6 +25,9 @@
 #define NIN4 (4 + 3 * NCTX4)    /* version 4: and each context's bit history through its map */
 #define NCTX6 15                /* version 6: and orders 0-3 and the word again, keyed by stream */
 #define NIN6 (4 + 3 * NCTX6)
+#define NCTX12 14               /* version 12: version 4's ten, the previous word with the last one
+                                 * and two bytes, the word before it with the current one, order 5 */
+#define NIN12 (4 + 3 * NCTX12)
 /* weight sets: mixer 1 by how many of orders 2..6 were seen (v2: and the match length), then
  * mixer 2 by c0; version 4 without a network: mixer 2 by c0 and the classes of the last two bytes,
  * and a mixer 3 by c0, the class of the third byte back and whether a match predicts (with a
@@ -106,6 +109,15 @@ static void context_hashes4(uint64_t hist, const uint32_t *ws, uint32_t *out) {
     out[7] = mix32(ws[0] * 0x2F0B3A49u + ws[1] + 0x01234567u);
     out[8] = mix32((uint32_t)((hist >> 8) & 0xFFFF) + 0x0ABCDEF1u);
     out[9] = mix32((col < 40 ? col : 40) * 256u + (uint32_t)(hist & 255) + ind * 0x10000u + 0x07777777u);
+}
+
+/* version 12's four after version 4's ten (ws[3]: the word before the previous one) */
+static void context_hashes12(uint64_t hist, const uint32_t *ws, uint32_t *out) {
+    out[10] = mix32(ws[1] * 0x2F0B3A49u + (uint32_t)(hist & 255) + 0x0ABCDEF1u);
+    out[11] = mix32(ws[1] * 0x2F0B3A49u + (uint32_t)(hist & 0xFFFF) * 0x85EBCA6Bu + 0x2718281u);
+    out[12] = mix32(ws[3] * 0x2F0B3A49u + ws[0] * 0x85EBCA6Bu + 0x1234321u);
+    out[13] = mix32((uint32_t)(hist & 0xFFFFFFFFull) * 0x9E3779B1u +
+                    (uint32_t)((hist >> 32) & 255) * 0x85EBCA6Bu + 0x1414213u);
 }
 
 /* 8 byte classes: lower, upper, space, digit, newline, brackets, . , : ; and the rest */
@@ -197,7 +209,9 @@ static inline int len_bucket(int64_t len) {
  *     weights. Versions 8 and 9 are versions 7 and 5 with 2^BIG_TABLE_BITS slots (slots
  *     u32[2^BIG_TABLE_BITS * 2]). Version 10 is version 4 with version 6's final mixers over
  *     its three mixers (w grows by FSETS * NF; without a network their network input is 0);
- *     version 11 is version 10 primed, with 2^BIG_TABLE_BITS slots. */
+ *     version 11 is version 10 primed, with 2^BIG_TABLE_BITS slots. Version 12 is version 11
+ *     with NCTX12 contexts (context_hashes12) and four word slots per stream (word u32[4B]:
+ *     the word before the previous one last). */
 static PyObject *py_run(PyObject *self, PyObject *args) {
     int decode, use_nn, version;
     Py_ssize_t T, B, cap, H, P;
@@ -206,22 +220,25 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                           &cap, &H, &P, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
                           &o[9], &o[10], &o[11], &o[12], &o[13], &o[14], &o[15]))
         return NULL;
-    if (version < 1 || version > 11 || P < 0 ||
+    if (version < 1 || version > 12 || P < 0 ||
         (P > 0 && version != 3 && version != 5 && version != 7 && version != 8 && version != 9 &&
-         version != 11)) {
+         version != 11 && version != 12)) {
         PyErr_Format(PyExc_ValueError, "cm: unknown version %d (primer %zd)", version, P);
         return NULL;
     }
-    const int tb = version == 8 || version == 9 || version == 11 ? BIG_TABLE_BITS : TABLE_BITS;
-    /* the stage they run: 8 and 9 are 7 and 5 with more slots, 11 is 10 primed */
-    version = version == 8 ? 7 : (version == 9 ? 5 : (version == 11 ? 10 : version));
+    const int tb = version == 8 || version == 9 || version >= 11 ? BIG_TABLE_BITS : TABLE_BITS;
+    const int v12 = version == 12;            /* 11 with four more contexts */
+    /* the stage they run: 8 and 9 are 7 and 5 with more slots, 11 and 12 are 10 primed */
+    version = version == 8 ? 7 : (version == 9 ? 5 : (version >= 11 ? 10 : version));
     const int v2 = version >= 2, v4 = version >= 4;
     const int64_t BH = (int64_t)B * H;       /* where the primer starts in hb */
     const int v6 = version == 6 || version == 7, v10 = version == 10;
-    const int nctx = v6 ? NCTX6 : (v4 ? NCTX4 : NCTX);
+    const int nctx = v6 ? NCTX6 : (v12 ? NCTX12 : (v4 ? NCTX4 : NCTX));
+    const int wslots = v12 ? 4 : 3;           /* v4: a stream's word slots (v12: one more word) */
     const int mix3 = v4 && (!use_nn || v6 || v10);  /* three mixers, by byte classes */
     const int fin = (v6 && use_nn) || v10;   /* v6, v10: final mixers over them (and the network) */
-    const int nin = v6 ? NIN6 : (v4 ? NIN4 : (v2 ? NIN2 : NIN1)), nsets1 = v2 ? 20 : 6;
+    const int nin = v6 ? NIN6 : (v12 ? NIN12 : (v4 ? NIN4 : (v2 ? NIN2 : NIN1)));
+    const int nsets1 = v2 ? 20 : 6;
     const Py_ssize_t nsets = nsets1 + (v4 ? SETS2_4 + SETS3_4 : 256);
     const Py_ssize_t napm = APM_ROWS * 33 + nctx * SM_ROWS + (v4 ? nctx * 256 + APM_ROWS * 33 : 0);
     Buf b[16];
@@ -232,7 +249,8 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         !get(o[3], &b[3], 4, ((Py_ssize_t)1) << (tb + 1), 1, 1, "slots") ||
         !get(o[4], &b[4], 4, nsets * nin + (v6 || v10 ? FSETS * NF : 0), 1, 1, "w") ||
         !get(o[5], &b[5], 4, napm, 1, 1, "apm") ||
-        !get(o[6], &b[6], 8, B, 1, 1, "hist") || !get(o[7], &b[7], 4, v4 ? 3 * B : B, 1, 1, "word") ||
+        !get(o[6], &b[6], 8, B, 1, 1, "hist") ||
+        !get(o[7], &b[7], 4, v4 ? wslots * B : B, 1, 1, "word") ||
         !get(o[8], &b[8], 4, 3, 1, 1, "coder") || !get(o[9], &b[9], 1, cap, 1, 1, "buf") ||
         !get(o[10], &b[10], 8, 1, 1, 1, "pos") || !get(o[11], &b[11], 8, 1, 0, 1, "end") ||
         (v2 && (o[12] == Py_None || o[13] == Py_None || o[14] == Py_None || o[15] == Py_None) &&
@@ -275,9 +293,11 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         if (v2 && tg >= H) { overflow = 2; break; }
         for (Py_ssize_t s = 0; s < k && s < B; s++) {
             uint32_t hs[NCTX6];
-            uint32_t *ws4 = v4 ? word + 3 * s : NULL;   /* v4: word, previous word, line */
+            /* v4: word, previous word, line (v12: and the word before the previous one) */
+            uint32_t *ws4 = v4 ? word + wslots * s : NULL;
             context_hashes(hist[s], v4 ? ws4[0] : word[s], hs);
             if (v4) context_hashes4(hist[s], ws4, hs);
+            if (v12) context_hashes12(hist[s], ws4, hs);
             if (v6)
                 for (int k = 0; k < NCTX6 - NCTX4; k++)
                     hs[NCTX4 + k] = mix32(hs[LOCAL[k]] + (uint32_t)s * 0x5851F42Du + 0x4D);
@@ -484,7 +504,10 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
             hist[s] = (hist[s] << 8) | (uint64_t)byte;
             if (v4) {
                 uint32_t nw = next_word(ws4[0], byte);
-                if (nw == 0 && ws4[0] != 0) ws4[1] = ws4[0];
+                if (nw == 0 && ws4[0] != 0) {
+                    if (v12) ws4[3] = ws4[1];
+                    ws4[1] = ws4[0];
+                }
                 ws4[0] = nw;
                 ws4[2] = line_update(ws4[2], byte);
             } else {

@@ -44,6 +44,10 @@ of 2^22: a primer's text no longer fills the table before the file starts (1-2% 
 Version 10 (what the cm profile writes; 11 is version 10 primed, with 2^24 slots) is version 4
 with version 6's two final mixers over its three mixers (their network input is 0): learned
 weights instead of the fixed average (0.5-1.3% smaller without a primer, 0.2-0.6% with one).
+Version 12 (what the cm profile writes primed since) is version 11 with four more contexts: the
+previous word with the last byte, and with the last two bytes, the word before the previous one
+with the current word (a fourth word slot per stream), order 5 (docs/codec.md: -0.55% on prose,
+-0.78% on Python source primed with 2 MB; without a primer they learn too slowly to pay).
 
 Counters: 22-bit probability + 10-bit count in one uint32; p += (bit - p) * 2 / (2n + 3), n
 capped at LIMIT (faster adaptation while young, then a slow average). Every number is an integer
@@ -67,12 +71,13 @@ import numpy as np
 from .errors import FormatError
 
 VERSION = 6                     # what new files with a network get; every version here decodes
-VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)
+VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
 PRIMED = 8                      # ... of a model with a primer: version 6 primed, 2^24 slots
-VERSION_ALONE, PRIMED_ALONE = 10, 11  # without a network (the cm profile): version 4 with final
-# mixers; primed: version 10 primed, 2^24 slots
-BASE = {3: 2, 5: 4, 7: 6, 8: 6, 9: 4, 11: 10}   # a primed version -> the stage it primes
-BIG_TABLE = (8, 9, 11)          # the versions with 2^24 slots
+VERSION_ALONE, PRIMED_ALONE = 10, 12  # without a network (the cm profile): version 4 with final
+# mixers; primed: version 10 primed, 2^24 slots, four more contexts
+BASE = {3: 2, 5: 4, 7: 6, 8: 6, 9: 4, 11: 10, 12: 10}   # a primed version -> the stage it primes
+BIG_TABLE = (8, 9, 11, 12)      # the versions with 2^24 slots
+WORDS4 = (12,)                  # the versions with version 12's contexts and four word slots
 TABLE_BITS = 22                 # 4 M counter slots, shared by all streams and contexts
 BIG_TABLE_BITS = 24             # versions 8, 9, 11: 16 M (a primer's text fills a smaller table)
 ORDERS = (1, 2, 3, 4, 6)
@@ -80,6 +85,7 @@ NCTX = 7                        # order 0, orders 1..6, word
 NCTX4 = 10                      # version 4: and word pair, bytes 2-3 back, column
 LOCAL = (0, 1, 2, 3, 6)         # version 6: orders 0-3 and the word again, keyed by stream
 NCTX6 = NCTX4 + len(LOCAL)
+NCTX12 = NCTX4 + 4              # version 12: and the previous words' four (context_hashes12)
 SM_ROWS = 1024                  # per context: (count 0..15, probability / 64) -> probability
 SM_RATE = 6
 LR, LR_SHIFT = 1, 12            # mixer learning rate: w += x * err * LR >> LR_SHIFT
@@ -99,7 +105,7 @@ FW_MIX, FW_NN = 21845, 32768    # their initial weights: each mixer 1/3, the net
 
 
 def written(network: bool, primed: bool) -> int:
-    """The version a new file gets: 6 with a network (8 primed), 10 without (11 primed)."""
+    """The version a new file gets: 6 with a network (8 primed), 10 without (12 primed)."""
     if network:
         return PRIMED if primed else VERSION
     return PRIMED_ALONE if primed else VERSION_ALONE
@@ -115,7 +121,7 @@ def is_primed(version: int) -> bool:
 
 
 def table_bits(version: int) -> int:
-    """log2 of the slot table's slots: 2^24 for the primed versions 8, 9 and 11, else 2^22."""
+    """log2 of the slot table's slots: 2^24 for the primed versions 8, 9, 11, 12, else 2^22."""
     return BIG_TABLE_BITS if version in BIG_TABLE else TABLE_BITS
 
 
@@ -128,7 +134,15 @@ def final_mixers(version: int, use_nn: bool) -> bool:
 def nctx(version: int) -> int:
     if base(version) == 6:
         return NCTX6
+    if version in WORDS4:
+        return NCTX12
     return NCTX4 if base(version) >= 4 else NCTX
+
+
+def word_slots(version: int) -> int:
+    """Per stream: its word (v4: and the previous word, its line state; v12: and the word before
+    the previous one)."""
+    return 4 if version in WORDS4 else (3 if base(version) >= 4 else 1)
 
 
 def nin(version: int) -> int:
@@ -212,6 +226,15 @@ def context_hashes4(hist: int, word: int, prev: int, line: int) -> list[int]:
     return [mix32((word * 0x2F0B3A49 + prev + 0x01234567) & M32),
             mix32((((hist >> 8) & 0xFFFF) + 0x0ABCDEF1) & M32),
             mix32((min(col, 40) * 256 + (hist & 255) + ind * 0x10000 + 0x07777777) & M32)]
+
+
+def context_hashes12(hist: int, word: int, prev: int, before: int) -> list[int]:
+    """Version 12's four after version 4's ten: the previous word with the last byte and with the
+    last two, the word before the previous one with the current word, order 5."""
+    return [mix32((prev * 0x2F0B3A49 + (hist & 255) + 0x0ABCDEF1) & M32),
+            mix32((prev * 0x2F0B3A49 + (hist & 0xFFFF) * 0x85EBCA6B + 0x2718281) & M32),
+            mix32((before * 0x2F0B3A49 + word * 0x85EBCA6B + 0x1234321) & M32),
+            mix32(((hist & M32) * 0x9E3779B1 + ((hist >> 32) & 255) * 0x85EBCA6B + 0x1414213) & M32)]
 
 
 def local_hash(h: int, stream: int) -> int:
@@ -358,11 +381,9 @@ class CMState:
         self.primer = int(primer)
         self.slots = _slots_init(table_bits(version))
         self.w = _weights_init(version)
-        v4 = base(version) >= 4
         self.apm = _tables_init(version)
         self.hist = np.zeros(streams, dtype=np.uint64)
-        # per stream its word (v4: and the previous word, its line state)
-        self.word = np.zeros(3 * streams if v4 else streams, dtype=np.uint32)
+        self.word = np.zeros(word_slots(version) * streams, dtype=np.uint32)
         self.history = max(1, int(steps))
         self.match = None
         if version >= 2:
@@ -440,6 +461,7 @@ class Reference:
         mix3 = v4 and (not st.use_nn or v6 or base(st.version) == 10)  # three mixers, by byte
         fin = final_mixers(st.version, st.use_nn)   # classes (_cm.c); final mixers over them
         F0 = nsets(st.version) * NIN         # where their weights start
+        WS = word_slots(st.version)
         bits = table_bits(st.version)
         for step in range(len(counts)):
             tg = int(ms[2 * B]) if v2 else 0
@@ -448,8 +470,11 @@ class Reference:
             for s in range(int(counts[step])):
                 h64 = int(hist[s])
                 if v4:
-                    wd, prev, line = (int(v) for v in word[3 * s:3 * s + 3])
+                    ws = [int(v) for v in word[WS * s:WS * s + WS]]
+                    wd, prev, line = ws[:3]
                     hs = context_hashes(h64, wd) + context_hashes4(h64, wd, prev, line)
+                    if WS == 4:
+                        hs += context_hashes12(h64, wd, prev, ws[3])
                     if v6:
                         hs += [local_hash(hs[k], s) for k in LOCAL]
                     cls12 = byte_class(h64 & 255) * 8 + byte_class((h64 >> 8) & 255)
@@ -556,8 +581,10 @@ class Reference:
                 hist[s] = ((int(hist[s]) << 8) | byte) & M64
                 if v4:
                     nw = next_word(wd, byte)
-                    word[3 * s:3 * s + 3] = (nw, wd if nw == 0 and wd != 0 else prev,
-                                             line_update(line, byte))
+                    ended = nw == 0 and wd != 0
+                    word[WS * s:WS * s + 3] = (nw, wd if ended else prev, line_update(line, byte))
+                    if WS == 4 and ended:
+                        word[WS * s + 3] = prev
                 else:
                     word[s] = next_word(int(word[s]), byte)
                 if v2:
@@ -658,6 +685,8 @@ def describe(version: int = VERSION) -> str:
         out += f" local={list(LOCAL)} nn=final:sets1,c0,lr{FLR},w{FW_MIX},{FW_NN}"
     if base(version) == 10:
         out += f" final=sets1,c0,lr{FLR},w{FW_MIX},{FW_NN}"
+    if version in WORDS4:
+        out += " contexts12=prevword+c1,prevword+c2,word3+word,order5 words=4"
     if is_primed(version):
         out += " primed=model"
     return out
