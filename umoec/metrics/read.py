@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .db import connect
-from .schema import migrate
+from .schema import migrate, table_columns
 
 # What reading a run's database can raise: the callbacks that read one show these as a message.
 READ_ERRORS = (FileNotFoundError, sqlite3.Error, OSError, ValueError)
@@ -33,7 +33,7 @@ def _schema_columns() -> dict[str, list[str]]:
         migrate(conn)
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
                                              "AND name NOT LIKE 'sqlite_%'")]
-        return {t: [r[1] for r in conn.execute(f"PRAGMA table_info({t})")] for t in tables}
+        return {t: table_columns(conn, t) for t in tables}
     finally:
         conn.close()
 
@@ -81,7 +81,7 @@ def _query(conn: sqlite3.Connection, sql: str, params: Sequence,
         if "no such column" not in str(exc):
             raise
         rest = sql.split(" FROM ", 1)[1]
-        have = {r[1] for r in conn.execute(f"PRAGMA table_info({rest.split()[0]})")}
+        have = set(table_columns(conn, rest.split()[0]))
         listed = ", ".join(c if c in have else f"NULL AS {c}" for c in columns)
         try:
             rows = conn.execute(f"SELECT {listed} FROM {rest}", tuple(params)).fetchall()

@@ -88,8 +88,9 @@ STEP_TABLES = ("train_metrics", "head_losses", "val_metrics", "moe_routing", "mo
                "activation_stats", "hidden_states", "system_metrics")
 
 
-def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
-    return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}  # table: constant
+def table_columns(conn: sqlite3.Connection, table: str) -> list[str]:
+    """`table`'s columns in their order (none for a table the database lacks)."""
+    return [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]  # table: constant
 
 
 def migrate(conn: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
@@ -111,7 +112,7 @@ def migrate(conn: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
             for sql in MIGRATIONS[version - 1][1]:
                 words = sql.split()
                 if words[:2] == ["ALTER", "TABLE"] and words[3:5] == ["ADD", "COLUMN"] and \
-                        words[5] in _columns(conn, words[2]):  # an older tool already added it
+                        words[5] in table_columns(conn, words[2]):  # an older tool already added it
                     continue
                 conn.execute(sql)
             conn.execute(f"PRAGMA user_version = {int(version)}")
