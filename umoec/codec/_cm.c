@@ -18,6 +18,7 @@
 
 #define TABLE_BITS 22
 #define BIG_TABLE_BITS 24       /* versions 8, 9, 11, 12: 7, 5, 10, 10 primed with 2^24 slots */
+#define HUGE_TABLE_BITS 25      /* version 13: 12 with 2^25 (its 14 contexts fill 2^24) */
 #define NCTX 7
 #define NCTX4 10                /* version 4: and word pair, sparse, column contexts */
 #define NIN1 (2 + 2 * NCTX)     /* version 1: network, counters, mapped counters, bias */
@@ -211,7 +212,8 @@ static inline int len_bucket(int64_t len) {
  *     its three mixers (w grows by FSETS * NF; without a network their network input is 0);
  *     version 11 is version 10 primed, with 2^BIG_TABLE_BITS slots. Version 12 is version 11
  *     with NCTX12 contexts (context_hashes12) and four word slots per stream (word u32[4B]:
- *     the word before the previous one last). */
+ *     the word before the previous one last). Version 13 is version 12 with 2^HUGE_TABLE_BITS
+ *     slots (slots u32[2^HUGE_TABLE_BITS * 2]). */
 static PyObject *py_run(PyObject *self, PyObject *args) {
     int decode, use_nn, version;
     Py_ssize_t T, B, cap, H, P;
@@ -220,15 +222,16 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                           &cap, &H, &P, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
                           &o[9], &o[10], &o[11], &o[12], &o[13], &o[14], &o[15]))
         return NULL;
-    if (version < 1 || version > 12 || P < 0 ||
+    if (version < 1 || version > 13 || P < 0 ||
         (P > 0 && version != 3 && version != 5 && version != 7 && version != 8 && version != 9 &&
-         version != 11 && version != 12)) {
+         version != 11 && version != 12 && version != 13)) {
         PyErr_Format(PyExc_ValueError, "cm: unknown version %d (primer %zd)", version, P);
         return NULL;
     }
-    const int tb = version == 8 || version == 9 || version >= 11 ? BIG_TABLE_BITS : TABLE_BITS;
-    const int v12 = version == 12;            /* 11 with four more contexts */
-    /* the stage they run: 8 and 9 are 7 and 5 with more slots, 11 and 12 are 10 primed */
+    const int tb = version == 13 ? HUGE_TABLE_BITS
+                   : (version == 8 || version == 9 || version >= 11 ? BIG_TABLE_BITS : TABLE_BITS);
+    const int v12 = version == 12 || version == 13;  /* 11 with four more contexts */
+    /* the stage they run: 8 and 9 are 7 and 5 with more slots, 11-13 are 10 primed */
     version = version == 8 ? 7 : (version == 9 ? 5 : (version >= 11 ? 10 : version));
     const int v2 = version >= 2, v4 = version >= 4;
     const int64_t BH = (int64_t)B * H;       /* where the primer starts in hb */

@@ -44,10 +44,12 @@ of 2^22: a primer's text no longer fills the table before the file starts (1-2% 
 Version 10 (what the cm profile writes; 11 is version 10 primed, with 2^24 slots) is version 4
 with version 6's two final mixers over its three mixers (their network input is 0): learned
 weights instead of the fixed average (0.5-1.3% smaller without a primer, 0.2-0.6% with one).
-Version 12 (what the cm profile writes primed since) is version 11 with four more contexts: the
+Version 12 is version 11 with four more contexts: the
 previous word with the last byte, and with the last two bytes, the word before the previous one
 with the current word (a fourth word slot per stream), order 5 (docs/codec.md: -0.55% on prose,
 -0.78% on Python source primed with 2 MB; without a primer they learn too slowly to pay).
+Version 13 (what the cm profile writes primed since) is version 12 with 2^25 slots: its 14
+contexts fill 2^24 from a 2 MB primer (-0.37% on prose and Python source primed with 2 MB).
 
 Counters: 22-bit probability + 10-bit count in one uint32; p += (bit - p) * 2 / (2n + 3), n
 capped at LIMIT (faster adaptation while young, then a slow average). Every number is an integer
@@ -71,15 +73,17 @@ import numpy as np
 from .errors import FormatError
 
 VERSION = 6                     # what new files with a network get; every version here decodes
-VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
+VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13)
 PRIMED = 8                      # ... of a model with a primer: version 6 primed, 2^24 slots
-VERSION_ALONE, PRIMED_ALONE = 10, 12  # without a network (the cm profile): version 4 with final
-# mixers; primed: version 10 primed, 2^24 slots, four more contexts
-BASE = {3: 2, 5: 4, 7: 6, 8: 6, 9: 4, 11: 10, 12: 10}   # a primed version -> the stage it primes
+VERSION_ALONE, PRIMED_ALONE = 10, 13  # without a network (the cm profile): version 4 with final
+# mixers; primed: version 10 primed, four more contexts, 2^25 slots
+BASE = {3: 2, 5: 4, 7: 6, 8: 6, 9: 4, 11: 10, 12: 10, 13: 10}   # a primed version -> the stage it primes
 BIG_TABLE = (8, 9, 11, 12)      # the versions with 2^24 slots
-WORDS4 = (12,)                  # the versions with version 12's contexts and four word slots
+HUGE_TABLE = (13,)              # ... with 2^25 (version 12's 14 contexts fill 2^24 from 2 MB)
+WORDS4 = (12, 13)               # the versions with version 12's contexts and four word slots
 TABLE_BITS = 22                 # 4 M counter slots, shared by all streams and contexts
-BIG_TABLE_BITS = 24             # versions 8, 9, 11: 16 M (a primer's text fills a smaller table)
+BIG_TABLE_BITS = 24             # versions 8, 9, 11, 12: 16 M (a primer's text fills a smaller table)
+HUGE_TABLE_BITS = 25            # version 13: 32 M, 256 MB
 ORDERS = (1, 2, 3, 4, 6)
 NCTX = 7                        # order 0, orders 1..6, word
 NCTX4 = 10                      # version 4: and word pair, bytes 2-3 back, column
@@ -121,7 +125,10 @@ def is_primed(version: int) -> bool:
 
 
 def table_bits(version: int) -> int:
-    """log2 of the slot table's slots: 2^24 for the primed versions 8, 9, 11, 12, else 2^22."""
+    """log2 of the slot table's slots: 2^24 for the primed versions 8, 9, 11, 12, 2^25 for 13,
+    else 2^22."""
+    if version in HUGE_TABLE:
+        return HUGE_TABLE_BITS
     return BIG_TABLE_BITS if version in BIG_TABLE else TABLE_BITS
 
 

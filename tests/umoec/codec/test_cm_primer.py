@@ -1,4 +1,4 @@
-"""The mixing stage primed with a model's primer (versions 3, 5, 7, 8, 9, 11, 12): the compiled
+"""The mixing stage primed with a model's primer (versions 3, 5, 7, 8, 9, 11-13): the compiled
 loop equals the reference with the primer's region in the match model (pointers into it, and one
 that runs off its end), either decodes what the other wrote, priming makes text of the primer's
 kind smaller, and a state made for another primer is refused."""
@@ -99,5 +99,5 @@ def test_version_12s_word_contexts_pay_when_primed(monkeypatch):
     primer, data = text[:-20_000], text[-20_000:]
     sizes = {v: len(code("c", monkeypatch, False, text=primer, data=data, version=v)[0])
              for v in (11, 12)}
-    assert cm.PRIMED_ALONE == 12
+    assert cm.WORDS4 == (12, 13) and cm.PRIMED_ALONE == 13   # 13: these contexts, 2^25 slots
     assert sizes[12] < sizes[11] * 0.998, sizes      # 290 kB primer: -0.33%; 2 MB: -0.5-0.8%

@@ -12,6 +12,7 @@
     python tests/umoec/engine/golden/make_golden.py --mix10        # version 10 (cm profile)
     python tests/umoec/engine/golden/make_golden.py --primed11      # version 11 (cm profile, primed)
     python tests/umoec/engine/golden/make_golden.py --primed12      # version 12 (cm profile, primed)
+    python tests/umoec/engine/golden/make_golden.py --primed13      # version 13 (cm profile, primed)
 
 CHECKPOINT: a tiny tier1-family checkpoint (tests/umoec/train/conftest.py TINY, 80 steps on the
 400 kB default corpus). The first form wrote tiny.umm (its coding model), three inputs (Python
@@ -32,7 +33,8 @@ version 8 for the network profiles (NAME.PROFILE-primed8.umc), version 9 for the
 (NAME.cm-primed9.umc, the first golden file of the cm profile primed). The last two write the cm
 profile's files of version 10 (version 4 with version 6's final mixers: NAME.cm-mix10.umc, every
 input) and of version 11, version 10 primed with tiny-primed.umm (source.txt.cm-primed11.umc);
-the last one version 12, version 11 with four more contexts (source.txt.cm-primed12.umc).
+then version 12, version 11 with four more contexts (source.txt.cm-primed12.umc), and version
+13, version 12 with 2^25 slots (source.txt.cm-primed13.umc).
 """
 import sys
 from pathlib import Path
@@ -71,7 +73,8 @@ def primed(suffix: str) -> None:
         mf.write(model, HERE / "tiny-primed.umm")
     model = mf.read(HERE / "tiny-primed.umm")
     data = (HERE / "source.txt").read_bytes()
-    alone = suffix in ("-primed9", "-primed11", "-primed12")   # the cm profile; else the network's
+    # the cm profile's versions; the others are the network profiles'
+    alone = suffix in ("-primed9", "-primed11", "-primed12", "-primed13")
     for profile, p in PROFILES.items():
         if p.network != alone:
             (HERE / f"source.txt.{profile}{suffix}.umc").write_bytes(
@@ -95,7 +98,8 @@ def main(checkpoint: str) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1] in ("--primed5", "--primed7", "--primed8", "--primed9", "--primed11", "--primed12"):
+    if sys.argv[1] in ("--primed5", "--primed7", "--primed8", "--primed9", "--primed11", "--primed12",
+                       "--primed13"):
         primed(sys.argv[1][1:])
     elif sys.argv[1] in ("--mix", "--mix2", "--mix4", "--mix6", "--mix10"):
         mix(sys.argv[1][1:], network_only=sys.argv[1] == "--mix6",
