@@ -68,9 +68,18 @@ INPUTS = {
 }
 
 
-# primed versions: test_cm_primer.py, whose cm.learn runs each one without a primer too
-@pytest.mark.parametrize("version", [v for v in cm.VERSIONS if not cm.is_primed(v)])
-@pytest.mark.parametrize("network", [False, True])
+# the versions as files have them: 1, 2 and 4 with and without a network (every profile wrote
+# them), 6 with one (the network profiles'), 10 without (the cm profile's); the primed versions
+# are in test_cm_primer.py, whose cm.learn runs each one without a primer too
+WRITTEN = [(v, network) for v in (1, 2, 4) for network in (False, True)] + [(6, True), (10, False)]
+
+
+def test_every_version_is_checked_as_files_have_it():
+    assert sorted({v for v, _ in WRITTEN}) == [v for v in cm.VERSIONS if not cm.is_primed(v)]
+    assert (cm.VERSION, True) in WRITTEN and (cm.VERSION_ALONE, False) in WRITTEN
+
+
+@pytest.mark.parametrize(("version", "network"), WRITTEN)
 @pytest.mark.parametrize("kind", list(INPUTS))
 def test_compiled_and_reference_are_identical_and_decode_each_other(kind, network, version,
                                                                    monkeypatch):

@@ -35,9 +35,19 @@ def code(impl, monkeypatch, network, lanes=2, text=PRIMER, data=DATA, version=cm
     return payload, st, (m, counts, cum)
 
 
+# the primed versions as files have them: the network profiles' (3, 5, 7, 8) with the network's
+# input, the cm profile's (9, 11-13) without; cm.learn runs each one without a network too
+NETWORK_PRIMED, ALONE_PRIMED = (3, 5, 7, 8), (9, 11, 12, 13)
+
+
+def test_every_primed_version_is_checked_as_files_have_it():
+    assert sorted(NETWORK_PRIMED + ALONE_PRIMED) == [v for v in cm.VERSIONS if cm.is_primed(v)]
+    assert cm.PRIMED in NETWORK_PRIMED and cm.PRIMED_ALONE in ALONE_PRIMED
+
+
 @pytest.mark.skipif(cm.backend() != "c", reason="the compiled loop was not built")
-@pytest.mark.parametrize("version", [v for v in cm.VERSIONS if cm.is_primed(v)])
-@pytest.mark.parametrize("network", [False, True])
+@pytest.mark.parametrize(("network", "version"), [(True, v) for v in NETWORK_PRIMED]
+                         + [(False, v) for v in ALONE_PRIMED])
 def test_compiled_and_reference_are_identical_and_decode_each_other(network, version, monkeypatch):
     got = {impl: code(impl, monkeypatch, network, version=version) for impl in ("c", "python")}
     (pc, sc, (m, counts, cum)), (pp, sp, _) = got["c"], got["python"]
