@@ -359,6 +359,11 @@ def test_the_training_charts_share_their_x_axis(page, sim_run, tmp_path):
         relayout("training-lr-graph", {"xaxis.range[0]": 300, "xaxis.range[1]": 420})
         ranges_become(300, 420, (charts[0], charts[2]))
         assert not page.is_checked("#training-follow")     # a zoom made on another chart counts
+        # the double-click comes after the server has answered the zoom (as a user's would): on
+        # a slow machine that answer could otherwise land after it and re-zoom the loss chart
+        page.wait_for_timeout(500)
+        page.wait_for_function("document.querySelector('#training-loss-graph')"
+                               ".getAttribute('data-dash-is-loading') !== 'true'", timeout=TIMEOUT_MS)
         relayout("training-throughput-graph", {"xaxis.autorange": True})
         for cid in charts[:2]:
             page.wait_for_function(f"(({XRANGE_JS})('{cid}') || {{}}).auto === true", timeout=TIMEOUT_MS)
