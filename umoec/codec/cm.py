@@ -44,10 +44,10 @@ of 2^22: a primer's text no longer fills the table before the file starts (1-2% 
 Version 10 (what the cm profile writes; 11 is version 10 primed, with 2^24 slots) is version 4
 with version 6's two final mixers over its three mixers (their network input is 0): learned
 weights instead of the fixed average (0.5-1.3% smaller without a primer, 0.2-0.6% with one).
-Version 12 is version 11 with four more contexts: the
-previous word with the last byte, and with the last two bytes, the word before the previous one
-with the current word (a fourth word slot per stream), order 5 (docs/codec.md: -0.55% on prose,
--0.78% on Python source primed with 2 MB; without a primer they learn too slowly to pay).
+Version 12 is version 11 with four more contexts: the previous word with the last byte, and
+with the last two bytes, the word before the previous one with the current word (a fourth word
+slot per stream), order 5 (docs/codec.md: -0.55% on prose, -0.78% on Python source primed with
+2 MB; without a primer they learn too slowly to pay).
 Version 13 (what the cm profile writes primed since) is version 12 with 2^25 slots: its 14
 contexts fill 2^24 from a 2 MB primer (-0.37% on prose and Python source primed with 2 MB).
 
