@@ -23,11 +23,18 @@ demo: $(STAMP)
 	$(BIN)/python gui/app.py --runs-dir $(RUNS) --host $(HOST) --port $(PORT)
 
 # Set up and run the whole test suite (browser tests need Debian's chromium; CI installs it).
+# Two phases: every other test on TEST_WORKERS processes (pytest-xdist; a module's tests stay on
+# one worker, so a module's fixtures are built once), then the browser tests one at a time, alone
+# on the machine (they wait on a live page; a CPU-bound test beside them makes those waits
+# flaky). Both phases run; the exit status is the first failure's.
+TEST_WORKERS ?= 2
+PARALLEL := -n $(TEST_WORKERS) --dist loadscope
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	@rc=0; $(BIN)/python -m pytest $(PARALLEL) -m "not browser" || rc=$$?; \
+	$(BIN)/python -m pytest -m browser || { s=$$?; [ $$rc -ne 0 ] || rc=$$s; }; exit $$rc
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not browser and not slow"
+	$(BIN)/python -m pytest $(PARALLEL) -m "not browser and not slow"
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
