@@ -125,16 +125,21 @@ def timed(fn, repeat: int = 1) -> tuple[float, object]:
 def bench_run(runs_dir: Path, name: str, app_factory) -> list[tuple[str, float, float, float]]:
     """(callback, cold ms, steady ms, live ms) for one run."""
     from gui import ids
+    from gui.pages.activations import ids as act
+    from gui.pages.brain import ids as br
+    from gui.pages.header import ids as hdr
+    from gui.pages.mod import ids as md
+    from gui.pages.routing import ids as rt
     client = DashClient(app_factory(runs_dir))
     run = RunDir(runs_dir / name)
     tabs = {"routing": ids.TAB_ROUTING, "mod": ids.TAB_MOD, "act": ids.TAB_ACTIVATIONS,
             "brain": ids.TAB_BRAIN}
-    base = {f"{ids.REFRESH}.n_intervals": 1, f"{ids.RUN_SELECT}.value": name,
-            f"{ids.ROUTING_VALUE}.value": "load"}
+    base = {f"{hdr.REFRESH}.n_intervals": 1, f"{ids.RUN_SELECT}.value": name,
+            f"{rt.ROUTING_VALUE}.value": "load"}
 
     def controls(out_id: str, tab: str, state: dict):
         values = {**base, f"{ids.TABS}.active_tab": tab, **state}
-        status, resp = client.call(out_id, values, [f"{ids.REFRESH}.n_intervals"])
+        status, resp = client.call(out_id, values, [f"{hdr.REFRESH}.n_intervals"])
         return status, resp
 
     def version_of(resp, version_id):
@@ -142,54 +147,54 @@ def bench_run(runs_dir: Path, name: str, app_factory) -> list[tuple[str, float, 
 
     # routing ------------------------------------------------------------------------------------
     def routing_controls(seen=None):
-        return controls(f"{ids.ROUTING_STEP}.min", tabs["routing"],
-                        {f"{ids.ROUTING_VERSION}.data": seen})
+        return controls(f"{rt.ROUTING_STEP}.min", tabs["routing"],
+                        {f"{rt.ROUTING_VERSION}.data": seen})
     _, resp = routing_controls()
-    version = version_of(resp, ids.ROUTING_VERSION)
-    step = resp[ids.ROUTING_STEP]["value"]
-    block = resp[ids.ROUTING_BLOCK]["value"]
+    version = version_of(resp, rt.ROUTING_VERSION)
+    step = resp[rt.ROUTING_STEP]["value"]
+    block = resp[rt.ROUTING_BLOCK]["value"]
     expert = {"run": name, "block": block, "expert": 3}
 
     def heatmap(v):
-        return client.call(f"{ids.ROUTING_HEATMAP}.figure",
-                           {f"{ids.ROUTING_STEP}.value": step, f"{ids.ROUTING_VERSION}.data": v,
-                            f"{ids.ROUTING_SELECTED}.data": expert}, [f"{ids.ROUTING_VERSION}.data"])
+        return client.call(f"{rt.ROUTING_HEATMAP}.figure",
+                           {f"{rt.ROUTING_STEP}.value": step, f"{rt.ROUTING_VERSION}.data": v,
+                            f"{rt.ROUTING_SELECTED}.data": expert}, [f"{rt.ROUTING_VERSION}.data"])
 
     def history(v):
-        return client.call(f"{ids.ROUTING_HISTORY}.figure",
-                           {f"{ids.ROUTING_VERSION}.data": v, f"{ids.ROUTING_BLOCK}.value": block,
-                            f"{ids.ROUTING_VALUE}.value": "load", f"{ids.ROUTING_SELECTED}.data": expert},
-                           [f"{ids.ROUTING_VERSION}.data"])
+        return client.call(f"{rt.ROUTING_HISTORY}.figure",
+                           {f"{rt.ROUTING_VERSION}.data": v, f"{rt.ROUTING_BLOCK}.value": block,
+                            f"{rt.ROUTING_VALUE}.value": "load", f"{rt.ROUTING_SELECTED}.data": expert},
+                           [f"{rt.ROUTING_VERSION}.data"])
 
     def detail(v):
-        return client.call(f"{ids.ROUTING_EXPERT_DETAIL}.figure",
-                           {f"{ids.ROUTING_SELECTED}.data": expert, f"{ids.ROUTING_VERSION}.data": v},
-                           [f"{ids.ROUTING_VERSION}.data"])
+        return client.call(f"{rt.ROUTING_EXPERT_DETAIL}.figure",
+                           {f"{rt.ROUTING_SELECTED}.data": expert, f"{rt.ROUTING_VERSION}.data": v},
+                           [f"{rt.ROUTING_VERSION}.data"])
 
     def mod(seen=None):
-        return controls(f"{ids.MOD_MESSAGE}.children", tabs["mod"],
-                        {f"{ids.MOD_VERSION}.data": seen})
+        return controls(f"{md.MOD_MESSAGE}.children", tabs["mod"],
+                        {f"{md.MOD_VERSION}.data": seen})
 
     def act_controls(seen=None):
-        return controls(f"{ids.ACT_STEP}.min", tabs["act"], {f"{ids.ACT_VERSION}.data": seen})
+        return controls(f"{act.ACT_STEP}.min", tabs["act"], {f"{act.ACT_VERSION}.data": seen})
 
     def brain_controls(seen=None):
-        return controls(f"{ids.BRAIN_STEP}.min", tabs["brain"],
-                        {f"{ids.BRAIN_VERSION}.data": seen, f"{ids.BRAIN_BLOCK}.value": "all"})
+        return controls(f"{br.BRAIN_STEP}.min", tabs["brain"],
+                        {f"{br.BRAIN_VERSION}.data": seen, f"{br.BRAIN_BLOCK}.value": "all"})
 
-    act_version = version_of(act_controls()[1], ids.ACT_VERSION)
-    brain_version = version_of(brain_controls()[1], ids.BRAIN_VERSION)
+    act_version = version_of(act_controls()[1], act.ACT_VERSION)
+    brain_version = version_of(brain_controls()[1], br.BRAIN_VERSION)
 
     def act_views(v):
-        return client.call(f"{ids.ACT_DIST}.figure", {f"{ids.ACT_STEP}.value": None,
-                                                      f"{ids.ACT_VERSION}.data": v},
-                           [f"{ids.ACT_VERSION}.data"])
+        return client.call(f"{act.ACT_DIST}.figure", {f"{act.ACT_STEP}.value": None,
+                                                      f"{act.ACT_VERSION}.data": v},
+                           [f"{act.ACT_VERSION}.data"])
 
     def brain_view(v, blk="all"):
-        return client.call(f"{ids.BRAIN_PCA}.figure", {f"{ids.BRAIN_STEP}.value": None,
-                                                       f"{ids.BRAIN_BLOCK}.value": blk,
-                                                       f"{ids.BRAIN_VERSION}.data": v},
-                           [f"{ids.BRAIN_VERSION}.data"])
+        return client.call(f"{br.BRAIN_PCA}.figure", {f"{br.BRAIN_STEP}.value": None,
+                                                       f"{br.BRAIN_BLOCK}.value": blk,
+                                                       f"{br.BRAIN_VERSION}.data": v},
+                           [f"{br.BRAIN_VERSION}.data"])
 
     cold = {}
     cold["routing controls"] = timed(lambda: routing_controls())[0]
@@ -198,7 +203,7 @@ def bench_run(runs_dir: Path, name: str, app_factory) -> list[tuple[str, float, 
     cold["routing drill-down"] = timed(lambda: detail(version))[0]
     ms, (_, resp) = timed(lambda: mod())
     cold["mod (cards, current, history)"] = ms
-    mod_version = version_of(resp, ids.MOD_VERSION)
+    mod_version = version_of(resp, md.MOD_VERSION)
     cold["activations controls"] = timed(lambda: act_controls())[0]
     cold["activations dist + heatmap"] = timed(lambda: act_views(act_version))[0]
     cold["brain controls"] = timed(lambda: brain_controls())[0]
@@ -224,16 +229,16 @@ def bench_run(runs_dir: Path, name: str, app_factory) -> list[tuple[str, float, 
         write_rows(db, last + 1, last + 10 * LOG_EVERY, total=last)
     live = {}
     live["routing controls"], (_, resp) = timed(lambda: routing_controls(version))
-    version2 = version_of(resp, ids.ROUTING_VERSION)
+    version2 = version_of(resp, rt.ROUTING_VERSION)
     live["routing heatmap"] = timed(lambda: heatmap(version2))[0]
     live["routing history + balance"] = timed(lambda: history(version2))[0]
     live["routing drill-down"] = timed(lambda: detail(version2))[0]
     live["mod (cards, current, history)"] = timed(lambda: mod(mod_version))[0]
     live["activations controls"], (_, resp) = timed(lambda: act_controls(act_version))
-    live["activations dist + heatmap"] = timed(lambda: act_views(version_of(resp, ids.ACT_VERSION)))[0]
+    live["activations dist + heatmap"] = timed(lambda: act_views(version_of(resp, act.ACT_VERSION)))[0]
     live["brain controls"], (_, resp) = timed(lambda: brain_controls(brain_version))
     live["brain PCA (all blocks)"] = timed(
-        lambda: brain_view(version_of(resp, ids.BRAIN_VERSION) or brain_version))[0]
+        lambda: brain_view(version_of(resp, br.BRAIN_VERSION) or brain_version))[0]
     return [(k, cold[k], steady[k], live[k]) for k in cold]
 
 

@@ -95,13 +95,16 @@ class Page:
 
     def refresh(self) -> tuple[float, int]:
         from gui import ids
+        from gui.pages.training import ids as training_ids
         self.n += 1
         tick = (ids.tab_tick(ids.TAB_TRAINING), "data")
         values = {tick: self.n, (ids.RUN_SELECT, "value"): "big",
-                  (ids.TRAINING_SMOOTHING, "value"): 0.6, (ids.TRAINING_LOGY, "value"): False,
-                  (ids.TRAINING_SMOOTH_METHOD, "value"): "ema",
-                  (ids.TRAINING_CLIP, "value"): False, (ids.TABS, "active_tab"): ids.TAB_TRAINING,
-                  (ids.TRAINING_CHART_STATE, "data"): self.state,
+                  (training_ids.TRAINING_SMOOTHING, "value"): 0.6,
+                  (training_ids.TRAINING_LOGY, "value"): False,
+                  (training_ids.TRAINING_SMOOTH_METHOD, "value"): "ema",
+                  (training_ids.TRAINING_CLIP, "value"): False,
+                  (ids.TABS, "active_tab"): ids.TAB_TRAINING,
+                  (training_ids.TRAINING_CHART_STATE, "data"): self.state,
                   (ids.RESUME_CHECKPOINT, "value"): self.checkpoint}
         payload = {"output": self.key, "outputs": self.outputs,
                    "inputs": self._values(self.inputs, values),

@@ -11,6 +11,7 @@ import pytest
 
 from bench.bench_analysis import DashClient, run_config, write_run  # noqa: F401 (re-exported)
 from gui import ids, panes
+from gui.pages.header import ids as header_ids
 from tests.conftest import ARTIFACTS
 from tests.gui.browser_util import TIMEOUT_MS
 from tests.gui.test_app_server import start_app
@@ -52,9 +53,10 @@ def dash_client(runs_dir: Path):
 
 def controls(client: DashClient, first_output: str, tab: str, run: str | None, **state) -> tuple:
     """Fire a tab's per-tick callback; `state` maps "id.prop" (with - as _) to values."""
-    values = {f"{ids.REFRESH}.n_intervals": 1, f"{ids.RUN_SELECT}.value": run, f"{ids.TABS}.active_tab": tab}
+    values = {f"{header_ids.REFRESH}.n_intervals": 1, f"{ids.RUN_SELECT}.value": run,
+              f"{ids.TABS}.active_tab": tab}
     values.update(state)
-    return client.call(first_output, values, [f"{ids.REFRESH}.n_intervals"])
+    return client.call(first_output, values, [f"{header_ids.REFRESH}.n_intervals"])
 
 
 def message_text(resp: dict, message_id: str) -> str:

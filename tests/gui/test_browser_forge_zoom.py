@@ -13,7 +13,8 @@ import time
 
 import pytest
 
-from gui import ids
+from gui import ids as common
+from gui.pages.training import ids
 from tests.conftest import ROOT
 from tests.gui.browser_util import TIMEOUT_MS, kill_runs, new_page, shot
 from tests.gui.forge_fixtures import append_forge_rows, write_forge_run
@@ -75,7 +76,7 @@ def select_run(page, key: str, timeout_s: float = 30) -> None:
     """Pick `key` in the top bar's run selector (waiting for it to be listed)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        page.locator(f"#{ids.RUN_SELECT}").click()
+        page.locator(f"#{common.RUN_SELECT}").click()
         option = page.locator(f".dash-dropdown-option:has(input[value='{key}'])")
         if option.count():
             option.click()

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gui import ids
+from gui import ids as common
+from gui.pages.training import ids
 from tests.conftest import ARTIFACTS, ROOT
 from tests.gui.browser_util import SHOWN_PANE_HAS_TEXT, TIMEOUT_MS
 from tests.gui.test_app_server import start_app
@@ -139,7 +140,7 @@ def test_a_page_load_draws_the_training_tab_once(page, sim_run, tmp_path):
         first = next(i for i, out in enumerate(sent) if out.startswith("..training-kpi-cards"))
         assert not any(out in ("refresh-pulse.data", "run-select.options") for out in sent[:first]), \
             sent[:first + 1]
-        run = [i["value"] for i in draws[0] if i["id"] == ids.RUN_SELECT]
+        run = [i["value"] for i in draws[0] if i["id"] == common.RUN_SELECT]
         assert run == ["sim600"], draws[0]                  # the served list's run, picked in the page
         # a changed pulse (the 30 s bucket) may have its draw still on the way: wait for it
         for _ in range(50):
@@ -294,7 +295,7 @@ def test_a_checkpoint_marker_click_selects_it_in_every_picker(page, sim_run, tmp
         page.wait_for_function(f"""() => {{ const gd = document.querySelector('{graph}');
             return gd && gd.data && gd.data.length === 5 && gd.data[4].x.join() === '500,600'; }}""",
                                timeout=TIMEOUT_MS)
-        wait_text(page, f"#{ids.RESUME_CHECKPOINT}", "step 600")
+        wait_text(page, f"#{common.RESUME_CHECKPOINT}", "step 600")
         # the marker's place on the page, from the chart's own axes
         x, y = page.evaluate(f"""() => {{ const gd = document.querySelector('{graph}');
             const box = gd.getBoundingClientRect(), L = gd._fullLayout;
@@ -305,23 +306,23 @@ def test_a_checkpoint_marker_click_selects_it_in_every_picker(page, sim_run, tmp
         page.mouse.click(x, y)
         wait_text(page, f"#{ids.TRAINING_CHECKPOINT_NOTE}",
                   "step 500 checkpoint selected for resume, compression, evaluation and generation")
-        wait_text(page, f"#{ids.RESUME_CHECKPOINT}", "step 500")
+        wait_text(page, f"#{common.RESUME_CHECKPOINT}", "step 500")
         shot(page, "training_checkpoint_selected")
         page.get_by_role("tab", name="Compression", exact=True).click()
-        wait_text(page, f"#{ids.COMPRESS_CHECKPOINT}", "step 500")
+        wait_text(page, f"#{common.COMPRESS_CHECKPOINT}", "step 500")
         page.get_by_role("tab", name="Evaluation", exact=True).click()
-        wait_text(page, f"#{ids.EVAL_CHECKPOINT}", "step 500")
+        wait_text(page, f"#{common.EVAL_CHECKPOINT}", "step 500")
         # a pick made afterwards wins over the selection when the tab is opened again
         page.get_by_role("tab", name="Training", exact=True).click()
-        page.click(f"#{ids.RESUME_CHECKPOINT}")
+        page.click(f"#{common.RESUME_CHECKPOINT}")
         page.get_by_role("option", name="step 600", exact=False).click()
-        wait_text(page, f"#{ids.RESUME_CHECKPOINT}", "step 600")
+        wait_text(page, f"#{common.RESUME_CHECKPOINT}", "step 600")
         page.get_by_role("tab", name="Compression", exact=True).click()
         page.wait_for_timeout(1000)
-        assert "step 500" in page.inner_text(f"#{ids.COMPRESS_CHECKPOINT}")
+        assert "step 500" in page.inner_text(f"#{common.COMPRESS_CHECKPOINT}")
         page.get_by_role("tab", name="Training", exact=True).click()
         page.wait_for_timeout(2500)  # the tab's refresh and a tick or two
-        assert "step 600" in page.inner_text(f"#{ids.RESUME_CHECKPOINT}")
+        assert "step 600" in page.inner_text(f"#{common.RESUME_CHECKPOINT}")
         assert page.console_errors == []
     finally:
         proc.terminate()

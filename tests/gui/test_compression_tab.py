@@ -15,9 +15,12 @@ from pathlib import Path
 import pytest
 
 from gui import ids
+from gui.pages.compression import ids as compression_ids
 from gui.pages.compression.callbacks import REFRESH_OUTPUTS, refresh_view
 from gui.pages.compression.layout import profile_options
+from gui.pages.evaluation import ids as evaluation_ids
 from gui.pages.evaluation.callbacks import EVAL_OUTPUTS, eval_view
+from gui.pages.training import ids as training_ids
 from gui.pages.training.callbacks import checkpoint_list, checkpoint_models
 from gui.services import models
 from gui.services.compress_jobs import JobManager, read_sidecar
@@ -316,31 +319,31 @@ def test_upload_compress_verify_then_tampered_fails(browser, cockpit_url, tiny_r
                                                     data_dir):
     with browser_page(browser, cockpit_url) as page:
         open_tab(page, "Compression")
-        wait_text(page, f"#{ids.COMPRESS_UPLOAD_HINT}", str(sandbox))
+        wait_text(page, f"#{compression_ids.COMPRESS_UPLOAD_HINT}", str(sandbox))
         upload(page, "sample.txt", sample(data_dir, 3000))
-        wait_text(page, f"#{ids.COMPRESS_UPLOAD_STATUS}", "stored as")
-        stored = Path(page.input_value(f"#{ids.COMPRESS_FILE_PATH}"))
+        wait_text(page, f"#{compression_ids.COMPRESS_UPLOAD_STATUS}", "stored as")
+        stored = Path(page.input_value(f"#{compression_ids.COMPRESS_FILE_PATH}"))
         assert stored.parent == sandbox.resolve() and stored.read_bytes() == sample(data_dir, 3000)
         name, digest = default_name_hash()
         chosen = wait_text(page, f"#{ids.COMPRESS_MODEL}", f"{name} · {digest[:12]} · shipped")
         assert "default" in chosen  # preselected: no training needed
         assert page.is_disabled(f"#{ids.COMPRESS_CHECKPOINT}")  # used only for checkpoints
-        page.click(f"#{ids.COMPRESS_BTN}")
-        wait_text(page, f"#{ids.COMPRESS_STATUS}", "done", timeout_ms=180_000)
-        table = wait_text(page, f"#{ids.COMPRESS_RESULTS_TABLE}", "brotli -11 (same file)")
+        page.click(f"#{compression_ids.COMPRESS_BTN}")
+        wait_text(page, f"#{compression_ids.COMPRESS_STATUS}", "done", timeout_ms=180_000)
+        table = wait_text(page, f"#{compression_ids.COMPRESS_RESULTS_TABLE}", "brotli -11 (same file)")
         for text in ("sample.txt", "turbo", "3.00 kB", "done", "gzip -9 (same file)",
                      "zstd -22 (same file)", "xz -9e (same file)", f"{name} ({digest[:12]})",
                      "Model"):
             assert text in table
-        names = [t["name"] for t in wait_for_traces(page, ids.COMPRESS_COMPARISON)]
+        names = [t["name"] for t in wait_for_traces(page, compression_ids.COMPRESS_COMPARISON)]
         assert names  # one bar trace: ours and the four baselines
         row = jobs_of(tiny_run)[0]
         assert row["status"] == "done" and row["raw_bytes"] == 3000
         assert Path(row["output_path"]).parent == tiny_run.root / "compressed"
-        page.click(f"#{ids.COMPRESS_VERIFY_BTN}")
-        result = wait_text(page, f"#{ids.COMPRESS_VERIFY_RESULT}", "PASS", timeout_ms=120_000)
+        page.click(f"#{compression_ids.COMPRESS_VERIFY_BTN}")
+        result = wait_text(page, f"#{compression_ids.COMPRESS_VERIFY_RESULT}", "PASS", timeout_ms=120_000)
         assert "sha256 equal" in result
-        assert page.eval_on_selector(f"#{ids.COMPRESS_VERIFY_RESULT} .fw-bold",
+        assert page.eval_on_selector(f"#{compression_ids.COMPRESS_VERIFY_RESULT} .fw-bold",
                                      "e => getComputedStyle(e).color") == "rgb(25, 135, 84)"
         shot(page, "compression_verify_pass")
 
@@ -348,11 +351,11 @@ def test_upload_compress_verify_then_tampered_fails(browser, cockpit_url, tiny_r
         blob = bytearray(umc.read_bytes())
         blob[len(blob) // 2] ^= 0x55
         umc.write_bytes(bytes(blob))
-        page.click(f"#{ids.COMPRESS_VERIFY_BTN}")
-        result = wait_text(page, f"#{ids.COMPRESS_VERIFY_RESULT}", "FAIL", timeout_ms=120_000)
+        page.click(f"#{compression_ids.COMPRESS_VERIFY_BTN}")
+        result = wait_text(page, f"#{compression_ids.COMPRESS_VERIFY_RESULT}", "FAIL", timeout_ms=120_000)
         reason = decoder_message(umc)
         assert reason in result
-        assert page.eval_on_selector(f"#{ids.COMPRESS_VERIFY_RESULT} .fw-bold",
+        assert page.eval_on_selector(f"#{compression_ids.COMPRESS_VERIFY_RESULT} .fw-bold",
                                      "e => getComputedStyle(e).color") == "rgb(220, 53, 69)"
         assert read_sidecar(tiny_run, int(row["job_id"]))["verify"]["ok"] is False
         shot(page, "compression_verify_fail")
@@ -368,19 +371,19 @@ def test_upload_names_stay_in_the_sandbox_and_size_is_limited(browser, cockpit_u
             before = set(sandbox.iterdir()) if sandbox.exists() else set()
             upload(page, name, name.encode("utf-8", "replace") * 3)
             shown = repr(name.replace("\x00", "\\0"))[:60]
-            wait_text(page, f"#{ids.COMPRESS_UPLOAD_STATUS}", shown)
-            assert "stored as" in page.inner_text(f"#{ids.COMPRESS_UPLOAD_STATUS}")
+            wait_text(page, f"#{compression_ids.COMPRESS_UPLOAD_STATUS}", shown)
+            assert "stored as" in page.inner_text(f"#{compression_ids.COMPRESS_UPLOAD_STATUS}")
             new = set(sandbox.iterdir()) - before
             assert len(new) == 1
             path = new.pop()
             assert path.parent == sandbox.resolve() and path.is_file() and not path.is_symlink()
             assert len(path.name) <= 120 and "\x00" not in path.name
             assert path.read_bytes() == name.encode("utf-8", "replace") * 3
-            assert page.input_value(f"#{ids.COMPRESS_FILE_PATH}") == str(path)
+            assert page.input_value(f"#{compression_ids.COMPRESS_FILE_PATH}") == str(path)
         assert not (sandbox.parent.parent / "etc").exists()
         count = len(list(sandbox.iterdir()))
         upload(page, "big.bin", b"\x01" * 60_000)
-        msg = wait_text(page, f"#{ids.COMPRESS_UPLOAD_STATUS}", "uploads are limited to")
+        msg = wait_text(page, f"#{compression_ids.COMPRESS_UPLOAD_STATUS}", "uploads are limited to")
         assert "big.bin is 60.00 kB" in msg and "50.00 kB" in msg and "type its path" in msg
         assert len(list(sandbox.iterdir())) == count
         shot(page, "compression_upload_limit")
@@ -392,30 +395,30 @@ def test_missing_file_then_a_job_survives_reload_and_is_cancelled(browser, cockp
                                                                   tmp_path, data_dir):
     with browser_page(browser, cockpit_url) as page:
         open_tab(page, "Compression")
-        page.fill(f"#{ids.COMPRESS_FILE_PATH}", str(tmp_path / "no-such-file.bin"))
-        page.click(f"#{ids.COMPRESS_BTN}")
-        status = wait_text(page, f"#{ids.COMPRESS_STATUS}", "failed")
+        page.fill(f"#{compression_ids.COMPRESS_FILE_PATH}", str(tmp_path / "no-such-file.bin"))
+        page.click(f"#{compression_ids.COMPRESS_BTN}")
+        status = wait_text(page, f"#{compression_ids.COMPRESS_STATUS}", "failed")
         assert f"input file {tmp_path / 'no-such-file.bin'} does not exist" in status
-        wait_text(page, f"#{ids.COMPRESS_RESULTS_TABLE}", "no-such-file.bin")
+        wait_text(page, f"#{compression_ids.COMPRESS_RESULTS_TABLE}", "no-such-file.bin")
         assert jobs_of(tiny_run)[0]["status"].startswith("failed: input file")
 
         big = tmp_path / "big.txt"
         chunk = sample(data_dir, 100_000)
         big.write_bytes((chunk * (4_000_000 // len(chunk) + 1))[:4_000_000])  # minutes of work
-        page.fill(f"#{ids.COMPRESS_FILE_PATH}", str(big))
-        page.click(f"#{ids.COMPRESS_BTN}")
-        wait_text(page, f"#{ids.COMPRESS_STATUS}", "compressing")
+        page.fill(f"#{compression_ids.COMPRESS_FILE_PATH}", str(big))
+        page.click(f"#{compression_ids.COMPRESS_BTN}")
+        wait_text(page, f"#{compression_ids.COMPRESS_STATUS}", "compressing")
         page.reload()
         open_tab(page, "Compression")
-        wait_text(page, f"#{ids.COMPRESS_STATUS}", "(compress big.txt): compressing")
-        wait_until(lambda: page.is_visible(f"#{ids.COMPRESS_PROGRESS}"), what="the progress bar")
-        assert page.is_enabled(f"#{ids.COMPRESS_CANCEL_BTN}")
-        assert page.is_disabled(f"#{ids.COMPRESS_BTN}")
+        wait_text(page, f"#{compression_ids.COMPRESS_STATUS}", "(compress big.txt): compressing")
+        wait_until(lambda: page.is_visible(f"#{compression_ids.COMPRESS_PROGRESS}"), what="the progress bar")
+        assert page.is_enabled(f"#{compression_ids.COMPRESS_CANCEL_BTN}")
+        assert page.is_disabled(f"#{compression_ids.COMPRESS_BTN}")
         shot(page, "compression_running")
         open_tab(page, "Training")  # the page stays usable while the job runs
         open_tab(page, "Compression")
-        page.click(f"#{ids.COMPRESS_CANCEL_BTN}")
-        wait_text(page, f"#{ids.COMPRESS_STATUS}", "cancelled by the user", timeout_ms=60_000)
+        page.click(f"#{compression_ids.COMPRESS_CANCEL_BTN}")
+        wait_text(page, f"#{compression_ids.COMPRESS_STATUS}", "cancelled by the user", timeout_ms=60_000)
         row = jobs_of(tiny_run)[0]
         assert row["status"].startswith("cancelled: cancelled by the user after")
         assert not Path(row["output_path"]).exists()
@@ -427,13 +430,13 @@ def test_missing_file_then_a_job_survives_reload_and_is_cancelled(browser, cockp
 def test_export_button_then_the_model_is_offered(browser, cockpit_url, tiny_run):
     with browser_page(browser, cockpit_url) as page:
         open_tab(page, "Training")
-        button = f"#{ids.CHECKPOINT_LIST} button:has-text('Export model')"
+        button = f"#{training_ids.CHECKPOINT_LIST} button:has-text('Export model')"
         wait_until(lambda: page.locator(button).count() >= 1, what="an Export model button")
         assert not tiny_run.model_path(8).exists()
-        page.locator(f"#{ids.CHECKPOINT_LIST} tr:has-text('step000008.pt') button").click()
-        status = wait_text(page, f"#{ids.CHECKPOINT_EXPORT_STATUS}", "done", timeout_ms=180_000)
+        page.locator(f"#{training_ids.CHECKPOINT_LIST} tr:has-text('step000008.pt') button").click()
+        status = wait_text(page, f"#{training_ids.CHECKPOINT_EXPORT_STATUS}", "done", timeout_ms=180_000)
         assert f"written to {tiny_run.model_path(8)}" in status
-        label = wait_text(page, f"#{ids.CHECKPOINT_LIST}", "tiny-step8 (")
+        label = wait_text(page, f"#{training_ids.CHECKPOINT_LIST}", "tiny-step8 (")
         assert tiny_run.model_path(8).is_file() and "tiny-step8 (" in label
         shot(page, "training_export_model")
         open_tab(page, "Compression")
@@ -453,24 +456,24 @@ def test_eval_fills_results_roundtrip_and_history(browser, cockpit_url, tiny_run
         pytest.skip("data/enwik8 exists: this test checks the fallback to the validation split")
     with browser_page(browser, cockpit_url) as page:
         open_tab(page, "Evaluation")
-        note = wait_text(page, f"#{ids.EVAL_DATA_NOTE}", "validation split")
+        note = wait_text(page, f"#{evaluation_ids.EVAL_DATA_NOTE}", "validation split")
         assert str(data_dir / "val.bin") in note
         wait_until(lambda: "step 8" in page.inner_text(f"#{ids.EVAL_CHECKPOINT}"),
                    what="the checkpoint list")
         # a run with real checkpoints: its newest checkpoint is what the tab evaluates first
         wait_text(page, f"#{ids.EVAL_MODEL}", "a checkpoint of run tiny")
-        page.fill(f"#{ids.EVAL_MAX_BYTES}", "2000")
-        page.press(f"#{ids.EVAL_MAX_BYTES}", "Tab")
-        page.click(f"#{ids.EVAL_ENWIK8_BTN}")
-        status = wait_text(page, f"#{ids.EVAL_STATUS}", "done", timeout_ms=240_000)
+        page.fill(f"#{evaluation_ids.EVAL_MAX_BYTES}", "2000")
+        page.press(f"#{evaluation_ids.EVAL_MAX_BYTES}", "Tab")
+        page.click(f"#{evaluation_ids.EVAL_ENWIK8_BTN}")
+        status = wait_text(page, f"#{evaluation_ids.EVAL_STATUS}", "done", timeout_ms=240_000)
         assert "roundtrip PASS" in status and "validation split" in status
-        table = wait_text(page, f"#{ids.EVAL_RESULTS_TABLE}", "small-val[:2000]")
+        table = wait_text(page, f"#{evaluation_ids.EVAL_RESULTS_TABLE}", "small-val[:2000]")
         for text in ("Model Size", "vs gzip (2.7)", "vs zstd-22 (1.95)", "vs CMIX (1.23)",
                      "Delta from CMIX", "gzip -9", "xz -9e", "zstd -22", "brotli -11", "PASS",
                      "xz -9e primed", "primed: what the compressor adds"):
             assert text in table
-        assert wait_text(page, f"#{ids.EVAL_ROUNDTRIP_STATUS}", "PASS").startswith("PASS")
-        names = [t["name"] for t in wait_for_traces(page, ids.EVAL_BPB_HISTORY, at_least=2)]
+        assert wait_text(page, f"#{evaluation_ids.EVAL_ROUNDTRIP_STATUS}", "PASS").startswith("PASS")
+        names = [t["name"] for t in wait_for_traces(page, evaluation_ids.EVAL_BPB_HISTORY, at_least=2)]
         assert names[0] == "small-val[:2000]" and "gzip -9 (measured)" in names
         shot(page, "evaluation_results")
         with read.open_db(tiny_run.db_path) as conn:

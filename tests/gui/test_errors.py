@@ -3,8 +3,8 @@ missing database, corrupt database, missing file, a launcher that cannot start t
 trainer that fails, a stop that times out (spec WS7)."""
 import sqlite3
 
-from gui import ids
 from gui.pages.sidebar import callbacks as cc
+from gui.pages.sidebar import ids
 from gui.pages.training import callbacks as tc
 from gui.services.launcher import Launched, Launcher
 from tests.gui.services.test_launcher import LONG, fake_program, wait_for

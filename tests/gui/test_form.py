@@ -1,8 +1,10 @@
 """The config editor's model (gui/form.py) and callbacks bodies, without a browser."""
 import pytest
 
-from gui import form, ids
+from gui import form
+from gui import ids as common
 from gui.pages.sidebar import callbacks as cc
+from gui.pages.sidebar import ids
 from gui.pages.sidebar import layout as config_panel
 from gui.services import presets
 from gui.view import derived
@@ -55,7 +57,7 @@ def test_layout_has_one_widget_per_field_and_17_sections():
     assert {f.component_id for f in form.FIELDS} <= found
     assert {ids.section_item_id(s) for s in C.section_names()} <= found
     assert len(C.section_names()) == 17
-    for spec_id in (ids.CONFIG_START, ids.CONFIG_STOP, ids.CONFIG_STATUS, ids.CONFIG_TIER):
+    for spec_id in (ids.CONFIG_START, ids.CONFIG_STOP, ids.CONFIG_STATUS, common.CONFIG_TIER):
         assert spec_id in found
 
 
@@ -150,7 +152,7 @@ def test_fill_restores_loads_resets_and_syncs_the_checklist(tmp_path):
     out = cc.fill(None, None, [], {}, None, None, None)  # first visit: the page holds the defaults
     assert out["values"] == {} and out["tier"] == form.TIER_INFO.default   # the tier: checked
 
-    out = cc.fill(ids.CONFIG_TIER, "tier3_base", [], {}, None, None, None)
+    out = cc.fill(common.CONFIG_TIER, "tier3_base", [], {}, None, None, None)
     assert out["values"] == form.preset_values("tier3_base")
     out = cc.fill(ids.CONFIG_RESET_BTN, "custom", [], {}, None, None, None)
     assert out["tier"] == "tier1_micro" and "not a preset" in str(out["message"])
@@ -164,7 +166,7 @@ def test_fill_restores_loads_resets_and_syncs_the_checklist(tmp_path):
 
     out = cc.fill(ids.CONFIG_LOAD_BTN, None, [], {}, None, str(tmp_path / "none.yaml"), None)
     assert "no such file" in str(out["message"]) and "values" not in out
-    out = cc.fill(ids.CONFIG_INJECT, None, [], {}, {"values": {"moe.top_k": 4, "x.y": 1},
+    out = cc.fill(common.CONFIG_INJECT, None, [], {}, {"values": {"moe.top_k": 4, "x.y": 1},
                                                     "source": "Growth"}, None, None)
     assert out["values"] == {"moe.top_k": 4} and "from Growth" in str(out["message"])
 

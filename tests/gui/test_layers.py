@@ -2,7 +2,7 @@
 (figures/ is checked by figures/test_no_dash.py); pages read through umoec.metrics.read, services
 and the file-format modules rather than opening databases or files themselves; a page imports no
 other page (what two pages share is in components/, view/ or services/), and nothing below the
-pages imports them; no component id is used twice."""
+pages imports them; no component id is used twice, in a layout or across the ids modules."""
 import ast
 import json
 from collections import Counter
@@ -197,10 +197,19 @@ def id_counts(node) -> Counter:
     return counts
 
 
+def ids_modules() -> list:
+    """gui/ids.py (what several parts share) and each page's own ids.py."""
+    import importlib
+    return [importlib.import_module(module_name(p))
+            for p in [GUI / "ids.py", *sorted((GUI / "pages").glob("*/ids.py"))]]
+
+
 def test_no_component_id_is_used_twice(tmp_path):
-    from gui import ids
     from gui.app import create_app
-    constants = [v for k, v in vars(ids).items() if k.isupper() and isinstance(v, str)]
+    modules = ids_modules()
+    assert len(modules) == 17
+    constants = [v for m in modules for k, v in vars(m).items() if k.isupper() and isinstance(v, str)]
+    assert len(constants) > 230
     assert [v for v, n in Counter(constants).items() if n > 1] == []
     app = create_app(tmp_path / "runs", data_dir=tmp_path / "data")
     counts = id_counts(app.validation_layout.to_plotly_json())

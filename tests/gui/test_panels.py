@@ -1,5 +1,5 @@
 """Layout defaults that must hold before the first refresh reaches the page."""
-from gui import ids
+from gui.pages.evaluation import ids
 from gui.pages.evaluation import layout as eval_panel
 
 

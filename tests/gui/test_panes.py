@@ -3,6 +3,8 @@ pane only, and every callback still names components of the full layout."""
 import json
 
 from gui import ids, panes
+from gui.pages.compare import ids as compare_ids
+from gui.pages.training import ids as training_ids
 from tests.gui.test_layers import id_counts
 
 
@@ -18,7 +20,8 @@ def _app(tmp_path):
 def test_the_page_starts_with_the_first_pane_built_and_the_others_empty(tmp_path):
     app = _app(tmp_path)
     page, full = _ids(app.layout()), _ids(app.validation_layout)
-    assert ids.TRAINING_LOSS in page and ids.COMPRESS_MODEL not in page and ids.COMPARE_RUNS not in page
+    assert training_ids.TRAINING_LOSS in page
+    assert ids.COMPRESS_MODEL not in page and compare_ids.COMPARE_RUNS not in page
     assert {ids.pane(t) for t in ids.TAB_IDS} <= page          # every pane's slot is there
     assert ids.COMPRESS_MODEL in full and ids.GEN_CHECKPOINT in full
     others = set().union(*(_ids(panes.build(t).to_plotly_json())

@@ -10,13 +10,14 @@ from dash.exceptions import PreventUpdate
 
 from umoec.metrics import read
 
-from ... import ids
+from ... import ids as common
 from ...components.step_controls import register_step_controls
 from ...context import AppContext
 from ...figures.activations import activation_dist_fig, activation_heatmap_fig
 from ...figures.base import empty_fig
 from ...services.runs import resolve
 from ...view import analysis as av
+from . import ids
 
 TABLE = "activation_stats"
 
@@ -25,7 +26,7 @@ def register(app, cockpit: AppContext) -> None:
     runs_dir = cockpit.settings.runs_dir
     missing = av.missing_snapshots("activation statistics")
 
-    register_step_controls(app, runs_dir, tab=ids.TAB_ACTIVATIONS, table=TABLE, missing=missing,
+    register_step_controls(app, runs_dir, tab=common.TAB_ACTIVATIONS, table=TABLE, missing=missing,
                            slider=ids.ACT_STEP, message=ids.ACT_MESSAGE, version=ids.ACT_VERSION)
 
     @app.callback(Output(ids.ACT_DIST, "figure"), Output(ids.ACT_HEATMAP, "figure"),

@@ -1,6 +1,6 @@
 """The Architecture tab: a diagram of the sidebar's model, size cards, per-block table."""
-from ... import ids
+from ... import ids as common
 from ..base import Page
 from . import callbacks, layout
 
-PAGE = Page(ids.TAB_ARCH, "Architecture", layout.layout, callbacks.register)
+PAGE = Page(common.TAB_ARCH, "Architecture", layout.layout, callbacks.register)

@@ -12,11 +12,13 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, html
 from dash.exceptions import PreventUpdate
 
-from ... import form, ids
+from ... import form
+from ... import ids as common
 from ...context import AppContext
 from ...figures.architecture import architecture_fig
 from ...figures.base import empty_fig
 from ...view.architecture import describe
+from . import ids
 from . import layout as panel
 
 FIELD_IDS = form.FIELD_IDS
@@ -57,11 +59,11 @@ def arch_view(values: dict[str, Any], tier: Any) -> dict[str, Any]:
 def register(app, cockpit: AppContext) -> None:
     @app.callback(Output(ids.ARCH_MESSAGE, "children"), Output(ids.ARCH_CARDS, "children"),
                   Output(ids.ARCH_DIAGRAM, "figure"), Output(ids.ARCH_TABLE, "children"),
-                  *[Input(i, "value") for i in FIELD_IDS], Input(ids.CONFIG_TIER, "value"),
-                  Input(ids.TABS, "active_tab"))
+                  *[Input(i, "value") for i in FIELD_IDS], Input(common.CONFIG_TIER, "value"),
+                  Input(common.TABS, "active_tab"))
     def redraw(*args):
         *raw, tier, tab = args
-        if tab != ids.TAB_ARCH:
+        if tab != common.TAB_ARCH:
             raise PreventUpdate
         out = arch_view(dict(zip(FIELD_KEYS, raw, strict=True)), tier)
         return out["message"], out["cards"], out["figure"], out["table"]

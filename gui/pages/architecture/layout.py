@@ -7,10 +7,10 @@ from dash import html
 
 from umoec.units import fmt_bytes, fmt_count
 
-from ... import ids
 from ...components.analysis_widgets import card, graph, metric_card
 from ...figures.architecture import ARCH_COLOURS
 from ...view.architecture import ModelView, parts_rows
+from . import ids
 
 DIAGRAM_MIN_WIDTH_PX = 860      # below this the chip labels would overlap: scroll instead
 LEGEND = (("moe", "MoE FFN (S)"), ("dense", "dense FFN (D)"), ("mod", "Mixture-of-Depths"),

@@ -1,6 +1,6 @@
 """The Brain tab: hidden states of a block on two principal components."""
-from ... import ids
+from ... import ids as common
 from ..base import Page
 from . import callbacks, layout
 
-PAGE = Page(ids.TAB_BRAIN, "Brain", layout.layout, callbacks.register)
+PAGE = Page(common.TAB_BRAIN, "Brain", layout.layout, callbacks.register)

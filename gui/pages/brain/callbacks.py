@@ -10,13 +10,14 @@ from dash.exceptions import PreventUpdate
 
 from umoec.metrics import read
 
-from ... import ids
+from ... import ids as common
 from ...components.step_controls import BlockPicker, register_step_controls
 from ...context import AppContext
 from ...figures.activations import pca_fig
 from ...figures.base import empty_fig
 from ...services.runs import resolve
 from ...view import analysis as av
+from . import ids
 from .layout import ALL_BLOCKS
 
 TABLE = "hidden_states"
@@ -36,7 +37,7 @@ def register(app, cockpit: AppContext) -> None:
     runs_dir = cockpit.settings.runs_dir
     missing = av.missing_snapshots("hidden-state snapshots")
 
-    register_step_controls(app, runs_dir, tab=ids.TAB_BRAIN, table=TABLE, missing=missing,
+    register_step_controls(app, runs_dir, tab=common.TAB_BRAIN, table=TABLE, missing=missing,
                            slider=ids.BRAIN_STEP, message=ids.BRAIN_MESSAGE, version=ids.BRAIN_VERSION,
                            picker=PICKER)
 

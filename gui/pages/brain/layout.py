@@ -4,8 +4,8 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from ... import ids
 from ...components.analysis_widgets import graph, step_slider
+from . import ids
 
 ALL_BLOCKS = "all"
 

@@ -24,7 +24,7 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, Patch, State, ctx, dcc, html, no_update
 from dash.exceptions import PreventUpdate
 
-from ... import ids
+from ... import ids as common
 from ...components import zoom_events
 from ...context import AppContext
 from ...figures import series
@@ -49,6 +49,7 @@ from ...services.compare import (
     table_csv,
 )
 from ...services.runs import run_options
+from . import ids
 
 OUTPUTS = ("figure", "data", "columns", "message", "state")
 SYSTEM_OUTPUTS = ("figure", "options", "value", "note", "seen")
@@ -117,7 +118,7 @@ def compare_update(runs_dir: Path, keys: list | None, axis: str | None, smoothin
     sig = data_signature(runs)
     settings = [keys, axis, smoothing, log_y, window]
     unchanged = state.get("sig") == sig and state.get("settings") == settings
-    if trigger in (ids.tab_tick(ids.TAB_COMPARE), ids.TABS) and unchanged:
+    if trigger in (common.tab_tick(common.TAB_COMPARE), common.TABS) and unchanged:
         return _unchanged()
     extent = data_extent(runs, axis)
     if not runs:
@@ -183,10 +184,10 @@ def register(app, cockpit: AppContext) -> None:
     runs_dir = cockpit.settings.runs_dir
     zoom_events.filter_x_zooms(app, ids.COMPARE_GRAPH, ids.COMPARE_SYSTEM_GRAPH)
 
-    @app.callback(Output(ids.COMPARE_RUNS, "options"), Input(ids.tab_tick(ids.TAB_COMPARE), "data"),
-                  Input(ids.TABS, "active_tab"), State(ids.COMPARE_RUNS, "options"))
+    @app.callback(Output(ids.COMPARE_RUNS, "options"), Input(common.tab_tick(common.TAB_COMPARE), "data"),
+                  Input(common.TABS, "active_tab"), State(ids.COMPARE_RUNS, "options"))
     def refresh_options(_n, tab, current):
-        if tab != ids.TAB_COMPARE:
+        if tab != common.TAB_COMPARE:
             raise PreventUpdate
         options = run_options(runs_dir)
         if options == current:
@@ -194,8 +195,8 @@ def register(app, cockpit: AppContext) -> None:
         return options
 
     @app.callback(Output(ids.COMPARE_ZOOM, "data"), Output(ids.COMPARE_FOLLOW, "value"),
-                  Input(ids.x_zoom(ids.COMPARE_GRAPH), "data"), Input(ids.COMPARE_FOLLOW, "value"),
-                  Input(ids.x_zoom(ids.COMPARE_SYSTEM_GRAPH), "data"),
+                  Input(common.x_zoom(ids.COMPARE_GRAPH), "data"), Input(ids.COMPARE_FOLLOW, "value"),
+                  Input(common.x_zoom(ids.COMPARE_SYSTEM_GRAPH), "data"),
                   State(ids.COMPARE_STATE, "data"), State(ids.COMPARE_ZOOM, "data"),
                   prevent_initial_call=True)
     def zoom_or_follow(x_zoom, follow, system_x_zoom, state, zoom):
@@ -211,12 +212,12 @@ def register(app, cockpit: AppContext) -> None:
     @app.callback(Output(ids.COMPARE_GRAPH, "figure"), Output(ids.COMPARE_TABLE, "data"),
                   Output(ids.COMPARE_TABLE, "columns"), Output(ids.COMPARE_MESSAGE, "children"),
                   Output(ids.COMPARE_STATE, "data"),
-                  Input(ids.tab_tick(ids.TAB_COMPARE), "data"), Input(ids.TABS, "active_tab"),
+                  Input(common.tab_tick(common.TAB_COMPARE), "data"), Input(common.TABS, "active_tab"),
                   Input(ids.COMPARE_RUNS, "value"), Input(ids.COMPARE_AXIS, "value"),
                   Input(ids.COMPARE_SMOOTHING, "value"), Input(ids.COMPARE_LOGY, "value"),
                   Input(ids.COMPARE_ZOOM, "data"), State(ids.COMPARE_STATE, "data"))
     def refresh(_n, tab, keys, axis, smoothing, log_y, zoom, state):
-        if tab != ids.TAB_COMPARE:
+        if tab != common.TAB_COMPARE:
             raise PreventUpdate  # hidden tab: no reads; switching to it triggers a refresh
         out = compare_update(runs_dir, keys, axis, smoothing, log_y, zoom, ctx.triggered_id, state)
         return tuple(out[k] for k in OUTPUTS)

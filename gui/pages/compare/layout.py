@@ -6,10 +6,11 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dash_table, dcc, html
 
-from ... import ids
+from ... import ids as common
 from ...figures.base import empty_fig, graph_config
 from ...figures.compare import AXES, SYSTEM_HEIGHT
 from ...services.compare import MAX_RUNS
+from . import ids
 
 
 def controls() -> html.Div:
@@ -67,7 +68,7 @@ def layout() -> html.Div:
     return html.Div([
         dcc.Store(id=ids.COMPARE_STATE, storage_type="memory"),
         dcc.Store(id=ids.COMPARE_ZOOM, storage_type="memory"),
-        *(dcc.Store(id=ids.x_zoom(g), storage_type="memory")
+        *(dcc.Store(id=common.x_zoom(g), storage_type="memory")
           for g in (ids.COMPARE_GRAPH, ids.COMPARE_SYSTEM_GRAPH)),
         dcc.Store(id=ids.COMPARE_SYSTEM_STATE, storage_type="memory"),
         dbc.Card([dbc.CardHeader("Compare runs"), dbc.CardBody(controls())], class_name="mb-3"),

@@ -19,7 +19,7 @@ from dash.exceptions import PreventUpdate
 from umoec.metrics import read
 from umoec.run import RunDir
 
-from ... import ids
+from ... import ids as common
 from ...components.checkpoint_picker import (
     register_checkpoint_dropdown,
     register_model_dropdown,
@@ -40,6 +40,7 @@ from ...services.uploads import (
     too_large_message,
 )
 from ...view.read_errors import db_read_error
+from . import ids
 
 
 # -- the jobs table ---------------------------------------------------------------------------
@@ -249,16 +250,16 @@ def register(app, cockpit: AppContext) -> None:
     def upload(contents, picked, filename):
         return handle_upload(ctx.triggered_id, contents, picked, filename, sandbox, max_bytes)
 
-    register_checkpoint_dropdown(app, runs_dir, ids.COMPRESS_CHECKPOINT, ids.TAB_COMPRESSION)
-    register_model_dropdown(app, runs_dir, ids.COMPRESS_MODEL, ids.COMPRESS_MODEL_NOTE,
-                            ids.COMPRESS_CHECKPOINT, ids.TAB_COMPRESSION)
+    register_checkpoint_dropdown(app, runs_dir, common.COMPRESS_CHECKPOINT, common.TAB_COMPRESSION)
+    register_model_dropdown(app, runs_dir, common.COMPRESS_MODEL, ids.COMPRESS_MODEL_NOTE,
+                            common.COMPRESS_CHECKPOINT, common.TAB_COMPRESSION)
 
     @app.callback(Output(ids.COMPRESS_ACTION, "data"),
                   Input(ids.COMPRESS_BTN, "n_clicks"), Input(ids.COMPRESS_CANCEL_BTN, "n_clicks"),
                   Input(ids.COMPRESS_VERIFY_BTN, "n_clicks"),
                   State(ids.COMPRESS_FILE_PATH, "value"), State(ids.COMPRESS_PROFILE, "value"),
-                  State(ids.COMPRESS_MODEL, "value"), State(ids.COMPRESS_CHECKPOINT, "value"),
-                  State(ids.RUN_SELECT, "value"), State(ids.COMPRESS_JOB_SELECT, "value"),
+                  State(common.COMPRESS_MODEL, "value"), State(common.COMPRESS_CHECKPOINT, "value"),
+                  State(common.RUN_SELECT, "value"), State(ids.COMPRESS_JOB_SELECT, "value"),
                   prevent_initial_call=True)
     def act(_c, _x, _v, path, profile, model, checkpoint, name, job_id):
         # an empty model dropdown (nothing listed yet) means the shipped default, never the
@@ -267,12 +268,12 @@ def register(app, cockpit: AppContext) -> None:
                          job_id, model=model or "default")
 
     @app.callback(output={k: Output(*target) for k, target in REFRESH.items()},
-                  inputs=[Input(ids.tab_tick(ids.TAB_COMPRESSION), "data"),
-                          Input(ids.RUN_SELECT, "value"), Input(ids.TABS, "active_tab"),
+                  inputs=[Input(common.tab_tick(common.TAB_COMPRESSION), "data"),
+                          Input(common.RUN_SELECT, "value"), Input(common.TABS, "active_tab"),
                           Input(ids.COMPRESS_ACTION, "data"), Input(ids.COMPRESS_JOB_SELECT, "value")],
                   state=[State(ids.COMPRESS_VERSION, "data")])
     def refresh(_n, name, tab, action, selected, seen):
-        if tab != ids.TAB_COMPRESSION:
+        if tab != common.TAB_COMPRESSION:
             raise PreventUpdate
         return refresh_view(jobs, runs_dir, name, action, selected, seen)
 

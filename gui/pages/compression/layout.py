@@ -7,9 +7,10 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from ... import ids
+from ... import ids as common
 from ...components.coding_controls import labelled, model_controls, profile_options, progress_bar
 from ...figures.base import empty_fig, graph_config
+from . import ids
 
 UPLOAD_STYLE = {"borderWidth": "1px", "borderStyle": "dashed", "borderRadius": "6px",
                 "textAlign": "center", "padding": "10px", "cursor": "pointer",
@@ -32,7 +33,7 @@ def layout() -> html.Div:
         ], class_name="g-2"),
         html.Div(id=ids.COMPRESS_UPLOAD_HINT, className="form-text mb-1"),
         html.Div(id=ids.COMPRESS_UPLOAD_STATUS),
-        *model_controls(ids.COMPRESS_MODEL, ids.COMPRESS_MODEL_NOTE, ids.COMPRESS_CHECKPOINT,
+        *model_controls(common.COMPRESS_MODEL, ids.COMPRESS_MODEL_NOTE, common.COMPRESS_CHECKPOINT,
                         "compresses"),
         dbc.Row([
             labelled("Profile", dcc.Dropdown(id=ids.COMPRESS_PROFILE, options=profile_options(),

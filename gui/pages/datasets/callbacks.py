@@ -10,10 +10,11 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, State, ctx, html, no_update
 from dash.exceptions import PreventUpdate
 
-from ... import ids
+from ... import ids as common
 from ...context import AppContext
 from ...services import datasets as D
 from ...view.derived import fmt_bytes
+from . import ids
 
 LEVEL_CLASS = {"running": "text-primary", "ok": "text-success", "failed": "text-danger"}
 
@@ -145,11 +146,11 @@ def register(app, cockpit: AppContext) -> None:
     @app.callback(Output(ids.DATASETS_NOTE, "children"), Output(ids.DATASETS_TABLE, "children"),
                   Output(ids.DATASETS_RUNS, "children"), Output(ids.DATASETS_SELECT, "options"),
                   Output(ids.DATASETS_SELECT, "value"),
-                  Input(ids.tab_tick(ids.TAB_DATASETS), "data"), Input(ids.TABS, "active_tab"),
+                  Input(common.tab_tick(common.TAB_DATASETS), "data"), Input(common.TABS, "active_tab"),
                   Input(ids.DATASETS_VERSION, "data"), State(ids.DATASETS_SELECT, "value"),
                   State(ids.DATASETS_SELECT, "options"))
     def refresh_list(_n, tab, version, current, current_options):
-        if tab != ids.TAB_DATASETS and ctx.triggered_id != ids.DATASETS_VERSION:
+        if tab != common.TAB_DATASETS and ctx.triggered_id != ids.DATASETS_VERSION:
             raise PreventUpdate  # hidden tab: no reads
         view = list_view(data_dir, runs_dir, builder.building())
         names = [o["value"] for o in view["options"]]
@@ -170,7 +171,7 @@ def register(app, cockpit: AppContext) -> None:
         view = preview_view(data_dir, name)
         return view["preview"], view["files"], view["use_disabled"]
 
-    @app.callback(Output(ids.CONFIG_INJECT, "data", allow_duplicate=True),
+    @app.callback(Output(common.CONFIG_INJECT, "data", allow_duplicate=True),
                   Output(ids.DATASETS_USE_MSG, "children"),
                   Input(ids.DATASETS_USE, "n_clicks"), State(ids.DATASETS_SELECT, "value"),
                   prevent_initial_call=True)

@@ -26,7 +26,7 @@ from umoec.compress.worker import MODEL_TAG
 from umoec.metrics import read
 from umoec.run import RunDir
 
-from ... import ids
+from ... import ids as common
 from ...components.checkpoint_picker import register_checkpoint_dropdown, register_model_dropdown
 from ...components.job_status import alert, progress_outputs, status_area
 from ...context import AppContext
@@ -36,6 +36,7 @@ from ...services import forge, models
 from ...services.compress_jobs import ROOT, JobError, JobManager
 from ...services.runs import resolve
 from ...view.read_errors import db_read_error
+from . import ids
 
 REFERENCES = REFERENCE_BPB       # gzip 2.7, zstd-22 1.95, CMIX 1.23 (enwik8)
 METHOD_ORDER = ("gzip -9", "xz -9e", "zstd -19", "zstd -22", "brotli -11", "bzip3", "PPMd -o16",
@@ -205,25 +206,25 @@ def register(app, cockpit: AppContext) -> None:
     runs_dir = cockpit.settings.runs_dir
     jobs = cockpit.jobs
 
-    register_checkpoint_dropdown(app, runs_dir, ids.EVAL_CHECKPOINT, ids.TAB_EVAL)
-    register_model_dropdown(app, runs_dir, ids.EVAL_MODEL, ids.EVAL_MODEL_NOTE,
-                            ids.EVAL_CHECKPOINT, ids.TAB_EVAL, prefer_checkpoint=True)
+    register_checkpoint_dropdown(app, runs_dir, common.EVAL_CHECKPOINT, common.TAB_EVAL)
+    register_model_dropdown(app, runs_dir, common.EVAL_MODEL, ids.EVAL_MODEL_NOTE,
+                            common.EVAL_CHECKPOINT, common.TAB_EVAL, prefer_checkpoint=True)
 
     @app.callback(Output(ids.EVAL_ACTION, "data"),
                   Input(ids.EVAL_ENWIK8_BTN, "n_clicks"), Input(ids.EVAL_CANCEL_BTN, "n_clicks"),
-                  State(ids.RUN_SELECT, "value"), State(ids.EVAL_MODEL, "value"),
-                  State(ids.EVAL_CHECKPOINT, "value"), State(ids.EVAL_MAX_BYTES, "value"),
+                  State(common.RUN_SELECT, "value"), State(common.EVAL_MODEL, "value"),
+                  State(common.EVAL_CHECKPOINT, "value"), State(ids.EVAL_MAX_BYTES, "value"),
                   State(ids.EVAL_PROFILE, "value"), prevent_initial_call=True)
     def act(_e, _c, name, model, checkpoint, max_bytes, profile):
         return do_eval_action(jobs, runs_dir, ctx.triggered_id, name, checkpoint, max_bytes,
                               profile, model=model or "default")
 
     @app.callback(output={k: Output(*target) for k, target in REFRESH.items()},
-                  inputs=[Input(ids.tab_tick(ids.TAB_EVAL), "data"), Input(ids.RUN_SELECT, "value"),
-                          Input(ids.TABS, "active_tab"), Input(ids.EVAL_ACTION, "data")],
+                  inputs=[Input(common.tab_tick(common.TAB_EVAL), "data"), Input(common.RUN_SELECT, "value"),
+                          Input(common.TABS, "active_tab"), Input(ids.EVAL_ACTION, "data")],
                   state=[State(ids.EVAL_VERSION, "data")])
     def refresh(_n, name, tab, action, seen):
-        if tab != ids.TAB_EVAL:
+        if tab != common.TAB_EVAL:
             raise PreventUpdate
         return eval_view(jobs, runs_dir, name, action, seen)
 

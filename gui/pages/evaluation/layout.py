@@ -7,9 +7,10 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from ... import ids
+from ... import ids as common
 from ...components.coding_controls import labelled, model_controls, profile_options, progress_bar
 from ...figures.base import empty_fig, graph_config
+from . import ids
 
 DEFAULT_MAX_BYTES = 100_000
 
@@ -17,7 +18,7 @@ DEFAULT_MAX_BYTES = 100_000
 def layout() -> html.Div:
     form = dbc.Card([dbc.CardHeader("Evaluate a model or a checkpoint as a compressor"),
                      dbc.CardBody([
-        *model_controls(ids.EVAL_MODEL, ids.EVAL_MODEL_NOTE, ids.EVAL_CHECKPOINT,
+        *model_controls(common.EVAL_MODEL, ids.EVAL_MODEL_NOTE, common.EVAL_CHECKPOINT,
                         "is evaluated"),
         dbc.Row([
             labelled("Max bytes", dbc.Input(

@@ -14,7 +14,8 @@ from dash.exceptions import PreventUpdate
 
 from umoec.run import RunDir
 
-from ... import ids, surprisal
+from ... import ids as common
+from ... import surprisal
 from ...context import AppContext
 from ...services import forge
 from ...services.datasets import escape_text
@@ -22,6 +23,7 @@ from ...services.generation import Generation
 from ...services.runs import resolve, summarise
 from ...view.checkpoints import pick
 from ...view.derived import fmt_bytes
+from . import ids
 
 
 def _muted(text: str) -> html.Span:
@@ -192,16 +194,16 @@ def poll_score(jobs: Generation, job_id: str | None) -> dict[str, Any]:
 def register(app, cockpit: AppContext) -> None:
     runs_dir, jobs = cockpit.settings.runs_dir, cockpit.generation
 
-    @app.callback(Output(ids.GEN_INFO, "children"), Output(ids.GEN_CHECKPOINT, "options"),
-                  Output(ids.GEN_CHECKPOINT, "value"), Output(ids.GEN_START, "disabled"),
+    @app.callback(Output(ids.GEN_INFO, "children"), Output(common.GEN_CHECKPOINT, "options"),
+                  Output(common.GEN_CHECKPOINT, "value"), Output(ids.GEN_START, "disabled"),
                   Output(ids.SURPRISAL_BTN, "disabled"),
-                  Output(ids.pick_seen(ids.GEN_CHECKPOINT), "data"),
-                  Input(ids.RUN_SELECT, "value"), Input(ids.TABS, "active_tab"),
-                  Input(ids.tab_tick(ids.TAB_GENERATE), "data"), State(ids.GEN_CHECKPOINT, "value"),
-                  State(ids.GEN_CHECKPOINT, "options"), State(ids.SELECTED_CHECKPOINT, "data"),
-                  State(ids.pick_seen(ids.GEN_CHECKPOINT), "data"))
+                  Output(common.pick_seen(common.GEN_CHECKPOINT), "data"),
+                  Input(common.RUN_SELECT, "value"), Input(common.TABS, "active_tab"),
+                  Input(common.tab_tick(common.TAB_GENERATE), "data"), State(common.GEN_CHECKPOINT, "value"),
+                  State(common.GEN_CHECKPOINT, "options"), State(common.SELECTED_CHECKPOINT, "data"),
+                  State(common.pick_seen(common.GEN_CHECKPOINT), "data"))
     def show_checkpoints(name, tab, _n, current, current_options, selected, seen):
-        if tab != ids.TAB_GENERATE:
+        if tab != common.TAB_GENERATE:
             raise PreventUpdate  # hidden tab: no reads; a loss-chart selection waits till now
         v = checkpoint_view(runs_dir, name, current, selected, seen)
         options = v["options"] if v["options"] != current_options else no_update
@@ -212,8 +214,8 @@ def register(app, cockpit: AppContext) -> None:
     @app.callback(Output(ids.GEN_JOB, "data"), Output(ids.GEN_POLL, "disabled"),
                   Output(ids.GEN_CANCEL, "disabled"), Output(ids.GEN_STATUS, "children"),
                   Output(ids.GEN_OUTPUT, "children"),
-                  Input(ids.GEN_START, "n_clicks"), State(ids.RUN_SELECT, "value"),
-                  State(ids.GEN_CHECKPOINT, "value"), State(ids.GEN_PROMPT, "value"),
+                  Input(ids.GEN_START, "n_clicks"), State(common.RUN_SELECT, "value"),
+                  State(common.GEN_CHECKPOINT, "value"), State(ids.GEN_PROMPT, "value"),
                   State(ids.GEN_TEMPERATURE, "value"), State(ids.GEN_TOP_K, "value"),
                   State(ids.GEN_MAX_BYTES, "value"), State(ids.GEN_SEED, "value"),
                   State(ids.GEN_JOB, "data"), prevent_initial_call=True)
@@ -242,8 +244,8 @@ def register(app, cockpit: AppContext) -> None:
     @app.callback(Output(ids.SURPRISAL_JOB, "data"), Output(ids.SURPRISAL_POLL, "disabled"),
                   Output(ids.SURPRISAL_CANCEL, "disabled"), Output(ids.SURPRISAL_STATUS, "children"),
                   Output(ids.SURPRISAL_VIEW, "children"), Output(ids.SURPRISAL_SUMMARY, "children"),
-                  Input(ids.SURPRISAL_BTN, "n_clicks"), State(ids.RUN_SELECT, "value"),
-                  State(ids.GEN_CHECKPOINT, "value"), State(ids.SURPRISAL_TEXT, "value"),
+                  Input(ids.SURPRISAL_BTN, "n_clicks"), State(common.RUN_SELECT, "value"),
+                  State(common.GEN_CHECKPOINT, "value"), State(ids.SURPRISAL_TEXT, "value"),
                   State(ids.SURPRISAL_JOB, "data"), prevent_initial_call=True)
     def score(_n, name, checkpoint, text, previous):
         out = start_score(jobs, runs_dir, name, checkpoint, text, previous)

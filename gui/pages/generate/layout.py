@@ -5,8 +5,9 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from ... import ids
+from ... import ids as common
 from ...surprisal import legend
+from . import ids
 
 POLL_MS = 300
 
@@ -74,7 +75,7 @@ def layout() -> html.Div:
         dcc.Interval(id=ids.SURPRISAL_POLL, interval=POLL_MS, disabled=True),
         dbc.Card(dbc.CardBody(dbc.Row([
             dbc.Col(html.Div(id=ids.GEN_INFO, className="small"), md=8),
-            dbc.Col(dcc.Dropdown(id=ids.GEN_CHECKPOINT, options=[], clearable=False,
+            dbc.Col(dcc.Dropdown(id=common.GEN_CHECKPOINT, options=[], clearable=False,
                                  placeholder="no checkpoints"), md=4),
         ], class_name="align-items-center")), class_name="mb-3"),
         dbc.Row([dbc.Col(_sample_card(), xl=6), dbc.Col(_surprisal_card(), xl=6)],

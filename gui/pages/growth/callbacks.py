@@ -17,11 +17,13 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, State, html, no_update
 from dash.exceptions import PreventUpdate
 
-from ... import form, ids
+from ... import form
+from ... import ids as common
 from ...context import AppContext
 from ...figures.base import empty_fig
 from ...figures.growth import growth_fig
 from ...view import growth
+from . import ids
 from . import layout as panel
 
 FIELD_IDS = form.FIELD_IDS
@@ -132,20 +134,20 @@ def register(app, cockpit: AppContext) -> None:
                               copy_disabled=Output(ids.GROWTH_COPY, "disabled"),
                               pending=Output(ids.GROWTH_PENDING, "data")),
                   inputs=[*[Input(i, "value") for i in SLIDER_IDS],
-                          *[Input(i, "value") for i in FIELD_IDS], Input(ids.CONFIG_TIER, "value"),
-                          Input(ids.TABS, "active_tab")],
+                          *[Input(i, "value") for i in FIELD_IDS], Input(common.CONFIG_TIER, "value"),
+                          Input(common.TABS, "active_tab")],
                   state=[State(ids.GROWTH_LADDERS, "data")])
     def update(*args):
         sliders, rest = args[:len(KNOBS)], args[len(KNOBS):]
         *raw, tier, tab, ladders = rest
-        if tab != ids.TAB_GROWTH:
+        if tab != common.TAB_GROWTH:
             raise PreventUpdate
         out = growth_view(dict(zip(FIELD_KEYS, raw, strict=True)), tier,
                           chosen(list(sliders), ladders or {}))
         return {k: out[k] for k in ("readouts", "message", "cards", "figure", "notes",
                                     "copy_disabled", "pending")}
 
-    @app.callback(Output(ids.CONFIG_INJECT, "data", allow_duplicate=True),
+    @app.callback(Output(common.CONFIG_INJECT, "data", allow_duplicate=True),
                   Output(ids.GROWTH_STATUS, "children"),
                   Input(ids.GROWTH_COPY, "n_clicks"), State(ids.GROWTH_PENDING, "data"),
                   prevent_initial_call=True)

@@ -9,9 +9,10 @@ from dash import dcc, html
 
 from umoec.units import fmt_bytes, fmt_count
 
-from ... import form, ids
+from ... import form
 from ...components.analysis_widgets import card, graph
 from ...view.growth import BYTES_PER_PARAM, KNOBS, Sizes, ladder, nearest_index, scales_of, short
+from . import ids
 
 MAX_MARK_LABELS = 5
 

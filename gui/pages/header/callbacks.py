@@ -9,10 +9,11 @@ from __future__ import annotations
 from dash import Input, Output, State
 from dash.exceptions import PreventUpdate
 
-from ... import ids
+from ... import ids as common
 from ...context import AppContext
 from ...services.forge import resolve_forge
 from ...services.runs import resolve, run_list, summarise
+from . import ids
 
 # the selected run stays while it is listed; else the first run (none when there are none)
 PICK_JS = """function(options, value) {
@@ -29,12 +30,12 @@ def register(app, cockpit: AppContext) -> None:
 
     # which run is shown is decided in the page, from the list: at page load (the served list
     # and the run the browser remembers) and whenever the list changes
-    app.clientside_callback(PICK_JS, Output(ids.RUN_SELECT, "value"),
-                            Input(ids.RUN_SELECT, "options"), State(ids.RUN_SELECT, "value"))
+    app.clientside_callback(PICK_JS, Output(common.RUN_SELECT, "value"),
+                            Input(common.RUN_SELECT, "options"), State(common.RUN_SELECT, "value"))
 
     # not at page load: the page is served with the list (gui/app.py)
-    @app.callback(Output(ids.RUN_SELECT, "options"), Input(ids.HEADER_TICK, "data"),
-                  State(ids.RUN_SELECT, "options"), prevent_initial_call=True)
+    @app.callback(Output(common.RUN_SELECT, "options"), Input(common.HEADER_TICK, "data"),
+                  State(common.RUN_SELECT, "options"), prevent_initial_call=True)
     def refresh_runs(_n, shown):
         options = run_list(runs_dir, launcher)
         # an unchanged list is not sent: it would re-run the pick, and a value set again (even
@@ -44,7 +45,7 @@ def register(app, cockpit: AppContext) -> None:
         return options
 
     @app.callback(Output(ids.RUN_STATUS, "children"), Output(ids.RUN_STATUS, "color"),
-                  Input(ids.HEADER_TICK, "data"), Input(ids.RUN_SELECT, "value"))
+                  Input(common.HEADER_TICK, "data"), Input(common.RUN_SELECT, "value"))
     def refresh_status(_n, name):
         run = resolve(runs_dir, name)
         if run is None and launcher is not None and launcher.get(name) is not None:

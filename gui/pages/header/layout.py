@@ -4,7 +4,8 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from ... import ids
+from ... import ids as common
+from . import ids
 
 
 def layout(runs_dir: str, refresh_ms: int, runs: list[dict] | None = None) -> html.Div:
@@ -15,7 +16,7 @@ def layout(runs_dir: str, refresh_ms: int, runs: list[dict] | None = None) -> ht
             dbc.NavbarBrand("u-moec-tiny cockpit", class_name="fw-bold"),
             html.Div([
                 html.Span("Run", className="text-light me-2 small"),
-                dcc.Dropdown(id=ids.RUN_SELECT, options=runs or [], clearable=False,
+                dcc.Dropdown(id=common.RUN_SELECT, options=runs or [], clearable=False,
                              placeholder="no runs yet", style={"minWidth": "320px"},
                              persistence=True, persistence_type="local"),
                 dbc.Badge("no run", id=ids.RUN_STATUS, color="secondary",

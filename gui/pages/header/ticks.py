@@ -3,9 +3,9 @@
 - `pulse` (server, every tick of ids.REFRESH): a short signature of what the pages show
   (gui/services/pulse.py). When it equals the page's last one the answer is "no update" (a few
   bytes) and nothing else runs: an idle page with finished runs costs one request per tick.
-- the router (clientside, no request): when the pulse changes, it advances ids.HEADER_TICK (run
+- the router (clientside, no request): when the pulse changes, it advances common.HEADER_TICK (run
   list, status badge, run controls, notifications) and the visible tab's store
-  `ids.tab_tick(tab)`; hidden tabs are never refreshed. A tab that becomes visible refreshes
+  `common.tab_tick(tab)`; hidden tabs are never refreshed. A tab that becomes visible refreshes
   through its own `active_tab` input.
 - at page load neither runs: the page is served with its pulse (`served_pulse`) and its run list
   (gui/app.py), and every shown callback reads its run by itself.
@@ -22,11 +22,12 @@ from pathlib import Path
 from dash import Input, Output, State
 from dash.exceptions import PreventUpdate
 
-from ... import ids
+from ... import ids as common
 from ...context import AppContext
 from ...services import pulse as P
 from ...services.forge import resolve_forge
 from ...services.runs import resolve
+from . import ids
 
 log = logging.getLogger(__name__)
 ROUTER_JS = """function(pulse, active) {
@@ -89,15 +90,15 @@ def served_pulse(cockpit: AppContext, name) -> dict:
 def register(app, cockpit: AppContext) -> None:
     # neither runs at page load: the page is served with its pulse (served_pulse), and the tabs'
     # callbacks read their run at load by themselves
-    @app.callback(Output(ids.PULSE, "data"), Input(ids.REFRESH, "n_intervals"),
-                  State(ids.RUN_SELECT, "value"), State(ids.PULSE, "data"),
+    @app.callback(Output(common.PULSE, "data"), Input(ids.REFRESH, "n_intervals"),
+                  State(common.RUN_SELECT, "value"), State(common.PULSE, "data"),
                   prevent_initial_call=True)
     def pulse(_n, name, last):
         return next_pulse(current_signature(cockpit, name), name,
                           last if isinstance(last, dict) else None)
 
     app.clientside_callback(
-        ROUTER_JS % (json.dumps(list(ids.TAB_IDS)), ids.PULSE),
-        Output(ids.HEADER_TICK, "data"),
-        *[Output(ids.tab_tick(t), "data") for t in ids.TAB_IDS],
-        Input(ids.PULSE, "data"), Input(ids.TABS, "active_tab"), prevent_initial_call=True)
+        ROUTER_JS % (json.dumps(list(common.TAB_IDS)), common.PULSE),
+        Output(common.HEADER_TICK, "data"),
+        *[Output(common.tab_tick(t), "data") for t in common.TAB_IDS],
+        Input(common.PULSE, "data"), Input(common.TABS, "active_tab"), prevent_initial_call=True)

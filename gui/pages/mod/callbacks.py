@@ -10,13 +10,14 @@ from dash.exceptions import PreventUpdate
 
 from umoec.metrics import read
 
-from ... import ids
+from ... import ids as common
 from ...components.analysis_widgets import metric_card, probe_alert
 from ...context import AppContext
 from ...figures.base import empty_fig
 from ...figures.mod import mod_current_fig, mod_gate_history_fig, mod_summary
 from ...services import analysis
 from ...view import analysis as av
+from . import ids
 
 TABLE = "mod_gates"
 HISTORY = analysis.HistoryCache(TABLE)
@@ -66,10 +67,10 @@ def register(app, cockpit: AppContext) -> None:
     @app.callback(Output(ids.MOD_MESSAGE, "children"), Output(ids.MOD_CARDS, "children"),
                   Output(ids.MOD_CURRENT, "figure"), Output(ids.MOD_HISTORY, "figure"),
                   Output(ids.MOD_HISTORY_NOTE, "children"), Output(ids.MOD_VERSION, "data"),
-                  Input(ids.tab_tick(ids.TAB_MOD), "data"), Input(ids.RUN_SELECT, "value"),
-                  Input(ids.TABS, "active_tab"), State(ids.MOD_VERSION, "data"))
+                  Input(common.tab_tick(common.TAB_MOD), "data"), Input(common.RUN_SELECT, "value"),
+                  Input(common.TABS, "active_tab"), State(ids.MOD_VERSION, "data"))
     def refresh(_n, name, tab, seen):
-        if tab != ids.TAB_MOD:
+        if tab != common.TAB_MOD:
             raise PreventUpdate
         p = analysis.probe(runs_dir, name, TABLE, missing_mod)
         if p.version == seen:

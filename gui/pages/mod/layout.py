@@ -4,8 +4,8 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from ... import ids
 from ...components.analysis_widgets import card, graph, note
+from . import ids
 
 
 def layout() -> html.Div:

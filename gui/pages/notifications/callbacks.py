@@ -17,9 +17,10 @@ from typing import Any
 import dash_bootstrap_components as dbc
 from dash import Input, Output, State, html, no_update
 
-from ... import ids
+from ... import ids as common
 from ...context import AppContext
 from ...services import notify
+from . import ids
 
 MAX_TOASTS = 6
 STICKY = {"danger", "warning"}       # crashes and stalls stay until dismissed
@@ -90,7 +91,7 @@ def register(app, cockpit: AppContext) -> None:
 
     @app.callback(Output(ids.NOTIFY_SEEN, "data"), Output(ids.NOTIFY_EVENTS, "data"),
                   Output(ids.NOTIFY_TOASTS, "children"),
-                  Input(ids.HEADER_TICK, "data"), State(ids.NOTIFY_SEEN, "data"),
+                  Input(common.HEADER_TICK, "data"), State(ids.NOTIFY_SEEN, "data"),
                   State(ids.NOTIFY_TOASTS, "children"))
     def watch(_n, seen, toasts):
         out = tick(watchdog.current()[1], seen, toasts)

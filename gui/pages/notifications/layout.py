@@ -5,7 +5,7 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from ... import ids
+from . import ids
 
 
 def layout() -> html.Div:

@@ -12,7 +12,7 @@ from dash.exceptions import PreventUpdate
 
 from umoec.metrics import read
 
-from ... import ids
+from ... import ids as common
 from ...components.step_controls import BlockPicker, register_step_controls
 from ...context import AppContext
 from ...figures.base import empty_fig
@@ -25,6 +25,7 @@ from ...figures.routing import (
 from ...services import analysis
 from ...services.runs import resolve
 from ...view import analysis as av
+from . import ids
 
 TABLE = "moe_routing"
 HISTORY = analysis.HistoryCache(TABLE)
@@ -58,7 +59,7 @@ def _selected(selected, run_name):
 def register(app, cockpit: AppContext) -> None:
     runs_dir = cockpit.settings.runs_dir
 
-    register_step_controls(app, runs_dir, tab=ids.TAB_ROUTING, table=TABLE, missing=missing_routing,
+    register_step_controls(app, runs_dir, tab=common.TAB_ROUTING, table=TABLE, missing=missing_routing,
                            slider=ids.ROUTING_STEP, message=ids.ROUTING_MESSAGE,
                            version=ids.ROUTING_VERSION, picker=PICKER)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from ... import ids
 from ...components.analysis_widgets import card, graph, note, step_slider
+from . import ids
 
 
 def layout() -> html.Div:

@@ -11,10 +11,11 @@ from dash.exceptions import PreventUpdate
 
 from umoec.run.forge import ForgeFormatError
 
-from ... import ids
+from ... import ids as common
 from ...context import AppContext
 from ...services import forge, run_admin
 from ...services.runs import resolve, run_options
+from . import ids
 
 MANAGE_OUTPUTS = ("message", "modal_open", "modal_body", "target", "options", "value", "table")
 
@@ -88,17 +89,17 @@ def register(app, cockpit: AppContext) -> None:
     runs_dir = cockpit.settings.runs_dir
     launcher = cockpit.launcher
 
-    @app.callback(Output(ids.RUNS_TABLE, "data"), Input(ids.tab_tick(ids.TAB_RUNS), "data"),
-                  Input(ids.TABS, "active_tab"), State(ids.RUNS_TABLE, "data"))
+    @app.callback(Output(ids.RUNS_TABLE, "data"), Input(common.tab_tick(common.TAB_RUNS), "data"),
+                  Input(common.TABS, "active_tab"), State(ids.RUNS_TABLE, "data"))
     def refresh_table(_n, tab, current):
-        if tab != ids.TAB_RUNS:
+        if tab != common.TAB_RUNS:
             raise PreventUpdate
         rows = table_rows(runs_dir)
         if rows == current:
             raise PreventUpdate
         return rows
 
-    @app.callback(Output(ids.RUN_SELECT, "value", allow_duplicate=True),
+    @app.callback(Output(common.RUN_SELECT, "value", allow_duplicate=True),
                   Input(ids.RUNS_TABLE, "active_cell"), prevent_initial_call=True)
     def pick_row(cell):
         if not isinstance(cell, dict) or not cell.get("row_id"):
@@ -113,10 +114,10 @@ def register(app, cockpit: AppContext) -> None:
                               delete_disabled=Output(ids.RUNS_DELETE_BTN, "disabled"),
                               save_disabled=Output(ids.RUNS_NOTES_SAVE, "disabled"),
                               new_name=Output(ids.RUNS_RENAME_INPUT, "value")),
-                  inputs=[Input(ids.RUN_SELECT, "value"), Input(ids.TABS, "active_tab")],
+                  inputs=[Input(common.RUN_SELECT, "value"), Input(common.TABS, "active_tab")],
                   state=[State(ids.RUNS_SELECTED, "children")])
     def show_selected(name, tab, shown):
-        if tab != ids.TAB_RUNS:
+        if tab != common.TAB_RUNS:
             raise PreventUpdate
         v = selected_view(runs_dir, name)
         d = v["disabled"]
@@ -130,15 +131,15 @@ def register(app, cockpit: AppContext) -> None:
                               modal_open=Output(ids.RUNS_DELETE_MODAL, "is_open"),
                               modal_body=Output(ids.RUNS_DELETE_BODY, "children"),
                               target=Output(ids.RUNS_DELETE_TARGET, "data"),
-                              options=Output(ids.RUN_SELECT, "options", allow_duplicate=True),
-                              value=Output(ids.RUN_SELECT, "value", allow_duplicate=True),
+                              options=Output(common.RUN_SELECT, "options", allow_duplicate=True),
+                              value=Output(common.RUN_SELECT, "value", allow_duplicate=True),
                               table=Output(ids.RUNS_TABLE, "data", allow_duplicate=True)),
                   inputs=[Input(ids.RUNS_RENAME_BTN, "n_clicks"),
                           Input(ids.RUNS_DELETE_BTN, "n_clicks"),
                           Input(ids.RUNS_DELETE_CONFIRM, "n_clicks"),
                           Input(ids.RUNS_DELETE_CANCEL, "n_clicks"),
                           Input(ids.RUNS_NOTES_SAVE, "n_clicks")],
-                  state=[State(ids.RUN_SELECT, "value"), State(ids.RUNS_RENAME_INPUT, "value"),
+                  state=[State(common.RUN_SELECT, "value"), State(ids.RUNS_RENAME_INPUT, "value"),
                          State(ids.RUNS_NOTES, "value"), State(ids.RUNS_DELETE_TARGET, "data")],
                   prevent_initial_call=True)
     def manage(_rename, _delete, _confirm, _cancel, _notes, selected, new_name, notes, target):
@@ -146,8 +147,8 @@ def register(app, cockpit: AppContext) -> None:
                              target)
 
     @app.callback(Output(ids.FORGE_MESSAGE, "children"),
-                  Output(ids.RUN_SELECT, "options", allow_duplicate=True),
-                  Output(ids.RUN_SELECT, "value", allow_duplicate=True),
+                  Output(common.RUN_SELECT, "options", allow_duplicate=True),
+                  Output(common.RUN_SELECT, "value", allow_duplicate=True),
                   Input(ids.FORGE_OPEN_BTN, "n_clicks"), State(ids.FORGE_PATH, "value"),
                   prevent_initial_call=True)
     def open_forge(_n, path_text):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dash_table, dcc, html
 
-from ... import ids
+from . import ids
 
 RUN_COLUMNS = [("run", "run"), ("kind", "kind"), ("status", "status"), ("steps", "steps"),
                ("updated", "updated"), ("tags", "tags"), ("notes", "notes")]

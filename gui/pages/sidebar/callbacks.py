@@ -2,7 +2,7 @@
 
 - `fill_form`: every way values get into the form: the saved form on page load, a tier, Load
   Config, Reset to Default, the component checklist <-> section switches, values pushed by other
-  tabs through ids.CONFIG_INJECT.
+  tabs through common.CONFIG_INJECT.
 - `check_form`: on every change, validates the whole form (schema messages under each bad field,
   error counts on the accordion headers, Start disabled), shows the derived quantities and the LR
   preview, and saves the form to localStorage (it survives a reload).
@@ -27,7 +27,8 @@ from umoec.metrics import read
 from umoec.run import RunDir, RunState
 from umoec.schedule import lr_curve
 
-from ... import form, ids
+from ... import form
+from ... import ids as common
 from ...context import AppContext
 from ...figures.base import empty_fig
 from ...figures.training import lr_preview_fig
@@ -38,6 +39,7 @@ from ...services.launcher import RUNNERS, Launcher, LaunchError, last_output_lin
 from ...services.runs import ACTIVE, BADGE_COLOURS, resolve, run_list, summarise
 from ...view import derived
 from ...view.training import step_rate
+from . import ids
 from .layout import LR_PREVIEW_HEIGHT
 
 FIELD_IDS = form.FIELD_IDS
@@ -86,7 +88,7 @@ def fill(trigger: str | None, tier: str | None, checklist: list | None,
                       if k in form.BY_KEY and v != defaults[k]}
             if isinstance(stored.get("tier"), str) and stored["tier"]:
                 out["tier"] = stored["tier"]
-    elif trigger == ids.CONFIG_TIER:
+    elif trigger == common.CONFIG_TIER:
         try:
             values = form.preset_values(tier)
             out["message"] = _ok(f"Loaded the {tier} preset.")
@@ -118,7 +120,7 @@ def fill(trigger: str | None, tier: str | None, checklist: list | None,
     elif trigger in {form.BY_KEY[k].component_id for k in SWITCH_KEYS}:
         out["checklist"] = [k for k in SWITCH_KEYS if switches.get(k) is True]
         return out
-    elif trigger == ids.CONFIG_INJECT:
+    elif trigger == common.CONFIG_INJECT:
         pushed = inject.get("values") if isinstance(inject, dict) else None
         if isinstance(pushed, dict):
             values = {k: form.to_form(form.BY_KEY[k], v) if isinstance(v, (list, tuple)) else v
@@ -325,7 +327,7 @@ def control_action(trigger: str, launcher: Launcher, runs_dir: Path, values: dic
             return {"ok": False, "text": "No run selected.", "run": None}
         if trigger == ids.CONFIG_STOP:
             return {"ok": True, "text": launcher.stop(run), "run": run.name, "action": "stop"}
-        if trigger == ids.RESUME_BTN:
+        if trigger == common.RESUME_BTN:
             launched = launcher.resume(run, checkpoint, rate_f)
             return {"ok": True, "run": run.name,
                     "text": f"Resuming {run.name} from {checkpoint} (pid {launched.pid})"}
@@ -352,11 +354,11 @@ def register(app, cockpit: AppContext) -> None:
     switch_ids = [form.BY_KEY[k].component_id for k in SWITCH_KEYS]
 
     @app.callback(*[Output(i, "value") for i in FIELD_IDS],
-                  Output(ids.CONFIG_TIER, "value"), Output(ids.CONFIG_TIER, "options"),
+                  Output(common.CONFIG_TIER, "value"), Output(common.CONFIG_TIER, "options"),
                   Output(ids.CONFIG_COMPONENTS, "value"), Output(ids.CONFIG_FILE_STATUS, "children"),
-                  Input(ids.CONFIG_TIER, "value"), Input(ids.CONFIG_LOAD_BTN, "n_clicks"),
+                  Input(common.CONFIG_TIER, "value"), Input(ids.CONFIG_LOAD_BTN, "n_clicks"),
                   Input(ids.CONFIG_RESET_BTN, "n_clicks"), Input(ids.CONFIG_COMPONENTS, "value"),
-                  *[Input(i, "value") for i in switch_ids], Input(ids.CONFIG_INJECT, "data"),
+                  *[Input(i, "value") for i in switch_ids], Input(common.CONFIG_INJECT, "data"),
                   State(ids.CONFIG_LOAD_PATH, "value"), State(ids.CONFIG_FORM_STORE, "data"))
     def fill_form(tier, _load, _reset, checklist, *rest):
         switches = dict(zip(SWITCH_KEYS, rest[:len(SWITCH_KEYS)], strict=True))
@@ -371,7 +373,7 @@ def register(app, cockpit: AppContext) -> None:
     @app.callback(Output(ids.CONFIG_START, "disabled"), Output(ids.CONFIG_VALIDATION, "children"),
                   Output(ids.CONFIG_DERIVED, "children"), Output(ids.CONFIG_LR_PREVIEW, "figure"),
                   Output(ids.CONFIG_FORM_STORE, "data"),
-                  *[Input(i, "value") for i in FIELD_IDS], Input(ids.CONFIG_TIER, "value"))
+                  *[Input(i, "value") for i in FIELD_IDS], Input(common.CONFIG_TIER, "value"))
     def check_form(*args):
         values, tier = form.values_of(list(args[:-1])), args[-1]
         out = check(values, tier)
@@ -382,22 +384,22 @@ def register(app, cockpit: AppContext) -> None:
                   Output(ids.CONFIG_SAVE_PENDING, "data"),
                   Input(ids.CONFIG_SAVE_BTN, "n_clicks"), State(ids.CONFIG_SAVE_PATH, "value"),
                   State(ids.CONFIG_SAVE_PENDING, "data"),
-                  *[State(i, "value") for i in FIELD_IDS], State(ids.CONFIG_TIER, "value"),
+                  *[State(i, "value") for i in FIELD_IDS], State(common.CONFIG_TIER, "value"),
                   prevent_initial_call=True)
     def save_config(_n, path_text, pending, *args):
         values, tier = form.values_of(list(args[:-1])), args[-1]
         return save_action(values, tier, path_text, pending)
 
     @app.callback(Output(ids.CONFIG_CONTROL_MSG, "data"),
-                  Output(ids.RUN_SELECT, "options", allow_duplicate=True),
-                  Output(ids.RUN_SELECT, "value", allow_duplicate=True),
+                  Output(common.RUN_SELECT, "options", allow_duplicate=True),
+                  Output(common.RUN_SELECT, "value", allow_duplicate=True),
                   Input(ids.CONFIG_START, "n_clicks"),
                   Input(ids.CONFIG_STOP_CONFIRM, "submit_n_clicks"),
-                  Input(ids.RESUME_BTN, "n_clicks"),
+                  Input(common.RESUME_BTN, "n_clicks"),
                   State(ids.CONFIG_RUNNER, "value"), State(ids.CONFIG_RUN_NAME, "value"),
-                  State(ids.CONFIG_SIM_RATE, "value"), State(ids.RUN_SELECT, "value"),
-                  State(ids.RESUME_CHECKPOINT, "value"),
-                  *[State(i, "value") for i in FIELD_IDS], State(ids.CONFIG_TIER, "value"),
+                  State(ids.CONFIG_SIM_RATE, "value"), State(common.RUN_SELECT, "value"),
+                  State(common.RESUME_CHECKPOINT, "value"),
+                  *[State(i, "value") for i in FIELD_IDS], State(common.CONFIG_TIER, "value"),
                   prevent_initial_call=True)
     def control(_start, _stop, _resume, runner, run_name, rate, selected, checkpoint, *args):
         values, tier = form.values_of(list(args[:-1])), args[-1]
@@ -412,17 +414,17 @@ def register(app, cockpit: AppContext) -> None:
 
     app.clientside_callback(STOP_CONFIRM_JS, Output(ids.CONFIG_STOP_CONFIRM, "displayed"),
                             Output(ids.CONFIG_STOP_CONFIRM, "message"),
-                            Input(ids.CONFIG_STOP, "n_clicks"), State(ids.RUN_SELECT, "value"),
+                            Input(ids.CONFIG_STOP, "n_clicks"), State(common.RUN_SELECT, "value"),
                             prevent_initial_call=True)
 
     @app.callback(Output(ids.CONFIG_STATUS, "children"), Output(ids.CONFIG_STOP, "disabled"),
-                  Output(ids.RESUME_BTN, "disabled"), Output(ids.CONFIG_RUNNER, "options"),
+                  Output(common.RESUME_BTN, "disabled"), Output(ids.CONFIG_RUNNER, "options"),
                   Output(ids.CONFIG_RUNNER, "value"), Output(ids.CONFIG_RUNNER_NOTE, "children"),
-                  Input(ids.HEADER_TICK, "data"), Input(ids.RUN_SELECT, "value"),
+                  Input(common.HEADER_TICK, "data"), Input(common.RUN_SELECT, "value"),
                   Input(ids.CONFIG_CONTROL_MSG, "data"),
                   # a State: as an Input, the Training tab's refresh would gate this callback (Dash
                   # waits for it, and drops this call when it prevents its update)
-                  State(ids.RESUME_CHECKPOINT, "options"),
+                  State(common.RESUME_CHECKPOINT, "options"),
                   State(ids.CONFIG_RUNNER, "options"), State(ids.CONFIG_RUNNER, "value"))
     def show_status(_n, name, control_msg, offered, runner_options, runner):
         view = status_view(runs_dir, launcher, name, control_msg, offered or [])

@@ -12,8 +12,10 @@ from dash import dcc, html
 from umoec import config as C
 from umoec.config.fields import FieldInfo, fmt_num
 
-from ... import form, ids
+from ... import form
+from ... import ids as common
 from ...services.launcher import DEFAULT_RATE, RUNNERS
+from . import ids
 from . import presets_layout as presets_panel
 
 DEBOUNCE_MS = 300
@@ -135,11 +137,11 @@ def layout() -> html.Div:
     presets = C.preset_names()
     return html.Div([
         dcc.Store(id=ids.CONFIG_FORM_STORE, storage_type="local"),
-        dcc.Store(id=ids.CONFIG_INJECT, storage_type="memory"),
+        dcc.Store(id=common.CONFIG_INJECT, storage_type="memory"),
         dcc.Store(id=ids.CONFIG_CONTROL_MSG, storage_type="memory"),
         html.Div([
-            dbc.Label("Tier", html_for=ids.CONFIG_TIER, class_name="small mb-0 fw-semibold"),
-            dbc.Select(id=ids.CONFIG_TIER, value=form.TIER_INFO.default, size="sm",
+            dbc.Label("Tier", html_for=common.CONFIG_TIER, class_name="small mb-0 fw-semibold"),
+            dbc.Select(id=common.CONFIG_TIER, value=form.TIER_INFO.default, size="sm",
                        options=[{"label": p, "value": p} for p in presets]),
         ], className="mb-2"),
         html.Div([

@@ -16,9 +16,11 @@ from typing import Any
 from dash import Input, Output, State, ctx, dcc, html, no_update
 from dash.exceptions import PreventUpdate
 
-from ... import form, ids
+from ... import form
+from ... import ids as common
 from ...context import AppContext
 from ...services import presets
+from . import ids
 
 
 def _ok(text: str) -> html.Span:
@@ -66,17 +68,17 @@ def register(app, cockpit: AppContext) -> None:
     folder = cockpit.settings.presets_dir
 
     @app.callback(Output(ids.PRESET_STATUS, "children"),
-                  Output(ids.CONFIG_TIER, "options", allow_duplicate=True),
-                  Output(ids.CONFIG_TIER, "value", allow_duplicate=True),
+                  Output(common.CONFIG_TIER, "options", allow_duplicate=True),
+                  Output(common.CONFIG_TIER, "value", allow_duplicate=True),
                   Input(ids.PRESET_SAVE_BTN, "n_clicks"), Input(ids.PRESET_DELETE_BTN, "n_clicks"),
                   State(ids.PRESET_NAME, "value"), *[State(i, "value") for i in form.FIELD_IDS],
-                  State(ids.CONFIG_TIER, "value"), prevent_initial_call=True)
+                  State(common.CONFIG_TIER, "value"), prevent_initial_call=True)
     def save_or_delete(_save, _delete, name, *args):
         values, tier = form.values_of(list(args[:-1])), args[-1]
         out = preset_action(ctx.triggered_id, folder, name, values, tier)
         return out["message"], out["options"], out["tier"]
 
-    @app.callback(Output(ids.CONFIG_INJECT, "data", allow_duplicate=True),
+    @app.callback(Output(common.CONFIG_INJECT, "data", allow_duplicate=True),
                   Output(ids.PRESET_STATUS, "children", allow_duplicate=True),
                   Output(ids.CONFIG_IMPORT, "contents"),
                   Input(ids.CONFIG_IMPORT, "contents"), State(ids.CONFIG_IMPORT, "filename"),
@@ -90,7 +92,7 @@ def register(app, cockpit: AppContext) -> None:
     @app.callback(Output(ids.CONFIG_EXPORT, "data"),
                   Output(ids.PRESET_STATUS, "children", allow_duplicate=True),
                   Input(ids.CONFIG_EXPORT_YAML, "n_clicks"), Input(ids.CONFIG_EXPORT_JSON, "n_clicks"),
-                  *[State(i, "value") for i in form.FIELD_IDS], State(ids.CONFIG_TIER, "value"),
+                  *[State(i, "value") for i in form.FIELD_IDS], State(common.CONFIG_TIER, "value"),
                   prevent_initial_call=True)
     def export_config(_yaml, _json, *args):
         values, tier = form.values_of(list(args[:-1])), args[-1]

@@ -32,7 +32,8 @@ from umoec.metrics import read
 from umoec.run import RunState
 from umoec.run.forge import log_text
 
-from ... import ids, report
+from ... import ids as common
+from ... import report
 from ...context import AppContext
 from ...figures.base import empty_fig
 from ...figures.series import MAX_POINTS, Smoothing, ema, smooth_continue, smooth_state
@@ -54,6 +55,7 @@ from ...view.checkpoints import pick
 from ...view.derived import fmt_bytes
 from ...view.read_errors import db_read_error
 from ...view.training import step_rate
+from . import ids
 from .forge import KEYS as FORGE_KEYS
 from .forge import forge_training_update
 from .layout import RESUME_HIDDEN, RESUME_SHOWN, kpi_card
@@ -454,7 +456,7 @@ XSYNC_JS = """function() {
     }
     return upd['xaxis.range'] || 'auto';
 }""" % (  # noqa: UP031 (JavaScript braces)
-    json.dumps(ids.RUN_SELECT), json.dumps(list(ids.TRAINING_SHARED_X)), json.dumps(ids.RUN_SELECT),
+    json.dumps(common.RUN_SELECT), json.dumps(list(ids.TRAINING_SHARED_X)), json.dumps(common.RUN_SELECT),
     json.dumps(ids.TRAINING_LOSS))
 
 
@@ -465,12 +467,13 @@ UPDATE = {"kpis": (ids.TRAINING_KPIS, "children"), "eta": (ids.TRAINING_ETA, "ch
           "heads": (ids.TRAINING_HEADS, "children"), "checkpoints": (ids.CHECKPOINT_LIST, "children"),
           "log": (ids.LOG_TAIL, "children"), "error": (ids.TRAINING_ERROR, "children"),
           "state": (ids.TRAINING_CHART_STATE, "data"),
-          "ck_options": (ids.RESUME_CHECKPOINT, "options"), "ck_value": (ids.RESUME_CHECKPOINT, "value")}
+          "ck_options": (common.RESUME_CHECKPOINT, "options"),
+          "ck_value": (common.RESUME_CHECKPOINT, "value")}
 assert tuple(UPDATE) == FORGE_KEYS
 # the refresh's outputs (Dash's dict outputs): those, the resume controls' class and the resume
 # picker's seen stamp
 REFRESH = {**UPDATE, "resume_class": (ids.RESUME_CONTROLS, "className"),
-           "seen": (ids.pick_seen(ids.RESUME_CHECKPOINT), "data")}
+           "seen": (common.pick_seen(common.RESUME_CHECKPOINT), "data")}
 
 
 def apply_selection(out: dict, name: str | None, options: list | None, current: Any,
@@ -492,10 +495,10 @@ def register(app, cockpit: AppContext) -> None:
     outputs = {k: Output(*target) for k, target in REFRESH.items()}
 
     @app.callback(Output(ids.TRAINING_SYSTEM, "figure"), Output(ids.TRAINING_SYSTEM_STATE, "data"),
-                  Input(ids.tab_tick(ids.TAB_TRAINING), "data"), Input(ids.RUN_SELECT, "value"),
-                  Input(ids.TABS, "active_tab"), State(ids.TRAINING_SYSTEM_STATE, "data"))
+                  Input(common.tab_tick(common.TAB_TRAINING), "data"), Input(common.RUN_SELECT, "value"),
+                  Input(common.TABS, "active_tab"), State(ids.TRAINING_SYSTEM_STATE, "data"))
     def refresh_system(_n, name, tab, seen):
-        if tab not in (None, ids.TAB_TRAINING):
+        if tab not in (None, common.TAB_TRAINING):
             raise PreventUpdate
         figure, state = system_update(runs_dir, name, seen)
         if figure is no_update:
@@ -503,7 +506,7 @@ def register(app, cockpit: AppContext) -> None:
         return figure, state
 
     @app.callback(Output(ids.TRAINING_REPORT, "data"), Input(ids.TRAINING_REPORT_BTN, "n_clicks"),
-                  State(ids.RUN_SELECT, "value"), prevent_initial_call=True)
+                  State(common.RUN_SELECT, "value"), prevent_initial_call=True)
     def export_report(_n, name):
         out = report_download(runs_dir, name)
         if out is None:
@@ -511,7 +514,7 @@ def register(app, cockpit: AppContext) -> None:
         return out
 
     @app.callback(Output(ids.TRAINING_CSV, "data"), Input(ids.TRAINING_CSV_BTN, "n_clicks"),
-                  State(ids.RUN_SELECT, "value"), State(ids.TRAINING_SMOOTHING, "value"),
+                  State(common.RUN_SELECT, "value"), State(ids.TRAINING_SMOOTHING, "value"),
                   prevent_initial_call=True)
     def export_csv(_n, name, smoothing):
         out = metrics_csv(runs_dir, name, smoothing)
@@ -526,7 +529,7 @@ def register(app, cockpit: AppContext) -> None:
     # made on it.
     app.clientside_callback(XSYNC_JS, Output(ids.TRAINING_XSYNC, "data"),
                             *(Input(g, "relayoutData") for g in ids.TRAINING_SHARED_X),
-                            Input(ids.RUN_SELECT, "value"), prevent_initial_call=True)
+                            Input(common.RUN_SELECT, "value"), prevent_initial_call=True)
 
     # "none" smooths nothing, so its strength slider is greyed out (in the page: no request)
     app.clientside_callback("function(method) { return method === 'none'; }",
@@ -534,18 +537,19 @@ def register(app, cockpit: AppContext) -> None:
                             Input(ids.TRAINING_SMOOTH_METHOD, "value"))
 
     @app.callback(output=outputs,
-                  inputs=[Input(ids.tab_tick(ids.TAB_TRAINING), "data"), Input(ids.RUN_SELECT, "value"),
+                  inputs=[Input(common.tab_tick(common.TAB_TRAINING), "data"),
+                          Input(common.RUN_SELECT, "value"),
                           Input(ids.TRAINING_SMOOTHING, "value"), Input(ids.TRAINING_LOGY, "value"),
                           Input(ids.TRAINING_SMOOTH_METHOD, "value"), Input(ids.TRAINING_CLIP, "value"),
-                          Input(ids.TABS, "active_tab"), Input(ids.SELECTED_CHECKPOINT, "data")],
-                  state=[State(ids.TRAINING_CHART_STATE, "data"), State(ids.RESUME_CHECKPOINT, "value"),
+                          Input(common.TABS, "active_tab"), Input(common.SELECTED_CHECKPOINT, "data")],
+                  state=[State(ids.TRAINING_CHART_STATE, "data"), State(common.RESUME_CHECKPOINT, "value"),
                          State(ids.RESUME_CONTROLS, "className"),
-                         State(ids.RESUME_CHECKPOINT, "options"),
-                         State(ids.pick_seen(ids.RESUME_CHECKPOINT), "data"),
+                         State(common.RESUME_CHECKPOINT, "options"),
+                         State(common.pick_seen(common.RESUME_CHECKPOINT), "data"),
                          State(ids.TRAINING_ZOOM, "data")])
     def refresh(_n, name, smoothing, log_y, method, clip, tab, selected, state, checkpoint,
                 resume_class, options, seen, zoom):
-        if tab not in (None, ids.TAB_TRAINING):
+        if tab not in (None, common.TAB_TRAINING):
             raise PreventUpdate  # hidden tab: no reads; switching back triggers a refresh
         launched = launcher.get(name) if launcher is not None else None
         out = training_update(runs_dir, name, smoothing, log_y, state, checkpoint, launched,

@@ -1,12 +1,12 @@
 """Selecting a checkpoint from the Training tab's loss chart.
 
 A click on a checkpoint marker (figures.training.CHECKPOINT_TRACE; its customdata is the file
-name) writes ids.SELECTED_CHECKPOINT = {"run", "checkpoint", "ts"} and says so under the chart.
+name) writes common.SELECTED_CHECKPOINT = {"run", "checkpoint", "ts"} and says so under the chart.
 Every checkpoint picker of the cockpit (gui/panes.PICKERS: the Training tab's resume picker,
 the Compression and Evaluation tabs' checkpoint and model dropdowns, the Generate tab's picker)
 reads the store when its own callback runs, which is only while its tab is shown (hidden tabs do
 no reads: the selection waits until the tab is opened). A picker applies a selection once and
-keeps its stamp in its own store (ids.pick_seen), so a pick the user makes afterwards wins until
+keeps its stamp in its own store (common.pick_seen), so a pick the user makes afterwards wins until
 the next click. A selection of another run, or of a file the picker does not offer (deleted, or
 a simulated run on the Generate tab), is left as it is. A Forge run's markers only say that its
 checkpoints cannot be resumed or coded here.
@@ -21,11 +21,12 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, State, no_update
 from dash.exceptions import PreventUpdate
 
-from ... import ids
+from ... import ids as common
 from ...context import AppContext
 from ...services.forge import resolve_forge
 from ...services.runs import resolve
 from ...view.checkpoints import clicked_file
+from . import ids
 from .layout import checkpoint_hint
 
 USES = "resume, compression, evaluation and generation"
@@ -71,14 +72,14 @@ def register(app, cockpit: AppContext) -> None:
 
     # Two callbacks, so a run switch does not make the store an output in flight: the Training
     # charts listen to the store, and Dash held their first request until this answered.
-    @app.callback(Output(ids.SELECTED_CHECKPOINT, "data"),
+    @app.callback(Output(common.SELECTED_CHECKPOINT, "data"),
                   Output(ids.TRAINING_CHECKPOINT_NOTE, "children", allow_duplicate=True),
-                  Input(ids.TRAINING_LOSS, "clickData"), State(ids.RUN_SELECT, "value"),
+                  Input(ids.TRAINING_LOSS, "clickData"), State(common.RUN_SELECT, "value"),
                   prevent_initial_call=True)
     def select(click, name):
         return select_checkpoint(runs_dir, name, click)
 
     @app.callback(Output(ids.TRAINING_CHECKPOINT_NOTE, "children"),
-                  Input(ids.RUN_SELECT, "value"), prevent_initial_call=True)
+                  Input(common.RUN_SELECT, "value"), prevent_initial_call=True)
     def forget(_name):
         return checkpoint_hint()  # the note spoke of the previous run's checkpoint

@@ -6,8 +6,9 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from ... import ids
+from ... import ids as common
 from ...figures.base import graph_config
+from . import ids
 
 LOG_STYLE = {"fontSize": "11px"}
 # the scroll box lays its content out bottom-up, so it opens (and stays) at the newest lines
@@ -72,10 +73,10 @@ RESUME_HIDDEN = "d-none"   # a class: Bootstrap's d-flex (!important) would beat
 
 def resume_controls() -> html.Div:
     return html.Div([
-        dcc.Dropdown(id=ids.RESUME_CHECKPOINT, options=[], clearable=False,
+        dcc.Dropdown(id=common.RESUME_CHECKPOINT, options=[], clearable=False,
                      placeholder="no checkpoints", style={"minWidth": "220px"},
                      className="flex-grow-1 me-2"),
-        dbc.Button("Resume", id=ids.RESUME_BTN, color="primary", size="sm", disabled=True),
+        dbc.Button("Resume", id=common.RESUME_BTN, color="primary", size="sm", disabled=True),
     ], id=ids.RESUME_CONTROLS, className=RESUME_SHOWN)
 
 
@@ -84,7 +85,7 @@ def layout() -> html.Div:
         dcc.Store(id=ids.TRAINING_CHART_STATE, storage_type="memory"),
         dcc.Store(id=ids.TRAINING_ZOOM, storage_type="memory"),
         dcc.Store(id=ids.TRAINING_ZOOM_SEEN, storage_type="memory"),
-        dcc.Store(id=ids.x_zoom(ids.TRAINING_LOSS), storage_type="memory"),
+        dcc.Store(id=common.x_zoom(ids.TRAINING_LOSS), storage_type="memory"),
         dcc.Store(id=ids.TRAINING_XSYNC, storage_type="memory"),
         dcc.Store(id=ids.CHECKPOINT_EXPORT_ACTION, storage_type="memory"),
         html.Div(id=ids.TRAINING_ERROR),

@@ -12,11 +12,12 @@ from pathlib import Path
 from dash import ALL, Input, Output, State, ctx
 from dash.exceptions import PreventUpdate
 
-from ... import ids
+from ... import ids as common
 from ...components.job_status import status_area
 from ...context import AppContext
 from ...services.compress_jobs import JobError, JobManager
 from ...services.runs import resolve
+from . import ids
 
 
 def do_export(jobs: JobManager, runs_dir: Path, run_name, checkpoint) -> dict:
@@ -43,7 +44,7 @@ def register(app, cockpit: AppContext) -> None:
 
     @app.callback(Output(ids.CHECKPOINT_EXPORT_ACTION, "data"),
                   Input({"type": ids.CHECKPOINT_EXPORT_BTN, "index": ALL}, "n_clicks"),
-                  State(ids.RUN_SELECT, "value"), prevent_initial_call=True)
+                  State(common.RUN_SELECT, "value"), prevent_initial_call=True)
     def export(clicks, name):
         # a re-rendered list adds buttons with n_clicks None: only a real press counts
         if not isinstance(ctx.triggered_id, dict) or not any(clicks or []) or \
@@ -52,11 +53,11 @@ def register(app, cockpit: AppContext) -> None:
         return do_export(jobs, runs_dir, name, ctx.triggered_id["index"])
 
     @app.callback(Output(ids.CHECKPOINT_EXPORT_STATUS, "children"),
-                  Input(ids.tab_tick(ids.TAB_TRAINING), "data"), Input(ids.RUN_SELECT, "value"),
-                  Input(ids.TABS, "active_tab"), Input(ids.CHECKPOINT_EXPORT_ACTION, "data"),
+                  Input(common.tab_tick(common.TAB_TRAINING), "data"), Input(common.RUN_SELECT, "value"),
+                  Input(common.TABS, "active_tab"), Input(ids.CHECKPOINT_EXPORT_ACTION, "data"),
                   State(ids.CHECKPOINT_EXPORT_STATUS, "children"))
     def status(_n, name, tab, action, shown):
-        if tab not in (None, ids.TAB_TRAINING):
+        if tab not in (None, common.TAB_TRAINING):
             raise PreventUpdate
         view = export_status(jobs, name, action)
         if not view and not shown:                      # nothing to show, nothing shown

@@ -33,12 +33,13 @@ import plotly.graph_objects as go
 from dash import Input, Output, Patch, State, ctx, no_update
 from dash.exceptions import PreventUpdate
 
-from ... import ids
+from ... import ids as common
 from ...components import zoom_events
 from ...context import AppContext
 from ...figures import series
 from ...figures.series import MAX_POINTS, Smoothing, smooth
 from ...services.compare import CompareError, load_run
+from . import ids
 
 OUTPUTS = ("figure", "zoom", "follow")
 
@@ -245,8 +246,8 @@ def register(app, cockpit: AppContext) -> None:
 
     @app.callback(Output(ids.TRAINING_LOSS, "figure", allow_duplicate=True),
                   Output(ids.TRAINING_ZOOM, "data"), Output(ids.TRAINING_FOLLOW, "value"),
-                  Input(ids.x_zoom(ids.TRAINING_LOSS), "data"), Input(ids.TRAINING_FOLLOW, "value"),
-                  State(ids.TRAINING_CHART_STATE, "data"), State(ids.RUN_SELECT, "value"),
+                  Input(common.x_zoom(ids.TRAINING_LOSS), "data"), Input(ids.TRAINING_FOLLOW, "value"),
+                  State(ids.TRAINING_CHART_STATE, "data"), State(common.RUN_SELECT, "value"),
                   State(ids.TRAINING_ZOOM, "data"), prevent_initial_call=True)
     def zoom_or_follow(x_zoom, follow, chart, name, zoom):
         trigger = zoom_events.triggered_graph(ctx.triggered_id, ids.TRAINING_LOSS)
@@ -259,7 +260,7 @@ def register(app, cockpit: AppContext) -> None:
     @app.callback(Output(ids.TRAINING_LOSS, "figure", allow_duplicate=True),
                   Output(ids.TRAINING_ZOOM_SEEN, "data"),
                   Output(ids.TRAINING_FOLLOW, "value", allow_duplicate=True),
-                  Input(ids.TRAINING_CHART_STATE, "data"), State(ids.RUN_SELECT, "value"),
+                  Input(ids.TRAINING_CHART_STATE, "data"), State(common.RUN_SELECT, "value"),
                   State(ids.TRAINING_ZOOM, "data"), State(ids.TRAINING_ZOOM_SEEN, "data"),
                   State(ids.TRAINING_FOLLOW, "value"), prevent_initial_call=True)
     def reapply(chart, name, zoom, seen, follow):

@@ -11,7 +11,9 @@ from dash import Patch, no_update
 
 from gui import ids
 from gui.figures.compare import compare_fig, config_diff, legend_name, system_fig, system_options
+from gui.pages.compare import ids as compare_ids
 from gui.pages.compare.callbacks import compare_update, compare_zoom, system_update
+from gui.pages.training import ids as training_ids
 from gui.pages.training.zoom import track_redraws, training_zoom
 from gui.services import compare
 from tests.gui.forge_fixtures import write_forge_run
@@ -144,42 +146,42 @@ def test_best_val_marker_and_downsampled_long_runs(tmp_path):
 
 
 def test_compare_update_flow_zoom_and_follow(runs):
-    out = compare_update(runs, ["base", "fast"], "step", 0.6, False, None, ids.COMPARE_RUNS, None)
+    out = compare_update(runs, ["base", "fast"], "step", 0.6, False, None, compare_ids.COMPARE_RUNS, None)
     assert len(out["data"]) == 2 and len(out["figure"].data) == 8
     state = out["state"]
     idle = compare_update(runs, ["base", "fast"], "step", 0.6, False, None,
                           ids.tab_tick(ids.TAB_COMPARE), state)
     assert all(v is no_update for v in idle.values())         # nothing new: nothing sent
-    zoom, follow = compare_zoom(ids.COMPARE_GRAPH, {"xaxis.range[0]": 200, "xaxis.range[1]": 400},
+    zoom, follow = compare_zoom(compare_ids.COMPARE_GRAPH, {"xaxis.range[0]": 200, "xaxis.range[1]": 400},
                                 True, state, None)
     assert zoom["window"] == [200.0, 400.0] and follow is False   # a zoom stops following
     # a zoom of the System chart below zooms the same window
-    assert compare_zoom(ids.COMPARE_SYSTEM_GRAPH, {"xaxis.range[0]": 200, "xaxis.range[1]": 400},
+    assert compare_zoom(compare_ids.COMPARE_SYSTEM_GRAPH, {"xaxis.range[0]": 200, "xaxis.range[1]": 400},
                         True, state, None) == (zoom, False)
-    zoomed = compare_update(runs, ["base", "fast"], "step", 0.6, False, zoom, ids.COMPARE_ZOOM, state)
+    zoomed = compare_update(runs, ["base", "fast"], "step", 0.6, False, zoom, compare_ids.COMPARE_ZOOM, state)
     assert list(zoomed["figure"].layout.xaxis.range) == [200, 400]
     assert "drawn from every row" in str(zoomed["message"])
-    assert compare_zoom(ids.COMPARE_GRAPH, {"autosize": True}, False, state, zoom) == (no_update,
+    assert compare_zoom(compare_ids.COMPARE_GRAPH, {"autosize": True}, False, state, zoom) == (no_update,
                                                                                        no_update)
-    reset, _ = compare_zoom(ids.COMPARE_GRAPH, {"xaxis.autorange": True}, False, state, zoom)
+    reset, _ = compare_zoom(compare_ids.COMPARE_GRAPH, {"xaxis.autorange": True}, False, state, zoom)
     assert reset["window"] is None
-    held, _ = compare_zoom(ids.COMPARE_FOLLOW, None, False, zoomed["state"], reset)
+    held, _ = compare_zoom(compare_ids.COMPARE_FOLLOW, None, False, zoomed["state"], reset)
     assert held["window"] == [10.0, 1000.0]                    # follow off: hold today's extent
-    back, _ = compare_zoom(ids.COMPARE_FOLLOW, None, True, zoomed["state"], held)
+    back, _ = compare_zoom(compare_ids.COMPARE_FOLLOW, None, True, zoomed["state"], held)
     assert back["window"] is None
     # back to the whole runs: autorange said outright, under an x uirevision that differs from
     # the zoomed one, so plotly cannot keep the range the user dragged
-    whole = compare_update(runs, ["base", "fast"], "step", 0.6, False, back, ids.COMPARE_ZOOM,
+    whole = compare_update(runs, ["base", "fast"], "step", 0.6, False, back, compare_ids.COMPARE_ZOOM,
                            zoomed["state"])["figure"].layout.xaxis
     assert whole.autorange is True and whole.uirevision != zoomed["figure"].layout.xaxis.uirevision
-    other = compare_update(runs, ["base"], "time", 0.6, False, zoom, ids.COMPARE_AXIS, state)
+    other = compare_update(runs, ["base"], "time", 0.6, False, zoom, compare_ids.COMPARE_AXIS, state)
     assert other["figure"].layout.xaxis.autorange is not False  # a zoom of other runs is dropped
     assert "at least one more" in str(other["message"])
-    empty = compare_update(runs, [], "step", 0.6, False, None, ids.COMPARE_RUNS, None)
+    empty = compare_update(runs, [], "step", 0.6, False, None, compare_ids.COMPARE_RUNS, None)
     assert empty["data"] == []
-    missing = compare_update(runs, ["base", "gone"], "step", 0.6, False, None, ids.COMPARE_RUNS, None)
+    missing = compare_update(runs, ["base", "gone"], "step", 0.6, False, None, compare_ids.COMPARE_RUNS, None)
     assert "gone: no such run" in str(missing["message"]) and len(missing["data"]) == 1
-    many = compare_update(runs, ["base"] * 9, "step", 0.6, True, None, ids.COMPARE_RUNS, None)
+    many = compare_update(runs, ["base"] * 9, "step", 0.6, True, None, compare_ids.COMPARE_RUNS, None)
     assert "first 8 of the 9" in str(many["message"])
     assert many["figure"].layout.yaxis.type == "log"
 
@@ -188,7 +190,7 @@ def test_training_chart_zoom_follow_and_redraw(tmp_path):
     make_run(tmp_path, "long", steps=range(1, 8001), spike_at=4321)
     chart = {"run": "long", "gen": 1, "smoothing": 0.6, "log_y": False, "points": 2000,
              "last_step": 8000}
-    out = training_zoom(tmp_path, "long", ids.TRAINING_LOSS,
+    out = training_zoom(tmp_path, "long", training_ids.TRAINING_LOSS,
                         {"xaxis.range[0]": 4000, "xaxis.range[1]": 4500}, True, chart, None)
     assert out["follow"] is False and out["zoom"] == {"run": "long", "window": [4000.0, 4500.0]}
     ops = out["figure"].to_plotly_json()["operations"]
@@ -196,11 +198,11 @@ def test_training_chart_zoom_follow_and_redraw(tmp_path):
     assert len([x for x in xs if 4000 <= x <= 4500]) == 501 and 4321 in xs
     ema_y = next(o["params"]["value"] for o in ops if o["location"] == ["data", 1, "y"])
     assert len(ema_y) == len(xs)
-    follow = training_zoom(tmp_path, "long", ids.TRAINING_FOLLOW, None, True, chart, out["zoom"])
+    follow = training_zoom(tmp_path, "long", training_ids.TRAINING_FOLLOW, None, True, chart, out["zoom"])
     assert follow["zoom"]["window"] is None
     assert any(o["location"] == ["layout", "xaxis", "autorange"] and o["params"]["value"] is True
                for o in follow["figure"].to_plotly_json()["operations"])
-    held = training_zoom(tmp_path, "long", ids.TRAINING_FOLLOW, None, False, chart, follow["zoom"])
+    held = training_zoom(tmp_path, "long", training_ids.TRAINING_FOLLOW, None, False, chart, follow["zoom"])
     assert held["zoom"]["window"] == [1.0, 8000.0]
     # the training callback redrew from scratch (smoothing changed): the zoom is re-applied
     fig, seen = track_redraws(tmp_path, "long", chart, out["zoom"], None)
@@ -221,22 +223,22 @@ def layout_ops(patch) -> dict:
 def test_zoom_fits_y_to_the_window_and_a_double_click_follows_again(tmp_path):
     make_run(tmp_path, "long", steps=range(1, 8001), spike_at=4321)
     chart = {"run": "long", "gen": 1, "smoothing": 0.6, "log_y": False, "points": 2000}
-    late = training_zoom(tmp_path, "long", ids.TRAINING_LOSS,
+    late = training_zoom(tmp_path, "long", training_ids.TRAINING_LOSS,
                          {"xaxis.range[0]": 6000, "xaxis.range[1]": 6500}, True, chart, None)
     lo, hi = layout_ops(late["figure"])[("yaxis", "range")]
     # bpb there is 2 + 6/sqrt(step): 2.0744..2.0775, not the run's 2.07..24 (start and spike)
     assert 2.0740 < lo < 2.0744 and 2.0775 < hi < 2.0780
     assert layout_ops(late["figure"])[("yaxis", "autorange")] is False
-    logged = training_zoom(tmp_path, "long", ids.TRAINING_LOSS,
+    logged = training_zoom(tmp_path, "long", training_ids.TRAINING_LOSS,
                            {"xaxis.range[0]": 6000, "xaxis.range[1]": 6500}, True,
                            {**chart, "log_y": True}, None)
     lo, hi = layout_ops(logged["figure"])[("yaxis", "range")]
     assert 0.3166 < lo < 0.3169 and 0.3175 < hi < 0.3178          # log10 units on a log axis
-    box = training_zoom(tmp_path, "long", ids.TRAINING_LOSS,
+    box = training_zoom(tmp_path, "long", training_ids.TRAINING_LOSS,
                         {"xaxis.range[0]": 6000, "xaxis.range[1]": 6500,
                          "yaxis.range[0]": 0.0, "yaxis.range[1]": 1.0}, True, chart, None)
     assert ("yaxis", "range") not in layout_ops(box["figure"])    # the user's own y range
-    reset = training_zoom(tmp_path, "long", ids.TRAINING_LOSS, {"xaxis.autorange": True}, False,
+    reset = training_zoom(tmp_path, "long", training_ids.TRAINING_LOSS, {"xaxis.autorange": True}, False,
                           chart, late["zoom"])
     assert reset["follow"] is True and reset["zoom"]["window"] is None
     assert layout_ops(reset["figure"])[("yaxis", "autorange")] is True
@@ -337,7 +339,7 @@ def test_system_update_redraws_only_when_runs_metric_or_samples_change(system_ru
     keys = ["gpu", "cpu", "base"]
     start = system_update(system_runs, None, "cpu_percent", None)
     assert "Pick runs" in start["figure"].layout.annotations[0].text and start["options"] == []
-    out = compare_update(system_runs, keys, "step", 0.6, False, None, ids.COMPARE_RUNS, None)
+    out = compare_update(system_runs, keys, "step", 0.6, False, None, compare_ids.COMPARE_RUNS, None)
     with monkeypatch.context() as m:      # the loss chart just read the runs: no read of its own
         m.setattr(compare.read, "open_db", lambda *_: pytest.fail("System chart opened metrics.db"))
         first = system_update(system_runs, out["state"], "cpu_percent", start["seen"])
@@ -348,7 +350,7 @@ def test_system_update_redraws_only_when_runs_metric_or_samples_change(system_ru
     assert all(v is no_update for v in system_update(system_runs, out["state"], "cpu_percent",
                                                      first["seen"]).values())
     # a smoothing change redraws the loss chart, not this one
-    smoother = compare_update(system_runs, keys, "step", 0.9, False, None, ids.COMPARE_SMOOTHING,
+    smoother = compare_update(system_runs, keys, "step", 0.9, False, None, compare_ids.COMPARE_SMOOTHING,
                               out["state"])
     assert smoother["state"] != out["state"]
     assert all(v is no_update for v in system_update(system_runs, smoother["state"], "cpu_percent",
@@ -379,13 +381,13 @@ def test_system_update_redraws_only_when_runs_metric_or_samples_change(system_ru
     grown = system_update(system_runs, out["state"], "rss_bytes", rss["seen"])
     assert grown["figure"].data[1].x[-1] == 1010
     # a metric none of the runs has (GPU, after the GPU run is dropped): the first they have
-    cpu_only = compare_update(system_runs, ["cpu", "base"], "step", 0.6, False, None, ids.COMPARE_RUNS,
-                              out["state"])
+    cpu_only = compare_update(system_runs, ["cpu", "base"], "step", 0.6, False, None,
+                              compare_ids.COMPARE_RUNS, out["state"])
     fallback = system_update(system_runs, cpu_only["state"], "gpu_util", grown["seen"])
     assert fallback["value"] == "cpu_percent" and len(fallback["figure"].data) == 1
     assert "gpu_util" not in [o["value"] for o in fallback["options"]]
     nothing = compare_update(system_runs, ["base", "forge-a"], "step", 0.6, False, None,
-                             ids.COMPARE_RUNS, out["state"])
+                             compare_ids.COMPARE_RUNS, out["state"])
     empty = system_update(system_runs, nothing["state"], "cpu_percent", fallback["seen"])
     assert "None of the picked runs" in empty["figure"].layout.annotations[0].text
     assert empty["options"] == []

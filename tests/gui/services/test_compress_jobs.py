@@ -507,20 +507,22 @@ def test_jobs_table_names_the_model():
 # -- the new callbacks, called the way the browser calls them -----------------------------------
 def test_model_dropdowns_and_export_button_through_dash(run):
     from gui import context, ids
+    from gui.pages.header import ids as header_ids
+    from gui.pages.training import ids as training_ids
     from tests.gui.analysis_support import dash_client
     _name, digest = default_name_hash()
     with dash_client(run.root.parent) as client:
-        base = {f"{ids.REFRESH}.n_intervals": 1, f"{ids.RUN_SELECT}.value": "r1"}
+        base = {f"{header_ids.REFRESH}.n_intervals": 1, f"{ids.RUN_SELECT}.value": "r1"}
         _status, resp = client.call(f"{ids.COMPRESS_MODEL}.options",
                                    {**base, f"{ids.TABS}.active_tab": ids.TAB_COMPRESSION},
-                                   [f"{ids.REFRESH}.n_intervals"])
+                                   [f"{header_ids.REFRESH}.n_intervals"])
         got = resp[ids.COMPRESS_MODEL]
         assert got["value"] == digest and got["options"][0]["label"].endswith("· default")
         assert got["options"][-1]["value"] == CHECKPOINT_CHOICE
         # the Evaluation tab starts on the run's own checkpoint (it has one, not simulated)
         _, resp = client.call(f"{ids.EVAL_MODEL}.options",
                               {**base, f"{ids.TABS}.active_tab": ids.TAB_EVAL},
-                              [f"{ids.REFRESH}.n_intervals"])
+                              [f"{header_ids.REFRESH}.n_intervals"])
         assert resp[ids.EVAL_MODEL]["value"] == CHECKPOINT_CHOICE
         for model, disabled in ((digest, True), (CHECKPOINT_CHOICE, False)):
             _, resp = client.call(f"{ids.COMPRESS_CHECKPOINT}.disabled",
@@ -529,11 +531,11 @@ def test_model_dropdowns_and_export_button_through_dash(run):
             assert resp[ids.COMPRESS_CHECKPOINT]["disabled"] is disabled
 
         context.of(client.app).jobs.python = "/nonexistent/python"
-        key = client.key(f"{ids.CHECKPOINT_EXPORT_ACTION}.data")
-        button = {"type": ids.CHECKPOINT_EXPORT_BTN, "index": "step000004.pt"}
+        key = client.key(f"{training_ids.CHECKPOINT_EXPORT_ACTION}.data")
+        button = {"type": training_ids.CHECKPOINT_EXPORT_BTN, "index": "step000004.pt"}
 
         def press(clicks):
-            body = {"output": key, "outputs": {"id": ids.CHECKPOINT_EXPORT_ACTION,
+            body = {"output": key, "outputs": {"id": training_ids.CHECKPOINT_EXPORT_ACTION,
                                                "property": "data"},
                     "inputs": [[{"id": button, "property": "n_clicks", "value": clicks}]],
                     "state": [{"id": ids.RUN_SELECT, "property": "value", "value": "r1"}],
@@ -543,37 +545,39 @@ def test_model_dropdowns_and_export_button_through_dash(run):
         assert press(None).status_code == 204  # a re-rendered button, not a press
         resp = press(1)
         assert resp.status_code == 200
-        action = json.loads(resp.data)["response"][ids.CHECKPOINT_EXPORT_ACTION]["data"]
+        action = json.loads(resp.data)["response"][training_ids.CHECKPOINT_EXPORT_ACTION]["data"]
         assert action["text"] == ""  # started (and failed at once: no such python)
-        _, resp = client.call(f"{ids.CHECKPOINT_EXPORT_STATUS}.children",
+        _, resp = client.call(f"{training_ids.CHECKPOINT_EXPORT_STATUS}.children",
                               {**base, f"{ids.TABS}.active_tab": ids.TAB_TRAINING,
-                               f"{ids.CHECKPOINT_EXPORT_ACTION}.data": action},
-                              [f"{ids.CHECKPOINT_EXPORT_ACTION}.data"])
-        text = str(resp[ids.CHECKPOINT_EXPORT_STATUS]["children"])
+                               f"{training_ids.CHECKPOINT_EXPORT_ACTION}.data": action},
+                              [f"{training_ids.CHECKPOINT_EXPORT_ACTION}.data"])
+        text = str(resp[training_ids.CHECKPOINT_EXPORT_STATUS]["children"])
         assert "Export of step000004.pt failed: cannot start the worker" in text
 
 
 def test_buttons_pass_the_chosen_model_through_dash(run, tmp_path):
     from gui import context, ids
+    from gui.pages.compression import ids as compression_ids
+    from gui.pages.evaluation import ids as evaluation_ids
     from tests.gui.analysis_support import dash_client
     _, digest = default_name_hash()
     with dash_client(run.root.parent) as client:
         jobs = context.of(client.app).jobs
         jobs.python = "/nonexistent/python"
-        _, resp = client.call(f"{ids.COMPRESS_ACTION}.data", {
-            f"{ids.COMPRESS_BTN}.n_clicks": 1, f"{ids.COMPRESS_FILE_PATH}.value":
-            str(tmp_path / "missing.bin"), f"{ids.COMPRESS_PROFILE}.value": "turbo",
+        _, resp = client.call(f"{compression_ids.COMPRESS_ACTION}.data", {
+            f"{compression_ids.COMPRESS_BTN}.n_clicks": 1, f"{compression_ids.COMPRESS_FILE_PATH}.value":
+            str(tmp_path / "missing.bin"), f"{compression_ids.COMPRESS_PROFILE}.value": "turbo",
             f"{ids.COMPRESS_MODEL}.value": digest, f"{ids.COMPRESS_CHECKPOINT}.value": None,
-            f"{ids.RUN_SELECT}.value": "r1"}, [f"{ids.COMPRESS_BTN}.n_clicks"])
-        assert resp[ids.COMPRESS_ACTION]["data"]["text"] == ""
+            f"{ids.RUN_SELECT}.value": "r1"}, [f"{compression_ids.COMPRESS_BTN}.n_clicks"])
+        assert resp[compression_ids.COMPRESS_ACTION]["data"]["text"] == ""
         row = rows(run)[0]
         assert row["checkpoint"] == str(store.DEFAULT_FILE) and "does not exist" in row["status"]
-        _, resp = client.call(f"{ids.EVAL_ACTION}.data", {
-            f"{ids.EVAL_ENWIK8_BTN}.n_clicks": 1, f"{ids.RUN_SELECT}.value": "r1",
+        _, resp = client.call(f"{evaluation_ids.EVAL_ACTION}.data", {
+            f"{evaluation_ids.EVAL_ENWIK8_BTN}.n_clicks": 1, f"{ids.RUN_SELECT}.value": "r1",
             f"{ids.EVAL_MODEL}.value": digest, f"{ids.EVAL_CHECKPOINT}.value": "step000004.pt",
-            f"{ids.EVAL_MAX_BYTES}.value": 100, f"{ids.EVAL_PROFILE}.value": "turbo"},
-            [f"{ids.EVAL_ENWIK8_BTN}.n_clicks"])
-        assert resp[ids.EVAL_ACTION]["data"]["text"] == ""
+            f"{evaluation_ids.EVAL_MAX_BYTES}.value": 100, f"{evaluation_ids.EVAL_PROFILE}.value": "turbo"},
+            [f"{evaluation_ids.EVAL_ENWIK8_BTN}.n_clicks"])
+        assert resp[evaluation_ids.EVAL_ACTION]["data"]["text"] == ""
         job = jobs.latest("r1", "eval")
         assert job.argv[job.argv.index("--model") + 1] == str(store.DEFAULT_FILE)
         assert "cannot start the worker" in job.message

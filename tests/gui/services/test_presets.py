@@ -6,8 +6,10 @@ import json
 import pytest
 from dash import no_update
 
-from gui import form, ids
+from gui import form
+from gui import ids as common
 from gui.app import create_app
+from gui.pages.sidebar import ids
 from gui.pages.sidebar.callbacks import fill
 from gui.pages.sidebar.presets import import_action, preset_action
 from gui.services import presets
@@ -71,7 +73,7 @@ def test_editor_dropdown_and_form_load_saved_presets(tmp_path, folder):
         options = tier_options("wide")
         assert {"label": "wide (saved preset)", "value": "wide"} in options
         assert [o["value"] for o in options].count("wide") == 1
-        out = fill(ids.CONFIG_TIER, "wide", [], {}, None, None, None)
+        out = fill(common.CONFIG_TIER, "wide", [], {}, None, None, None)
         assert out["values"]["moe.top_k"] == 4 and "Loaded the wide preset" in str(out["message"])
         reset = fill(ids.CONFIG_RESET_BTN, "wide", [], {}, None, None, None)
         assert reset["values"]["moe.top_k"] == 4
@@ -114,5 +116,5 @@ def test_import_reports_bad_files_and_marks_bad_values():
     out = import_action(upload("moe:\n  top_k: 99\nbogus: 1\n"), "c.yaml")
     assert out["inject"]["values"]["moe.top_k"] == 99             # kept as written: the form marks it
     assert "unknown key bogus ignored" in str(out["message"])
-    filled = fill(ids.CONFIG_INJECT, "tier1_micro", [], {}, out["inject"], None, None)
+    filled = fill(common.CONFIG_INJECT, "tier1_micro", [], {}, out["inject"], None, None)
     assert filled["values"]["moe.top_k"] == 99 and filled["tier"] == "tier1_micro"

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from gui import ids
+from gui.pages.runs import ids
 from gui.pages.runs.callbacks import manage_action, selected_view
 from gui.services import run_admin
 from tests.gui.forge_fixtures import write_forge_run

@@ -2,7 +2,8 @@
 browser (distribution boxes and statistics heatmap, moving the step)."""
 import pytest
 
-from gui import ids
+from gui import ids as common
+from gui.pages.activations import ids
 from tests.gui.analysis_support import (
     broken_run,
     browser_page,
@@ -37,7 +38,7 @@ def test_empty_states_are_messages_not_tracebacks(runs):
                       "a snapshot every logging.eval_every (200) steps"}
     with dash_client(runs) as c:
         for run, expected in cases.items():
-            status, resp = controls(c, FIRST, ids.TAB_ACTIVATIONS, run)
+            status, resp = controls(c, FIRST, common.TAB_ACTIVATIONS, run)
             assert status == 200 and expected in message_text(resp, ids.ACT_MESSAGE), run
             version = resp[ids.ACT_VERSION]["data"]
             _, figs = c.call(f"{ids.ACT_DIST}.figure", {f"{ids.ACT_VERSION}.data": version}, [])
@@ -47,7 +48,7 @@ def test_empty_states_are_messages_not_tracebacks(runs):
 
 def test_step_selector_shows_the_nearest_logged_snapshot(runs):
     with dash_client(runs) as c:
-        _, resp = controls(c, FIRST, ids.TAB_ACTIVATIONS, "ok")
+        _, resp = controls(c, FIRST, common.TAB_ACTIVATIONS, "ok")
         version = resp[ids.ACT_VERSION]["data"]
         assert resp[ids.ACT_STEP]["value"] == 300 and resp[ids.ACT_STEP]["step"] == 10
         _, figs = c.call(f"{ids.ACT_DIST}.figure", {f"{ids.ACT_STEP}.value": 127,

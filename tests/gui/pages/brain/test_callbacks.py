@@ -2,7 +2,8 @@
 browser (all blocks, then one block)."""
 import pytest
 
-from gui import ids
+from gui import ids as common
+from gui.pages.brain import ids
 from tests.gui.analysis_support import (
     browser_page,
     cockpit,
@@ -33,7 +34,7 @@ def runs(tmp_path_factory):
 def test_before_the_first_snapshot_and_without_a_run(runs):
     with dash_client(runs) as c:
         for run, expected in {None: "No run selected", "early": "No hidden-state snapshots yet"}.items():
-            status, resp = controls(c, FIRST, ids.TAB_BRAIN, run)
+            status, resp = controls(c, FIRST, common.TAB_BRAIN, run)
             assert status == 200 and expected in message_text(resp, ids.BRAIN_MESSAGE)
             assert resp[ids.BRAIN_STEP]["disabled"] is True
             _, fig = c.call(f"{ids.BRAIN_PCA}.figure", {f"{ids.BRAIN_VERSION}.data":
@@ -43,7 +44,7 @@ def test_before_the_first_snapshot_and_without_a_run(runs):
 
 def test_block_selector_and_snapshot_steps(runs):
     with dash_client(runs) as c:
-        _, resp = controls(c, FIRST, ids.TAB_BRAIN, "ok", **{f"{ids.BRAIN_BLOCK}.value": "all"})
+        _, resp = controls(c, FIRST, common.TAB_BRAIN, "ok", **{f"{ids.BRAIN_BLOCK}.value": "all"})
         s = resp[ids.BRAIN_STEP]
         assert (s["min"], s["max"], s["step"], s["value"]) == (200, 400, 200, 400)
         options = resp[ids.BRAIN_BLOCK]["options"]

@@ -1,7 +1,8 @@
 """MoD tab: empty states and metric cards through Dash's endpoint, and the tab in a browser."""
 import pytest
 
-from gui import ids
+from gui import ids as common
+from gui.pages.mod import ids
 from tests.gui.analysis_support import (
     broken_run,
     browser_page,
@@ -38,7 +39,7 @@ def test_empty_states_are_messages_not_tracebacks(runs):
              "early": "No MoD gate fractions logged yet", "broken": "Cannot read"}
     with dash_client(runs) as c:
         for run, expected in cases.items():
-            status, resp = controls(c, FIRST, ids.TAB_MOD, run)
+            status, resp = controls(c, FIRST, common.TAB_MOD, run)
             assert status == 200
             assert expected in message_text(resp, ids.MOD_MESSAGE), run
             assert resp[ids.MOD_CARDS]["children"] == []
@@ -49,7 +50,7 @@ def test_empty_states_are_messages_not_tracebacks(runs):
 
 def test_cards_current_and_history_from_the_newest_rows(runs):
     with dash_client(runs) as c:
-        status, resp = controls(c, FIRST, ids.TAB_MOD, "ok")
+        status, resp = controls(c, FIRST, common.TAB_MOD, "ok")
         assert status == 200 and message_text(resp, ids.MOD_MESSAGE) == ""
         cards = str(resp[ids.MOD_CARDS]["children"])
         for text in ("avg fraction processed", "deviation from capacity", "inference-time fraction",
@@ -61,7 +62,7 @@ def test_cards_current_and_history_from_the_newest_rows(runs):
             "block 1", "block 3", "block 5", "block 7"]
         assert resp[ids.MOD_HISTORY_NOTE]["children"] == "All 30 logged steps."
         seen = {f"{ids.MOD_VERSION}.data": resp[ids.MOD_VERSION]["data"]}
-        assert controls(c, FIRST, ids.TAB_MOD, "ok", **seen)[0] == 204  # nothing new: no work
+        assert controls(c, FIRST, common.TAB_MOD, "ok", **seen)[0] == 204  # nothing new: no work
 
 
 @pytest.mark.browser

@@ -3,7 +3,8 @@ click) through Dash's endpoint, and the tab in headless Chromium on a simulated 
 import numpy as np
 import pytest
 
-from gui import ids
+from gui import ids as common
+from gui.pages.routing import ids
 from gui.services.analysis import HistoryCache
 from gui.view.analysis import slider_marks
 from tests.gui.analysis_support import (
@@ -116,7 +117,7 @@ def test_empty_states_are_messages_not_tracebacks(runs):
                  "early": "No expert routing logged yet", "silent": "does not log routing",
                  "broken": "Cannot read", "nodb": "has no metrics database yet"}
         for run, expected in cases.items():
-            status, resp = controls(c, FIRST, ids.TAB_ROUTING, run)
+            status, resp = controls(c, FIRST, common.TAB_ROUTING, run)
             assert status == 200, run
             assert expected in message_text(resp, ids.ROUTING_MESSAGE), run
             assert resp[ids.ROUTING_STEP]["disabled"] is True
@@ -131,17 +132,17 @@ def test_empty_states_are_messages_not_tracebacks(runs):
 
 def test_inactive_tab_and_unchanged_data_do_no_work(runs):
     with dash_client(runs) as c:
-        assert controls(c, FIRST, ids.TAB_MOD, "ok")[0] == 204
-        _status, resp = controls(c, FIRST, ids.TAB_ROUTING, "ok")
+        assert controls(c, FIRST, common.TAB_MOD, "ok")[0] == 204
+        _status, resp = controls(c, FIRST, common.TAB_ROUTING, "ok")
         version = resp[ids.ROUTING_VERSION]["data"]
         again = {f"{ids.ROUTING_VERSION}.data": version}
-        assert controls(c, FIRST, ids.TAB_ROUTING, "ok", **again)[0] == 204
+        assert controls(c, FIRST, common.TAB_ROUTING, "ok", **again)[0] == 204
 
 
 def test_slider_follows_the_newest_step_until_moved_back(runs, tmp_path):
     run = write_run(tmp_path / "live", 100)
     with dash_client(tmp_path) as c:
-        _, r = controls(c, FIRST, ids.TAB_ROUTING, "live")
+        _, r = controls(c, FIRST, common.TAB_ROUTING, "live")
         s = r[ids.ROUTING_STEP]
         assert (s["min"], s["max"], s["step"], s["value"]) == (10, 100, 10, 100)
         assert r[ids.ROUTING_BLOCK]["value"] == 0 and len(r[ids.ROUTING_BLOCK]["options"]) == 8
@@ -149,10 +150,10 @@ def test_slider_follows_the_newest_step_until_moved_back(runs, tmp_path):
             from bench.bench_analysis import write_rows
             write_rows(w, 101, 120)
         seen = {f"{ids.ROUTING_VERSION}.data": r[ids.ROUTING_VERSION]["data"]}
-        _, r2 = controls(c, FIRST, ids.TAB_ROUTING, "live", **seen,
+        _, r2 = controls(c, FIRST, common.TAB_ROUTING, "live", **seen,
                          **{f"{ids.ROUTING_STEP}.value": 100, f"{ids.ROUTING_STEP}.max": 100})
         assert r2[ids.ROUTING_STEP]["value"] == 120  # was at the newest: follows
-        _, r3 = controls(c, FIRST, ids.TAB_ROUTING, "live", **seen,
+        _, r3 = controls(c, FIRST, common.TAB_ROUTING, "live", **seen,
                          **{f"{ids.ROUTING_STEP}.value": 40, f"{ids.ROUTING_STEP}.max": 100})
         assert r3[ids.ROUTING_STEP]["value"] == 40  # moved back by the user: stays
         version = r3[ids.ROUTING_VERSION]["data"]
@@ -163,7 +164,7 @@ def test_slider_follows_the_newest_step_until_moved_back(runs, tmp_path):
 
 def test_click_selects_the_expert_and_its_block_and_fills_the_detail(runs):
     with dash_client(runs) as c:
-        _, r = controls(c, FIRST, ids.TAB_ROUTING, "ok")
+        _, r = controls(c, FIRST, common.TAB_ROUTING, "ok")
         version = r[ids.ROUTING_VERSION]["data"]
         click = {"points": [{"curveNumber": 0, "x": 5, "y": "3", "z": 0.07}]}
         status, sel = c.call(f"{ids.ROUTING_SELECTED}.data", {f"{ids.ROUTING_HEATMAP}.clickData": click,

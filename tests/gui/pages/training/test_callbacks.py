@@ -120,7 +120,7 @@ def assigned(patch, trace, axis):
 
 
 def test_a_zoom_draws_the_same_smoothed_line_and_a_method_change_keeps_the_zoom(tmp_path):
-    from gui import ids
+    from gui.pages.training import ids
     from gui.pages.training.zoom import track_redraws, training_zoom
     make_run(tmp_path, steps=range(1, 3001), spike_at=1500)
     bpb = np.array([bpb_at(s, 1500) for s in range(1, 3001)])

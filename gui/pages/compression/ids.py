@@ -1,0 +1,20 @@
+"""The Compression tab's own component ids (spec strings unchanged; the ids other parts share are
+in gui/ids.py)."""
+COMPRESS_FILE_PATH = "compress-file-path"
+COMPRESS_FILE_UPLOAD = "compress-file-upload"
+COMPRESS_UPLOAD_STATUS = "compress-upload-status"
+COMPRESS_UPLOAD_HINT = "compress-upload-hint"
+COMPRESS_UPLOAD_PICKED = "compress-upload-picked"  # store: name/size of a chosen file (assets JS)
+COMPRESS_PROFILE = "compress-profile"
+COMPRESS_MODEL_NOTE = "compress-model-note"
+COMPRESS_BTN = "compress-btn"
+COMPRESS_CANCEL_BTN = "compress-cancel-btn"
+COMPRESS_PROGRESS = "compress-progress"
+COMPRESS_STATUS = "compress-status"
+COMPRESS_RESULTS_TABLE = "compression-results-table"
+COMPRESS_JOB_SELECT = "compress-job-select"
+COMPRESS_COMPARISON = "compress-comparison-graph"
+COMPRESS_VERIFY_BTN = "compress-verify-btn"
+COMPRESS_VERIFY_RESULT = "compress-verify-result"
+COMPRESS_VERSION = "compress-data-version"
+COMPRESS_ACTION = "compress-action"          # store: outcome of the last button press

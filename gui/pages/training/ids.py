@@ -1,0 +1,32 @@
+"""The Training tab's own component ids (spec strings unchanged; the ids other parts share are in
+gui/ids.py)."""
+TRAINING_KPIS = "training-kpi-cards"
+TRAINING_ETA = "training-eta"
+TRAINING_LOSS = "training-loss-graph"
+TRAINING_LR = "training-lr-graph"
+TRAINING_HEADS = "training-head-losses"
+CHECKPOINT_LIST = "checkpoint-list"
+CHECKPOINT_EXPORT_BTN = "checkpoint-export-btn"        # pattern-matching type, index: file name
+CHECKPOINT_EXPORT_STATUS = "checkpoint-export-status"  # the export job's progress / outcome
+CHECKPOINT_EXPORT_ACTION = "checkpoint-export-action"  # store: outcome of the last Export press
+LOG_TAIL = "training-log-tail"
+TRAINING_ERROR = "training-error"
+RESUME_CONTROLS = "resume-controls"   # checkpoint picker + Resume; hidden for Forge runs
+TRAINING_SMOOTHING = "training-smoothing"
+TRAINING_LOGY = "training-logy"
+TRAINING_CHART_STATE = "training-chart-state"
+TRAINING_FOLLOW = "training-follow"              # the loss chart's follow-live switch
+TRAINING_CSV_BTN = "training-csv-btn"            # the run's metrics as CSV
+TRAINING_CSV = "training-csv"
+TRAINING_REPORT_BTN = "training-report-btn"      # a self-contained HTML report of the run
+TRAINING_REPORT = "training-report"
+TRAINING_SYSTEM = "training-system-graph"      # CPU, memory, GPU and disk of the run's process
+TRAINING_SYSTEM_STATE = "training-system-state"
+TRAINING_ZOOM = "training-zoom"                  # memory: the loss chart's zoom window
+TRAINING_ZOOM_SEEN = "training-zoom-seen"              # memory: the loss chart draws seen so far
+TRAINING_SMOOTH_METHOD = "training-smooth-method"      # EMA, running mean or none
+TRAINING_CLIP = "training-clip-outliers"               # clip loss outliers before smoothing
+TRAINING_THROUGHPUT = "training-throughput-graph"      # tokens/s against step
+TRAINING_CHECKPOINT_NOTE = "training-checkpoint-note"  # what the last marker click selected
+TRAINING_XSYNC = "training-xsync"    # memory: the x range the Training charts share (clientside)
+TRAINING_SHARED_X = (TRAINING_LOSS, TRAINING_LR, TRAINING_THROUGHPUT, TRAINING_SYSTEM)
