@@ -3,7 +3,8 @@
 Compresses every file in INPUTS with every profile into OUT, decodes every .umc file in REF
 (written by another configuration) and checks it against INPUTS, then prints a JSON report.
 The configuration under test is this process's environment (SIMD dispatch, BLAS kernel and
-threads, compiled or numpy kernels), set by tests/umoec/engine/test_portable.py.
+threads, compiled or numpy kernels, products on torch's CPU kernels), set by
+tests/umoec/engine/test_portable.py; the report says what the process really used.
 """
 import json
 import sys
@@ -32,8 +33,12 @@ def main(model_path: str, inputs: str, out: str, ref: str) -> None:
     import numpy as np
 
     from umoec.codec import cm
+    from umoec.engine import device
+    torch = sys.modules.get("torch")      # imported only for device products
     print(json.dumps({"decoded": decoded, "kernels": kernels.backend(), "cm": cm.backend(),
-                      "numpy": np.__version__}))
+                      "numpy": np.__version__,
+                      "device": device.products().name if device.products() else None,
+                      "aten": torch.backends.cpu.get_cpu_capability() if torch else None}))
 
 
 if __name__ == "__main__":

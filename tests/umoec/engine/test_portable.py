@@ -1,8 +1,10 @@
-"""A .umc file decodes bit-exactly under any configuration: other SIMD kernels for numpy and
-PyTorch, other BLAS kernels and thread counts, the numpy references instead of the compiled loops,
-the mixing stage's Python reference instead of its compiled loop, another process. Every
-configuration must also *write* byte-identical files (so each can read every other's). Each
-configuration is one subprocess running portable_job.py."""
+"""A .umc file decodes bit-exactly under any configuration: other SIMD kernels for numpy, other
+BLAS kernels and thread counts, the numpy references instead of the compiled loops, the mixing
+stage's Python reference instead of its compiled loop, the products on PyTorch's CPU kernels at
+other SIMD levels (UMOEC_ENGINE_DEVICE=cpu: without it the coder never imports torch, so
+PyTorch's settings cannot touch a file), another process. Every configuration must also *write*
+byte-identical files (so each can read every other's). Each configuration is one subprocess
+running portable_job.py, whose report says what it really used."""
 import json
 import os
 import subprocess
@@ -16,11 +18,12 @@ from umoec.engine import modelfile as mf
 
 JOB = Path(__file__).with_name("portable_job.py")
 NO_AVX512 = "AVX512F AVX512CD AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL AVX512_SPR"
+TORCH_CPU = {"UMOEC_ENGINE_DEVICE": "cpu"}
 CONFIGS = {
-    "aten-default": {"ATEN_CPU_CAPABILITY": "default"},
-    "aten-avx2": {"ATEN_CPU_CAPABILITY": "avx2"},
-    "aten-avx512": {"ATEN_CPU_CAPABILITY": "avx512"},
-    "mkl-avx2": {"MKL_ENABLE_INSTRUCTIONS": "AVX2"},
+    # PyTorch's scalar and AVX2 kernels (and MKL's AVX2 ones) doing the products; never AVX-512,
+    # which not every machine here has (forcing it there would be an illegal instruction)
+    "torch-default": {**TORCH_CPU, "ATEN_CPU_CAPABILITY": "default"},
+    "torch-avx2": {**TORCH_CPU, "ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"},
     "numpy-no-avx512": {"NPY_DISABLE_CPU_FEATURES": NO_AVX512},
     "blas-haswell": {"OPENBLAS_CORETYPE": "Haswell"},
     "blas-sse": {"OPENBLAS_CORETYPE": "Prescott"},
@@ -90,6 +93,11 @@ def test_every_configuration_reads_and_writes_the_same_files(setup, reports, nam
     assert len(report["decoded"]) == 12                    # 3 inputs x 4 profiles
     for f in sorted((root / "base").glob("*.umc")):
         assert (root / name / f.name).read_bytes() == f.read_bytes(), f"{name}: {f.name} differs"
+    if name.startswith("torch-"):
+        assert report["device"] == "cpu"
+        assert report["aten"] == CONFIGS[name]["ATEN_CPU_CAPABILITY"].upper()
+    else:
+        assert report["device"] is None and report["aten"] is None    # numpy products, no torch
     if name == "numpy-kernels":
         assert report["kernels"] == "numpy"
     if name == "cm-reference":
