@@ -19,11 +19,21 @@ from umoec.engine import modelfile as mf
 JOB = Path(__file__).with_name("portable_job.py")
 NO_AVX512 = "AVX512F AVX512CD AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL AVX512_SPR"
 TORCH_CPU = {"UMOEC_ENGINE_DEVICE": "cpu"}
+
+
+def has_avx512() -> bool:
+    try:
+        return " avx512f" in Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+
+
 CONFIGS = {
-    # PyTorch's scalar and AVX2 kernels (and MKL's AVX2 ones) doing the products; never AVX-512,
-    # which not every machine here has (forcing it there would be an illegal instruction)
+    # PyTorch's scalar, AVX2 (with MKL's AVX2) and, where the CPU has it, AVX-512 kernels doing
+    # the products (forcing AVX-512 on a CPU without it would be an illegal instruction)
     "torch-default": {**TORCH_CPU, "ATEN_CPU_CAPABILITY": "default"},
     "torch-avx2": {**TORCH_CPU, "ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"},
+    **({"torch-avx512": {**TORCH_CPU, "ATEN_CPU_CAPABILITY": "avx512"}} if has_avx512() else {}),
     "numpy-no-avx512": {"NPY_DISABLE_CPU_FEATURES": NO_AVX512},
     "blas-haswell": {"OPENBLAS_CORETYPE": "Haswell"},
     "blas-sse": {"OPENBLAS_CORETYPE": "Prescott"},
