@@ -80,13 +80,17 @@ class RunRecorder:
                                    f"bytes/step, tier={self.cfg.tier}")
         else:
             self.run.remove_stale_temp_files()  # left by a process killed mid-write
-            self.db.discard_after(resume_step)
             self.step = resume_step
             kind, text = "resume", f"resumed {self.run.name} from step {resume_step}"
         if note:
             text += f" ({note})"
         self.log.line(text)
-        self.db.insert_event(kind, text, step=self.step)
+        # One transaction: a process killed between the two would leave the newer rows gone
+        # with no resume event saying why (the run's history would skip a resume).
+        with self.db.batch():
+            if resume_step is not None:
+                self.db.discard_after(resume_step)
+            self.db.insert_event(kind, text, step=self.step)
         self.heartbeat(self.step, force=True)
         if self._beater is None:
             self._beater = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
