@@ -15,6 +15,7 @@ from ..services import models
 from ..services.runs import resolve
 from ..services.uploads import format_bytes
 from ..view.checkpoints import pending, pick, pick_model
+from .visible import visible_only
 
 
 def checkpoint_options(run: RunDir | None) -> list[dict]:
@@ -63,9 +64,8 @@ def register_checkpoint_dropdown(app, runs_dir: Path, dropdown: str, tab: str) -
                   Input(ids.TABS, "active_tab"), State(dropdown, "options"),
                   State(dropdown, "value"), State(ids.SELECTED_CHECKPOINT, "data"),
                   State(ids.pick_seen(dropdown), "data"))
-    def checkpoints(_n, name, active, options, current, selected, seen):
-        if active != tab:
-            raise PreventUpdate
+    @visible_only(tab)
+    def checkpoints(_n, name, _active, options, current, selected, seen):
         return checkpoint_dropdown_view(runs_dir, name, options, current, selected, seen)
 
 
@@ -106,9 +106,8 @@ def register_model_dropdown(app, runs_dir: Path, dropdown: str, note: str, check
                   Input(ids.RUN_SELECT, "value"), Input(ids.TABS, "active_tab"),
                   State(dropdown, "options"), State(dropdown, "value"), State(note, "children"),
                   State(ids.SELECTED_CHECKPOINT, "data"), State(ids.pick_seen(dropdown), "data"))
-    def model_list(name, active, options, current, text, selected, seen):
-        if active != tab:
-            raise PreventUpdate
+    @visible_only(tab)
+    def model_list(name, _active, options, current, text, selected, seen):
         run = resolve(runs_dir, name)
         prefer = None
         if prefer_checkpoint and run is not None and (current is None

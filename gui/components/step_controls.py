@@ -20,6 +20,7 @@ from .. import ids
 from ..services import analysis
 from ..view import analysis as av
 from .analysis_widgets import probe_alert, slider_outputs
+from .visible import visible_only
 
 
 @dataclass(frozen=True)
@@ -44,9 +45,8 @@ def register_step_controls(app, runs_dir: Path, *, tab: str, table: str, missing
                   Input(ids.tab_tick(tab), "data"), Input(ids.RUN_SELECT, "value"),
                   Input(ids.TABS, "active_tab"),
                   State(slider, "value"), State(slider, "max"), *extra_state, State(version, "data"))
-    def controls(_n, name, active, value, old_max, *rest):
-        if active != tab:
-            raise PreventUpdate
+    @visible_only(tab)
+    def controls(_n, name, _active, value, old_max, *rest):
         seen = rest[-1]
         p = analysis.probe(runs_dir, name, table, missing)
         if p.version == seen:

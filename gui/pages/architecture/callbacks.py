@@ -10,10 +10,10 @@ from typing import Any
 
 import dash_bootstrap_components as dbc
 from dash import Input, Output, html
-from dash.exceptions import PreventUpdate
 
 from ... import form
 from ... import ids as common
+from ...components.visible import visible_only
 from ...context import AppContext
 from ...figures.architecture import architecture_fig
 from ...figures.base import empty_fig
@@ -61,9 +61,8 @@ def register(app, cockpit: AppContext) -> None:
                   Output(ids.ARCH_DIAGRAM, "figure"), Output(ids.ARCH_TABLE, "children"),
                   *[Input(i, "value") for i in FIELD_IDS], Input(common.CONFIG_TIER, "value"),
                   Input(common.TABS, "active_tab"))
+    @visible_only(common.TAB_ARCH)
     def redraw(*args):
-        *raw, tier, tab = args
-        if tab != common.TAB_ARCH:
-            raise PreventUpdate
+        *raw, tier, _tab = args
         out = arch_view(dict(zip(FIELD_KEYS, raw, strict=True)), tier)
         return out["message"], out["cards"], out["figure"], out["table"]

@@ -26,6 +26,7 @@ from dash.exceptions import PreventUpdate
 
 from ... import ids as common
 from ...components import zoom_events
+from ...components.visible import visible_only
 from ...context import AppContext
 from ...figures import series
 from ...figures.base import empty_fig
@@ -186,9 +187,8 @@ def register(app, cockpit: AppContext) -> None:
 
     @app.callback(Output(ids.COMPARE_RUNS, "options"), Input(common.tab_tick(common.TAB_COMPARE), "data"),
                   Input(common.TABS, "active_tab"), State(ids.COMPARE_RUNS, "options"))
-    def refresh_options(_n, tab, current):
-        if tab != common.TAB_COMPARE:
-            raise PreventUpdate
+    @visible_only(common.TAB_COMPARE)
+    def refresh_options(_n, _tab, current):
         options = run_options(runs_dir)
         if options == current:
             raise PreventUpdate
@@ -216,9 +216,8 @@ def register(app, cockpit: AppContext) -> None:
                   Input(ids.COMPARE_RUNS, "value"), Input(ids.COMPARE_AXIS, "value"),
                   Input(ids.COMPARE_SMOOTHING, "value"), Input(ids.COMPARE_LOGY, "value"),
                   Input(ids.COMPARE_ZOOM, "data"), State(ids.COMPARE_STATE, "data"))
-    def refresh(_n, tab, keys, axis, smoothing, log_y, zoom, state):
-        if tab != common.TAB_COMPARE:
-            raise PreventUpdate  # hidden tab: no reads; switching to it triggers a refresh
+    @visible_only(common.TAB_COMPARE)
+    def refresh(_n, _tab, keys, axis, smoothing, log_y, zoom, state):
         out = compare_update(runs_dir, keys, axis, smoothing, log_y, zoom, ctx.triggered_id, state)
         return tuple(out[k] for k in OUTPUTS)
 

@@ -25,6 +25,7 @@ from ...components.checkpoint_picker import (
     register_model_dropdown,
 )
 from ...components.job_status import alert, progress_outputs, status_area, status_badge
+from ...components.visible import visible_only
 from ...context import AppContext
 from ...figures.base import empty_fig
 from ...figures.compression import compression_comparison_fig
@@ -272,9 +273,8 @@ def register(app, cockpit: AppContext) -> None:
                           Input(common.RUN_SELECT, "value"), Input(common.TABS, "active_tab"),
                           Input(ids.COMPRESS_ACTION, "data"), Input(ids.COMPRESS_JOB_SELECT, "value")],
                   state=[State(ids.COMPRESS_VERSION, "data")])
-    def refresh(_n, name, tab, action, selected, seen):
-        if tab != common.TAB_COMPRESSION:
-            raise PreventUpdate
+    @visible_only(common.TAB_COMPRESSION)
+    def refresh(_n, name, _tab, action, selected, seen):
         return refresh_view(jobs, runs_dir, name, action, selected, seen)
 
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import dash_bootstrap_components as dbc
 from dash import Input, Output, State, ctx, html, no_update
-from dash.exceptions import PreventUpdate
 
 from ... import ids as common
+from ...components.visible import visible_only
 from ...context import AppContext
 from ...services import datasets as D
 from ...view.derived import fmt_bytes
@@ -149,9 +149,8 @@ def register(app, cockpit: AppContext) -> None:
                   Input(common.tab_tick(common.TAB_DATASETS), "data"), Input(common.TABS, "active_tab"),
                   Input(ids.DATASETS_VERSION, "data"), State(ids.DATASETS_SELECT, "value"),
                   State(ids.DATASETS_SELECT, "options"))
-    def refresh_list(_n, tab, version, current, current_options):
-        if tab != common.TAB_DATASETS and ctx.triggered_id != ids.DATASETS_VERSION:
-            raise PreventUpdate  # hidden tab: no reads
+    @visible_only(common.TAB_DATASETS, unless=ids.DATASETS_VERSION)  # a build ended: list it
+    def refresh_list(_n, _tab, version, current, current_options):
         view = list_view(data_dir, runs_dir, builder.building())
         names = [o["value"] for o in view["options"]]
         if ctx.triggered_id == ids.DATASETS_VERSION and isinstance(version, dict) \

@@ -17,7 +17,6 @@ from pathlib import Path
 import dash_bootstrap_components as dbc
 import pandas as pd
 from dash import Input, Output, State, ctx, html, no_update
-from dash.exceptions import PreventUpdate
 
 from umoec import config as C
 from umoec import sizing
@@ -29,6 +28,7 @@ from umoec.run import RunDir
 from ... import ids as common
 from ...components.checkpoint_picker import register_checkpoint_dropdown, register_model_dropdown
 from ...components.job_status import alert, progress_outputs, status_area
+from ...components.visible import visible_only
 from ...context import AppContext
 from ...figures.base import empty_fig
 from ...figures.compression import REFERENCE_BPB, eval_bpb_history_fig
@@ -223,9 +223,8 @@ def register(app, cockpit: AppContext) -> None:
                   inputs=[Input(common.tab_tick(common.TAB_EVAL), "data"), Input(common.RUN_SELECT, "value"),
                           Input(common.TABS, "active_tab"), Input(ids.EVAL_ACTION, "data")],
                   state=[State(ids.EVAL_VERSION, "data")])
-    def refresh(_n, name, tab, action, seen):
-        if tab != common.TAB_EVAL:
-            raise PreventUpdate
+    @visible_only(common.TAB_EVAL)
+    def refresh(_n, name, _tab, action, seen):
         return eval_view(jobs, runs_dir, name, action, seen)
 
 

@@ -16,6 +16,7 @@ from umoec.run import RunDir
 
 from ... import ids as common
 from ... import surprisal
+from ...components.visible import visible_only
 from ...context import AppContext
 from ...services import forge
 from ...services.datasets import escape_text
@@ -202,9 +203,8 @@ def register(app, cockpit: AppContext) -> None:
                   Input(common.tab_tick(common.TAB_GENERATE), "data"), State(common.GEN_CHECKPOINT, "value"),
                   State(common.GEN_CHECKPOINT, "options"), State(common.SELECTED_CHECKPOINT, "data"),
                   State(common.pick_seen(common.GEN_CHECKPOINT), "data"))
-    def show_checkpoints(name, tab, _n, current, current_options, selected, seen):
-        if tab != common.TAB_GENERATE:
-            raise PreventUpdate  # hidden tab: no reads; a loss-chart selection waits till now
+    @visible_only(common.TAB_GENERATE)
+    def show_checkpoints(name, _tab, _n, current, current_options, selected, seen):
         v = checkpoint_view(runs_dir, name, current, selected, seen)
         options = v["options"] if v["options"] != current_options else no_update
         value = v["value"] if v["value"] != current else no_update

@@ -15,10 +15,10 @@ from typing import Any
 
 import dash_bootstrap_components as dbc
 from dash import Input, Output, State, html, no_update
-from dash.exceptions import PreventUpdate
 
 from ... import form
 from ... import ids as common
+from ...components.visible import visible_only
 from ...context import AppContext
 from ...figures.base import empty_fig
 from ...figures.growth import growth_fig
@@ -137,11 +137,10 @@ def register(app, cockpit: AppContext) -> None:
                           *[Input(i, "value") for i in FIELD_IDS], Input(common.CONFIG_TIER, "value"),
                           Input(common.TABS, "active_tab")],
                   state=[State(ids.GROWTH_LADDERS, "data")])
+    @visible_only(common.TAB_GROWTH)
     def update(*args):
         sliders, rest = args[:len(KNOBS)], args[len(KNOBS):]
-        *raw, tier, tab, ladders = rest
-        if tab != common.TAB_GROWTH:
-            raise PreventUpdate
+        *raw, tier, _tab, ladders = rest
         out = growth_view(dict(zip(FIELD_KEYS, raw, strict=True)), tier,
                           chosen(list(sliders), ladders or {}))
         return {k: out[k] for k in ("readouts", "message", "cards", "figure", "notes",

@@ -12,6 +12,7 @@ from umoec.metrics import read
 
 from ... import ids as common
 from ...components.analysis_widgets import metric_card, probe_alert
+from ...components.visible import visible_only
 from ...context import AppContext
 from ...figures.base import empty_fig
 from ...figures.mod import mod_current_fig, mod_gate_history_fig, mod_summary
@@ -69,9 +70,8 @@ def register(app, cockpit: AppContext) -> None:
                   Output(ids.MOD_HISTORY_NOTE, "children"), Output(ids.MOD_VERSION, "data"),
                   Input(common.tab_tick(common.TAB_MOD), "data"), Input(common.RUN_SELECT, "value"),
                   Input(common.TABS, "active_tab"), State(ids.MOD_VERSION, "data"))
-    def refresh(_n, name, tab, seen):
-        if tab != common.TAB_MOD:
-            raise PreventUpdate
+    @visible_only(common.TAB_MOD)
+    def refresh(_n, name, _tab, seen):
         p = analysis.probe(runs_dir, name, TABLE, missing_mod)
         if p.version == seen:
             raise PreventUpdate

@@ -12,6 +12,7 @@ from dash.exceptions import PreventUpdate
 from umoec.run.forge import ForgeFormatError
 
 from ... import ids as common
+from ...components.visible import visible_only
 from ...context import AppContext
 from ...services import forge, run_admin
 from ...services.runs import resolve, run_options
@@ -91,9 +92,8 @@ def register(app, cockpit: AppContext) -> None:
 
     @app.callback(Output(ids.RUNS_TABLE, "data"), Input(common.tab_tick(common.TAB_RUNS), "data"),
                   Input(common.TABS, "active_tab"), State(ids.RUNS_TABLE, "data"))
-    def refresh_table(_n, tab, current):
-        if tab != common.TAB_RUNS:
-            raise PreventUpdate
+    @visible_only(common.TAB_RUNS)
+    def refresh_table(_n, _tab, current):
         rows = table_rows(runs_dir)
         if rows == current:
             raise PreventUpdate
@@ -116,9 +116,8 @@ def register(app, cockpit: AppContext) -> None:
                               new_name=Output(ids.RUNS_RENAME_INPUT, "value")),
                   inputs=[Input(common.RUN_SELECT, "value"), Input(common.TABS, "active_tab")],
                   state=[State(ids.RUNS_SELECTED, "children")])
-    def show_selected(name, tab, shown):
-        if tab != common.TAB_RUNS:
-            raise PreventUpdate
+    @visible_only(common.TAB_RUNS)
+    def show_selected(name, _tab, shown):
         v = selected_view(runs_dir, name)
         d = v["disabled"]
         same = v["title"] == shown            # the same run again: keep what is being typed

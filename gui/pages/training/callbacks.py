@@ -34,6 +34,7 @@ from umoec.run.forge import log_text
 
 from ... import ids as common
 from ... import report
+from ...components.visible import visible_only
 from ...context import AppContext
 from ...figures.base import empty_fig
 from ...figures.series import MAX_POINTS, Smoothing, ema, smooth_continue, smooth_state
@@ -497,9 +498,8 @@ def register(app, cockpit: AppContext) -> None:
     @app.callback(Output(ids.TRAINING_SYSTEM, "figure"), Output(ids.TRAINING_SYSTEM_STATE, "data"),
                   Input(common.tab_tick(common.TAB_TRAINING), "data"), Input(common.RUN_SELECT, "value"),
                   Input(common.TABS, "active_tab"), State(ids.TRAINING_SYSTEM_STATE, "data"))
-    def refresh_system(_n, name, tab, seen):
-        if tab not in (None, common.TAB_TRAINING):
-            raise PreventUpdate
+    @visible_only(common.TAB_TRAINING)
+    def refresh_system(_n, name, _tab, seen):
         figure, state = system_update(runs_dir, name, seen)
         if figure is no_update:
             raise PreventUpdate
@@ -547,10 +547,9 @@ def register(app, cockpit: AppContext) -> None:
                          State(common.RESUME_CHECKPOINT, "options"),
                          State(common.pick_seen(common.RESUME_CHECKPOINT), "data"),
                          State(ids.TRAINING_ZOOM, "data")])
-    def refresh(_n, name, smoothing, log_y, method, clip, tab, selected, state, checkpoint,
+    @visible_only(common.TAB_TRAINING)
+    def refresh(_n, name, smoothing, log_y, method, clip, _tab, selected, state, checkpoint,
                 resume_class, options, seen, zoom):
-        if tab not in (None, common.TAB_TRAINING):
-            raise PreventUpdate  # hidden tab: no reads; switching back triggers a refresh
         launched = launcher.get(name) if launcher is not None else None
         out = training_update(runs_dir, name, smoothing, log_y, state, checkpoint, launched,
                               method, clip)

@@ -14,6 +14,7 @@ from dash.exceptions import PreventUpdate
 
 from ... import ids as common
 from ...components.job_status import status_area
+from ...components.visible import visible_only
 from ...context import AppContext
 from ...services.compress_jobs import JobError, JobManager
 from ...services.runs import resolve
@@ -56,9 +57,8 @@ def register(app, cockpit: AppContext) -> None:
                   Input(common.tab_tick(common.TAB_TRAINING), "data"), Input(common.RUN_SELECT, "value"),
                   Input(common.TABS, "active_tab"), Input(ids.CHECKPOINT_EXPORT_ACTION, "data"),
                   State(ids.CHECKPOINT_EXPORT_STATUS, "children"))
-    def status(_n, name, tab, action, shown):
-        if tab not in (None, common.TAB_TRAINING):
-            raise PreventUpdate
+    @visible_only(common.TAB_TRAINING)
+    def status(_n, name, _tab, action, shown):
         view = export_status(jobs, name, action)
         if not view and not shown:                      # nothing to show, nothing shown
             raise PreventUpdate
