@@ -5,6 +5,8 @@
     norm_quant   RMSNorm / AdaLN LayerNorm, into int8     (the norms before the products)
     mixer_core   the SSM mixer between in_proj and its gated norm: conv, SiLU, softplus, decay,
                  state update, readout, gate
+    matmul8      the int8 products themselves (int32 sums on pmaddwd: AVX-512, AVX2 or a plain
+    bmatmul8     loop; numpy's float32 BLAS is the reference), on weights packed once (pack8)
 The compiled module `_kernels` (from _kernels.c, built by pip) does the same integer arithmetic
 in one pass over memory; tests/umoec/engine/test_kernels.py checks that both give identical
 integers on random and extreme inputs. UMOEC_ENGINE_KERNELS=numpy forces the references.
@@ -15,6 +17,7 @@ import os
 
 import numpy as np
 
+from . import device
 from . import fixed as fx
 from .fixed import (
     ACT,
@@ -117,6 +120,62 @@ def norm_quant(x: np.ndarray, weight: np.ndarray | None = None,
     else:
         _c.norm_quant(x, None, mod[0], mod[1], _eps2(LN_EPS), 1, x8, amax, tmp, R, C)
     return x8, amax
+
+
+# -- int8 products -------------------------------------------------------------------------------------
+def pack8(wt: np.ndarray) -> np.ndarray | None:
+    """(K, N) or (G, K, N) weights (int8 values in float32, as QLinear.wt) -> mm8's packed int16
+    layout (_kernels.c): (G, ceil(N/16), ceil(K/2), 32). None without the compiled kernels or
+    for K > CHUNK_K: then the products go through fixed.matmul8."""
+    if not use_mm8() or wt.shape[-2] > fx.CHUNK_K:
+        return None
+    K, N = wt.shape[-2:]
+    Kp, NB = (K + 1) // 2, -(-N // 16)
+    w = np.zeros((wt.size // (K * N), 2 * Kp, NB * 16), dtype=np.int16)
+    w[:, :K, :N] = wt.reshape(-1, K, N)
+    # wp[g, nb, kp, 2j + t] = w[g, 2kp + t, 16nb + j]
+    return np.ascontiguousarray(w.reshape(-1, Kp, 2, NB, 16).transpose(0, 3, 1, 4, 2)
+                                .reshape(-1, NB, Kp, 32))
+
+
+def matmul8(x8: np.ndarray, wt: np.ndarray, wp: np.ndarray | None) -> np.ndarray:
+    """fixed.matmul8(x8, wt), from the packed weights `wp` (pack8(wt)) when there are any."""
+    if wp is None or _c is None or device.products() is not None:
+        return fx.matmul8(x8, wt)
+    R, K = x8.shape
+    out = np.empty((R, wt.shape[1]), dtype=np.float32)
+    _c.mm8(np.ascontiguousarray(x8, dtype=np.float32), wp, out, 1, R, K, wt.shape[1])
+    return out
+
+
+def bmatmul8(x8: np.ndarray, wt: np.ndarray, wp: np.ndarray | None) -> np.ndarray:
+    """fixed.bmatmul8(x8, wt) for x8 (G, R, K) and wt (G, K, N), from `wp` = pack8(wt)."""
+    if wp is None or _c is None or device.products() is not None:
+        return fx.bmatmul8(x8, wt)
+    G, R, K = x8.shape
+    out = np.empty((G, R, wt.shape[2]), dtype=np.float32)
+    _c.mm8(np.ascontiguousarray(x8, dtype=np.float32), wp, out, G, R, K, wt.shape[2])
+    return out
+
+
+# The compiled products beat float32 BLAS on the engine's shapes only with AVX-512 (64 rows x 96
+# x 419: 27 us with VNNI, 35 without, OpenBLAS 35; AVX2 51, the plain loop 1,121: docs/engine.md)
+MM8_FASTER = ("avx512-vnni", "avx512")
+
+
+def mm8_path() -> str:
+    """The instruction set the compiled products would use here ("none": not built)."""
+    return _c.mm8_path() if _c is not None else "none"
+
+
+def use_mm8() -> bool:
+    """Whether models loaded now take their products from mm8: where it is faster than BLAS, or
+    where UMOEC_MM8 names a path (scalar, avx2, avx512, avx512-vnni; "blas": never). Either way
+    the products are the same integers."""
+    forced = os.environ.get("UMOEC_MM8", "")
+    if _c is None or forced == "blas":
+        return False
+    return bool(forced) or mm8_path() in MM8_FASTER
 
 
 # -- the SSM mixer ---------------------------------------------------------------------------------------

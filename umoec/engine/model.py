@@ -35,9 +35,7 @@ from .fixed import (
     MATMUL_BITS,
     RESID_BITS,
     W8,
-    bmatmul8,
     clamp,
-    matmul8,
     rshift,
     sigmoid,
     to_int,
@@ -54,13 +52,15 @@ class QLinear:
         q = t[name + ".q"]
         self.n_out, self.n_in = q.shape
         self.wt = np.ascontiguousarray(q.T.astype(np.float32))            # (in, out)
+        self.wp = kernels.pack8(self.wt)                                   # for kernels.matmul8
         self.m = t[name + ".s"].astype(np.float64) / W8
         b = t.get(name + ".b")
         self.b = None if b is None else b.astype(np.int64)
 
     def apply(self, x8: np.ndarray, amax: np.ndarray, act_silu: bool = False) -> np.ndarray:
         """On rows already in int8 form (kernels.quant_rows / norm_quant)."""
-        return kernels.requant(matmul8(x8, self.wt), amax, self.m, self.b, act_silu)
+        return kernels.requant(kernels.matmul8(x8, self.wt, self.wp), amax, self.m, self.b,
+                               act_silu)
 
     def __call__(self, x: np.ndarray, act_silu: bool = False) -> np.ndarray:
         return self.apply(*kernels.quant_rows(x), act_silu)
@@ -140,6 +140,7 @@ class Block:
             self.experts = None if batched else experts
             self.w1t = np.stack([w1.wt for w1, _ in experts])              # (X, C, F)
             self.w2t = np.stack([w2.wt for _, w2 in experts])              # (X, F, C)
+            self.w1p, self.w2p = kernels.pack8(self.w1t), kernels.pack8(self.w2t)
             self.m1 = np.stack([w1.m for w1, _ in experts])                # (X, F)
             self.m2 = np.stack([w2.m for _, w2 in experts])                # (X, C)
         self.mod_router = QLinear(t, p + "router") if d.mod_blocks[i] else None
@@ -184,9 +185,9 @@ class Block:
             return y + (self._shared(x8, amax) if self.shared is not None else 0)
         cap = max(1, int(counts.max(initial=0)))
         xin, ain = kernels.moe_pack(x8, amax, chosen, rank, X, cap)
-        h = kernels.requant(bmatmul8(xin, self.w1t), ain, self.m1, None, act_silu=True)
+        h = kernels.requant(kernels.bmatmul8(xin, self.w1t, self.w1p), ain, self.m1, None, act_silu=True)
         h8, hamax = kernels.quant_rows(h.reshape(X * cap, -1))
-        ye = kernels.requant(bmatmul8(h8.reshape(X, cap, -1), self.w2t),
+        ye = kernels.requant(kernels.bmatmul8(h8.reshape(X, cap, -1), self.w2t, self.w2p),
                              hamax.reshape(X, cap, 1), self.m2, None)      # (X, cap, C)
         y = kernels.moe_combine(ye, chosen, rank, gate)
         return y + (self._shared(x8, amax) if self.shared is not None else 0)
@@ -198,7 +199,7 @@ class Block:
     def mixer_step(self, x8, amax, conv: np.ndarray, ssm: np.ndarray, rows) -> np.ndarray:
         """Normalised rows (int8 form) -> (R, C); conv (B, K-1, ch) and ssm (B, N, H, P) are
         updated in place at rows."""
-        acc = matmul8(x8, self.in_proj.wt)
+        acc = kernels.matmul8(x8, self.in_proj.wt, self.in_proj.wp)
         g = kernels.mixer_core(acc, amax, self, conv, ssm, rows)
         return self.out_proj.apply(*kernels.norm_quant(g, self.norm))
 

@@ -36,6 +36,7 @@ def main(model_path: str, inputs: str, out: str, ref: str) -> None:
     from umoec.engine import device
     torch = sys.modules.get("torch")      # imported only for device products
     print(json.dumps({"decoded": decoded, "kernels": kernels.backend(), "cm": cm.backend(),
+                      "products": kernels.mm8_path() if kernels.use_mm8() else "blas",
                       "numpy": np.__version__,
                       "device": device.products().name if device.products() else None,
                       "aten": torch.backends.cpu.get_cpu_capability() if torch else None}))

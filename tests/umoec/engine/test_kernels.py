@@ -156,3 +156,55 @@ def test_top_margin(numpy_only, second):
     for thr in (1, 30000, 58982, 65535):
         assert (K.top_margin(logits, thr, second) ==
                 numpy_only(K.top_margin, logits, thr, second)).all()
+
+
+@pytest.mark.parametrize("path", ["scalar", "avx2", "avx512", "avx512-vnni"])
+def test_int8_products_equal_blas_on_every_instruction_set(monkeypatch, path):
+    """mm8 (the packed products) gives float32 BLAS's exact integers, on odd sizes, tails of
+    rows and columns, the largest sums (K = 1024 of 127 x 127) and batches of experts."""
+    monkeypatch.setenv("UMOEC_MM8", path)
+    if K.mm8_path() != path:
+        pytest.skip(f"this CPU cannot run {path}")
+    assert K.use_mm8()
+    rng = np.random.default_rng(8)
+    for R, Kd, N in [(64, 96, 419), (7, 95, 17), (1, 1, 1), (5, 1024, 33), (0, 8, 16),
+                     (9, 384, 96), (4, 2, 32)]:
+        x = rng.integers(-127, 128, (R, Kd)).astype(np.float32)
+        w = rng.integers(-127, 128, (Kd, N)).astype(np.float32)
+        if R:
+            x[0], w[:, 0], x[-1, ::2] = 127, 127, -127
+        wp = K.pack8(w)
+        assert wp is not None and wp.dtype == np.int16
+        got = K.matmul8(x, w, wp)
+        assert got.dtype == np.float32 and got.shape == (R, N) and (got == x @ w).all(), (R, Kd, N)
+    xg = rng.integers(-127, 128, (3, 10, 40)).astype(np.float32)
+    wg = rng.integers(-127, 128, (3, 40, 50)).astype(np.float32)
+    assert (K.bmatmul8(xg, wg, K.pack8(wg)) == np.matmul(xg, wg)).all()
+
+
+def test_int8_products_refuse_what_is_not_int8_and_leave_long_products_to_blas(monkeypatch):
+    monkeypatch.setenv("UMOEC_MM8", "scalar")
+    w = np.ones((4, 3), np.float32)
+    for bad in (128.0, -128.0, np.nan, 0.5e9):
+        x = np.zeros((2, 4), np.float32)
+        x[1, 2] = bad
+        with pytest.raises(ValueError, match="int8 values"):
+            K.matmul8(x, w, K.pack8(w))
+    assert K.pack8(np.ones((fx.CHUNK_K + 1, 3), np.float32)) is None   # fixed.matmul8's chunks
+    monkeypatch.setenv("UMOEC_MM8", "blas")
+    assert not K.use_mm8() and K.pack8(w) is None
+
+
+@pytest.mark.parametrize("path", ["scalar", "best"])
+def test_a_model_codes_the_same_with_blas_or_the_packed_products(monkeypatch, tiny_model, path):
+    cfg = tiny_model.build_config()
+    monkeypatch.setenv("UMOEC_MM8", "blas")
+    blas = ExactModel(tiny_model.tensors, cfg)
+    monkeypatch.setenv("UMOEC_MM8", "scalar")
+    packed = ExactModel(tiny_model.tensors, cfg)
+    assert blas.unembed.wp is None and packed.unembed.wp is not None
+    monkeypatch.setenv("UMOEC_MM8", path)              # what the packed products run on
+    data = np.frombuffer(b"def f(x):\n    return x + 1\n" * 4, np.uint8).reshape(4, -1)
+    sb, sp = blas.init_state(4), packed.init_state(4)
+    for t in range(data.shape[1]):
+        assert (blas.step(data[:, t], sb)[0] == packed.step(data[:, t], sp)[0]).all()

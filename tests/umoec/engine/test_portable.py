@@ -1,10 +1,11 @@
 """A .umc file decodes bit-exactly under any configuration: other SIMD kernels for numpy, other
-BLAS kernels and thread counts, the numpy references instead of the compiled loops, the mixing
-stage's Python reference instead of its compiled loop, the products on PyTorch's CPU kernels at
-other SIMD levels (UMOEC_ENGINE_DEVICE=cpu: without it the coder never imports torch, so
-PyTorch's settings cannot touch a file), another process. Every configuration must also *write*
-byte-identical files (so each can read every other's). Each configuration is one subprocess
-running portable_job.py, whose report says what it really used."""
+BLAS kernels and thread counts, the int8 products on BLAS or on the compiled AVX2 loop, the
+numpy references instead of the compiled loops, the mixing stage's Python reference instead of
+its compiled loop, the products on PyTorch's CPU kernels at other SIMD levels
+(UMOEC_ENGINE_DEVICE=cpu: without it the coder never imports torch, so PyTorch's settings cannot
+touch a file), another process. Every configuration must also *write* byte-identical files (so
+each can read every other's). Each configuration is one subprocess running portable_job.py,
+whose report says what it really used."""
 import json
 import os
 import subprocess
@@ -21,9 +22,9 @@ NO_AVX512 = "AVX512F AVX512CD AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL AVX512
 TORCH_CPU = {"UMOEC_ENGINE_DEVICE": "cpu"}
 
 
-def has_avx512() -> bool:
+def has_flag(flag: str) -> bool:
     try:
-        return " avx512f" in Path("/proc/cpuinfo").read_text()
+        return f" {flag}" in Path("/proc/cpuinfo").read_text()
     except OSError:
         return False
 
@@ -33,13 +34,16 @@ CONFIGS = {
     # the products (forcing AVX-512 on a CPU without it would be an illegal instruction)
     "torch-default": {**TORCH_CPU, "ATEN_CPU_CAPABILITY": "default"},
     "torch-avx2": {**TORCH_CPU, "ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"},
-    **({"torch-avx512": {**TORCH_CPU, "ATEN_CPU_CAPABILITY": "avx512"}} if has_avx512() else {}),
+    **({"torch-avx512": {**TORCH_CPU, "ATEN_CPU_CAPABILITY": "avx512"}} if has_flag("avx512f") else {}),
     "numpy-no-avx512": {"NPY_DISABLE_CPU_FEATURES": NO_AVX512},
     "blas-haswell": {"OPENBLAS_CORETYPE": "Haswell"},
     "blas-sse": {"OPENBLAS_CORETYPE": "Prescott"},
     "threads-2": {"OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": "2"},
     "threads-4": {"OPENBLAS_NUM_THREADS": "4", "OMP_NUM_THREADS": "4"},
     "numpy-kernels": {"UMOEC_ENGINE_KERNELS": "numpy"},
+    # the int8 products on float32 BLAS, and on the compiled AVX2 loop (not the CPU's best)
+    "products-blas": {"UMOEC_MM8": "blas"},
+    "products-avx2": {"UMOEC_MM8": "avx2"},
     "cm-reference": {"UMOEC_CM_KERNELS": "python"},   # the mixing stage's plain reference
 }
 
@@ -109,6 +113,8 @@ def test_every_configuration_reads_and_writes_the_same_files(setup, reports, nam
     else:
         assert report["device"] is None and report["aten"] is None    # numpy products, no torch
     if name == "numpy-kernels":
-        assert report["kernels"] == "numpy"
+        assert report["kernels"] == "numpy" and report["products"] == "blas"
+    if name == "products-blas" or (name == "products-avx2" and has_flag("avx2")):
+        assert report["products"] == name.removeprefix("products-")
     if name == "cm-reference":
         assert report["cm"] == "python"
