@@ -5,8 +5,8 @@
     norm_quant   RMSNorm / AdaLN LayerNorm, into int8     (the norms before the products)
     mixer_core   the SSM mixer between in_proj and its gated norm: conv, SiLU, softplus, decay,
                  state update, readout, gate
-    matmul8      the int8 products themselves (int32 sums on pmaddwd: AVX-512, AVX2 or a plain
-    bmatmul8     loop; numpy's float32 BLAS is the reference), on weights packed once (pack8)
+    matmul8      the int8 products themselves, where the CPU has AVX-512 (int32 sums of 16-bit
+    bmatmul8     pairs, on weights packed once by pack8); numpy's float32 BLAS elsewhere
 The compiled module `_kernels` (from _kernels.c, built by pip) does the same integer arithmetic
 in one pass over memory; tests/umoec/engine/test_kernels.py checks that both give identical
 integers on random and extreme inputs. UMOEC_ENGINE_KERNELS=numpy forces the references.
@@ -125,8 +125,8 @@ def norm_quant(x: np.ndarray, weight: np.ndarray | None = None,
 # -- int8 products -------------------------------------------------------------------------------------
 def pack8(wt: np.ndarray) -> np.ndarray | None:
     """(K, N) or (G, K, N) weights (int8 values in float32, as QLinear.wt) -> mm8's packed int16
-    layout (_kernels.c): (G, ceil(N/16), ceil(K/2), 32). None without the compiled kernels or
-    for K > CHUNK_K: then the products go through fixed.matmul8."""
+    layout (_kernels.c): (G, ceil(N/16), ceil(K/2), 32). None where mm8 is not used (use_mm8)
+    or for K > CHUNK_K: then the products go through fixed.matmul8 (BLAS)."""
     if not use_mm8() or wt.shape[-2] > fx.CHUNK_K:
         return None
     K, N = wt.shape[-2:]
@@ -159,7 +159,7 @@ def bmatmul8(x8: np.ndarray, wt: np.ndarray, wp: np.ndarray | None) -> np.ndarra
 
 
 # The compiled products beat float32 BLAS on the engine's shapes only with AVX-512 (64 rows x 96
-# x 419: 27 us with VNNI, 35 without, OpenBLAS 35; AVX2 51, the plain loop 1,121: docs/engine.md)
+# x 419: 27 us with VNNI, 35 without, OpenBLAS 35; AVX2 51, the plain loop 1,121: docs/compress.md)
 MM8_FASTER = ("avx512-vnni", "avx512")
 
 

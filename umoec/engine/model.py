@@ -185,7 +185,8 @@ class Block:
             return y + (self._shared(x8, amax) if self.shared is not None else 0)
         cap = max(1, int(counts.max(initial=0)))
         xin, ain = kernels.moe_pack(x8, amax, chosen, rank, X, cap)
-        h = kernels.requant(kernels.bmatmul8(xin, self.w1t, self.w1p), ain, self.m1, None, act_silu=True)
+        h = kernels.requant(kernels.bmatmul8(xin, self.w1t, self.w1p), ain, self.m1, None,
+                            act_silu=True)
         h8, hamax = kernels.quant_rows(h.reshape(X * cap, -1))
         ye = kernels.requant(kernels.bmatmul8(h8.reshape(X, cap, -1), self.w2t, self.w2p),
                              hamax.reshape(X, cap, 1), self.m2, None)      # (X, cap, C)
