@@ -825,6 +825,23 @@ static PyObject *py_mm8_path(PyObject *self, PyObject *args) {
     return PyUnicode_FromString(mm8_chosen().name);
 }
 
+/* rows of int8 values held in float32 -> 16-bit pairs, 2 Kp values a row (K odd: a zero after
+ * the last value); 0 when a value is not in -127..127 (a NaN fails both comparisons) */
+CLONES static int to_pairs(const float *restrict x, int16_t *restrict d, Py_ssize_t R,
+                           Py_ssize_t K, Py_ssize_t Kp) {
+    for (Py_ssize_t r = 0; r < R; r++) {
+        const float *xr = x + r * K;
+        int16_t *dr = d + r * 2 * Kp;
+        int out_of_range = 0;
+        for (Py_ssize_t k = 0; k < K; k++)
+            out_of_range |= !(xr[k] >= -127.0f) | !(xr[k] <= 127.0f);
+        if (out_of_range) return 0;
+        for (Py_ssize_t k = 0; k < K; k++) dr[k] = (int16_t)(int32_t)xr[k];
+        if (K & 1) dr[K] = 0;
+    }
+    return 1;
+}
+
 static PyObject *py_mm8(PyObject *self, PyObject *args) {
     PyObject *ox, *ow, *oo;
     Py_ssize_t G, R, K, N;
@@ -841,7 +858,7 @@ static PyObject *py_mm8(PyObject *self, PyObject *args) {
         release(b, 3);
         return NULL;
     }
-    int32_t *xi = (int32_t *)calloc((size_t)(R * Kp + 1), sizeof(int32_t));
+    int32_t *xi = (int32_t *)malloc((size_t)(R * Kp + 1) * sizeof(int32_t));
     if (xi == NULL) {
         release(b, 3);
         return PyErr_NoMemory();
@@ -853,19 +870,7 @@ static PyObject *py_mm8(PyObject *self, PyObject *args) {
     int bad = 0;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t g = 0; g < G && !bad; g++) {
-        /* the rows as 16-bit pairs (K odd: a zero after the last value) */
-        int16_t *x16 = (int16_t *)xi;
-        for (Py_ssize_t r = 0; r < R; r++) {
-            const float *xr = x + (g * R + r) * K;
-            int16_t *d = x16 + r * 2 * Kp;
-            int out_of_range = 0;
-            for (Py_ssize_t k = 0; k < K; k++)   /* int8 values only (a NaN fails both) */
-                out_of_range |= !(xr[k] >= -127.0f) | !(xr[k] <= 127.0f);
-            if (out_of_range) bad = 1;
-            else
-                for (Py_ssize_t k = 0; k < K; k++) d[k] = (int16_t)xr[k];
-            if (K & 1) d[K] = 0;
-        }
+        bad = !to_pairs(x + g * R * K, (int16_t *)xi, R, K, Kp);
         if (!bad) kernel(xi, wp + g * NB * Kp * 32, out + g * R * N, R, Kp, N);
     }
     Py_END_ALLOW_THREADS
