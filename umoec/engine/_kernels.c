@@ -714,7 +714,11 @@ __attribute__((target("avx2"))) static void mm8_avx2(const int32_t *x, const int
     }
 }
 
-#define MM8_AVX512_BODY(ROWS)                                                                    \
+/* one multiply-add of 16-bit pairs into the int32 sums: two instructions, or VNNI's one */
+#define MADD_BW(A, X, B) _mm512_add_epi32((A), _mm512_madd_epi16((X), (B)))
+#define MADD_VNNI(A, X, B) _mm512_dpwssd_epi32((A), (X), (B))
+
+#define MM8_AVX512_BODY(ROWS, MADD)                                                              \
     do {                                                                                         \
         __m512i a0[ROWS], a1[ROWS];                                                              \
         for (int i = 0; i < ROWS; i++) a0[i] = a1[i] = _mm512_setzero_si512();                   \
@@ -723,8 +727,8 @@ __attribute__((target("avx2"))) static void mm8_avx2(const int32_t *x, const int
             const __m512i b1 = _mm512_loadu_si512(w1 + kp * 32);                                 \
             for (int i = 0; i < ROWS; i++) {                                                     \
                 const __m512i xv = _mm512_set1_epi32(x[(r + i) * Kp + kp]);                      \
-                a0[i] = _mm512_add_epi32(a0[i], _mm512_madd_epi16(xv, b0));                      \
-                a1[i] = _mm512_add_epi32(a1[i], _mm512_madd_epi16(xv, b1));                      \
+                a0[i] = MADD(a0[i], xv, b0);                                                     \
+                a1[i] = MADD(a1[i], xv, b1);                                                     \
             }                                                                                    \
         }                                                                                        \
         for (int i = 0; i < ROWS; i++) {                                                         \
@@ -735,61 +739,28 @@ __attribute__((target("avx2"))) static void mm8_avx2(const int32_t *x, const int
         }                                                                                        \
     } while (0)
 
-__attribute__((target("avx512f,avx512bw"))) static void mm8_avx512(const int32_t *x,
-                                                                   const int16_t *wp, float *out,
-                                                                   Py_ssize_t R, Py_ssize_t Kp,
-                                                                   Py_ssize_t N) {
-    const Py_ssize_t NB = (N + 15) / 16;
-    for (Py_ssize_t nb = 0; nb < NB; nb += 2) {
-        const int two = nb + 1 < NB;
-        const int16_t *w0 = wp + nb * Kp * 32, *w1 = two ? w0 + Kp * 32 : w0;
-        const Py_ssize_t n0 = nb * 16, left0 = N - n0, left1 = left0 - 16;
-        const __mmask16 m0 = left0 >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left0) - 1);
-        const __mmask16 m1 = left1 >= 16 ? (__mmask16)0xFFFF
-                             : left1 > 0 ? (__mmask16)((1u << left1) - 1) : (__mmask16)0;
-        Py_ssize_t r = 0;
-        for (; r + 4 <= R; r += 4) MM8_AVX512_BODY(4);
-        for (; r < R; r++) MM8_AVX512_BODY(1);
+/* the AVX-512 kernel for one multiply-add; column tails by masked stores */
+#define MM8_AVX512_KERNEL(NAME, TARGET, MADD)                                                    \
+    __attribute__((target(TARGET))) static void NAME(const int32_t *x, const int16_t *wp,       \
+                                                     float *out, Py_ssize_t R, Py_ssize_t Kp,   \
+                                                     Py_ssize_t N) {                            \
+        const Py_ssize_t NB = (N + 15) / 16;                                                     \
+        for (Py_ssize_t nb = 0; nb < NB; nb += 2) {                                              \
+            const int two = nb + 1 < NB;                                                         \
+            const int16_t *w0 = wp + nb * Kp * 32, *w1 = two ? w0 + Kp * 32 : w0;                \
+            const Py_ssize_t n0 = nb * 16, left0 = N - n0, left1 = left0 - 16;                   \
+            const __mmask16 m0 = left0 >= 16 ? (__mmask16)0xFFFF                                 \
+                                             : (__mmask16)((1u << left0) - 1);                   \
+            const __mmask16 m1 = left1 >= 16 ? (__mmask16)0xFFFF                                 \
+                                 : left1 > 0 ? (__mmask16)((1u << left1) - 1) : (__mmask16)0;   \
+            Py_ssize_t r = 0;                                                                    \
+            for (; r + 4 <= R; r += 4) MM8_AVX512_BODY(4, MADD);                                 \
+            for (; r < R; r++) MM8_AVX512_BODY(1, MADD);                                         \
+        }                                                                                        \
     }
-}
-#define MM8_VNNI_BODY(ROWS)                                                                    \
-    do {                                                                                         \
-        __m512i a0[ROWS], a1[ROWS];                                                              \
-        for (int i = 0; i < ROWS; i++) a0[i] = a1[i] = _mm512_setzero_si512();                   \
-        for (Py_ssize_t kp = 0; kp < Kp; kp++) {                                                 \
-            const __m512i b0 = _mm512_loadu_si512(w0 + kp * 32);                                 \
-            const __m512i b1 = _mm512_loadu_si512(w1 + kp * 32);                                 \
-            for (int i = 0; i < ROWS; i++) {                                                     \
-                const __m512i xv = _mm512_set1_epi32(x[(r + i) * Kp + kp]);                      \
-                a0[i] = _mm512_dpwssd_epi32(a0[i], xv, b0);                                \
-                a1[i] = _mm512_dpwssd_epi32(a1[i], xv, b1);                                \
-            }                                                                                    \
-        }                                                                                        \
-        for (int i = 0; i < ROWS; i++) {                                                         \
-            _mm512_mask_storeu_ps(out + (r + i) * N + n0, m0, _mm512_cvtepi32_ps(a0[i]));        \
-            if (two)                                                                             \
-                _mm512_mask_storeu_ps(out + (r + i) * N + n0 + 16, m1,                           \
-                                      _mm512_cvtepi32_ps(a1[i]));                                \
-        }                                                                                        \
-    } while (0)
 
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void mm8_vnni(const int32_t *x,
-                                                                   const int16_t *wp, float *out,
-                                                                   Py_ssize_t R, Py_ssize_t Kp,
-                                                                   Py_ssize_t N) {
-    const Py_ssize_t NB = (N + 15) / 16;
-    for (Py_ssize_t nb = 0; nb < NB; nb += 2) {
-        const int two = nb + 1 < NB;
-        const int16_t *w0 = wp + nb * Kp * 32, *w1 = two ? w0 + Kp * 32 : w0;
-        const Py_ssize_t n0 = nb * 16, left0 = N - n0, left1 = left0 - 16;
-        const __mmask16 m0 = left0 >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left0) - 1);
-        const __mmask16 m1 = left1 >= 16 ? (__mmask16)0xFFFF
-                             : left1 > 0 ? (__mmask16)((1u << left1) - 1) : (__mmask16)0;
-        Py_ssize_t r = 0;
-        for (; r + 4 <= R; r += 4) MM8_VNNI_BODY(4);
-        for (; r < R; r++) MM8_VNNI_BODY(1);
-    }
-}
+MM8_AVX512_KERNEL(mm8_avx512, "avx512f,avx512bw", MADD_BW)
+MM8_AVX512_KERNEL(mm8_vnni, "avx512f,avx512bw,avx512vnni", MADD_VNNI)
 #endif
 
 typedef struct { const char *name; MMKernel kernel; int usable; } MMPath;

@@ -142,19 +142,21 @@ def matmul8(x8: np.ndarray, wt: np.ndarray, wp: np.ndarray | None) -> np.ndarray
     """fixed.matmul8(x8, wt), from the packed weights `wp` (pack8(wt)) when there are any."""
     if wp is None or _c is None or device.products() is not None:
         return fx.matmul8(x8, wt)
-    R, K = x8.shape
-    out = np.empty((R, wt.shape[1]), dtype=np.float32)
-    _c.mm8(np.ascontiguousarray(x8, dtype=np.float32), wp, out, 1, R, K, wt.shape[1])
-    return out
+    return _mm8(x8, wp, wt.shape[-1])
 
 
 def bmatmul8(x8: np.ndarray, wt: np.ndarray, wp: np.ndarray | None) -> np.ndarray:
     """fixed.bmatmul8(x8, wt) for x8 (G, R, K) and wt (G, K, N), from `wp` = pack8(wt)."""
     if wp is None or _c is None or device.products() is not None:
         return fx.bmatmul8(x8, wt)
-    G, R, K = x8.shape
-    out = np.empty((G, R, wt.shape[2]), dtype=np.float32)
-    _c.mm8(np.ascontiguousarray(x8, dtype=np.float32), wp, out, G, R, K, wt.shape[2])
+    return _mm8(x8, wp, wt.shape[-1])
+
+
+def _mm8(x8: np.ndarray, wp: np.ndarray, n: int) -> np.ndarray:
+    """x8 (R, K) or (G, R, K) times the G packed weight matrices of wp -> (.., R, n) float32."""
+    R, K = x8.shape[-2:]
+    out = np.empty((*x8.shape[:-1], n), dtype=np.float32)
+    _c.mm8(np.ascontiguousarray(x8, dtype=np.float32), wp, out, wp.shape[0], R, K, n)
     return out
 
 
