@@ -231,7 +231,7 @@ def mixer_core(acc, amax, blk, conv, ssm, rows) -> np.ndarray:
     E, N, H, P, K = d.d_inner, d.d_state, d.n_heads, d.head_dim, d.d_conv
     ch = d.conv_channels
     out = np.empty((R, E), dtype=np.int64)
-    T = threads()
+    T = blk.threads or threads()
     scratch = np.empty(T * (d.in_proj_out + ch + 3 * E + H), dtype=np.int64)
     t1, t2, t3 = fx.exp_neg_tables()
     _c.mixer_core(np.ascontiguousarray(acc), np.ascontiguousarray(amax), blk.in_proj.m,

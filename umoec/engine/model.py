@@ -107,6 +107,7 @@ class Block:
     def __init__(self, t: dict, d, i: int):
         p = f"blocks.{i}."
         self.index, self.kind, self.d = i, d.kinds[i], d
+        self.threads: int | None = None        # the mixer's threads; None: kernels.threads()
         self.ada = QLinear(t, p + "ada") if i in d.ada_blocks else None
         self.norm1 = None if self.ada else t[p + "norm1"].astype(np.int64)
         self.norm2 = None if self.ada else t[p + "norm2"].astype(np.int64)
@@ -252,6 +253,13 @@ class ExactModel:
         ct = cfg.cascade.threshold if cascade_threshold is None else cascade_threshold
         self.exit_thr, self.cascade_thr = threshold_q(et), threshold_q(ct)
         self.adapt_rate = int(adapt_rate)     # 0: no online adaptation (adapt.py)
+
+    def set_threads(self, n: int | None) -> None:
+        """Threads of the compiled SSM mixer for the next codings (None: kernels.threads(), the
+        environment's count); a process that codes a slice of the streams beside others
+        (split.py) runs one."""
+        for blk in self.blocks:
+            blk.threads = n
 
     # -- conditioning ------------------------------------------------------------------------------
     @staticmethod

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import ENGINE_VERSION, device
+from . import ENGINE_VERSION, device, kernels, split
 from .fixed import ACT
 from .model import ExactModel, threshold_q
 from .modelfile import ModelFile
@@ -28,6 +28,7 @@ class ExactPredictor:
         self.engine = ExactModel(model.tensors, cfg, exit_threshold=exit_threshold,
                                  cascade_threshold=cascade_threshold, adapt_rate=adapt_rate)
         self.g = None if g is None else np.asarray(g, dtype=np.float32)
+        self.adapt_rate = int(adapt_rate)
         gq = self.engine.globals_q(self.g, self.engine.d.d_globals)
         et = cfg.early_exit.exit_threshold if exit_threshold is None else exit_threshold
         ct = cfg.cascade.threshold if cascade_threshold is None else cascade_threshold
@@ -40,9 +41,22 @@ class ExactPredictor:
         return self._fingerprint
 
     def init_state(self, n_streams: int):
+        """The engine's state, or a split.Split when the streams are shared by processes: the
+        plan's threads (UMOEC_ENGINE_THREADS) and no online adaptation (split.parts_for)."""
         device.refresh()                       # UMOEC_ENGINE_DEVICE, read once per coding
+        parts = split.parts_for(n_streams, kernels.threads(), self.adapt_rate)
+        if parts > 1 and device.products() is None:
+            try:
+                return split.Split(self.engine, self.g, n_streams, parts)
+            except OSError:                    # no process could be started: one codes them all
+                pass
+        self.engine.set_threads(None)
         return self.engine.init_state(n_streams, self.g)
 
     def step(self, prev_bytes: np.ndarray, state):
-        logits, state = self.engine.step(np.asarray(prev_bytes, dtype=np.int64), state)
+        byte = np.asarray(prev_bytes, dtype=np.int64)
+        if isinstance(state, split.Split):
+            logits = state.step(byte)
+        else:
+            logits, state = self.engine.step(byte, state)
         return logits.astype(np.float32) * LOGIT_SCALE, state

@@ -86,8 +86,9 @@ def parser() -> argparse.ArgumentParser:
                    "the file names, found by its hash)")
     c.add_argument("-T", "--threads", type=int, metavar="N",
                    help="cores to use: processes coding frames in parallel when the input has "
-                   "several (8 MiB each), else the engine's threads; the output never depends "
-                   "on it (default 0: chosen from the profile and the idle cores)")
+                   "several (8 MiB each), else within the one frame (turbo: its streams split "
+                   "over N processes; the others: N threads of the SSM mixer); the output never "
+                   "depends on it (default 0: chosen from the profile and the idle cores)")
     c.add_argument("--cluster", metavar="ADDRESS",
                    help="code the frames of a large input on the workers of a Dask cluster "
                    "(scheduler address, e.g. tcp://host:8786; needs u-moec-tiny[cluster] here and "
@@ -184,7 +185,10 @@ def _files(a) -> int:
     _check_usage(a, mode, sources)
     if mode == "list":
         return _list(sources, verbosity, debug)
-    wanted = base(a.profile).threads if mode == "compress" else 1
+    # decoding: as many as any profile may use (turbo's two: its streams split over processes,
+    # engine/split.py), the file's profile being unknown until its header is read
+    wanted = base(a.profile).threads if mode == "compress" else max(
+        p.threads for p in PROFILES.values())
     plan = prepare(a.threads or wanted, fixed=bool(a.threads))   # before numpy loads
     # frames: as many processes as -T says; decoding, by default 0: as many as cores are idle,
     # decided by the decoder once it sees a file of several frames

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from umoec.compress.api import compress_bytes, decompress_bytes
 from umoec.compress.profiles import PROFILES
-from umoec.engine import kernels
+from umoec.engine import kernels, split
 from umoec.engine import modelfile as mf
 
 
@@ -37,7 +37,7 @@ def main(model_path: str, inputs: str, out: str, ref: str) -> None:
     torch = sys.modules.get("torch")      # imported only for device products
     print(json.dumps({"decoded": decoded, "kernels": kernels.backend(), "cm": cm.backend(),
                       "products": kernels.mm8_path() if kernels.use_mm8() else "blas",
-                      "numpy": np.__version__,
+                      "numpy": np.__version__, "children": split.started(),
                       "device": device.products().name if device.products() else None,
                       "aten": torch.backends.cpu.get_cpu_capability() if torch else None}))
 

@@ -40,6 +40,8 @@ CONFIGS = {
     "blas-sse": {"OPENBLAS_CORETYPE": "Prescott"},
     "threads-2": {"OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": "2"},
     "threads-4": {"OPENBLAS_NUM_THREADS": "4", "OMP_NUM_THREADS": "4"},
+    # the streams split over processes (split.py), as -T 2 codes turbo; these inputs are small
+    "processes-2": {"UMOEC_ENGINE_THREADS": "2", "UMOEC_SPLIT_MIN_ROWS": "1"},
     "numpy-kernels": {"UMOEC_ENGINE_KERNELS": "numpy"},
     # the int8 products on float32 BLAS, and on the compiled AVX2 loop (not the CPU's best)
     "products-blas": {"UMOEC_MM8": "blas"},
@@ -118,3 +120,5 @@ def test_every_configuration_reads_and_writes_the_same_files(setup, reports, nam
         assert report["products"] == name.removeprefix("products-")
     if name == "cm-reference":
         assert report["cm"] == "python"
+    # processes share the streams only where asked (threads-2/4 set only the BLAS's threads)
+    assert (report["children"] > 0) == (name == "processes-2")

@@ -1,0 +1,74 @@
+"""Turbo's streams in one process against two (umoec/engine/split.py), side by side.
+
+`umc --profile turbo -T 1` and `-T 2`, compress then decompress, alternating, each run in its own
+process with the shipped default model; every file must be byte-identical whatever the process
+count and decode back. Prints bytes/s per run and the median ratio two processes / one.
+Run it with nothing else on the machine: the second process needs the second core.
+
+Environment: BENCH_SPLIT_BYTES (default 200000) bytes of the standard library's `email`
+package, BENCH_SPLIT_ROUNDS (default 3) pairs of runs.
+"""
+from __future__ import annotations
+
+import os
+import re
+import statistics
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+UMC = "import sys; from umoec.umc.main import entry; sys.argv = ['umc'] + sys.argv[1:]; " \
+      "sys.exit(entry())"
+
+
+def sample(size: int) -> bytes:
+    """`size` bytes of the standard library's email package (present on every machine)."""
+    src = Path(sysconfig.get_paths()["stdlib"]) / "email"
+    data = b"".join(p.read_bytes() for p in sorted(src.rglob("*.py")))
+    return (data * (size // max(1, len(data)) + 1))[:size]
+
+
+def umc(args: list[str]) -> tuple[float, bytes]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("UMOEC_ENGINE_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+    res = subprocess.run([sys.executable, "-c", UMC, *args], cwd=ROOT, env=env,
+                         capture_output=True, timeout=1800)
+    if res.returncode != 0:
+        raise SystemExit(f"umc {' '.join(args)}: {res.stderr.decode()[-500:]}")
+    speed = re.findall(rb"([\d,]+) B/s", res.stderr)
+    return float(speed[-1].replace(b",", b"")), res.stdout
+
+
+def main() -> None:
+    size = int(os.environ.get("BENCH_SPLIT_BYTES", "200000"))
+    rounds = int(os.environ.get("BENCH_SPLIT_ROUNDS", "3"))
+    data = sample(size)
+    print(f"turbo on {size:,} bytes of the email package, {os.cpu_count()} CPUs")
+    print(f"{'processes':>10} {'compress B/s':>13} {'decompress B/s':>15}")
+    speeds: dict[int, list[tuple[float, float]]] = {1: [], 2: []}
+    first = None
+    with tempfile.TemporaryDirectory() as tmp:
+        raw = Path(tmp) / "in"
+        raw.write_bytes(data)
+        for _ in range(rounds):
+            for n in (1, 2):
+                packed = Path(tmp) / f"t{n}.umc"
+                c, _ = umc(["--profile", "turbo", "-T", str(n), "-f", "-o", str(packed), str(raw)])
+                d, out = umc(["-d", "-T", str(n), "-c", "-v", str(packed)])
+                if out != data:
+                    raise SystemExit(f"{n} processes: the decoded bytes differ")
+                first = first or packed.read_bytes()
+                if packed.read_bytes() != first:
+                    raise SystemExit(f"{n} processes: the file differs from the first run's")
+                speeds[n].append((c, d))
+                print(f"{n:>10} {c:13,.0f} {d:15,.0f}")
+    for k, what in enumerate(("compress", "decompress")):
+        ratio = statistics.median(b[k] / a[k] for a, b in zip(speeds[1], speeds[2], strict=True))
+        print(f"{what}: two processes / one = {ratio:.2f} (median of {rounds} pairs)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,113 @@
+"""The streams split over processes (umoec/engine/split.py): the very logits and files of one
+process, children that end with the coding, and a failing child reported as what it is."""
+import numpy as np
+import pytest
+
+from umoec.compress.api import compress_bytes, decompress_bytes
+from umoec.engine import kernels, split
+from umoec.engine.predictor import ExactPredictor
+
+TEXT = (b"def step(self, byte, state):\n    return self.model(byte), state  # exact\n" * 40)
+
+pytestmark = pytest.mark.skipif(not split.can_fork(), reason="no fork on this OS")
+
+
+@pytest.fixture
+def threads(monkeypatch):
+    """Coding as with `-T n`, and no minimum of streams per process (small test inputs)."""
+    def use(n: int):
+        monkeypatch.setenv("UMOEC_ENGINE_THREADS", str(n))
+        monkeypatch.setenv("UMOEC_SPLIT_MIN_ROWS", "1")
+    return use
+
+
+def _columns(B: int):
+    T = len(TEXT) // B
+    x = np.frombuffer(TEXT[:B * T], np.uint8).reshape(B, T).astype(np.int64)
+    return [np.zeros(B, np.int64)] + [x[:, t] for t in range(T - 1)]
+
+
+def test_bounds_cover_the_streams_evenly():
+    assert split.bounds(256, 2) == [(0, 128), (128, 256)]
+    assert split.bounds(7, 3) == [(0, 3), (3, 5), (5, 7)]
+    assert split.bounds(1, 1) == [(0, 1)]
+
+
+def test_parts_follow_threads_streams_and_adaptation(monkeypatch):
+    monkeypatch.delenv("UMOEC_SPLIT_MIN_ROWS", raising=False)
+    assert split.parts_for(256, 2, 0) == 2
+    assert split.parts_for(256, 4, 0) == 4
+    assert split.parts_for(256, 1, 0) == 1
+    assert split.parts_for(48, 2, 0) == 1            # 24 streams per process would not pay
+    assert split.parts_for(256, 2, 32) == 1          # online adaptation: weights shared by all
+    monkeypatch.setenv("UMOEC_SPLIT_MIN_ROWS", "1")
+    assert split.parts_for(3, 4, 0) == 3
+    monkeypatch.setenv("UMOEC_SPLIT_MIN_ROWS", "many")
+    assert split.parts_for(256, 2, 0) == 2           # a bad setting keeps the default
+
+
+@pytest.mark.parametrize("parts", [2, 3])
+def test_split_logits_equal_one_process(tiny_model, parts):
+    p = ExactPredictor(tiny_model, np.linspace(-1, 1, 8).astype(np.float32))
+    B = 7
+    whole = p.engine.init_state(B, p.g)
+    shared = split.Split(p.engine, p.g, B, parts)
+    try:
+        assert len(shared.children) == parts - 1
+        for byte in _columns(B):
+            expected, whole = p.engine.step(byte, whole)
+            assert np.array_equal(shared.step(byte), expected)
+    finally:
+        shared.close()
+    assert all(not c.proc.is_alive() for c in shared.children)
+
+
+def test_files_are_identical_and_decode_across_process_counts(tiny_model, threads):
+    data = TEXT + bytes(range(256)) * 4
+    threads(1)
+    one = compress_bytes(data, tiny_model, profile="turbo")
+    threads(3)
+    p = ExactPredictor(tiny_model, None)
+    state = p.init_state(5)
+    assert isinstance(state, split.Split) and len(state.children) == 2
+    state.close()
+    three = compress_bytes(data, tiny_model, profile="turbo")
+    assert three == one
+    assert decompress_bytes(one, tiny_model) == data
+    threads(1)
+    assert decompress_bytes(three, tiny_model) == data
+
+
+def test_adapting_profiles_stay_in_one_process(tiny_model, threads):
+    threads(2)
+    p = ExactPredictor(tiny_model, None, adapt_rate=32)
+    assert not isinstance(p.init_state(8), split.Split)
+
+
+def test_a_killed_child_is_reported_not_blamed_on_the_file(tiny_model, threads):
+    threads(2)
+    p = ExactPredictor(tiny_model, None)
+    state = p.init_state(4)
+    byte = np.zeros(4, np.int64)
+    p.step(byte, state)
+    child = state.children[0].proc
+    child.kill()
+    child.join(5)
+    with pytest.raises(split.EngineError, match=r"exit code -9.*not damage"):
+        p.step(byte, state)
+    state.close()
+
+
+def test_children_end_when_the_state_is_dropped(tiny_model, threads):
+    threads(2)
+    p = ExactPredictor(tiny_model, None)
+    state = p.init_state(4)
+    procs = [c.proc for c in state.children]
+    p.step(np.zeros(4, np.int64), state)
+    del state
+    for proc in procs:
+        proc.join(10)
+        assert proc.exitcode == 0
+    assert kernels.threads() == 2
+    p.init_state(1)                                  # one stream is not split: the mixer's
+    assert all(b.threads is None for b in p.engine.blocks)   # threads are the environment's
