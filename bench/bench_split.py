@@ -1,12 +1,13 @@
-"""Turbo's streams in one process against two (umoec/engine/split.py), side by side.
+"""A profile's streams in one process against two (umoec/engine/split.py), side by side.
 
-`umc --profile turbo -T 1` and `-T 2`, compress then decompress, alternating, each run in its own
+`umc --profile P -T 1` and `-T 2`, compress then decompress, alternating, each run in its own
 process with the shipped default model; every file must be byte-identical whatever the process
 count and decode back. Prints bytes/s per run and the median ratio two processes / one.
 Run it with nothing else on the machine: the second process needs the second core.
 
 Environment: BENCH_SPLIT_BYTES (default 200000) bytes of the standard library's `email`
-package, BENCH_SPLIT_ROUNDS (default 3) pairs of runs.
+package, BENCH_SPLIT_ROUNDS (default 3) pairs of runs, BENCH_SPLIT_PROFILES (default
+turbo,fast: the profiles that split; balanced's 16 streams are too few).
 """
 from __future__ import annotations
 
@@ -46,28 +47,33 @@ def main() -> None:
     size = int(os.environ.get("BENCH_SPLIT_BYTES", "200000"))
     rounds = int(os.environ.get("BENCH_SPLIT_ROUNDS", "3"))
     data = sample(size)
-    print(f"turbo on {size:,} bytes of the email package, {os.cpu_count()} CPUs")
-    print(f"{'processes':>10} {'compress B/s':>13} {'decompress B/s':>15}")
-    speeds: dict[int, list[tuple[float, float]]] = {1: [], 2: []}
-    first = None
+    print(f"{size:,} bytes of the email package, {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory() as tmp:
         raw = Path(tmp) / "in"
         raw.write_bytes(data)
-        for _ in range(rounds):
-            for n in (1, 2):
-                packed = Path(tmp) / f"t{n}.umc"
-                c, _ = umc(["--profile", "turbo", "-T", str(n), "-f", "-o", str(packed), str(raw)])
-                d, out = umc(["-d", "-T", str(n), "-c", "-v", str(packed)])
-                if out != data:
-                    raise SystemExit(f"{n} processes: the decoded bytes differ")
-                first = first or packed.read_bytes()
-                if packed.read_bytes() != first:
-                    raise SystemExit(f"{n} processes: the file differs from the first run's")
-                speeds[n].append((c, d))
-                print(f"{n:>10} {c:13,.0f} {d:15,.0f}")
+        for profile in os.environ.get("BENCH_SPLIT_PROFILES", "turbo,fast").split(","):
+            side_by_side(profile, raw, data, rounds)
+
+
+def side_by_side(profile: str, raw: Path, data: bytes, rounds: int) -> None:
+    print(f"\n{'profile':>9} {'processes':>10} {'compress B/s':>13} {'decompress B/s':>15}")
+    speeds: dict[int, list[tuple[float, float]]] = {1: [], 2: []}
+    first = None
+    for _ in range(rounds):
+        for n in (1, 2):
+            packed = raw.with_name(f"{profile}.{n}.umc")
+            c, _ = umc(["--profile", profile, "-T", str(n), "-f", "-o", str(packed), str(raw)])
+            d, out = umc(["-d", "-T", str(n), "-c", "-v", str(packed)])
+            if out != data:
+                raise SystemExit(f"{profile}, {n} processes: the decoded bytes differ")
+            first = first or packed.read_bytes()
+            if packed.read_bytes() != first:
+                raise SystemExit(f"{profile}, {n} processes: the file differs from the first run's")
+            speeds[n].append((c, d))
+            print(f"{profile:>9} {n:>10} {c:13,.0f} {d:15,.0f}")
     for k, what in enumerate(("compress", "decompress")):
         ratio = statistics.median(b[k] / a[k] for a, b in zip(speeds[1], speeds[2], strict=True))
-        print(f"{what}: two processes / one = {ratio:.2f} (median of {rounds} pairs)")
+        print(f"{profile} {what}: two processes / one = {ratio:.2f} (median of {rounds} pairs)")
 
 
 if __name__ == "__main__":

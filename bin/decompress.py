@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from umoec.cli import run_main
+from umoec.compress.profiles import most_threads
 from umoec.compress.threads import prepare
 from umoec.progress import ProgressBar
 
@@ -23,10 +24,12 @@ def main(argv=None) -> int:
     src = p.add_mutually_exclusive_group()
     src.add_argument("--model", help="model name, hash or .umm file")
     src.add_argument("--checkpoint", type=Path, help="the training checkpoint the model came from")
-    p.add_argument("--threads", type=int, help="BLAS threads (results never depend on it)")
+    p.add_argument("--threads", type=int, help="cores to use (turbo: processes sharing its "
+                   "streams; the others: SSM mixer threads); results never depend on it; default: "
+                   "two when two cores are idle, else 1")
     p.add_argument("--debug", action="store_true")
     a = p.parse_args(argv)
-    prepare(a.threads or 1, fixed=a.threads is not None)  # before numpy loads
+    prepare(a.threads or most_threads(), fixed=a.threads is not None)  # before numpy loads
     from umoec.compress.api import decompress_path
     bar = ProgressBar("decompress")
     try:

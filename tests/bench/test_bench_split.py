@@ -7,10 +7,11 @@ from bench import bench_split
 def test_bench_split_runs_small(monkeypatch, capsys):
     monkeypatch.setenv("BENCH_SPLIT_BYTES", "20000")
     monkeypatch.setenv("BENCH_SPLIT_ROUNDS", "1")
+    monkeypatch.setenv("BENCH_SPLIT_PROFILES", "turbo")
     bench_split.main()
     out = capsys.readouterr().out
-    assert "compress: two processes / one = " in out
-    assert "decompress: two processes / one = " in out
+    assert "turbo compress: two processes / one = " in out
+    assert "turbo decompress: two processes / one = " in out
 
 
 def test_sample_has_the_size_asked():

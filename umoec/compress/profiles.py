@@ -33,7 +33,8 @@ class Profile:
     exit_threshold: float | None     # None: keep the checkpoint's early_exit.exit_threshold
     cascade_threshold: float | None  # None: keep cascade.threshold
     adapt_rate: int                  # online adaptation step while coding, 0 = off (engine/adapt.py)
-    threads: int                     # BLAS threads at most, when that many cores are idle
+    threads: int                     # cores at most, when that many are idle (turbo: processes
+                                     # sharing the streams, engine/split.py; else mixer threads)
     description: str
     min_stream_bytes: int = 256      # fewer streams on small inputs: each holds at least this
     coder: str = ""                  # "cm": the context-mixing stage (codec/cm.py); "": entropy.coder
@@ -58,11 +59,13 @@ class Profile:
 PROFILES = {
     "turbo": Profile("turbo", 256, None, None, 0, 2,
                      "up to 256 streams (256 bytes each at least), early exits and cascade "
-                     "shortcuts as trained, two threads when two cores are idle, the mixing "
+                     "shortcuts as trained, its streams split over two processes when two "
+                     "cores are idle, the mixing "
                      "stage: fastest", 256, coder="cm"),
-    "fast": Profile("fast", 64, None, 1.0, ADAPT_RATE, 1,
+    "fast": Profile("fast", 64, None, 1.0, ADAPT_RATE, 2,
                     "up to 64 streams (1 KiB each at least), early exits as trained, cascade "
-                    "never used alone, online adaptation, the mixing stage", 1024, coder="cm"),
+                    "never used alone, online adaptation, its streams split over two processes "
+                    "when two cores are idle, the mixing stage", 1024, coder="cm"),
     "balanced": Profile("balanced", 16, 1.0, 1.0, ADAPT_RATE, 1,
                         "up to 16 streams (4 KiB each at least), every byte through the whole "
                         "model, online adaptation, the mixing stage: best bpb, slowest", 4096,
@@ -72,6 +75,12 @@ PROFILES = {
                   "the model has a primer, which primes the stage; one stream", 1 << 62,
                   coder="cm", network=False),
 }
+
+
+def most_threads() -> int:
+    """What a decoder asks the thread plan for before it knows the file's profile: the largest
+    count a profile may use (turbo's two processes)."""
+    return max(p.threads for p in PROFILES.values())
 
 
 AUTO = "auto"               # not a profile: per file, AUTO_NETWORK or cm (choose.py decides)

@@ -1,8 +1,9 @@
 """How many threads coding may use, chosen from the machine's load before numpy/torch load.
 
 The exact engine's results never depend on the thread count (umoec/engine/fixed.py), so this is
-only about speed: the compiled SSM mixer splits its streams over `threads` threads (turbo, 100 KB:
-20.9k B/s on one thread, 23.3k on two). Several threads pay only when that many cores are idle; a
+only about speed: turbo's streams are split over `threads` processes (umoec/engine/split.py:
+two processes code it ~1.4x as fast as one, bench_split), the other profiles' compiled SSM mixer
+splits its streams over `threads` threads. Several pay only when that many cores are idle; a
 spinning thread pool next to a busy core collapses (measured with torch's OpenMP pool: 31,000
 B/s idle, 9,000 with the other core busy; the engine's threads do not spin). `plan` chooses from
 a short CPU-load sample; `prepare` sets the variables the libraries read once, when loaded: the
@@ -80,8 +81,8 @@ ENGINE_VAR = "UMOEC_ENGINE_THREADS"
 
 
 def prepare(wanted: int, *, fixed: bool = False) -> ThreadPlan:
-    """`plan`, then the engine's thread count (UMOEC_ENGINE_THREADS: the compiled SSM mixer splits
-    its streams over that many threads) and one thread for the BLAS (its pool is slower than one
+    """`plan`, then the engine's count (UMOEC_ENGINE_THREADS: turbo's processes, or the compiled
+    SSM mixer's threads) and one thread for the BLAS (its pool is slower than one
     thread on products this small: turbo 18.3k vs 20.9k B/s measured), unless the user set
     them; an explicit count (fixed) is used as given. Effective only before numpy is imported."""
     p = plan(wanted, fixed=fixed)

@@ -133,7 +133,8 @@ def _prepare_threads(profile: str, wanted: int = 0):
 
 def do_verify(a) -> dict:
     """Decode with the model the file names (found by its hash on the search path)."""
-    _prepare_threads("", 2)
+    from umoec.compress.profiles import most_threads
+    _prepare_threads("", most_threads())
     from umoec.codec.errors import CodecError
     from umoec.compress.api import decompress_path
     stage("decompress")

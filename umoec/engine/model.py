@@ -311,9 +311,18 @@ class ExactModel:
     def step(self, byte: np.ndarray, st: State) -> tuple[np.ndarray, State]:
         """byte (B,) int -> coder logits (B, V) int64 in ACT format; st updated in place."""
         byte = np.asarray(byte, dtype=np.int64)
-        B = len(byte)
         if st.adapter is not None:
             st.adapter.learn(byte)                  # the bytes coded at the step before
+        return self.finish(*self.core(byte, st), st.adapter), st
+
+    def core(self, byte: np.ndarray, st: State):
+        """Everything of a step that is each stream's own (split.py runs it on a slice of the
+        streams in another process): -> raw (B, V) int64, the logits before the adaptation's
+        correction and the final clamp; final (B,) bool, the rows the final head codes; x8
+        (B, C) the final norm's int8 rows when the model adapts (the adapter's features), else
+        None."""
+        byte = np.asarray(byte, dtype=np.int64)
+        B = len(byte)
         h = self._embed(byte, st)
         alive = np.ones(B, dtype=bool)             # still in the model (not alone, not exited)
         alone = None
@@ -341,16 +350,15 @@ class ExactModel:
                 go = kernels.top_margin(le, self.exit_thr, second=True)
                 exits.append((live[go], le[go]))
                 alive[live[go]] = False
-        if st.adapter is not None:                  # it learns from every stream's distribution
+        x8 = None
+        if self.adapt_rate:                         # the adapter reads every stream's rows
             x8, amax = kernels.norm_quant(h, self.final_norm)
-            feats = st.adapter.features(x8)
-            logits = self.unembed.apply(x8, amax) + st.adapter.extra(feats)
+            logits = self.unembed.apply(x8, amax)
         else:                                       # the final head only where it is used
             logits = np.zeros((B, VOCAB), np.int64)
             live = np.flatnonzero(alive)
             if len(live):
                 logits[live] = self.unembed.apply(*kernels.norm_quant(h[live], self.final_norm))
-        final = alive.copy()                        # streams coded by the final head
         for rows_left, le in exits:
             logits[rows_left] = le
         if self.cascade is not None:
@@ -358,10 +366,18 @@ class ExactModel:
             if alone.any():
                 logits[alone] = alone_logits[alone]
         st.t += 1
-        logits = clamp(logits, LOGIT_BITS)
-        if st.adapter is not None:
-            st.adapter.remember(feats, logits, final)
-        return logits, st
+        return logits, alive, x8
+
+    @staticmethod
+    def finish(raw: np.ndarray, final: np.ndarray, x8, adapter: HeadAdapter | None) -> np.ndarray:
+        """core's results (of every stream) -> the coder's logits: the adaptation's correction
+        on the rows of the final head, then the clamp; the adapter remembers them to learn."""
+        if adapter is None:
+            return clamp(raw, LOGIT_BITS)
+        feats = adapter.features(x8)
+        logits = clamp(raw + adapter.extra(feats) * final[:, None], LOGIT_BITS)
+        adapter.remember(feats, logits, final)
+        return logits
 
 
 __all__ = ["ExactModel", "QLinear", "State", "distances", "threshold_q", "top_margin_at_least"]

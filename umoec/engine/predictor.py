@@ -28,7 +28,6 @@ class ExactPredictor:
         self.engine = ExactModel(model.tensors, cfg, exit_threshold=exit_threshold,
                                  cascade_threshold=cascade_threshold, adapt_rate=adapt_rate)
         self.g = None if g is None else np.asarray(g, dtype=np.float32)
-        self.adapt_rate = int(adapt_rate)
         gq = self.engine.globals_q(self.g, self.engine.d.d_globals)
         et = cfg.early_exit.exit_threshold if exit_threshold is None else exit_threshold
         ct = cfg.cascade.threshold if cascade_threshold is None else cascade_threshold
@@ -41,10 +40,10 @@ class ExactPredictor:
         return self._fingerprint
 
     def init_state(self, n_streams: int):
-        """The engine's state, or a split.Split when the streams are shared by processes: the
-        plan's threads (UMOEC_ENGINE_THREADS) and no online adaptation (split.parts_for)."""
+        """The engine's state, or a split.Split when the streams are shared by processes (the
+        plan's threads, UMOEC_ENGINE_THREADS: split.parts_for)."""
         device.refresh()                       # UMOEC_ENGINE_DEVICE, read once per coding
-        parts = split.parts_for(n_streams, kernels.threads(), self.adapt_rate)
+        parts = split.parts_for(n_streams, kernels.threads())
         if parts > 1 and device.products() is None:
             try:
                 return split.Split(self.engine, self.g, n_streams, parts)

@@ -3,11 +3,12 @@ computes the logits of a slice of the streams while this process computes the re
 
 Why processes, not threads: between its compiled kernels a step runs Python, and the GIL
 serialised two threads' halves (a split over Python threads was slower: docs/compress.md). Why
-it changes no bit: without online adaptation every stream's logits depend only on that stream's
-bytes and state (each row is quantised on its own, products are exact, the cascade's tables and
-the SSM/conv state are per stream, MoE padding rows are dropped), so a slice of the streams run by
-another ExactModel state gives the very integers of the whole batch (tests/umoec/engine/
-test_split.py checks it on every profile setting that splits).
+it changes no bit: all but the online adaptation is each stream's own (each row is quantised on
+its own, products are exact, the cascade's tables and the SSM/conv state are per stream, MoE
+padding rows are dropped), so a slice of the streams run by another ExactModel state gives the
+very integers of the whole batch (`ExactModel.core`); the adaptation, whose weights all streams
+share, runs here on every stream's rows (`ExactModel.finish`). tests/umoec/engine/test_split.py
+checks it with and without adaptation.
 
 The child is forked (copy-on-write: the model is not loaded again) when coding starts and exits
 when its pipe closes (the coding ended, or this process died). Messages are raw bytes through a
@@ -40,11 +41,10 @@ def can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-def parts_for(streams: int, threads: int, adapt_rate: int) -> int:
+def parts_for(streams: int, threads: int) -> int:
     """How many processes share the streams: one per thread the plan allows, each with at least
-    MIN_ROWS streams; 1 with online adaptation (its weights are shared by all streams) or where
-    processes cannot be forked."""
-    if adapt_rate or threads < 2 or not can_fork():
+    MIN_ROWS streams; 1 where processes cannot be forked."""
+    if threads < 2 or not can_fork():
         return 1
     try:
         least = max(1, int(os.environ.get("UMOEC_SPLIT_MIN_ROWS", MIN_ROWS)))
@@ -68,14 +68,28 @@ class EngineError(RuntimeError):
     """A child process of the engine failed: a bug or a killed process, never the file's fault."""
 
 
-def _serve(engine, g, n: int, conn, others, buf) -> None:
+class _Shared:
+    """One child's slice in an anonymous shared mapping (MAP_SHARED: after the fork both
+    processes see the same pages): its bytes in, core's results out."""
+
+    def __init__(self, n: int, width: int):
+        sizes = [8 * n, 8 * n * VOCAB, 8 * n, 4 * n * width]
+        self.buf = mmap.mmap(-1, sum(sizes))
+        at = np.cumsum([0, *sizes]).tolist()
+        view = lambda dtype, k, shape: np.frombuffer(  # noqa: E731
+            self.buf, dtype=dtype, count=int(np.prod(shape)), offset=at[k]).reshape(shape)
+        self.byte = view(np.int64, 0, (n,))
+        self.raw = view(np.int64, 1, (n, VOCAB))
+        self.final = view(np.int64, 2, (n,))
+        self.x8 = view(np.float32, 3, (n, width))
+
+
+def _serve(engine, g, n: int, conn, others, io: _Shared) -> None:
     """The child: its own state for n streams, one step per message until the pipe closes."""
     for c in others:                          # the parent's ends: EOF must reach us when it dies
         c.close()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; we end on EOF
     engine.set_threads(1)
-    byte = np.frombuffer(buf, dtype=np.int64, count=n)
-    out = np.frombuffer(buf, dtype=np.int64, count=n * VOCAB, offset=8 * n).reshape(n, VOCAB)
     try:
         st = engine.init_state(n, g)
         while True:
@@ -83,8 +97,11 @@ def _serve(engine, g, n: int, conn, others, buf) -> None:
                 conn.recv_bytes()
             except (EOFError, OSError):
                 break
-            logits, st = engine.step(byte.copy(), st)
-            out[...] = logits
+            raw, final, x8 = engine.core(io.byte.copy(), st)
+            io.raw[...] = raw
+            io.final[...] = final
+            if x8 is not None:
+                io.x8[...] = x8
             conn.send_bytes(_DONE)
     except BaseException:                     # told to the parent, then gone
         try:
@@ -98,21 +115,18 @@ def _serve(engine, g, n: int, conn, others, buf) -> None:
 class _Child:
     def __init__(self, engine, g, n: int, others: list):
         self.n = n
-        self.buf = mmap.mmap(-1, 8 * n * (1 + VOCAB))       # anonymous, MAP_SHARED: seen by both
-        self.byte = np.frombuffer(self.buf, dtype=np.int64, count=n)
-        self.out = np.frombuffer(self.buf, dtype=np.int64, count=n * VOCAB,
-                                 offset=8 * n).reshape(n, VOCAB)
+        self.io = _Shared(n, engine.d.d_model)
         ctx = multiprocessing.get_context("fork")
         self.conn, child_end = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(target=_serve, daemon=True, name="umoec-engine",
-                                args=(engine, g, n, child_end, [self.conn, *others], self.buf))
+                                args=(engine, g, n, child_end, [self.conn, *others], self.io))
         self.proc.start()
         child_end.close()
         global _started
         _started += 1
 
     def go(self, byte: np.ndarray) -> None:
-        self.byte[:] = byte
+        self.io.byte[:] = byte
         self._send()
 
     def _send(self) -> None:
@@ -121,7 +135,7 @@ class _Child:
         except OSError:
             raise self._died() from None
 
-    def result(self) -> np.ndarray:
+    def result(self) -> _Shared:
         try:
             msg = self.conn.recv_bytes()
         except (EOFError, OSError):
@@ -130,7 +144,7 @@ class _Child:
             detail = msg[1:].decode("utf-8", "replace").strip().splitlines()
             raise EngineError("the engine's second process failed (a bug, not damage): "
                               + (detail[-1] if detail else "no detail"))
-        return self.out
+        return self.io
 
     def _died(self) -> EngineError:
         self.proc.join(1.0)
@@ -169,11 +183,21 @@ class Split:
         self.engine = engine
 
     def step(self, byte: np.ndarray) -> np.ndarray:
-        """byte (B,) -> logits (B, V) int64, as ExactModel.step on the whole batch gives them."""
+        """byte (B,) -> logits (B, V) int64, as ExactModel.step on the whole batch gives them:
+        each process runs `core` on its slice, this one `finish` on them all (the online
+        adaptation, shared by every stream, lives here)."""
         for c, (lo, hi) in zip(self.children, self.slices[1:], strict=True):
             c.go(byte[lo:hi])
-        first, self.local = self.engine.step(byte[:self.slices[0][1]], self.local)
-        return np.concatenate([first, *(c.result() for c in self.children)])
+        adapter = self.local.adapter
+        if adapter is not None:
+            adapter.learn(byte)                   # the bytes coded at the step before
+        raw, final, x8 = self.engine.core(byte[:self.slices[0][1]], self.local)
+        outs = [c.result() for c in self.children]
+        raw = np.concatenate([raw, *(o.raw for o in outs)])
+        final = np.concatenate([final, *(o.final.astype(bool) for o in outs)])
+        if x8 is not None:
+            x8 = np.concatenate([x8, *(o.x8 for o in outs)])
+        return self.engine.finish(raw, final, x8, adapter)
 
     def close(self) -> None:
         """Ends the children now (also done when this object is freed)."""

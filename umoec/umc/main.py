@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from .. import installed_version
 from ..cli import EXIT_FAILURE, UserError, run_main
-from ..compress.profiles import AUTO, AUTO_NETWORK, PROFILES, base, names
+from ..compress.profiles import AUTO, AUTO_NETWORK, PROFILES, base, most_threads, names
 from ..compress.threads import prepare
 from ..engine import ENGINE_VERSION
 from .names import STDIO, show, target_for
@@ -187,8 +187,7 @@ def _files(a) -> int:
         return _list(sources, verbosity, debug)
     # decoding: as many as any profile may use (turbo's two: its streams split over processes,
     # engine/split.py), the file's profile being unknown until its header is read
-    wanted = base(a.profile).threads if mode == "compress" else max(
-        p.threads for p in PROFILES.values())
+    wanted = base(a.profile).threads if mode == "compress" else most_threads()
     plan = prepare(a.threads or wanted, fixed=bool(a.threads))   # before numpy loads
     # frames: as many processes as -T says; decoding, by default 0: as many as cores are idle,
     # decided by the decoder once it sees a file of several frames

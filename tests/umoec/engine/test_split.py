@@ -33,22 +33,22 @@ def test_bounds_cover_the_streams_evenly():
     assert split.bounds(1, 1) == [(0, 1)]
 
 
-def test_parts_follow_threads_streams_and_adaptation(monkeypatch):
+def test_parts_follow_threads_and_streams(monkeypatch):
     monkeypatch.delenv("UMOEC_SPLIT_MIN_ROWS", raising=False)
-    assert split.parts_for(256, 2, 0) == 2
-    assert split.parts_for(256, 4, 0) == 4
-    assert split.parts_for(256, 1, 0) == 1
-    assert split.parts_for(48, 2, 0) == 1            # 24 streams per process would not pay
-    assert split.parts_for(256, 2, 32) == 1          # online adaptation: weights shared by all
+    assert split.parts_for(256, 2) == 2
+    assert split.parts_for(256, 4) == 4
+    assert split.parts_for(256, 1) == 1
+    assert split.parts_for(48, 2) == 1               # 24 streams per process would not pay
     monkeypatch.setenv("UMOEC_SPLIT_MIN_ROWS", "1")
-    assert split.parts_for(3, 4, 0) == 3
+    assert split.parts_for(3, 4) == 3
     monkeypatch.setenv("UMOEC_SPLIT_MIN_ROWS", "many")
-    assert split.parts_for(256, 2, 0) == 2           # a bad setting keeps the default
+    assert split.parts_for(256, 2) == 2              # a bad setting keeps the default
 
 
-@pytest.mark.parametrize("parts", [2, 3])
-def test_split_logits_equal_one_process(tiny_model, parts):
-    p = ExactPredictor(tiny_model, np.linspace(-1, 1, 8).astype(np.float32))
+@pytest.mark.parametrize(("parts", "adapt_rate"), [(2, 0), (3, 0), (2, 32), (3, 1000)])
+def test_split_logits_equal_one_process(tiny_model, parts, adapt_rate):
+    p = ExactPredictor(tiny_model, np.linspace(-1, 1, 8).astype(np.float32),
+                       adapt_rate=adapt_rate)
     B = 7
     whole = p.engine.init_state(B, p.g)
     shared = split.Split(p.engine, p.g, B, parts)
@@ -62,26 +62,19 @@ def test_split_logits_equal_one_process(tiny_model, parts):
     assert all(not c.proc.is_alive() for c in shared.children)
 
 
-def test_files_are_identical_and_decode_across_process_counts(tiny_model, threads):
-    data = TEXT + bytes(range(256)) * 4
+@pytest.mark.parametrize("profile", ["turbo", "fast", "balanced"])
+def test_files_are_identical_and_decode_across_process_counts(tiny_model, threads, profile):
+    data = TEXT * 3 + bytes(range(256)) * 4          # fast: 10 streams, balanced: 2
     threads(1)
-    one = compress_bytes(data, tiny_model, profile="turbo")
+    one = compress_bytes(data, tiny_model, profile=profile)
     threads(3)
-    p = ExactPredictor(tiny_model, None)
-    state = p.init_state(5)
-    assert isinstance(state, split.Split) and len(state.children) == 2
-    state.close()
-    three = compress_bytes(data, tiny_model, profile="turbo")
+    before = split.started()
+    three = compress_bytes(data, tiny_model, profile=profile)
+    assert split.started() > before                  # it did run in several processes
     assert three == one
     assert decompress_bytes(one, tiny_model) == data
     threads(1)
     assert decompress_bytes(three, tiny_model) == data
-
-
-def test_adapting_profiles_stay_in_one_process(tiny_model, threads):
-    threads(2)
-    p = ExactPredictor(tiny_model, None, adapt_rate=32)
-    assert not isinstance(p.init_state(8), split.Split)
 
 
 def test_a_killed_child_is_reported_not_blamed_on_the_file(tiny_model, threads):
