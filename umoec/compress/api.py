@@ -288,8 +288,8 @@ def decompress_frame(blob: bytes, model: ModelSpec = None, *, checkpoint: Path |
         cfg = m.build_config()
         g = _decode_globals(meta["globals"], cfg.head.d_globals)
         match_min_len, adapt_rate = int(meta["match_min_len"]), int(meta["adapt_rate"])
-        if not 0 <= match_min_len <= 255:
-            raise ValueError(f"match_min_len {match_min_len} out of range")
+        if match_min_len:
+            MatchSettings.standard(match_min_len)   # ValueError outside the match model's range
         if not 0 <= adapt_rate <= RATE_MAX:
             raise ValueError(f"adapt_rate {adapt_rate} out of range")
     except (KeyError, ValueError, TypeError) as exc:

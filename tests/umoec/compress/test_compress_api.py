@@ -153,3 +153,18 @@ def test_match_model_travels_in_the_header_and_pays_on_repeats(tmp_path, tiny_mo
         assert read_header(blob).metadata["match_min_len"] == (5 if name == "on" else 0)
         assert decompress_bytes(blob, tiny_model) == data
     assert sizes["on"] <= sizes["off"] and sizes["on"] < 0.05 * len(data), sizes
+
+
+@pytest.mark.parametrize("value", [1, 33, 255, -1, "x"])
+def test_a_header_match_length_the_match_model_refuses_is_a_format_error(tiny_model, value):
+    """A header (its CRC valid) whose match_min_len the match model cannot use (it needs 0, or
+    2 .. its 32-byte check) is a damaged file, not a crash (found by the metadata fuzzer)."""
+    from dataclasses import replace
+
+    from umoec.codec.container import pack_header, parse_header
+    data = b"a header that lies about its match model " * 20
+    blob = compress_bytes(data, tiny_model, profile="turbo")
+    header, offset = parse_header(blob)
+    bad = pack_header(replace(header, metadata={**header.metadata, "match_min_len": value}))
+    with pytest.raises(FormatError, match="bad header metadata"):
+        decompress_bytes(bad + blob[offset:], tiny_model)
