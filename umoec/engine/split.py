@@ -38,7 +38,10 @@ def started() -> int:
 
 
 def can_fork() -> bool:
-    return "fork" in multiprocessing.get_all_start_methods()
+    """Whether this process may fork engine children: the OS has fork, and this is not a
+    daemonic multiprocessing worker (those may not have children)."""
+    return ("fork" in multiprocessing.get_all_start_methods()
+            and not multiprocessing.current_process().daemon)
 
 
 def parts_for(streams: int, threads: int) -> int:

@@ -104,3 +104,63 @@ def test_children_end_when_the_state_is_dropped(tiny_model, threads):
     assert kernels.threads() == 2
     p.init_state(1)                                  # one stream is not split: the mixer's
     assert all(b.threads is None for b in p.engine.blocks)   # threads are the environment's
+
+
+def test_a_daemonic_worker_does_not_split(monkeypatch):
+    """A frame worker of a multiprocessing pool is daemonic: it may not start children."""
+    import multiprocessing
+    monkeypatch.setattr(multiprocessing.current_process(), "daemon", True)
+    assert not split.can_fork() and split.parts_for(256, 2) == 1
+
+
+KILLED_PARENT = """
+import os, sys, numpy as np
+from umoec.engine import modelfile as mf
+from umoec.engine.predictor import ExactPredictor
+p = ExactPredictor(mf.read(sys.argv[1]), None)
+state = p.init_state(4)
+print(state.children[0].proc.pid, flush=True)
+while True:
+    p.step(np.zeros(4, np.int64), state)
+"""
+
+
+def test_children_end_when_their_parent_is_killed(tiny_model, tmp_path):
+    """SIGKILL leaves no time to close anything: the child sees its pipe end and exits."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import ROOT
+    from umoec.engine import modelfile as mf
+    path = mf.write(tiny_model, tmp_path / "tiny.umm")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "UMOEC_ENGINE_THREADS": "2",
+           "UMOEC_SPLIT_MIN_ROWS": "1"}
+    parent = subprocess.Popen([sys.executable, "-c", KILLED_PARENT, str(path)], env=env,
+                              stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    child = int(parent.stdout.readline())
+    time.sleep(0.5)                                   # mid-coding
+    parent.send_signal(signal.SIGKILL)
+    parent.wait(10)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)                         # still there (or a zombie of init)
+        except ProcessLookupError:
+            break
+        if _zombie(child):
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(child, signal.SIGKILL)
+        raise AssertionError("the child outlived its killed parent")
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
