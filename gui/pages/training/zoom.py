@@ -205,7 +205,10 @@ def track_redraws(runs_dir: Path, name: str | None, chart: dict | None,
                   zoom: dict | None, seen: dict | None) -> tuple[Any, Any]:
     """After each training tick: (figure Patch or no_update, new `seen`). Re-applies a held zoom
     when the training callback has redrawn the chart from scratch (its settings changed, or its
-    periodic re-downsampling: fewer points than last time); a new run starts unzoomed."""
+    periodic re-downsampling: fewer points than last time). Another run needs nothing: its
+    first draw is a whole new figure (no uirevision: plotly keeps no zoom of the last run). An
+    autorange reset sent from here once undid a zoom made on the new run right after its draw:
+    this callback's zoom store was read before the zoom's answer came back."""
     if not isinstance(chart, dict) or not chart.get("run"):
         return no_update, no_update
     seen = dict(seen or {})
@@ -215,12 +218,7 @@ def track_redraws(runs_dir: Path, name: str | None, chart: dict | None,
     figure: Any = no_update
     window = _held_window(zoom, name) if chart["run"] == name else None
     smoothing, log_y = Smoothing.from_state(chart), bool(chart.get("log_y"))
-    if chart["run"] != seen.get("run") and seen.get("run") is not None and window is None:
-        patch = Patch()  # another run: its whole range (plotly would keep the old zoom)
-        patch["layout"]["xaxis"]["autorange"] = True
-        patch["layout"]["yaxis"]["autorange"] = True
-        figure = patch
-    elif (window is not None and (redrawn or chart["run"] != seen.get("run"))
+    if (window is not None and (redrawn or chart["run"] != seen.get("run"))
           and chart.get("held") != list(window)):
         # a held zoom the redraw did not draw (it was asked for before the zoom), or one made
         # on a new run before its first draw came back: drawn again
