@@ -32,8 +32,8 @@ def main(argv=None) -> int:
                    "(default: the model's own)")
     p.add_argument("--profile", choices=profiles.names(), default="turbo",
                    help="auto: fast or cm, whichever codes a sample of the input smaller")
-    p.add_argument("--threads", type=int, help="cores to use (turbo: processes sharing its "
-                   "streams; the others: SSM mixer threads); results never depend on it; "
+    p.add_argument("--threads", type=int, help="cores to use (turbo, fast: processes sharing "
+                   "their streams; balanced: SSM mixer threads); results never depend on it; "
                    "default: the profile's count when that many cores are idle, else 1")
     add_common(p)
     a = p.parse_args(argv)

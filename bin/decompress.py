@@ -24,8 +24,8 @@ def main(argv=None) -> int:
     src = p.add_mutually_exclusive_group()
     src.add_argument("--model", help="model name, hash or .umm file")
     src.add_argument("--checkpoint", type=Path, help="the training checkpoint the model came from")
-    p.add_argument("--threads", type=int, help="cores to use (turbo: processes sharing its "
-                   "streams; the others: SSM mixer threads); results never depend on it; default: "
+    p.add_argument("--threads", type=int, help="cores to use (turbo, fast: processes sharing "
+                   "their streams; balanced: SSM mixer threads); results never depend on it; default: "
                    "two when two cores are idle, else 1")
     p.add_argument("--debug", action="store_true")
     a = p.parse_args(argv)

@@ -33,8 +33,9 @@ class Profile:
     exit_threshold: float | None     # None: keep the checkpoint's early_exit.exit_threshold
     cascade_threshold: float | None  # None: keep cascade.threshold
     adapt_rate: int                  # online adaptation step while coding, 0 = off (engine/adapt.py)
-    threads: int                     # cores at most, when that many are idle (turbo: processes
-                                     # sharing the streams, engine/split.py; else mixer threads)
+    threads: int                     # cores at most, when that many are idle: processes sharing
+                                     # the streams (engine/split.py), or the SSM mixer's threads
+                                     # where they are too few to split (32 each at least)
     description: str
     min_stream_bytes: int = 256      # fewer streams on small inputs: each holds at least this
     coder: str = ""                  # "cm": the context-mixing stage (codec/cm.py); "": entropy.coder
@@ -79,7 +80,7 @@ PROFILES = {
 
 def most_threads() -> int:
     """What a decoder asks the thread plan for before it knows the file's profile: the largest
-    count a profile may use (turbo's two processes)."""
+    count a profile may use (turbo's and fast's two processes)."""
     return max(p.threads for p in PROFILES.values())
 
 

@@ -1,14 +1,15 @@
 """How many threads coding may use, chosen from the machine's load before numpy/torch load.
 
 The exact engine's results never depend on the thread count (umoec/engine/fixed.py), so this is
-only about speed: turbo's streams are split over `threads` processes (umoec/engine/split.py:
-two processes code it ~1.4x as fast as one, bench_split), the other profiles' compiled SSM mixer
-splits its streams over `threads` threads. Several pay only when that many cores are idle; a
-spinning thread pool next to a busy core collapses (measured with torch's OpenMP pool: 31,000
-B/s idle, 9,000 with the other core busy; the engine's threads do not spin). `plan` chooses from
-a short CPU-load sample; `prepare` sets the variables the libraries read once, when loaded: the
-CLIs and the cockpit's worker call it before importing numpy. A user's own settings are
-respected, and an explicit count (-T/--threads) is used as given.
+only about speed: a coding's streams are split over `threads` processes (umoec/engine/split.py:
+two processes code turbo ~1.4x and fast ~1.2x as fast as one, bench_split); with fewer than 32
+streams per process (balanced) the compiled SSM mixer splits them over `threads` threads.
+Several pay only when that many cores are idle; a spinning thread pool next to a busy core
+collapses (measured with torch's OpenMP pool: 31,000 B/s idle, 9,000 with the other core busy; the
+engine's threads do not spin). `plan` chooses from a short CPU-load sample; `prepare` sets the
+variables the libraries read once, when loaded: the CLIs and the cockpit's worker call it before
+importing numpy. A user's own settings are respected, and an explicit count (-T/--threads) is used
+as given.
 """
 from __future__ import annotations
 
@@ -81,8 +82,8 @@ ENGINE_VAR = "UMOEC_ENGINE_THREADS"
 
 
 def prepare(wanted: int, *, fixed: bool = False) -> ThreadPlan:
-    """`plan`, then the engine's count (UMOEC_ENGINE_THREADS: turbo's processes, or the compiled
-    SSM mixer's threads) and one thread for the BLAS (its pool is slower than one
+    """`plan`, then the engine's count (UMOEC_ENGINE_THREADS: the processes sharing the
+    streams, or the compiled SSM mixer's threads) and one thread for the BLAS (its pool is slower than one
     thread on products this small: turbo 18.3k vs 20.9k B/s measured), unless the user set
     them; an explicit count (fixed) is used as given. Effective only before numpy is imported."""
     p = plan(wanted, fixed=fixed)

@@ -117,7 +117,6 @@ def _serve(engine, g, n: int, conn, others, io: _Shared) -> None:
 
 class _Child:
     def __init__(self, engine, g, n: int, others: list):
-        self.n = n
         self.io = _Shared(n, engine.d.d_model)
         ctx = multiprocessing.get_context("fork")
         self.conn, child_end = ctx.Pipe(duplex=True)
@@ -130,9 +129,6 @@ class _Child:
 
     def go(self, byte: np.ndarray) -> None:
         self.io.byte[:] = byte
-        self._send()
-
-    def _send(self) -> None:
         try:
             self.conn.send_bytes(_GO)
         except OSError:

@@ -86,8 +86,9 @@ def parser() -> argparse.ArgumentParser:
                    "the file names, found by its hash)")
     c.add_argument("-T", "--threads", type=int, metavar="N",
                    help="cores to use: processes coding frames in parallel when the input has "
-                   "several (8 MiB each), else within the one frame (turbo: its streams split "
-                   "over N processes; the others: N threads of the SSM mixer); the output never "
+                   "several (8 MiB each), else within the one frame (its streams split over N "
+                   "processes, 32 streams each at least: turbo and fast; balanced: N threads of "
+                   "the SSM mixer); the output never "
                    "depends on it (default 0: chosen from the profile and the idle cores)")
     c.add_argument("--cluster", metavar="ADDRESS",
                    help="code the frames of a large input on the workers of a Dask cluster "
@@ -185,8 +186,8 @@ def _files(a) -> int:
     _check_usage(a, mode, sources)
     if mode == "list":
         return _list(sources, verbosity, debug)
-    # decoding: as many as any profile may use (turbo's two: its streams split over processes,
-    # engine/split.py), the file's profile being unknown until its header is read
+    # decoding: as many as any profile may use (turbo's and fast's two: their streams split over
+    # processes, engine/split.py), the file's profile being unknown until its header is read
     wanted = base(a.profile).threads if mode == "compress" else most_threads()
     plan = prepare(a.threads or wanted, fixed=bool(a.threads))   # before numpy loads
     # frames: as many processes as -T says; decoding, by default 0: as many as cores are idle,
