@@ -1,6 +1,6 @@
 /* The probability path's per-step loops in C: the same arithmetic as probs.py (logit distances,
- * frequencies, their cumulative sums) and match.py (the match model's mixing), which they must
- * equal bit for bit (tests/umoec/codec/test_probs_compiled.py).
+ * frequencies, their cumulative sums) and match.py (the match model's mixing and its state after
+ * each byte), which they must equal bit for bit (tests/umoec/codec/test_probs_compiled.py).
  *
  * Every float operation is the one numpy performs, in the same order and precision: float32
  * subtraction and scaling of the logits, float64 products and sums in int_log, a float64 ->
@@ -19,6 +19,9 @@
 #define DIST_FRAC 256.0f        /* 2**DIST_FRAC_BITS */
 #define ONE16 (((int64_t)1) << 16)
 #define LN_BITS 12
+#define MATCH_MAX_LEN (((int64_t)1) << 16)        /* match.MAX_LEN */
+#define MATCH_MIX 0x9E3779B97F4A7C15ULL            /* match._MIX, _STEP */
+#define MATCH_STEP 0x100000001B3ULL
 
 
 /* probs.logit_distances of one row: 0 when the reference would raise */
@@ -202,9 +205,127 @@ CLONES static PyObject *py_match_mix(PyObject *self, PyObject *args) {
     return PyBool_FromLong(ok);
 }
 
+/* match.MatchModel._find for one hashed length n: hash each stream's last n bytes (h, out), let
+ * streams without a match of n bytes take the verified candidate their bucket holds, then record
+ * every stream's position (for a bucket several streams hash to, the highest stream's). 0 when a
+ * table entry points outside the history (the table is this state's own: a bug). */
+static int match_find(const uint8_t *hist, Py_ssize_t B, Py_ssize_t cap, Py_ssize_t t, Py_ssize_t n,
+                      int64_t *table, int bits, int check, int64_t *src, int64_t *length, int64_t *h) {
+    for (Py_ssize_t s = 0; s < B; s++) {
+        uint64_t x = 0;                                  /* wraps like numpy's uint64 */
+        for (Py_ssize_t i = t - n; i < t; i++) x = x * MATCH_STEP + (uint64_t)hist[s * cap + i] + 1;
+        h[s] = (int64_t)((x * MATCH_MIX) >> (64 - bits));
+    }
+    for (Py_ssize_t s = 0; s < B; s++) {
+        if (length[s] >= n) continue;
+        const int64_t cand = table[h[s]] - 1;
+        if (cand < 0) continue;
+        const int64_t cs = cand >> 32, cp = cand & 0xFFFFFFFF;
+        if (cs >= B || cp > t) return 0;
+        int64_t len = 0;                                 /* common suffix, at most `check` */
+        for (int64_t k = 1; k <= check; k++) {
+            const int64_t pc = cp - k, po = t - k;
+            if (pc < 0 || po < 0 || hist[cs * cap + pc] != hist[s * cap + po]) break;
+            len++;
+        }
+        if (len >= n && len > length[s]) {
+            length[s] = len;
+            src[s] = cand;
+        }
+    }
+    for (Py_ssize_t s = 0; s < B; s++) table[h[s]] = (((int64_t)s << 32) | t) + 1;
+    return 1;
+}
+
+/* match_observe(byte (B,) uint8, hist (B, cap) uint8, B, cap, t, src, length, pred, cell (B,)
+ *               int64, hits, tries (n_cells,) int64, n_cells, limit, check, hash_bits,
+ *               n1, table1, n2, table2 (2**hash_bits,) int64 (n2 = 0: table2 None))
+ * -> (predictions counted, of them right): match.MatchModel.observe after the bytes `byte` of
+ * step t, the history's capacity already above t; hist, src, length, hits, tries and the
+ * tables updated in place */
+CLONES static PyObject *py_match_observe(PyObject *self, PyObject *args) {
+    PyObject *o[10];
+    Py_ssize_t B, cap, t, n_cells, n1, n2;
+    long long limit;
+    int check, bits;
+    if (!PyArg_ParseTuple(args, "OOnnnOOOOOOnLiinOnO", &o[0], &o[1], &B, &cap, &t, &o[2], &o[3],
+                          &o[4], &o[5], &o[6], &o[7], &n_cells, &limit, &check, &bits, &n1, &o[8],
+                          &n2, &o[9]))
+        return NULL;
+    if (B < 1 || t < 0 || t >= cap || bits < 10 || bits > 26 || check < 1 || n1 < 1 || n2 < 0 ||
+        (n2 == 0) != (o[9] == Py_None)) {
+        PyErr_SetString(PyExc_ValueError, "match_observe: bad sizes");
+        return NULL;
+    }
+    const Py_ssize_t slots = ((Py_ssize_t)1) << bits;
+    Buf b[10];
+    memset(b, 0, sizeof b);
+    int got = get(o[0], &b[0], 1, B, 0, 0, "byte") && get(o[1], &b[1], 1, B * cap, 1, 0, "hist") &&
+              get(o[2], &b[2], 8, B, 1, 0, "src") && get(o[3], &b[3], 8, B, 1, 0, "length") &&
+              get(o[4], &b[4], 8, B, 0, 0, "pred") && get(o[5], &b[5], 8, B, 0, 0, "cell") &&
+              get(o[6], &b[6], 8, n_cells, 1, 0, "hits") &&
+              get(o[7], &b[7], 8, n_cells, 1, 0, "tries") &&
+              get(o[8], &b[8], 8, slots, 1, 0, "table1") && get(o[9], &b[9], 8, slots, 1, 1, "table2");
+    int64_t *h = got ? PyMem_Malloc(sizeof(int64_t) * (size_t)B) : NULL;
+    if (!h) {
+        release(b, 10);
+        return got ? PyErr_NoMemory() : NULL;
+    }
+    const uint8_t *byte = (const uint8_t *)b[0].b.buf;
+    uint8_t *hist = (uint8_t *)b[1].b.buf;
+    int64_t *src = (int64_t *)b[2].b.buf, *length = (int64_t *)b[3].b.buf;
+    const int64_t *pred = (const int64_t *)b[4].b.buf, *cell = (const int64_t *)b[5].b.buf;
+    int64_t *hits = (int64_t *)b[6].b.buf, *tries = (int64_t *)b[7].b.buf;
+    long long used = 0, right = 0;
+    int ok = 1;
+    for (Py_ssize_t s = 0; s < B && ok; s++) {          /* the counts of the last predictions */
+        const int64_t c = cell[s];
+        if (c < 0) continue;
+        if (c >= n_cells) {
+            ok = 0;
+            break;
+        }
+        const int r = pred[s] == (int64_t)byte[s];
+        tries[c] += 1;
+        hits[c] += r;
+        used += 1;
+        right += r;
+    }
+    if (ok && used)
+        for (Py_ssize_t c = 0; c < n_cells; c++)
+            if (tries[c] > limit) {
+                tries[c] >>= 1;
+                hits[c] >>= 1;
+            }
+    if (ok) {
+        for (Py_ssize_t s = 0; s < B; s++) {            /* the byte, then follow or drop matches */
+            hist[s * cap + t] = byte[s];
+            if (length[s] > 0 && pred[s] == (int64_t)byte[s]) {
+                length[s] = length[s] + 1 < MATCH_MAX_LEN ? length[s] + 1 : MATCH_MAX_LEN;
+                src[s] += 1;
+            } else {
+                length[s] = 0;
+            }
+        }
+        const Py_ssize_t t1 = t + 1;
+        if (t1 >= n1)
+            ok = match_find(hist, B, cap, t1, n1, (int64_t *)b[8].b.buf, bits, check, src, length, h);
+        if (ok && n2 && t1 >= n2)
+            ok = match_find(hist, B, cap, t1, n2, (int64_t *)b[9].b.buf, bits, check, src, length, h);
+    }
+    PyMem_Free(h);
+    release(b, 10);
+    if (!ok) {
+        PyErr_SetString(PyExc_IndexError, "match_observe: an SSE cell or table entry out of range");
+        return NULL;
+    }
+    return Py_BuildValue("LL", used, right);
+}
+
 static PyMethodDef methods[] = {
     {"cum_freqs", py_cum_freqs, METH_VARARGS, "cumulative frequencies of float32 logits"},
     {"match_mix", py_match_mix, METH_VARARGS, "the match model's mixing of float32 logits"},
+    {"match_observe", py_match_observe, METH_VARARGS, "the match model's state after a byte"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -115,6 +115,11 @@ class MatchModel:
     # -- after a byte per stream is known ---------------------------------------------------------
     def observe(self, byte: np.ndarray, st: MatchState) -> None:
         """Learn from the bytes just coded, follow or drop matches, find new ones."""
+        if st.t == st.hist.shape[1]:
+            st.hist = np.concatenate([st.hist, np.zeros_like(st.hist)], axis=1)
+        if probs._c is not None:                  # the compiled twin (_probs.c), same integers
+            self._observe_c(np.ascontiguousarray(byte, dtype=np.uint8), st)
+            return
         used = st.cell >= 0
         if used.any():
             right = st.pred[used] == byte[used]
@@ -126,8 +131,6 @@ class MatchModel:
             if over.any():
                 st.tries[over] >>= 1
                 st.hits[over] >>= 1
-        if st.t == st.hist.shape[1]:
-            st.hist = np.concatenate([st.hist, np.zeros_like(st.hist)], axis=1)
         st.hist[:, st.t] = byte
         st.t += 1
         ok = (st.length > 0) & (st.pred == byte)
@@ -136,6 +139,17 @@ class MatchModel:
         for n, table in zip(self.lengths, st.tables, strict=True):
             if st.t >= n:
                 self._find(st, n, table)
+
+    def _observe_c(self, byte: np.ndarray, st: MatchState) -> None:
+        B, cap = st.hist.shape
+        tables = [*zip(self.lengths, st.tables, strict=True), (0, None)]
+        (n1, t1), (n2, t2) = tables[:2]
+        used, right = probs._c.match_observe(
+            byte, st.hist, B, cap, st.t, st.src, st.length, st.pred, st.cell, st.hits, st.tries,
+            N_CELLS, self.s.limit, self.s.check, self.s.hash_bits, n1, t1, n2, t2)
+        st.predicted += used
+        st.right += right
+        st.t += 1
 
     def _find(self, st: MatchState, n: int, table: np.ndarray) -> None:
         """Streams with no match of at least n bytes look up their last n bytes' hash in `table`

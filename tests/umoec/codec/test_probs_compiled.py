@@ -101,3 +101,51 @@ def test_match_mix_refuses_a_bad_row_like_the_reference():
     x[2, 3] = np.nan
     with pytest.raises(ProbabilityError, match="byte 3"):
         model.mix(x, st)
+
+
+def repetitive(rng, B: int, T: int) -> np.ndarray:
+    """(T, B) bytes that repeat each other and themselves, with mutations: matches are found,
+    followed, broken and found again, in other streams as in their own."""
+    words = [rng.integers(97, 123, rng.integers(3, 12)).astype(np.uint8) for _ in range(40)]
+    text = np.concatenate([words[i] for i in rng.integers(0, 40, 4 * T)])
+    cols = [text[(k * 977) % (len(text) - T):][:T].copy() for k in range(B)]
+    for c in cols:
+        c[rng.random(T) < 0.03] = rng.integers(0, 256)
+    return np.stack(cols, axis=1)
+
+
+@pytest.mark.parametrize("settings,B", [
+    (MatchSettings.standard(5), 9),                          # two tables, as the coder runs it
+    (MatchSettings(min_len=3, hash_bits=10, limit=16), 5),   # one table, collisions, halving
+    (MatchSettings.standard(4), 1),
+])
+def test_match_observe_equals_reference(monkeypatch, settings, B):
+    rng = np.random.default_rng(B)
+    model = MatchModel(settings)
+    data = repetitive(rng, B, 1300)                           # past the history's first 1,024
+    states = [model.init_state(B), model.init_state(B)]
+    for t, column in enumerate(data):
+        x = rng.normal(0, 2, (B, 256)).astype(np.float32)
+        model.mix(x, states[0])
+        reference(monkeypatch, model.mix, x, states[1])
+        model.observe(column, states[0])
+        reference(monkeypatch, model.observe, column, states[1])
+        c, r = states
+        assert c.t == r.t == t + 1
+        for name in ("src", "length", "pred", "cell", "hits", "tries"):
+            np.testing.assert_array_equal(getattr(c, name), getattr(r, name), err_msg=f"{name} @{t}")
+        assert (c.predicted, c.right) == (r.predicted, r.right)
+    np.testing.assert_array_equal(c.hist, r.hist)
+    for a, b in zip(c.tables, r.tables, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert c.right > 200 and (c.tries > 0).sum() > 5         # matches were made and scored
+
+
+def test_match_observe_refuses_a_table_entry_outside_the_history():
+    model = MatchModel(MatchSettings(min_len=3, hash_bits=10))
+    st = model.init_state(2)
+    for b in b"ab":                                          # no lookup before 3 bytes
+        model.observe(np.array([b, b], np.uint8), st)
+    st.tables[0][:] = (5 << 32) + 1                          # stream 5 of 2
+    with pytest.raises(IndexError, match="match_observe"):
+        model.observe(np.array([1, 2], np.uint8), st)
