@@ -854,6 +854,88 @@ static PyObject *py_mm8(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* -- online adaptation (adapt.py) ------------------------------------------------------------- */
+/* adapt_learn(logits (B, V) int64, x (B, F) float64, y (B,) int64, used (B,) bool, A (F, V)
+ *             float64, exp_table, B, F, rate, a_bits, dist_shift, dist_max)
+ * HeadAdapter.learn: per used row, w = exp_table[min(rshift(max - logits, dist_shift),
+ * dist_max)], total = sum w, s_v = floor((2 g_v rate + total) / (2 total)) with g = onehot(y) total
+ * - w; then A = clamp(A + x^T s, a_bits). x holds integers (|x| <= 127) and s is 0 for every byte
+ * with 2 w_v rate <= total but the coded one, so the product is summed exactly in int64 over the
+ * few bytes that move; A's entries are integers below 2**a_bits, exact as doubles. */
+CLONES static PyObject *py_adapt_learn(PyObject *self, PyObject *args) {
+    PyObject *o[6];
+    Py_ssize_t B, F, n_table;
+    long long rate;
+    int a_bits, dist_shift;
+    long long dist_max;
+    if (!PyArg_ParseTuple(args, "OOOOOOnnnLiiL", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &B, &F,
+                          &n_table, &rate, &a_bits, &dist_shift, &dist_max))
+        return NULL;
+    if (B < 0 || F < 1 || rate < 1 || rate > (1 << 20) || a_bits < 1 || a_bits > 52 ||
+        dist_shift < 1 || dist_max < 0 || dist_max >= n_table) {
+        PyErr_SetString(PyExc_ValueError, "adapt_learn: bad sizes");
+        return NULL;
+    }
+    Buf b[6];
+    memset(b, 0, sizeof b);
+    if (!get(o[0], &b[0], 8, B * 256, 0, 0, "logits") || !get(o[1], &b[1], 8, B * F, 0, 0, "x") ||
+        !get(o[2], &b[2], 8, B, 0, 0, "y") || !get(o[3], &b[3], 1, B, 0, 0, "used") ||
+        !get(o[4], &b[4], 8, F * 256, 1, 0, "A") || !get(o[5], &b[5], 8, n_table, 0, 0, "exp")) {
+        release(b, 6);
+        return NULL;
+    }
+    const int64_t *logits = I64(b[0]), *y = I64(b[2]), *w_of = I64(b[5]);
+    const double *x = F64(b[1]);
+    const uint8_t *used = (const uint8_t *)b[3].b.buf;
+    double *A = F64(b[4]);
+    for (Py_ssize_t r = 0; r < B; r++)
+        if (y[r] < 0 || y[r] > 255) {
+            release(b, 6);
+            PyErr_SetString(PyExc_IndexError, "adapt_learn: a coded byte outside 0..255");
+            return NULL;
+        }
+    int64_t *delta = PyMem_Calloc((size_t)(F * 256), sizeof(int64_t));
+    int64_t *xi = PyMem_Malloc(sizeof(int64_t) * (size_t)F);
+    if (!delta || !xi) {
+        PyMem_Free(delta);
+        PyMem_Free(xi);
+        release(b, 6);
+        return PyErr_NoMemory();
+    }
+    int any = 0;
+    for (Py_ssize_t r = 0; r < B; r++) {
+        if (!used[r]) continue;
+        any = 1;
+        const int64_t *l = logits + r * 256;
+        int64_t mx = l[0], w[256], total = 0;
+        for (int v = 1; v < 256; v++) mx = l[v] > mx ? l[v] : mx;
+        for (int v = 0; v < 256; v++) {
+            int64_t d = rshift(mx - l[v], dist_shift);
+            total += (w[v] = w_of[d < dist_max ? d : dist_max]);
+        }
+        for (Py_ssize_t c = 0; c < F; c++) xi[c] = (int64_t)x[r * F + c];
+        const int64_t two_total = 2 * total;
+        for (int v = 0; v < 256; v++) {
+            const int64_t g = (v == y[r] ? total : 0) - w[v];
+            const int64_t n = 2 * g * rate + total;
+            if (n >= 0 && n < two_total) continue;          /* s = 0: most bytes */
+            const int64_t sv = floordiv(n, two_total);
+            for (Py_ssize_t c = 0; c < F; c++) delta[c * 256 + v] += xi[c] * sv;
+        }
+    }
+    if (any) {
+        const int64_t lim = (((int64_t)1) << a_bits) - 1;
+        for (Py_ssize_t i = 0; i < F * 256; i++) {
+            const int64_t a = (int64_t)A[i] + delta[i];
+            A[i] = (double)(a > lim ? lim : (a < -lim ? -lim : a));
+        }
+    }
+    PyMem_Free(delta);
+    PyMem_Free(xi);
+    release(b, 6);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"unary", py_unary, METH_VARARGS, "silu / sigmoid / softplus of int64 values"},
     {"exp_neg", py_exp_neg, METH_VARARGS, "exp(-x) of Q20 values in Q24"},
@@ -867,6 +949,7 @@ static PyMethodDef methods[] = {
     {"mm8", py_mm8, METH_VARARGS, "exact products of int8 rows and packed int8 weights"},
     {"mm8_path", py_mm8_path, METH_NOARGS, "the instruction set mm8 uses here"},
     {"top_margin", py_top_margin, METH_VARARGS, "softmax confidence against a threshold"},
+    {"adapt_learn", py_adapt_learn, METH_VARARGS, "the online adaptation's gradient step"},
     {NULL, NULL, 0, NULL},
 };
 

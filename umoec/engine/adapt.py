@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..codec.probs import EXP_TABLE
+from ..codec.probs import DIST_FRAC_BITS, DIST_MAX, EXP_TABLE
+from . import kernels
 from .fixed import ACT, clamp, rshift
 
 A_FRAC = 24
@@ -56,6 +57,14 @@ class HeadAdapter:
         if self.last is None:
             return
         x, logits, used = self.last
+        self.last = None
+        if kernels._c is not None:            # the compiled twin (_kernels.c), same integers
+            kernels._c.adapt_learn(
+                np.ascontiguousarray(logits, dtype=np.int64), np.ascontiguousarray(x, np.float64),
+                np.ascontiguousarray(y, dtype=np.int64), np.ascontiguousarray(used, dtype=bool),
+                self.A, EXP_TABLE, len(y), x.shape[1], len(EXP_TABLE), self.rate, A_BITS,
+                ACT - DIST_FRAC_BITS, DIST_MAX)
+            return
         from .model import distances
         w = EXP_TABLE[distances(logits)]                                   # (B, V) <= 2**30
         total = w.sum(axis=1, keepdims=True)
@@ -65,4 +74,3 @@ class HeadAdapter:
         s[~used] = 0
         self.A = clamp((self.A + x.T @ s.astype(np.float64)).astype(np.int64),
                        A_BITS).astype(np.float64)
-        self.last = None

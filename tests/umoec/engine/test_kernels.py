@@ -208,3 +208,40 @@ def test_a_model_codes_the_same_with_blas_or_the_packed_products(monkeypatch, ti
     sb, sp = blas.init_state(4), packed.init_state(4)
     for t in range(data.shape[1]):
         assert (blas.step(data[:, t], sb)[0] == packed.step(data[:, t], sp)[0]).all()
+
+
+@pytest.mark.parametrize("rate", [1, 32, 1 << 20])
+def test_adaptation_steps(numpy_only, rate):
+    """HeadAdapter.learn, step after step: A stays equal to the reference's, through confident
+    rows, flat rows, unused rows and weights held at the A_BITS clamp."""
+    from umoec.engine.adapt import A_BITS, HeadAdapter
+    from umoec.engine.model import ExactModel
+    rng = np.random.default_rng(rate)
+    B, Cn = 24, 12
+    got, want = HeadAdapter(Cn, rate), HeadAdapter(Cn, rate)
+    for step in range(40):
+        x8 = rng.integers(-127, 128, (B, Cn)).astype(np.float32)
+        raw = rng.integers(-(1 << 16), 1 << 16, (B, 256)) * (rng.random((B, 1)) < 0.8)
+        raw[0, 7] = 1 << 20                               # one sure byte
+        raw[1] = 0                                        # all tied
+        final = rng.random(B) < 0.7
+        for a in (got, want):
+            logits = ExactModel.finish(raw, final, x8, a)  # extra with this step's A, remember
+        if step == 20:                                    # near the clamp: it must hold there
+            want.A[:] = got.A[:] = np.sign(got.A) * ((1 << A_BITS) - 3)
+        y = rng.integers(0, 256, B)
+        y[0] = 7
+        got.learn(y)
+        numpy_only(want.learn, y)
+        np.testing.assert_array_equal(got.A, want.A, err_msg=f"step {step}")
+        assert got.last is None and want.last is None and logits.dtype == np.int64
+    assert np.abs(got.A).max() > 0
+
+
+def test_adaptation_refuses_a_byte_outside_the_alphabet():
+    from umoec.engine.adapt import HeadAdapter
+    a = HeadAdapter(4, 32)
+    a.remember(a.features(np.zeros((2, 4), np.float32)), np.zeros((2, 256), np.int64),
+               np.ones(2, bool))
+    with pytest.raises(IndexError):
+        a.learn(np.array([3, 256]))
