@@ -936,6 +936,43 @@ CLONES static PyObject *py_adapt_learn(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* adapt_extra(x (B, F) float64, A (F, V) float64, out (B, V) int64, B, F, shift)
+ * HeadAdapter.extra: out = rshift(x A, shift). Every product and partial sum is an integer
+ * below 2**53 (|x| <= 127, |A| < 2**32, F <= 2**12), so any summation order gives the BLAS's
+ * exact result; a loop here keeps the step free of the BLAS's thread pool. */
+CLONES static PyObject *py_adapt_extra(PyObject *self, PyObject *args) {
+    PyObject *o[3];
+    Py_ssize_t B, F;
+    int shift;
+    if (!PyArg_ParseTuple(args, "OOOnni", &o[0], &o[1], &o[2], &B, &F, &shift)) return NULL;
+    if (B < 0 || F < 1 || F > 4096 || shift < 1 || shift > 62) {
+        PyErr_SetString(PyExc_ValueError, "adapt_extra: bad sizes");
+        return NULL;
+    }
+    Buf b[3];
+    memset(b, 0, sizeof b);
+    if (!get(o[0], &b[0], 8, B * F, 0, 0, "x") || !get(o[1], &b[1], 8, F * 256, 0, 0, "A") ||
+        !get(o[2], &b[2], 8, B * 256, 1, 0, "out")) {
+        release(b, 3);
+        return NULL;
+    }
+    const double *x = F64(b[0]), *A = F64(b[1]);
+    int64_t *out = I64(b[2]);
+    double acc[256];
+    for (Py_ssize_t r = 0; r < B; r++) {
+        for (int v = 0; v < 256; v++) acc[v] = 0.0;
+        for (Py_ssize_t c = 0; c < F; c++) {
+            const double xv = x[r * F + c];
+            if (xv == 0.0) continue;
+            const double *a = A + c * 256;
+            for (int v = 0; v < 256; v++) acc[v] += xv * a[v];
+        }
+        for (int v = 0; v < 256; v++) out[r * 256 + v] = rshift((int64_t)acc[v], shift);
+    }
+    release(b, 3);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"unary", py_unary, METH_VARARGS, "silu / sigmoid / softplus of int64 values"},
     {"exp_neg", py_exp_neg, METH_VARARGS, "exp(-x) of Q20 values in Q24"},
@@ -950,6 +987,7 @@ static PyMethodDef methods[] = {
     {"mm8_path", py_mm8_path, METH_NOARGS, "the instruction set mm8 uses here"},
     {"top_margin", py_top_margin, METH_VARARGS, "softmax confidence against a threshold"},
     {"adapt_learn", py_adapt_learn, METH_VARARGS, "the online adaptation's gradient step"},
+    {"adapt_extra", py_adapt_extra, METH_VARARGS, "the online adaptation's logit corrections"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -45,6 +45,11 @@ class HeadAdapter:
 
     def extra(self, x: np.ndarray) -> np.ndarray:
         """(B, C + 1) features -> (B, V) logit corrections in ACT format."""
+        if kernels._c is not None:            # the compiled twin: no BLAS thread pool in a step
+            out = np.empty((len(x), 256), dtype=np.int64)
+            kernels._c.adapt_extra(np.ascontiguousarray(x, np.float64), self.A, out, len(x),
+                                   x.shape[1], A_FRAC - ACT)
+            return out
         return rshift((x @ self.A).astype(np.int64), A_FRAC - ACT)
 
     def remember(self, x: np.ndarray, logits: np.ndarray, used: np.ndarray) -> None:
