@@ -973,6 +973,95 @@ CLONES static PyObject *py_adapt_extra(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* -- the cascade's context tables (cascade.py) ------------------------------------------------ */
+/* cascade_stats(byte (B,) int64, hist (B, H) int64, prev (B, K) int64, last, run, cnt (B, NB)
+ *               int16, orders (K,) int64, offsets (K,) int64, pred, runs, cnts (B, K) int64 out,
+ *               has (B, K) bool out, B, H, K, NB, t, hash_bits, cap)
+ * cascade.update_stats: record (the context of step t-1 -> byte) in each order's bucket, shift
+ * the byte into the history, look up each order's bucket of the new context. */
+CLONES static PyObject *py_cascade_stats(PyObject *self, PyObject *args) {
+    PyObject *o[12];
+    Py_ssize_t B, H, K, NB, t;
+    int bits;
+    long long cap;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOnnnnniL", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5],
+                          &o[6], &o[7], &o[8], &o[9], &o[10], &o[11], &B, &H, &K, &NB, &t, &bits,
+                          &cap))
+        return NULL;
+    if (B < 0 || H < 1 || K < 1 || K > 8 || NB < 1 || t < 0 || bits < 1 || bits > 31 || cap < 1 ||
+        cap > 32767) {
+        PyErr_SetString(PyExc_ValueError, "cascade_stats: bad sizes");
+        return NULL;
+    }
+    Buf b[12];
+    memset(b, 0, sizeof b);
+    if (!get(o[0], &b[0], 8, B, 0, 0, "byte") || !get(o[1], &b[1], 8, B * H, 1, 0, "hist") ||
+        !get(o[2], &b[2], 8, B * K, 1, 0, "prev") || !get(o[3], &b[3], 2, B * NB, 1, 0, "last") ||
+        !get(o[4], &b[4], 2, B * NB, 1, 0, "run") || !get(o[5], &b[5], 2, B * NB, 1, 0, "cnt") ||
+        !get(o[6], &b[6], 8, K, 0, 0, "orders") || !get(o[7], &b[7], 8, K, 0, 0, "offsets") ||
+        !get(o[8], &b[8], 8, B * K, 1, 0, "pred") || !get(o[9], &b[9], 8, B * K, 1, 0, "runs") ||
+        !get(o[10], &b[10], 8, B * K, 1, 0, "cnts") || !get(o[11], &b[11], 1, B * K, 1, 0, "has")) {
+        release(b, 12);
+        return NULL;
+    }
+    const int64_t *byte = I64(b[0]), *orders = I64(b[6]), *offsets = I64(b[7]);
+    int64_t *hist = I64(b[1]), *prev = I64(b[2]), *pred = I64(b[8]), *runs = I64(b[9]);
+    int64_t *cnts = I64(b[10]);
+    int16_t *last = (int16_t *)b[3].b.buf, *run = (int16_t *)b[4].b.buf, *cnt = (int16_t *)b[5].b.buf;
+    uint8_t *has = (uint8_t *)b[11].b.buf;
+    int bad = 0;
+    for (Py_ssize_t k = 0; k < K; k++) bad |= orders[k] < 1 || orders[k] > H;
+    for (Py_ssize_t r = 0; r < B && !bad; r++) {
+        bad = byte[r] < 0 || byte[r] > 255;
+        for (Py_ssize_t k = 0; k < K && !bad && t > 0; k++) bad = prev[r * K + k] < 0 || prev[r * K + k] >= NB;
+    }
+    if (bad) {
+        release(b, 12);
+        PyErr_SetString(PyExc_IndexError, "cascade_stats: a byte, order or bucket out of range");
+        return NULL;
+    }
+    for (Py_ssize_t r = 0; r < B; r++) {
+        int16_t *lr = last + r * NB, *rr = run + r * NB, *cr = cnt + r * NB;
+        int64_t *hr = hist + r * H, *pr = prev + r * K;
+        if (t > 0)
+            for (Py_ssize_t k = 0; k < K; k++) {
+                const int64_t i = pr[k];
+                const int16_t b16 = (int16_t)(byte[r] + 1);
+                const int64_t ru = lr[i] == b16 ? (rr[i] + 1 < cap ? rr[i] + 1 : cap) : 1;
+                const int64_t cn = cr[i] + 1 < cap ? cr[i] + 1 : cap;
+                lr[i] = b16;
+                rr[i] = (int16_t)ru;
+                cr[i] = (int16_t)cn;
+            }
+        for (Py_ssize_t i = H - 1; i > 0; i--) hr[i] = hr[i - 1];
+        hr[0] = byte[r];
+        for (Py_ssize_t k = 0; k < K; k++) {
+            int64_t value = 0, scale = 1;
+            for (int64_t i = 0; i < orders[k]; i++, scale *= 257) value += hr[i] * scale;
+            const int64_t bucket =
+                orders[k] == 1 ? value : ((value * 2654435761LL) & 0xFFFFFFFFLL) >> (32 - bits);
+            const int64_t i = bucket + offsets[k];
+            if (i < 0 || i >= NB) {
+                bad = 1;
+                break;
+            }
+            pr[k] = i;
+            const int64_t l = (int64_t)lr[i] - 1;
+            has[r * K + k] = l >= 0;
+            pred[r * K + k] = l > 0 ? l : 0;
+            runs[r * K + k] = rr[i];
+            cnts[r * K + k] = cr[i];
+        }
+        if (bad) break;
+    }
+    release(b, 12);
+    if (bad) {
+        PyErr_SetString(PyExc_IndexError, "cascade_stats: a bucket out of range");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"unary", py_unary, METH_VARARGS, "silu / sigmoid / softplus of int64 values"},
     {"exp_neg", py_exp_neg, METH_VARARGS, "exp(-x) of Q20 values in Q24"},
@@ -988,6 +1077,7 @@ static PyMethodDef methods[] = {
     {"top_margin", py_top_margin, METH_VARARGS, "softmax confidence against a threshold"},
     {"adapt_learn", py_adapt_learn, METH_VARARGS, "the online adaptation's gradient step"},
     {"adapt_extra", py_adapt_extra, METH_VARARGS, "the online adaptation's logit corrections"},
+    {"cascade_stats", py_cascade_stats, METH_VARARGS, "the cascade's context tables, one step"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -36,8 +36,22 @@ def _bucket(values: np.ndarray, order: int) -> np.ndarray:
     return ((values * _HASH_MULT) & 0xFFFFFFFF) >> (32 - CASCADE_HASH_BITS)
 
 
+_ORDERS = np.array(CASCADE_ORDERS, dtype=np.int64)
+_OFFSETS = np.array(OFFSETS, dtype=np.int64)
+
+
 def update_stats(byte: np.ndarray, st: dict, t: int):
     """Record (ctx_{t-1} -> byte), look up ctx_t: -> pred, run, cnt (B, K) int64, has (B, K)."""
+    from . import kernels
+    if kernels._c is not None:                 # the compiled twin (_kernels.c), same integers
+        B = len(byte)
+        pred, run, cnt = (np.empty((B, K), dtype=np.int64) for _ in range(3))
+        has = np.empty((B, K), dtype=bool)
+        kernels._c.cascade_stats(np.ascontiguousarray(byte, dtype=np.int64), st["hist"], st["prev"],
+                                 st["last"], st["run"], st["cnt"], _ORDERS, _OFFSETS, pred, run,
+                                 cnt, has, B, st["hist"].shape[1], K, N_BUCKETS, t,
+                                 CASCADE_HASH_BITS, CASCADE_CAP)
+        return pred, run, cnt, has
     rows = np.arange(len(byte))[:, None]
     if t > 0:
         idx = st["prev"]

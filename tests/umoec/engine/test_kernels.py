@@ -245,3 +245,23 @@ def test_adaptation_refuses_a_byte_outside_the_alphabet():
                np.ones(2, bool))
     with pytest.raises(IndexError):
         a.learn(np.array([3, 256]))
+
+
+@pytest.mark.parametrize("B", [1, 7])
+def test_cascade_tables(numpy_only, B):
+    """cascade.update_stats, step after step: statistics and every table equal the reference's,
+    with runs and counts reaching their cap."""
+    from umoec.engine import cascade as casc
+    rng = np.random.default_rng(B)
+    text = np.tile(rng.integers(0, 256, 4), 400)                   # repeats: runs reach the cap
+    data = np.stack([np.roll(text, b) for b in range(B)], axis=1)
+    data[:400][rng.random((400, B)) < 0.1] = 255                   # broken runs first
+    got, want = casc.init_state(B), casc.init_state(B)
+    for t, column in enumerate(data):
+        a = casc.update_stats(column.astype(np.int64), got, t)
+        b = numpy_only(casc.update_stats, column.astype(np.int64), want, t)
+        for x, y in zip(a, b, strict=True):
+            np.testing.assert_array_equal(x, y, err_msg=f"step {t}")
+    for key in want:
+        np.testing.assert_array_equal(got[key], want[key], err_msg=key)
+    assert got["run"].max() == casc.CASCADE_CAP and got["cnt"].max() == casc.CASCADE_CAP
