@@ -854,6 +854,77 @@ static PyObject *py_mm8(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* linear8(x (R, K) float32 int8 values, wp (packed: kernels.pack8), amax (R,) int64, m (N,)
+ *         float64, b (N,) int64 or None, out (R, N) int64, R, K, N, act, sig table or None)
+ * QLinear.apply in one call: mm8's products, then requant's loop (and SiLU when act), the same
+ * operations in the same order as the two calls it replaces. */
+CLONES static PyObject *py_linear8(PyObject *self, PyObject *args) {
+    PyObject *ox, *ow, *oa, *om, *ob, *oo, *os;
+    Py_ssize_t p_R, p_K, p_N;
+    int act;
+    if (!PyArg_ParseTuple(args, "OOOOOOnnniO", &ox, &ow, &oa, &om, &ob, &oo, &p_R, &p_K, &p_N, &act,
+                          &os))
+        return NULL;
+    const Py_ssize_t R = p_R, K = p_K, N = p_N;
+    if (R < 0 || K < 1 || K > 1024 || N < 1) {
+        PyErr_SetString(PyExc_ValueError, "linear8: bad shape (K must be 1..1024)");
+        return NULL;
+    }
+    const Py_ssize_t Kp = (K + 1) / 2, NB = (N + 15) / 16;
+    Buf b[7];
+    memset(b, 0, sizeof b);
+    if (!get(ox, &b[0], 4, R * K, 0, 0, "x") || !get(ow, &b[1], 2, NB * Kp * 32, 0, 0, "wp") ||
+        !get(oa, &b[2], 8, R, 0, 0, "amax") || !get(om, &b[3], 8, N, 0, 0, "m") ||
+        !get(ob, &b[4], 8, N, 0, 1, "b") || !get(oo, &b[5], 8, R * N, 1, 0, "out") ||
+        !get(os, &b[6], 8, ((TABLE_HI - TABLE_LO) << TABLE_STEP_BITS) + 1, 0, 1, "sig")) {
+        release(b, 7);
+        return NULL;
+    }
+    const int64_t *amax = I64(b[2]), *bias = OPT(b[4]), *sig = OPT(b[6]);
+    const double *m = F64(b[3]);
+    int64_t *out = I64(b[5]);
+    if (act == 1 && sig == NULL) {
+        release(b, 7);
+        PyErr_SetString(PyExc_ValueError, "silu needs the sigmoid table");
+        return NULL;
+    }
+    int32_t *xi = (int32_t *)malloc((size_t)(R * Kp + 1) * sizeof(int32_t));
+    float *acc = (float *)malloc((size_t)(R * N + 1) * sizeof(float));
+    if (xi == NULL || acc == NULL) {
+        free(xi);
+        free(acc);
+        release(b, 7);
+        return PyErr_NoMemory();
+    }
+    const MMKernel kernel = mm8_chosen().kernel;
+    const float *x = F32(b[0]);
+    const int16_t *wp = (const int16_t *)b[1].b.buf;
+    int bad;
+    Py_BEGIN_ALLOW_THREADS
+    bad = !to_pairs(x, (int16_t *)xi, R, K, Kp);
+    if (!bad) {
+        kernel(xi, wp, acc, R, Kp, N);
+        for (Py_ssize_t r = 0; r < R; r++) {           /* requant's loop, group = R */
+            const double a = (double)amax[r];
+            const float *ar = acc + r * N;
+            int64_t *o = out + r * N;
+            for (Py_ssize_t j = 0; j < N; j++) o[j] = clampb(toi(((double)ar[j] * a) * m[j]), RESID_BITS);
+            if (bias)
+                for (Py_ssize_t j = 0; j < N; j++) o[j] += bias[j];
+            if (act == 1) silu_rows(sig, o, N);
+        }
+    }
+    Py_END_ALLOW_THREADS
+    free(xi);
+    free(acc);
+    release(b, 7);
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "linear8: x must hold int8 values");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 /* -- online adaptation (adapt.py) ------------------------------------------------------------- */
 /* adapt_learn(logits (B, V) int64, x (B, F) float64, y (B,) int64, used (B,) bool, A (F, V)
  *             float64, exp_table, B, F, rate, a_bits, dist_shift, dist_max)
@@ -1075,6 +1146,7 @@ static PyMethodDef methods[] = {
     {"mm8", py_mm8, METH_VARARGS, "exact products of int8 rows and packed int8 weights"},
     {"mm8_path", py_mm8_path, METH_NOARGS, "the instruction set mm8 uses here"},
     {"top_margin", py_top_margin, METH_VARARGS, "softmax confidence against a threshold"},
+    {"linear8", py_linear8, METH_VARARGS, "mm8's products, then requantisation, in one call"},
     {"adapt_learn", py_adapt_learn, METH_VARARGS, "the online adaptation's gradient step"},
     {"adapt_extra", py_adapt_extra, METH_VARARGS, "the online adaptation's logit corrections"},
     {"cascade_stats", py_cascade_stats, METH_VARARGS, "the cascade's context tables, one step"},

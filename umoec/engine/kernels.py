@@ -145,6 +145,21 @@ def matmul8(x8: np.ndarray, wt: np.ndarray, wp: np.ndarray | None) -> np.ndarray
     return _mm8(x8, wp, wt.shape[-1])
 
 
+def linear8(x8: np.ndarray, amax: np.ndarray, wt: np.ndarray, wp: np.ndarray | None,
+            m: np.ndarray, b: np.ndarray | None, act_silu: bool = False) -> np.ndarray:
+    """requant(matmul8(x8, wt, wp), amax, m, b, act_silu) for rows x8 (R, K): one compiled call
+    where mm8 makes the products (a step has ~20 of these; two calls and their wrappers each
+    cost more than the products of a few rows)."""
+    if wp is None or _c is None or x8.ndim != 2 or device.products() is not None:
+        return requant(matmul8(x8, wt, wp), amax, m, b, act_silu)
+    R, K = x8.shape
+    out = np.empty((R, wt.shape[-1]), dtype=np.int64)
+    _c.linear8(np.ascontiguousarray(x8, dtype=np.float32), wp, np.ascontiguousarray(amax), m, b,
+               out, R, K, wt.shape[-1], 1 if act_silu else 0,
+               fx.sigmoid_table() if act_silu else None)
+    return out
+
+
 def bmatmul8(x8: np.ndarray, wt: np.ndarray, wp: np.ndarray | None) -> np.ndarray:
     """fixed.bmatmul8(x8, wt) for x8 (G, R, K) and wt (G, K, N), from `wp` = pack8(wt)."""
     if wp is None or _c is None or device.products() is not None:

@@ -59,8 +59,7 @@ class QLinear:
 
     def apply(self, x8: np.ndarray, amax: np.ndarray, act_silu: bool = False) -> np.ndarray:
         """On rows already in int8 form (kernels.quant_rows / norm_quant)."""
-        return kernels.requant(kernels.matmul8(x8, self.wt, self.wp), amax, self.m, self.b,
-                               act_silu)
+        return kernels.linear8(x8, amax, self.wt, self.wp, self.m, self.b, act_silu)
 
     def __call__(self, x: np.ndarray, act_silu: bool = False) -> np.ndarray:
         return self.apply(*kernels.quant_rows(x), act_silu)
@@ -256,8 +255,9 @@ class ExactModel:
 
     def set_threads(self, n: int | None) -> None:
         """Threads of the compiled SSM mixer for the next codings (None: kernels.threads(), the
-        environment's count); a process that codes a slice of the streams beside others
-        (split.py) runs one."""
+        environment's count, read now: not at every step, where reading it cost ~5 us a block);
+        a process that codes a slice of the streams beside others (split.py) runs one."""
+        n = n or kernels.threads()
         for blk in self.blocks:
             blk.threads = n
 

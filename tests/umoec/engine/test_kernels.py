@@ -265,3 +265,20 @@ def test_cascade_tables(numpy_only, B):
     for key in want:
         np.testing.assert_array_equal(got[key], want[key], err_msg=key)
     assert got["run"].max() == casc.CASCADE_CAP and got["cnt"].max() == casc.CASCADE_CAP
+
+
+@pytest.mark.parametrize("act,bias", [(False, False), (True, True), (False, True)])
+@pytest.mark.parametrize("R,Kn,N", [(1, 96, 419), (33, 7, 17), (0, 5, 3)])
+def test_one_call_linear_equals_products_then_requant(numpy_only, act, bias, R, Kn, N):
+    rng = np.random.default_rng(R + Kn + N)
+    x8, amax = K.quant_rows(extreme_rows(rng, max(R, 4), Kn, 1 << 22)[:R])
+    wt = rng.integers(-127, 128, (Kn, N)).astype(np.float32)
+    m = rng.random(N) * 1e-2
+    b = rng.integers(-(1 << 20), 1 << 20, N) if bias else None
+    got = K.linear8(x8, amax, wt, K.pack8(wt), m, b, act)
+    want = numpy_only(K.linear8, x8, amax, wt, K.pack8(wt), m, b, act)
+    np.testing.assert_array_equal(got, want)
+    assert got.shape == (R, N) and got.dtype == np.int64
+    if R:
+        with pytest.raises(ValueError, match="int8"):
+            K.linear8(x8 + 128, amax, wt, K.pack8(wt), m, b, act)

@@ -103,7 +103,7 @@ def test_children_end_when_the_state_is_dropped(tiny_model, threads):
         assert proc.exitcode == 0
     assert kernels.threads() == 2
     p.init_state(1)                                  # one stream is not split: the mixer's
-    assert all(b.threads is None for b in p.engine.blocks)   # threads are the environment's
+    assert all(b.threads == 2 for b in p.engine.blocks)      # threads are the environment's
 
 
 def test_a_daemonic_worker_does_not_split(monkeypatch):
