@@ -28,7 +28,7 @@ import numpy as np
 from ..sizing import VOCAB
 
 MIN_ROWS = 32       # streams per process at least (UMOEC_SPLIT_MIN_ROWS): a step's fixed costs
-                    # (~0.8 ms of Python and calls) are paid in every process
+                    # (~0.5 ms of Python and calls) are paid in every process
 _GO, _DONE, _FAIL = b"s", b"k", b"E"
 _started = 0        # child processes this process has started (reports, tests)
 
