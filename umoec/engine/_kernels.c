@@ -1,5 +1,6 @@
-/* The exact engine's hot loops in C: the same integer arithmetic as the numpy reference in
- * umoec/engine/fixed.py and kernels.py, in one pass over memory.
+/* The exact engine's hot loops in C: the same integer arithmetic as the numpy references in
+ * umoec/engine/fixed.py and kernels.py (and cascade.py's tables, adapt.py's adaptation), in one
+ * pass over memory.
  *
  * Every function here must give bit-identical results to its reference (tests compare them on
  * random and extreme inputs). Rules that keep that true on every compiler and CPU:
