@@ -33,6 +33,7 @@
 #define TABLE_LO (-16)
 #define TABLE_HI 16
 #define TABLE_STEP_BITS 6
+#define TABLE_N ((((int64_t)(TABLE_HI - TABLE_LO)) << TABLE_STEP_BITS) + 1)  /* entries of fixed.py's tables */
 #define DT_MAX (((int64_t)64) << GATE)
 #define EXP_T1 18
 
@@ -111,7 +112,7 @@ static PyObject *py_unary(PyObject *self, PyObject *args) {
     Buf b[3];
     memset(b, 0, sizeof b);
     if (!get(ox, &b[0], 8, n, 0, 0, "x") || !get(oo, &b[1], 8, n, 1, 0, "out") ||
-        !get(ot, &b[2], 8, ((TABLE_HI - TABLE_LO) << TABLE_STEP_BITS) + 1, 0, 0, "table")) {
+        !get(ot, &b[2], 8, TABLE_N, 0, 0, "table")) {
         release(b, 3);
         return NULL;
     }
@@ -176,6 +177,23 @@ CLONES static PyObject *py_quant_rows(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* requant's loop: out = clamp(rint((acc * amax) * m)) + b, then silu when act == 1; row r uses
+ * row r / group of m */
+CLONES static void requant_rows(const float *acc, const int64_t *amax, const double *m,
+                                const int64_t *bias, const int64_t *sig, int act, int64_t *out,
+                                Py_ssize_t R, Py_ssize_t N, Py_ssize_t group) {
+    for (Py_ssize_t r = 0; r < R; r++) {
+        const double a = (double)amax[r];
+        const double *mr = m + (r / group) * N;
+        const float *ar = acc + r * N;
+        int64_t *o = out + r * N;
+        for (Py_ssize_t j = 0; j < N; j++) o[j] = clampb(toi(((double)ar[j] * a) * mr[j]), RESID_BITS);
+        if (bias)
+            for (Py_ssize_t j = 0; j < N; j++) o[j] += bias[j];
+        if (act == 1) silu_rows(sig, o, N);
+    }
+}
+
 /* requant(acc (R, N) float32, amax (R,), m (G, N) float64, b (N,) int64 or None,
  *         out (R, N) int64, R, N, act, sig, group): out = clamp(rint((acc * amax) * m)) + b, then
  * silu when act == 1; row r uses row r / group of m (group = R: one m for every row; the
@@ -197,7 +215,7 @@ CLONES static PyObject *py_requant(PyObject *self, PyObject *args) {
     if (!get(oc, &b[0], 4, R * N, 0, 0, "acc") || !get(oa, &b[1], 8, R, 0, 0, "amax") ||
         !get(om, &b[2], 8, (R / group) * N, 0, 0, "m") || !get(ob, &b[3], 8, N, 0, 1, "b") ||
         !get(oo, &b[4], 8, R * N, 1, 0, "out") ||
-        !get(os, &b[5], 8, ((TABLE_HI - TABLE_LO) << TABLE_STEP_BITS) + 1, 0, 1, "sig")) {
+        !get(os, &b[5], 8, TABLE_N, 0, 1, "sig")) {
         release(b, 6);
         return NULL;
     }
@@ -210,16 +228,7 @@ CLONES static PyObject *py_requant(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "silu needs the sigmoid table");
         return NULL;
     }
-    for (Py_ssize_t r = 0; r < R; r++) {
-        const double a = (double)amax[r];
-        const double *mr = m + (r / group) * N;
-        const float *ar = acc + r * N;
-        int64_t *o = out + r * N;
-        for (Py_ssize_t j = 0; j < N; j++) o[j] = clampb(toi(((double)ar[j] * a) * mr[j]), RESID_BITS);
-        if (bias)
-            for (Py_ssize_t j = 0; j < N; j++) o[j] += bias[j];
-        if (act == 1) silu_rows(sig, o, N);
-    }
+    requant_rows(acc, amax, m, bias, sig, act, out, R, N, group);
     release(b, 6);
     Py_RETURN_NONE;
 }
@@ -416,7 +425,7 @@ static PyObject *py_mixer_core(PyObject *self, PyObject *args) {
     const Py_ssize_t R = p_R, Bt = p_Bt, E = p_E, N = p_N, H = p_H, P = p_P, K = p_K;
     Py_ssize_t T = p_T < 1 ? 1 : (p_T > MAX_THREADS ? MAX_THREADS : p_T);
     const Py_ssize_t ch = E + 2 * N, O = 2 * E + 2 * N + H;
-    const Py_ssize_t tab = ((TABLE_HI - TABLE_LO) << TABLE_STEP_BITS) + 1;
+    const Py_ssize_t tab = TABLE_N;
     Buf b[19];
     memset(b, 0, sizeof b);
     int ok = get(o[0], &b[0], 4, R * O, 0, 0, "acc") && get(o[1], &b[1], 8, R, 0, 0, "amax") &&
@@ -814,6 +823,19 @@ CLONES static int to_pairs(const float *restrict x, int16_t *restrict d, Py_ssiz
     return 1;
 }
 
+/* G products of x (G, R, K) int8 values with the packed weights wp into out (G, R, N) float32
+ * by `kernel` (mm8_chosen, taken with the GIL: it reads the environment), xi a scratch of
+ * R * Kp + 1 int32; 0 when x holds a value outside -127..127. May run without the GIL. */
+static int mm8_groups(MMKernel kernel, const float *x, int32_t *xi, const int16_t *wp, float *out,
+                      Py_ssize_t G, Py_ssize_t R, Py_ssize_t K, Py_ssize_t N) {
+    const Py_ssize_t Kp = (K + 1) / 2, NB = (N + 15) / 16;
+    for (Py_ssize_t g = 0; g < G; g++) {
+        if (!to_pairs(x + g * R * K, (int16_t *)xi, R, K, Kp)) return 0;
+        kernel(xi, wp + g * NB * Kp * 32, out + g * R * N, R, Kp, N);
+    }
+    return 1;
+}
+
 static PyObject *py_mm8(PyObject *self, PyObject *args) {
     PyObject *ox, *ow, *oo;
     Py_ssize_t G, R, K, N;
@@ -839,12 +861,9 @@ static PyObject *py_mm8(PyObject *self, PyObject *args) {
     const float *x = F32(b[0]);
     const int16_t *wp = (const int16_t *)b[1].b.buf;
     float *out = F32(b[2]);
-    int bad = 0;
+    int bad;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t g = 0; g < G && !bad; g++) {
-        bad = !to_pairs(x + g * R * K, (int16_t *)xi, R, K, Kp);
-        if (!bad) kernel(xi, wp + g * NB * Kp * 32, out + g * R * N, R, Kp, N);
-    }
+    bad = !mm8_groups(kernel, x, xi, wp, out, G, R, K, N);
     Py_END_ALLOW_THREADS
     free(xi);
     release(b, 3);
@@ -877,7 +896,7 @@ CLONES static PyObject *py_linear8(PyObject *self, PyObject *args) {
     if (!get(ox, &b[0], 4, R * K, 0, 0, "x") || !get(ow, &b[1], 2, NB * Kp * 32, 0, 0, "wp") ||
         !get(oa, &b[2], 8, R, 0, 0, "amax") || !get(om, &b[3], 8, N, 0, 0, "m") ||
         !get(ob, &b[4], 8, N, 0, 1, "b") || !get(oo, &b[5], 8, R * N, 1, 0, "out") ||
-        !get(os, &b[6], 8, ((TABLE_HI - TABLE_LO) << TABLE_STEP_BITS) + 1, 0, 1, "sig")) {
+        !get(os, &b[6], 8, TABLE_N, 0, 1, "sig")) {
         release(b, 7);
         return NULL;
     }
@@ -902,19 +921,8 @@ CLONES static PyObject *py_linear8(PyObject *self, PyObject *args) {
     const int16_t *wp = (const int16_t *)b[1].b.buf;
     int bad;
     Py_BEGIN_ALLOW_THREADS
-    bad = !to_pairs(x, (int16_t *)xi, R, K, Kp);
-    if (!bad) {
-        kernel(xi, wp, acc, R, Kp, N);
-        for (Py_ssize_t r = 0; r < R; r++) {           /* requant's loop, group = R */
-            const double a = (double)amax[r];
-            const float *ar = acc + r * N;
-            int64_t *o = out + r * N;
-            for (Py_ssize_t j = 0; j < N; j++) o[j] = clampb(toi(((double)ar[j] * a) * m[j]), RESID_BITS);
-            if (bias)
-                for (Py_ssize_t j = 0; j < N; j++) o[j] += bias[j];
-            if (act == 1) silu_rows(sig, o, N);
-        }
-    }
+    bad = !mm8_groups(kernel, x, xi, wp, acc, 1, R, K, N);
+    if (!bad) requant_rows(acc, amax, m, bias, sig, act, out, R, N, R > 0 ? R : 1);
     Py_END_ALLOW_THREADS
     free(xi);
     free(acc);
@@ -996,11 +1004,7 @@ CLONES static PyObject *py_adapt_learn(PyObject *self, PyObject *args) {
         }
     }
     if (any) {
-        const int64_t lim = (((int64_t)1) << a_bits) - 1;
-        for (Py_ssize_t i = 0; i < F * 256; i++) {
-            const int64_t a = (int64_t)A[i] + delta[i];
-            A[i] = (double)(a > lim ? lim : (a < -lim ? -lim : a));
-        }
+        for (Py_ssize_t i = 0; i < F * 256; i++) A[i] = (double)clampb((int64_t)A[i] + delta[i], a_bits);
     }
     PyMem_Free(delta);
     PyMem_Free(xi);

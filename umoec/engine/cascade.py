@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..sizing import CASCADE_CAP, CASCADE_HASH_BITS, CASCADE_ORDERS, VOCAB
+from . import kernels
 from .fixed import ACT, log1p_table
 
 START = 256
@@ -42,7 +43,6 @@ _OFFSETS = np.array(OFFSETS, dtype=np.int64)
 
 def update_stats(byte: np.ndarray, st: dict, t: int):
     """Record (ctx_{t-1} -> byte), look up ctx_t: -> pred, run, cnt (B, K) int64, has (B, K)."""
-    from . import kernels
     if kernels._c is not None:                 # the compiled twin (_kernels.c), same integers
         B = len(byte)
         pred, run, cnt = (np.empty((B, K), dtype=np.int64) for _ in range(3))
@@ -91,7 +91,6 @@ class CascadeMixer:
 
     def step(self, byte: np.ndarray, st: dict, t: int, thr: int | None):
         """-> alone logits (B, V), boost (B, V) (ACT) and alone (B,) bool (cascade codes alone)."""
-        from .kernels import top_margin
         pred, run, cnt, has = update_stats(byte, st, t)
         o = self.out(self.hidden(self.features(pred, run, cnt, has), act_silu=True))  # (B, 2K)
         hasi = has.astype(np.int64)
@@ -102,5 +101,6 @@ class CascadeMixer:
         boost = np.zeros((B, VOCAB), dtype=np.int64)
         np.add.at(alone, (rows, pred.reshape(-1)), beta.reshape(-1))
         np.add.at(boost, (rows, pred.reshape(-1)), gamma.reshape(-1))
-        flag = np.zeros(B, dtype=bool) if thr is None else top_margin(alone, thr, second=False)
+        flag = (np.zeros(B, dtype=bool) if thr is None
+                else kernels.top_margin(alone, thr, second=False))
         return alone, boost, flag
