@@ -239,29 +239,12 @@ CLONES static PyObject *py_requant(PyObject *self, PyObject *args) {
  * layer = 0: RMSNorm (weight w or none); 1: LayerNorm without affine, then the AdaLN affine
  * (x * (4096 + scale) >> 12) + shift (scale, shift within RESID_BITS). Then the row into
  * int8 (quant_row). */
-CLONES static PyObject *py_norm_quant(PyObject *self, PyObject *args) {
-    PyObject *ox, *ow, *osh, *osc, *o8, *oa, *ot;
-    double eps2;
-    int layer;
-    Py_ssize_t p_R, p_C;
-    if (!PyArg_ParseTuple(args, "OOOOdiOOOnn", &ox, &ow, &osh, &osc, &eps2, &layer, &o8, &oa, &ot,
-                          &p_R, &p_C))
-        return NULL;
-    /* locals whose address was never taken: the compiler can count and vectorise loops */
-    const Py_ssize_t R = p_R, C = p_C;
-    Buf b[7];
-    memset(b, 0, sizeof b);
-    if (!get(ox, &b[0], 8, R * C, 0, 0, "x") || !get(ow, &b[1], 8, C, 0, 1, "w") ||
-        !get(osh, &b[2], 8, C, 0, 1, "shift") || !get(osc, &b[3], 8, C, 0, 1, "scale") ||
-        !get(o8, &b[4], 4, R * C, 1, 0, "x8") || !get(oa, &b[5], 8, R, 1, 0, "amax") ||
-        !get(ot, &b[6], 8, C, 1, 0, "tmp")) {
-        release(b, 7);
-        return NULL;
-    }
-    const int64_t *w = OPT(b[1]), *shift = OPT(b[2]), *scale = OPT(b[3]);
-    int64_t *tmp = I64(b[6]);
+/* the rows of norm_quant (below); tmp is a scratch of C int64 */
+CLONES static void norm_rows(const int64_t *xs, const int64_t *w, const int64_t *shift,
+                             const int64_t *scale, double eps2, int layer, float *x8,
+                             int64_t *amax, int64_t *tmp, Py_ssize_t R, Py_ssize_t C) {
     for (Py_ssize_t r = 0; r < R; r++) {
-        const int64_t *x = I64(b[0]) + r * C;
+        const int64_t *x = xs + r * C;
         int64_t mean = 0;
         if (layer) {
             int64_t total = 0;
@@ -286,8 +269,30 @@ CLONES static PyObject *py_norm_quant(PyObject *self, PyObject *args) {
                 tmp[c] = rshift(tmp[c] * ((((int64_t)1) << ACT) + scale[c]), ACT);
         if (layer && shift)
             for (Py_ssize_t c = 0; c < C; c++) tmp[c] += shift[c];
-        quant_row(tmp, C, F32(b[4]) + r * C, I64(b[5]) + r);
+        quant_row(tmp, C, x8 + r * C, amax + r);
     }
+}
+
+static PyObject *py_norm_quant(PyObject *self, PyObject *args) {
+    PyObject *ox, *ow, *osh, *osc, *o8, *oa, *ot;
+    double eps2;
+    int layer;
+    Py_ssize_t p_R, p_C;
+    if (!PyArg_ParseTuple(args, "OOOOdiOOOnn", &ox, &ow, &osh, &osc, &eps2, &layer, &o8, &oa, &ot,
+                          &p_R, &p_C))
+        return NULL;
+    const Py_ssize_t R = p_R, C = p_C;
+    Buf b[7];
+    memset(b, 0, sizeof b);
+    if (!get(ox, &b[0], 8, R * C, 0, 0, "x") || !get(ow, &b[1], 8, C, 0, 1, "w") ||
+        !get(osh, &b[2], 8, C, 0, 1, "shift") || !get(osc, &b[3], 8, C, 0, 1, "scale") ||
+        !get(o8, &b[4], 4, R * C, 1, 0, "x8") || !get(oa, &b[5], 8, R, 1, 0, "amax") ||
+        !get(ot, &b[6], 8, C, 1, 0, "tmp")) {
+        release(b, 7);
+        return NULL;
+    }
+    norm_rows(I64(b[0]), OPT(b[1]), OPT(b[2]), OPT(b[3]), eps2, layer, F32(b[4]), I64(b[5]),
+              I64(b[6]), R, C);
     release(b, 7);
     Py_RETURN_NONE;
 }
@@ -413,6 +418,26 @@ static void *mixer_job(void *arg) {
 
 #define MAX_THREADS 16
 
+/* rows [0, R) of mixer_core over T threads (fewer when there are few rows), each with its
+ * slice of scratch (O + ch + 3 E + H int64 a thread); runs without the GIL. Rows are
+ * independent (each stream's state is its own), so the result cannot depend on T. */
+static void mixer_run(const MixCtx *cx, Py_ssize_t R, Py_ssize_t T, int64_t *scratch) {
+    if (R < 16 * T) T = R / 16 > 1 ? R / 16 : 1;
+    const Py_ssize_t per = cx->O + cx->ch + 3 * cx->E + cx->H;
+    pthread_t tid[MAX_THREADS];
+    MixJob jobs[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    for (Py_ssize_t t = 0; t < T; t++) {
+        jobs[t] = (MixJob){cx, R * t / T, R * (t + 1) / T, scratch + t * per};
+        if (t > 0) started[t] = pthread_create(&tid[t], NULL, mixer_job, &jobs[t]) == 0;
+    }
+    mixer_job(&jobs[0]);
+    for (Py_ssize_t t = 1; t < T; t++) {
+        if (started[t]) pthread_join(tid[t], NULL);
+        else mixer_job(&jobs[t]);        /* no thread could be made: do it here */
+    }
+}
+
 static PyObject *py_mixer_core(PyObject *self, PyObject *args) {
     PyObject *o[19];
     Py_ssize_t p_R, p_Bt, p_E, p_N, p_H, p_P, p_K, p_T;
@@ -466,24 +491,8 @@ static PyObject *py_mixer_core(PyObject *self, PyObject *args) {
                 I64(b[10]), I64(b[12]), I64(b[13]), I64(b[14]), I64(b[15]), I64(b[16]),
                 F64(b[2]), F64(b[6]), (int32_t *)b[4].b.buf, (int32_t *)b[11].b.buf, I64(b[17]),
                 E, N, H, P, K, ch, O};
-    /* rows are independent (each stream's state is its own): threads split them in slices and
-     * the result cannot depend on how many there are */
-    if (R < 16 * T) T = R / 16 > 1 ? R / 16 : 1;
-    const Py_ssize_t per = O + ch + 3 * E + H;
-    int64_t *scratch = I64(b[18]);
     Py_BEGIN_ALLOW_THREADS
-    pthread_t tid[MAX_THREADS];
-    MixJob jobs[MAX_THREADS];
-    int started[MAX_THREADS] = {0};
-    for (Py_ssize_t t = 0; t < T; t++) {
-        jobs[t] = (MixJob){&cx, R * t / T, R * (t + 1) / T, scratch + t * per};
-        if (t > 0) started[t] = pthread_create(&tid[t], NULL, mixer_job, &jobs[t]) == 0;
-    }
-    mixer_job(&jobs[0]);
-    for (Py_ssize_t t = 1; t < T; t++) {
-        if (started[t]) pthread_join(tid[t], NULL);
-        else mixer_job(&jobs[t]);        /* no thread could be made: do it here */
-    }
+    mixer_run(&cx, R, T, I64(b[18]));
     Py_END_ALLOW_THREADS
     release(b, 19);
     Py_RETURN_NONE;
@@ -1016,7 +1025,30 @@ CLONES static PyObject *py_adapt_learn(PyObject *self, PyObject *args) {
  * HeadAdapter.extra: out = rshift(x A, shift). Every product and partial sum is an integer
  * below 2**53 (|x| <= 127, |A| < 2**32, F <= 2**12), so any summation order gives the BLAS's
  * exact result; a loop here keeps the step free of the BLAS's thread pool. */
-CLONES static PyObject *py_adapt_extra(PyObject *self, PyObject *args) {
+/* Rows in fours, columns in 32s: a block's 4 x 32 sums stay in registers while the features go
+ * by, so A (F x 256 doubles, ~200 KB: not in L1) is read once per four rows, not once a row.
+ * xt holds the block's features transposed (F, 4), zero rows past the batch's end. The sums are
+ * exact integers (|x| <= 127, |A| < 2**32, F <= 4096: below 2**53), so their order is free. */
+#define XR 4
+#define XV 32
+CLONES static void extra_block(const double *restrict xt, const double *restrict A, Py_ssize_t F,
+                               int v0, double out[XR][XV]) {
+    double s[XR][XV];
+    for (int i = 0; i < XR; i++)
+        for (int j = 0; j < XV; j++) s[i][j] = 0.0;
+    for (Py_ssize_t c = 0; c < F; c++) {
+        const double *restrict a = A + c * 256 + v0;
+        const double *restrict xc = xt + c * XR;
+        for (int i = 0; i < XR; i++) {
+            const double xv = xc[i];
+            for (int j = 0; j < XV; j++) s[i][j] += xv * a[j];
+        }
+    }
+    for (int i = 0; i < XR; i++)
+        for (int j = 0; j < XV; j++) out[i][j] = s[i][j];
+}
+
+static PyObject *py_adapt_extra(PyObject *self, PyObject *args) {
     PyObject *o[3];
     Py_ssize_t B, F;
     int shift;
@@ -1034,17 +1066,24 @@ CLONES static PyObject *py_adapt_extra(PyObject *self, PyObject *args) {
     }
     const double *x = F64(b[0]), *A = F64(b[1]);
     int64_t *out = I64(b[2]);
-    double acc[256];
-    for (Py_ssize_t r = 0; r < B; r++) {
-        for (int v = 0; v < 256; v++) acc[v] = 0.0;
-        for (Py_ssize_t c = 0; c < F; c++) {
-            const double xv = x[r * F + c];
-            if (xv == 0.0) continue;
-            const double *a = A + c * 256;
-            for (int v = 0; v < 256; v++) acc[v] += xv * a[v];
-        }
-        for (int v = 0; v < 256; v++) out[r * 256 + v] = rshift((int64_t)acc[v], shift);
+    double *xt = (double *)malloc((size_t)F * XR * sizeof(double));
+    if (xt == NULL) {
+        release(b, 3);
+        return PyErr_NoMemory();
     }
+    double sums[XR][XV];
+    for (Py_ssize_t r0 = 0; r0 < B; r0 += XR) {
+        const Py_ssize_t nr = B - r0 < XR ? B - r0 : XR;
+        for (Py_ssize_t c = 0; c < F; c++)
+            for (Py_ssize_t i = 0; i < XR; i++) xt[c * XR + i] = i < nr ? x[(r0 + i) * F + c] : 0.0;
+        for (int v0 = 0; v0 < 256; v0 += XV) {
+            extra_block(xt, A, F, v0, sums);
+            for (Py_ssize_t i = 0; i < nr; i++)
+                for (int j = 0; j < XV; j++)
+                    out[(r0 + i) * 256 + v0 + j] = rshift((int64_t)sums[i][j], shift);
+        }
+    }
+    free(xt);
     release(b, 3);
     Py_RETURN_NONE;
 }

@@ -238,6 +238,25 @@ def test_adaptation_steps(numpy_only, rate):
     assert np.abs(got.A).max() > 0
 
 
+@pytest.mark.parametrize("B", [1, 6, 8])
+def test_adaptation_extra(numpy_only, B):
+    """HeadAdapter.extra (rows in blocks of four, the last one partial) equals x A >> shift,
+    with A at both ends of its clamp and rows of +-127: the largest sums it can meet."""
+    from umoec.engine.adapt import A_BITS, HeadAdapter
+    rng = np.random.default_rng(B)
+    a = HeadAdapter(96, 32)
+    top = (1 << A_BITS) - 1
+    a.A[:] = rng.integers(-top, top + 1, a.A.shape)
+    a.A[:, :40] = top
+    a.A[:, 40:80] = -top
+    x = a.features(rng.integers(-127, 128, (B, 96)).astype(np.float32))
+    x[0, :96] = 127
+    x[-1, :48] = -127
+    got = a.extra(x)
+    np.testing.assert_array_equal(got, numpy_only(a.extra, x))
+    assert got[0, 0] == (int(x[0].sum()) * top + (1 << 11)) >> 12 and got.dtype == np.int64
+
+
 def test_adaptation_refuses_a_byte_outside_the_alphabet():
     from umoec.engine.adapt import HeadAdapter
     a = HeadAdapter(4, 32)
