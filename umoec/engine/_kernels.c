@@ -1177,6 +1177,347 @@ CLONES static PyObject *py_cascade_stats(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* -- a whole block step in one call (model.Block.step) ---------------------------------------- */
+/* A step of the fast profiles runs ~35 kernels and numpy operations a block, each paying Python's
+ * call and allocation costs (~80 us a block at one stream, more than its arithmetic). block_plan
+ * holds a block's weights once (buffers kept for the plan's life); block_step then runs the
+ * block for R rows calling the very loops those kernels call, in the same order: the same
+ * integers. Only blocks whose products all go through mm8 and that have no cross-attention
+ * get a plan; the others stay on the Python path. */
+enum {
+    BP_NORM1, BP_NORM2, BP_IN_WP, BP_IN_M, BP_TAPS, BP_CONV_S, BP_CONV_B, BP_DT_BIAS, BP_A, BP_D,
+    BP_NORM, BP_OUT_WP, BP_OUT_M, BP_OUT_B,
+    BP_W1_WP, BP_W1_M, BP_W1_B, BP_W2_WP, BP_W2_M, BP_W2_B,                     /* dense FFN */
+    BP_R_WP, BP_R_M, BP_R_B, BP_MOE_BIAS, BP_E1_WP, BP_E1_M, BP_E2_WP, BP_E2_M,   /* experts */
+    BP_S1_WP, BP_S1_M, BP_S1_B, BP_S2_WP, BP_S2_M, BP_S2_B,                     /* shared */
+    BP_SIG, BP_SOFTPLUS, BP_T1, BP_T2, BP_T3,
+    BP_COUNT
+};
+enum { BD_C, BD_E, BD_N, BD_H, BD_P, BD_K, BD_MOE, BD_FD, BD_X, BD_TOPK, BD_F, BD_FS, BD_COUNT };
+
+typedef struct { const int16_t *wp; const double *m; const int64_t *b; Py_ssize_t K, N; } Lin;
+
+typedef struct {
+    Buf buf[BP_COUNT];
+    Py_ssize_t d[BD_COUNT];
+    Lin in_proj, out_proj, w1, w2, router, s1, s2;
+} BlockPlan;
+
+static void plan_free(PyObject *capsule) {
+    BlockPlan *p = (BlockPlan *)PyCapsule_GetPointer(capsule, "umoec.block_plan");
+    if (p == NULL) return;
+    release(p->buf, BP_COUNT);
+    PyMem_Free(p);
+}
+
+static Py_ssize_t packed(Py_ssize_t K, Py_ssize_t N) { return ((N + 15) / 16) * ((K + 1) / 2) * 32; }
+
+static Lin lin_of(BlockPlan *p, int wp, int m, int bias, Py_ssize_t K, Py_ssize_t N) {
+    return (Lin){(const int16_t *)p->buf[wp].b.buf, F64(p->buf[m]),
+                 bias >= 0 ? OPT(p->buf[bias]) : NULL, K, N};
+}
+
+/* block_plan(arrays (BP_COUNT,) tuple, dims (BD_COUNT,) tuple) -> capsule; every array's size
+ * is checked here against the dims, None only where a block of that kind has none */
+static PyObject *py_block_plan(PyObject *self, PyObject *args) {
+    PyObject *arrays, *dims;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyTuple_Type, &arrays, &PyTuple_Type, &dims)) return NULL;
+    if (PyTuple_GET_SIZE(arrays) != BP_COUNT || PyTuple_GET_SIZE(dims) != BD_COUNT) {
+        PyErr_SetString(PyExc_ValueError, "block_plan: wrong number of arrays or dims");
+        return NULL;
+    }
+    BlockPlan *p = PyMem_Calloc(1, sizeof(BlockPlan));
+    if (p == NULL) return PyErr_NoMemory();
+    for (int i = 0; i < BD_COUNT; i++) {
+        p->d[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(dims, i));
+        if (p->d[i] < 0 || p->d[i] > 65536) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "block_plan: bad dims");
+            PyMem_Free(p);
+            return NULL;
+        }
+    }
+    const Py_ssize_t C = p->d[BD_C], E = p->d[BD_E], N = p->d[BD_N], H = p->d[BD_H],
+                     P = p->d[BD_P], K = p->d[BD_K], moe = p->d[BD_MOE], Fd = p->d[BD_FD],
+                     X = p->d[BD_X], k = p->d[BD_TOPK], F = p->d[BD_F], Fs = p->d[BD_FS];
+    const Py_ssize_t ch = E + 2 * N, O = 2 * E + 2 * N + H;
+    if (C < 1 || E != H * P || H < 1 || H > 64 || K < 1 || C > 1024 || E > 1024 || Fd > 1024 ||
+        F > 1024 || Fs > 1024 || (moe && (k < 1 || k > X || X > 4096))) {
+        PyErr_SetString(PyExc_ValueError, "block_plan: unsupported dims");
+        PyMem_Free(p);
+        return NULL;
+    }
+    /* item size, count, whether it may be None (the other kind's FFN, absent biases) */
+    struct { Py_ssize_t size, count; int optional; } want[BP_COUNT] = {
+        {8, C, 1}, {8, C, 1}, {2, packed(C, O), 0}, {8, O, 0}, {8, K * ch, 0}, {8, ch, 0},
+        {8, ch, 0}, {8, H, 0}, {8, H, 0}, {8, H, 0}, {8, E, 0}, {2, packed(E, C), 0}, {8, C, 0},
+        {8, C, 1},
+        {2, packed(C, Fd), moe}, {8, Fd, moe}, {8, Fd, 1}, {2, packed(Fd, C), moe},
+        {8, C, moe}, {8, C, 1},
+        {2, packed(C, X), !moe}, {8, X, !moe}, {8, X, 1}, {8, X, !moe}, {2, X * packed(C, F), !moe},
+        {8, X * F, !moe}, {2, X * packed(F, C), !moe}, {8, X * C, !moe},
+        {2, packed(C, Fs), 1}, {8, Fs, 1}, {8, Fs, 1}, {2, packed(Fs, C), 1}, {8, C, 1}, {8, C, 1},
+        {8, TABLE_N, 0}, {8, TABLE_N, 0}, {8, EXP_T1, 0}, {8, 1024, 0}, {8, 1024, 0},
+    };
+    static const char *names[BP_COUNT] = {
+        "norm1", "norm2", "in_proj", "in_proj.m", "taps", "conv_s", "conv_b", "dt_bias", "A", "D",
+        "norm", "out_proj", "out_proj.m", "out_proj.b", "w1", "w1.m", "w1.b", "w2", "w2.m", "w2.b",
+        "router", "router.m", "router.b", "moe_bias", "experts.w1", "experts.m1", "experts.w2",
+        "experts.m2", "shared.w1", "shared.w1.m", "shared.w1.b", "shared.w2", "shared.w2.m",
+        "shared.w2.b", "sig", "softplus", "t1", "t2", "t3"};
+    for (int i = 0; i < BP_COUNT; i++) {
+        if (!get(PyTuple_GET_ITEM(arrays, i), &p->buf[i], want[i].size, want[i].count, 0,
+                 want[i].optional, names[i])) {
+            release(p->buf, BP_COUNT);
+            PyMem_Free(p);
+            return NULL;
+        }
+    }
+    if ((p->buf[BP_NORM1].held != p->buf[BP_NORM2].held) ||
+        (moe && Fs > 0 && !(p->buf[BP_S1_WP].held && p->buf[BP_S2_WP].held && p->buf[BP_S1_M].held &&
+                            p->buf[BP_S2_M].held))) {
+        release(p->buf, BP_COUNT);
+        PyMem_Free(p);
+        PyErr_SetString(PyExc_ValueError, "block_plan: norms or shared experts incomplete");
+        return NULL;
+    }
+    p->in_proj = lin_of(p, BP_IN_WP, BP_IN_M, -1, C, O);
+    p->out_proj = lin_of(p, BP_OUT_WP, BP_OUT_M, BP_OUT_B, E, C);
+    p->w1 = lin_of(p, BP_W1_WP, BP_W1_M, BP_W1_B, C, Fd);
+    p->w2 = lin_of(p, BP_W2_WP, BP_W2_M, BP_W2_B, Fd, C);
+    p->router = lin_of(p, BP_R_WP, BP_R_M, BP_R_B, C, X);
+    p->s1 = lin_of(p, BP_S1_WP, BP_S1_M, BP_S1_B, C, Fs);
+    p->s2 = lin_of(p, BP_S2_WP, BP_S2_M, BP_S2_B, Fs, C);
+    PyObject *cap = PyCapsule_New(p, "umoec.block_plan", plan_free);
+    if (cap == NULL) {
+        release(p->buf, BP_COUNT);
+        PyMem_Free(p);
+    }
+    return cap;
+}
+
+/* QLinear.apply (linear8's loops): out (R, N) = requant(mm8(x8, L)) (+ SiLU); 0 when x8 holds a
+ * value outside int8 (it cannot: every x8 here comes from quant_row) */
+static int lin_rows(const Lin *L, MMKernel kernel, const float *x8, const int64_t *amax,
+                    Py_ssize_t R, int act, const int64_t *sig, int64_t *out, int32_t *xi,
+                    float *acc) {
+    if (R == 0) return 1;
+    if (!mm8_groups(kernel, x8, xi, L->wp, acc, 1, R, L->K, L->N)) return 0;
+    requant_rows(acc, amax, L->m, L->b, sig, act, out, R, L->N, R);
+    return 1;
+}
+
+/* the AdaLN gate: y = round(clamp(y) * g / 2**ACT) per column (Block._gate) */
+static void gate_rows(int64_t *y, const int64_t *g, Py_ssize_t R, Py_ssize_t C) {
+    for (Py_ssize_t r = 0; r < R; r++)
+        for (Py_ssize_t c = 0; c < C; c++) y[r * C + c] = rshift(clampb(y[r * C + c], RESID_BITS) * g[c], ACT);
+}
+
+static Py_ssize_t max6(Py_ssize_t a, Py_ssize_t b, Py_ssize_t c, Py_ssize_t d, Py_ssize_t e,
+                       Py_ssize_t f) {
+    Py_ssize_t m = a > b ? a : b;
+    m = m > c ? m : c;
+    m = m > d ? m : d;
+    m = m > e ? m : e;
+    return m > f ? m : f;
+}
+
+/* The FFN of a mixture-of-experts block (Block._moe) for rows x8 (R, C): y (R, C). Returns 0 on
+ * a memory or int8 failure (*nomem says which). */
+static int moe_rows(const BlockPlan *p, MMKernel kernel, const float *x8, const int64_t *amax,
+                    Py_ssize_t R, int64_t *y, int32_t *xi, float *acc, int64_t *hbuf, float *h8,
+                    int64_t *hamax, int *nomem) {
+    const Py_ssize_t C = p->d[BD_C], X = p->d[BD_X], k = p->d[BD_TOPK], F = p->d[BD_F],
+                     Fs = p->d[BD_FS];
+    const int64_t *sig = I64(p->buf[BP_SIG]), *bias = I64(p->buf[BP_MOE_BIAS]);
+    int64_t *s = PyMem_RawMalloc(sizeof(int64_t) * (size_t)(R * X + 3 * R * k + X) + 8);
+    if (s == NULL) { *nomem = 1; return 0; }
+    int64_t *chosen = s + R * X, *gate = chosen + R * k, *rank = gate + R * k, *counts = rank + R * k;
+    if (!lin_rows(&p->router, kernel, x8, amax, R, 0, NULL, s, xi, acc)) { PyMem_RawFree(s); return 0; }
+    for (Py_ssize_t i = 0; i < R * X; i++) s[i] = interp(sig, s[i]);          /* sigmoid */
+    /* routing: py_moe_route's loop */
+    unsigned char taken[4096];
+    for (Py_ssize_t e = 0; e < X; e++) counts[e] = 0;
+    for (Py_ssize_t r = 0; r < R; r++) {
+        const int64_t *sr = s + r * X;
+        memset(taken, 0, (size_t)X);
+        int64_t total = 0;
+        for (Py_ssize_t j = 0; j < k; j++) {
+            Py_ssize_t best = -1;
+            int64_t bk = 0;
+            for (Py_ssize_t e = 0; e < X; e++) {
+                int64_t key = sr[e] + bias[e];
+                if (!taken[e] && (best < 0 || key > bk)) { best = e; bk = key; }
+            }
+            taken[best] = 1;
+            chosen[r * k + j] = best;
+            total += sr[best];
+        }
+        if (total < 1) total = 1;
+        for (Py_ssize_t j = 0; j < k; j++) {
+            int64_t e = chosen[r * k + j];
+            gate[r * k + j] = (sr[e] << 15) / total;
+            rank[r * k + j] = counts[e]++;
+        }
+    }
+    Py_ssize_t cap = 1;
+    for (Py_ssize_t e = 0; e < X; e++) cap = counts[e] > cap ? counts[e] : cap;
+    const Py_ssize_t M = X * cap, W = F > C ? F : C;
+    /* the experts' padded batches: py_moe_pack's layout, padding rows 0 with amax 1 */
+    float *xin = PyMem_RawCalloc((size_t)(2 * M * W), sizeof(float));
+    int64_t *ain = PyMem_RawMalloc(sizeof(int64_t) * (size_t)(M + M * W + M * C) + 8);
+    if (xin == NULL || ain == NULL) {
+        PyMem_RawFree(xin); PyMem_RawFree(ain); PyMem_RawFree(s);
+        *nomem = 1;
+        return 0;
+    }
+    float *eacc = xin + M * W;              /* xin: M rows of C, later of F (h8) */
+    int64_t *hh = ain + M, *ye = hh + M * W;
+    for (Py_ssize_t i = 0; i < M; i++) ain[i] = 1;
+    for (Py_ssize_t i = 0; i < R * k; i++) {
+        const int64_t e = chosen[i], q = rank[i];
+        memcpy(xin + (e * cap + q) * C, x8 + (i / k) * C, (size_t)C * sizeof(float));
+        ain[e * cap + q] = amax[i / k];
+    }
+    int ok = mm8_groups(kernel, xin, xi, (const int16_t *)p->buf[BP_E1_WP].b.buf, eacc, X, cap, C, F);
+    if (ok) {
+        requant_rows(eacc, ain, F64(p->buf[BP_E1_M]), NULL, sig, 1, hh, M, F, cap);
+        for (Py_ssize_t r = 0; r < M; r++) quant_row(hh + r * F, F, (float *)xin + r * F, ain + r);
+        ok = mm8_groups(kernel, xin, xi, (const int16_t *)p->buf[BP_E2_WP].b.buf, eacc, X, cap, F, C);
+    }
+    if (ok) {
+        requant_rows(eacc, ain, F64(p->buf[BP_E2_M]), NULL, NULL, 0, ye, M, C, cap);
+        for (Py_ssize_t r = 0; r < R; r++) {                /* py_moe_combine's loop */
+            int64_t *yr = y + r * C;
+            for (Py_ssize_t c = 0; c < C; c++) yr[c] = 0;
+            for (Py_ssize_t j = 0; j < k; j++) {
+                const int64_t *src = ye + (chosen[r * k + j] * cap + rank[r * k + j]) * C;
+                const int64_t g = gate[r * k + j];
+                for (Py_ssize_t c = 0; c < C; c++) yr[c] += rshift(src[c] * g, 15);
+            }
+        }
+    }
+    PyMem_RawFree(xin);
+    PyMem_RawFree(ain);
+    PyMem_RawFree(s);
+    if (!ok) return 0;
+    if (Fs > 0 && p->buf[BP_S1_WP].held) {                    /* the shared experts */
+        if (!lin_rows(&p->s1, kernel, x8, amax, R, 1, sig, hbuf, xi, acc)) return 0;
+        for (Py_ssize_t r = 0; r < R; r++) quant_row(hbuf + r * Fs, Fs, h8 + r * Fs, hamax + r);
+        int64_t *ys = hbuf;                                   /* hbuf is free again: R * C fits */
+        if (!lin_rows(&p->s2, kernel, h8, hamax, R, 0, NULL, ys, xi, acc)) return 0;
+        for (Py_ssize_t i = 0; i < R * C; i++) y[i] += ys[i];
+    }
+    return 1;
+}
+
+/* block_step(plan, x (R, C) int64, conv (Bt, K-1, ch) int32, ssm (Bt, N, H, P) int32, rows (R,)
+ *            int64, mod (6, C) int64 or None, out (R, C) int64, R, Bt, threads)
+ * Block.step for a block without cross-attention: out = the block's delta; conv and ssm are
+ * updated in place at rows. */
+static PyObject *py_block_step(PyObject *self, PyObject *args) {
+    PyObject *cap, *ox, *oconv, *ossm, *orows, *omod, *oout;
+    Py_ssize_t R, Bt, T;
+    if (!PyArg_ParseTuple(args, "OOOOOOOnnn", &cap, &ox, &oconv, &ossm, &orows, &omod, &oout, &R,
+                          &Bt, &T))
+        return NULL;
+    const BlockPlan *p = (const BlockPlan *)PyCapsule_GetPointer(cap, "umoec.block_plan");
+    if (p == NULL) return NULL;
+    const Py_ssize_t C = p->d[BD_C], E = p->d[BD_E], N = p->d[BD_N], H = p->d[BD_H],
+                     P = p->d[BD_P], K = p->d[BD_K], moe = p->d[BD_MOE], Fd = p->d[BD_FD],
+                     X = p->d[BD_X], F = p->d[BD_F], Fs = p->d[BD_FS];
+    const Py_ssize_t ch = E + 2 * N, O = 2 * E + 2 * N + H;
+    T = T < 1 ? 1 : (T > MAX_THREADS ? MAX_THREADS : T);
+    if (R < 0 || Bt < 1 || R > Bt) {
+        PyErr_SetString(PyExc_ValueError, "block_step: bad sizes");
+        return NULL;
+    }
+    Buf b[6];
+    memset(b, 0, sizeof b);
+    if (!get(ox, &b[0], 8, R * C, 0, 0, "x") || !get(oconv, &b[1], 4, Bt * (K - 1) * ch, 1, 0, "conv") ||
+        !get(ossm, &b[2], 4, Bt * N * E, 1, 0, "ssm") || !get(orows, &b[3], 8, R, 0, 0, "rows") ||
+        !get(omod, &b[4], 8, 6 * C, 0, 1, "mod") || !get(oout, &b[5], 8, R * C, 1, 0, "out")) {
+        release(b, 6);
+        return NULL;
+    }
+    const int64_t *rows = I64(b[3]);
+    for (Py_ssize_t r = 0; r < R; r++) {
+        if (rows[r] < 0 || rows[r] >= Bt || (r > 0 && rows[r] <= rows[r - 1])) {
+            release(b, 6);
+            PyErr_SetString(PyExc_IndexError, "block_step: rows must be increasing and in range");
+            return NULL;
+        }
+    }
+    const int64_t *mod = OPT(b[4]);
+    if ((mod == NULL) == (p->buf[BP_NORM1].held == 0)) {
+        release(b, 6);
+        PyErr_SetString(PyExc_ValueError, "block_step: an AdaLN block needs mod, a plain one none");
+        return NULL;
+    }
+    const Py_ssize_t Wx = max6(C, E, Fd, Fs, F, 1), Wa = max6(O, C, Fd, Fs, X, E);
+    const Py_ssize_t per = O + ch + 3 * E + H;
+    /* scratch: x8 (R Wx) f32, acc (R Wa) f32, xi (R Wx / 2 + 1) i32, amax R, tmp Wx, g (R E),
+     * y (R C), x2 (R C), h (R Wx) i64, mixer T per */
+    const size_t f32n = (size_t)(2 * R * Wx + R * Wa + R * Wx + 2);
+    const size_t i64n = (size_t)(2 * R + Wx + R * E + 2 * R * C + R * Wx + T * per + 2);
+    float *fbuf = PyMem_RawMalloc(sizeof(float) * f32n);
+    int64_t *ibuf = PyMem_RawMalloc(sizeof(int64_t) * i64n);
+    if (fbuf == NULL || ibuf == NULL) {
+        PyMem_RawFree(fbuf); PyMem_RawFree(ibuf); release(b, 6);
+        return PyErr_NoMemory();
+    }
+    float *x8 = fbuf, *h8 = x8 + R * Wx, *acc = h8 + R * Wx;
+    int32_t *xi = (int32_t *)(acc + R * Wa);                 /* R * Wx floats: pairs of int16 */
+    int64_t *amax = ibuf, *hamax = amax + R, *tmp = hamax + R, *g = tmp + Wx, *y = g + R * E,
+            *x2 = y + R * C, *h = x2 + R * C, *mscr = h + R * Wx;
+    const int64_t *x = I64(b[0]), *sig = I64(p->buf[BP_SIG]);
+    int64_t *out = I64(b[5]);
+    const double eps_rms = 1e-5 * 16777216.0, eps_ln = 1e-6 * 16777216.0;   /* eps * 2**(2 ACT) */
+    const MMKernel kernel = mm8_chosen().kernel;
+    int ok = 1, nomem = 0;
+    Py_BEGIN_ALLOW_THREADS
+    /* the mixer: norm, in_proj, mixer_core, gated norm, out_proj, AdaLN gate */
+    if (mod) norm_rows(x, NULL, mod, mod + C, eps_ln, 1, x8, amax, tmp, R, C);
+    else norm_rows(x, I64(p->buf[BP_NORM1]), NULL, NULL, eps_rms, 0, x8, amax, tmp, R, C);
+    ok = R == 0 || mm8_groups(kernel, x8, xi, p->in_proj.wp, acc, 1, R, C, O);
+    if (ok && R > 0) {
+        MixCtx cx = {acc, amax, rows, I64(p->buf[BP_TAPS]), I64(p->buf[BP_CONV_B]),
+                     I64(p->buf[BP_DT_BIAS]), I64(p->buf[BP_A]), I64(p->buf[BP_D]), sig,
+                     I64(p->buf[BP_SOFTPLUS]), I64(p->buf[BP_T1]), I64(p->buf[BP_T2]),
+                     I64(p->buf[BP_T3]), p->in_proj.m, F64(p->buf[BP_CONV_S]),
+                     (int32_t *)b[1].b.buf, (int32_t *)b[2].b.buf, g, E, N, H, P, K, ch, O};
+        mixer_run(&cx, R, T, mscr);
+        norm_rows(g, I64(p->buf[BP_NORM]), NULL, NULL, eps_rms, 0, x8, amax, tmp, R, E);
+        ok = lin_rows(&p->out_proj, kernel, x8, amax, R, 0, NULL, out, xi, acc);
+    }
+    if (ok && R > 0) {
+        if (mod) gate_rows(out, mod + 2 * C, R, C);
+        for (Py_ssize_t i = 0; i < R * C; i++) x2[i] = clampb(x[i] + out[i], RESID_BITS);
+        if (mod) norm_rows(x2, NULL, mod + 3 * C, mod + 4 * C, eps_ln, 1, x8, amax, tmp, R, C);
+        else norm_rows(x2, I64(p->buf[BP_NORM2]), NULL, NULL, eps_rms, 0, x8, amax, tmp, R, C);
+        if (moe) {
+            ok = moe_rows(p, kernel, x8, amax, R, y, xi, acc, h, h8, hamax, &nomem);
+        } else {
+            ok = lin_rows(&p->w1, kernel, x8, amax, R, 1, sig, h, xi, acc);
+            for (Py_ssize_t r = 0; ok && r < R; r++) quant_row(h + r * Fd, Fd, h8 + r * Fd, hamax + r);
+            ok = ok && lin_rows(&p->w2, kernel, h8, hamax, R, 0, NULL, y, xi, acc);
+        }
+    }
+    if (ok && R > 0) {
+        if (mod) gate_rows(y, mod + 5 * C, R, C);
+        for (Py_ssize_t i = 0; i < R * C; i++) out[i] = clampb(out[i] + y[i], RESID_BITS);
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(fbuf);
+    PyMem_RawFree(ibuf);
+    release(b, 6);
+    if (nomem) return PyErr_NoMemory();
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "block_step: a product's rows were not int8");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"unary", py_unary, METH_VARARGS, "silu / sigmoid / softplus of int64 values"},
     {"exp_neg", py_exp_neg, METH_VARARGS, "exp(-x) of Q20 values in Q24"},
@@ -1194,6 +1535,8 @@ static PyMethodDef methods[] = {
     {"adapt_learn", py_adapt_learn, METH_VARARGS, "the online adaptation's gradient step"},
     {"adapt_extra", py_adapt_extra, METH_VARARGS, "the online adaptation's logit corrections"},
     {"cascade_stats", py_cascade_stats, METH_VARARGS, "the cascade's context tables, one step"},
+    {"block_plan", py_block_plan, METH_VARARGS, "a block's weights held for block_step"},
+    {"block_step", py_block_step, METH_VARARGS, "a whole block step (Block.step) in one call"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -311,6 +311,51 @@ def moe_combine(ye, chosen, rank, gate) -> np.ndarray:
     return y
 
 
+# -- a whole block step ----------------------------------------------------------------------------------
+def block_plan(blk):
+    """A block's weights held by the compiled block step (_kernels.c block_plan), or None where
+    the block stays on the Python path: no compiled kernels, cross-attention, or a product not
+    made by mm8 (the BLAS path, experts too long for one batch)."""
+    if _c is None or blk.xattn is not None:
+        return None
+    d, moe = blk.d, blk.kind != "D"
+    lins = [blk.in_proj, blk.out_proj]
+    if moe:
+        if blk.experts is not None or blk.w1p is None or blk.w2p is None:
+            return None
+        lins += [blk.router, *(blk.shared or ())]
+    else:
+        lins += [blk.w1, blk.w2]
+    if any(lin.wp is None for lin in lins):
+        return None
+    none3 = (None, None, None)
+    lin = lambda q: (q.wp, q.m, q.b)  # noqa: E731
+    dense = none3 + none3 if moe else (*lin(blk.w1), *lin(blk.w2))
+    experts = ((*lin(blk.router), blk.moe_bias, blk.w1p, blk.m1, blk.w2p, blk.m2) if moe
+               else none3 + (None,) * 5)
+    shared = (*lin(blk.shared[0]), *lin(blk.shared[1])) if moe and blk.shared else none3 + none3
+    arrays = (blk.norm1, blk.norm2, blk.in_proj.wp, blk.in_proj.m, blk.conv_taps, blk.conv_s,
+              blk.conv_b, blk.dt_bias, blk.A, blk.D, blk.norm, *lin(blk.out_proj), *dense,
+              *experts, *shared, fx.sigmoid_table(), fx.softplus_table(), *fx.exp_neg_tables())
+    dims = (d.d_model, d.d_inner, d.d_state, d.n_heads, d.head_dim, d.d_conv, int(moe),
+            0 if moe else blk.w1.n_out, d.n_routed if moe else 0, d.top_k if moe else 0,
+            blk.w1t.shape[2] if moe else 0,
+            blk.shared[0].n_out if moe and blk.shared else 0)
+    return _c.block_plan(tuple(arrays), tuple(int(v) for v in dims))
+
+
+def block_step(plan, x, conv, ssm, rows, mod, threads: int) -> np.ndarray | None:
+    """Block.step in one compiled call -> the block's delta (R, C); None where it cannot run
+    (no plan, the references forced, products on a device): then Block.step runs in Python."""
+    if plan is None or _c is None or device.products() is not None:
+        return None
+    x = np.ascontiguousarray(x, dtype=np.int64)
+    out = np.empty_like(x)
+    _c.block_step(plan, x, conv, ssm, np.ascontiguousarray(rows, dtype=np.int64), mod, out,
+                  len(x), ssm.shape[0], threads)
+    return out
+
+
 # -- softmax confidence -----------------------------------------------------------------------------------
 def top_margin(logits: np.ndarray, thr: int, second: bool) -> np.ndarray:
     """(R,) bool: p1 - p2 (second) or p1 of softmax(logits) >= thr / 2**16, from the codec's
@@ -329,6 +374,8 @@ def top_margin(logits: np.ndarray, thr: int, second: bool) -> np.ndarray:
 __all__ = [
     "RESID_BITS",
     "backend",
+    "block_plan",
+    "block_step",
     "mixer_core",
     "moe_combine",
     "moe_pack",

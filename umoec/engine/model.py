@@ -144,6 +144,7 @@ class Block:
             self.m1 = np.stack([w1.m for w1, _ in experts])                # (X, F)
             self.m2 = np.stack([w2.m for _, w2 in experts])                # (X, C)
         self.mod_router = QLinear(t, p + "router") if d.mod_blocks[i] else None
+        self.plan = kernels.block_plan(self)   # the whole step in one compiled call, when it can
 
     # -- pieces ------------------------------------------------------------------------------------
     def route_score(self, h: np.ndarray) -> np.ndarray:
@@ -206,6 +207,9 @@ class Block:
 
     def step(self, x, conv, ssm, rows, mod, kv):
         """x (R, C) -> delta (R, C) (see umoec/model/block.py for the data flow)."""
+        out = kernels.block_step(self.plan, x, conv, ssm, rows, mod, self.threads or kernels.threads())
+        if out is not None:                    # the same integers as the lines below
+            return out
         delta = self._gate(self.mixer_step(*self._norm_q(x, mod, 0), conv, ssm, rows), mod, 0)
         if self.xattn is not None:
             delta = delta + cross_attention(self.xattn, clamp(x + delta, RESID_BITS), kv)

@@ -257,6 +257,69 @@ def test_adaptation_extra(numpy_only, B):
     assert got[0, 0] == (int(x[0].sum()) * top + (1 << 11)) >> 12 and got.dtype == np.int64
 
 
+def _engine(model, profile: str):
+    from umoec.compress import profiles
+    from umoec.engine.predictor import ExactPredictor
+    prof = profiles.get(profile)
+    return ExactPredictor(model, None, exit_threshold=prof.exit_threshold,
+                          cascade_threshold=prof.cascade_threshold,
+                          adapt_rate=prof.adapt_rate).engine
+
+
+@pytest.mark.parametrize(("which", "profile", "B", "threads"),
+                         [("shipped", "fast", 9, 1), ("shipped", "balanced", 3, 2),
+                          ("shipped", "turbo", 40, 2), ("tiny", "balanced", 5, 1)])
+def test_block_step_equals_the_python_path(tiny_model, monkeypatch, which, profile, B, threads):
+    """The compiled block step (block_plan / block_step) against Block.step's Python lines,
+    step after step on real text: every block's delta, conv and SSM state, and the logits.
+    The shipped model has dense and MoE blocks, AdaLN and plain norms, and a MoD block (row
+    subsets); turbo's exits and cascade leave rows out too; two threads split the mixer."""
+    from umoec.compress import api
+    from umoec.engine import model as M
+    model = api.open_model(None) if which == "shipped" else tiny_model
+    fast, slow = _engine(model, profile), _engine(model, profile)
+    if not any(b.plan is not None for b in fast.blocks):
+        pytest.skip("no block of this model runs compiled here (products not made by mm8)")
+    for blk in slow.blocks:
+        blk.plan = None
+    fast.set_threads(threads)
+    slow.set_threads(threads)
+    text = np.frombuffer((b"Block.step, compiled: the same integers. " * 80)[:B * 60], np.uint8)
+    cols = text.reshape(B, 60).T.astype(np.int64)
+    sf, ss = fast.init_state(B), slow.init_state(B)
+    calls = []
+    real = M.Block.step
+
+    def counted(blk, *a):
+        calls.append(blk.plan is not None)
+        return real(blk, *a)
+    monkeypatch.setattr(M.Block, "step", counted)
+    for t, col in enumerate(cols):
+        a, _ = fast.step(col, sf)
+        b, _ = slow.step(col, ss)
+        np.testing.assert_array_equal(a, b, err_msg=f"logits at step {t}")
+        for i in range(len(fast.blocks)):
+            np.testing.assert_array_equal(sf.ssm[i], ss.ssm[i], err_msg=f"ssm {i} step {t}")
+            np.testing.assert_array_equal(sf.conv[i], ss.conv[i], err_msg=f"conv {i} step {t}")
+    assert any(calls) and not all(calls)             # both paths ran
+
+
+def test_block_step_refuses_bad_rows():
+    from umoec.compress import api
+    eng = _engine(api.open_model(None), "fast")
+    blk = next((b for b in eng.blocks if b.plan is not None), None)
+    if blk is None:
+        pytest.skip("no block runs compiled here")
+    st = eng.init_state(4)
+    x = np.zeros((2, eng.d.d_model), np.int64)
+    with pytest.raises(IndexError):
+        K.block_step(blk.plan, x, st.conv[0], st.ssm[0], np.array([2, 1]),
+                                 st.mods.get(blk.index), 1)
+    with pytest.raises(IndexError):
+        K.block_step(blk.plan, x, st.conv[0], st.ssm[0], np.array([0, 4]),
+                                 st.mods.get(blk.index), 1)
+
+
 def test_adaptation_refuses_a_byte_outside_the_alphabet():
     from umoec.engine.adapt import HeadAdapter
     a = HeadAdapter(4, 32)
