@@ -17,7 +17,9 @@
 #include <math.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
+#include <time.h>
 
 
 /* formats (fixed.py) */
@@ -88,10 +90,58 @@ static inline int64_t exp_neg1(const int64_t *t1, const int64_t *t2, const int64
     return rshift(e, 30 - DECAY);
 }
 
-/* silu of n values in place: a plain loop over an array, so compilers can vectorise the table
- * lookups (gathers on AVX2 / AVX-512) */
-CLONES static void silu_rows(const int64_t *restrict sig, int64_t *restrict x, Py_ssize_t n) {
+/* silu of n values in place: a plain loop over an array (GCC's tuning makes no gathers of it) */
+CLONES static void silu_plain(const int64_t *restrict sig, int64_t *restrict x, Py_ssize_t n) {
     for (Py_ssize_t i = 0; i < n; i++) x[i] = silu1(sig, x[i]);
+}
+
+/* AVX-512 twins of the two hottest loops (silu's table lookups as gathers, the state update's
+ * 32 x 32 -> 64 bit products as vpmuldq instead of full 64-bit multiplies, which compilers emit
+ * for the plain loops): the same operations on the same integers, 8 at a time. Taken when the
+ * CPU has AVX-512F, unless _kernels.simd(False) (the tests compare both). */
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define X86_SIMD 1
+static int use_avx512 = 0;
+
+__attribute__((target("avx512f"))) static void silu_avx512(const int64_t *restrict sig,
+                                                         int64_t *restrict x, Py_ssize_t n) {
+    const int sh = ACT - TABLE_STEP_BITS;
+    const __m512i lim = _mm512_set1_epi64((((int64_t)1) << RESID_BITS) - 1);
+    const __m512i nlim = _mm512_set1_epi64(-((((int64_t)1) << RESID_BITS) - 1));
+    const __m512i lo = _mm512_set1_epi64(((int64_t)TABLE_LO) << ACT);
+    const __m512i top = _mm512_set1_epi64((((int64_t)(TABLE_HI - TABLE_LO)) << ACT) - 1);
+    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi64(1);
+    const __m512i fmask = _mm512_set1_epi64((((int64_t)1) << sh) - 1);
+    const __m512i half_f = _mm512_set1_epi64(((int64_t)1) << (sh - 1));
+    const __m512i half_g = _mm512_set1_epi64(((int64_t)1) << (GATE - 1));
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512i v = _mm512_loadu_si512((const void *)(x + i));
+        v = _mm512_min_epi64(_mm512_max_epi64(v, nlim), lim);            /* clampb(x, RESID) */
+        __m512i u = _mm512_min_epi64(_mm512_max_epi64(_mm512_sub_epi64(v, lo), zero), top);
+        __m512i idx = _mm512_srai_epi64(u, sh), f = _mm512_and_si512(u, fmask);
+        __m512i a = _mm512_i64gather_epi64(idx, (const void *)sig, 8);
+        __m512i b = _mm512_i64gather_epi64(_mm512_add_epi64(idx, one), (const void *)sig, 8);
+        /* (b - a) f: |b - a| < 2**24, f < 64; x s: |x| < 2**24, 0 <= s <= 2**24 (int32 both) */
+        __m512i d = _mm512_mul_epi32(_mm512_sub_epi64(b, a), f);
+        __m512i sg = _mm512_add_epi64(a, _mm512_srai_epi64(_mm512_add_epi64(d, half_f), sh));
+        __m512i y = _mm512_srai_epi64(_mm512_add_epi64(_mm512_mul_epi32(v, sg), half_g), GATE);
+        _mm512_storeu_si512((void *)(x + i), y);
+    }
+    for (; i < n; i++) x[i] = silu1(sig, x[i]);
+}
+#endif
+
+/* silu of n values in place */
+static void silu_rows(const int64_t *restrict sig, int64_t *restrict x, Py_ssize_t n) {
+#ifdef X86_SIMD
+    if (use_avx512) {
+        silu_avx512(sig, x, n);
+        return;
+    }
+#endif
+    silu_plain(sig, x, n);
 }
 
 /* -- buffer plumbing (Buf, get, release: ../_native.h) ---------------------------------------- */
@@ -302,7 +352,7 @@ static PyObject *py_norm_quant(PyObject *self, PyObject *args) {
  *     h = clamp(round(decay_e h / 2**24) + round(u_e B_n / 2**8)),  yacc_e += C_n h
  * The hot loop of the engine, written so compilers vectorise it; on x86-64 Linux it is compiled
  * for AVX-512, AVX2 and the baseline, chosen at load time (integer results are the same). */
-CLONES static void ssm_update(int32_t *restrict st, const int32_t *restrict dvec,
+CLONES static void ssm_plain(int32_t *restrict st, const int32_t *restrict dvec,
                               const int32_t *restrict u, const int64_t *restrict Bm,
                               const int64_t *restrict Cm, int64_t *restrict yacc, Py_ssize_t N,
                               Py_ssize_t E) {
@@ -323,6 +373,49 @@ CLONES static void ssm_update(int32_t *restrict st, const int32_t *restrict dvec
             yacc[e] += (int64_t)cn * (int32_t)hv;
         }
     }
+}
+
+#ifdef X86_SIMD
+__attribute__((target("avx512f"))) static void ssm_avx512(
+        int32_t *restrict st, const int32_t *restrict dvec, const int32_t *restrict u,
+        const int64_t *restrict Bm, const int64_t *restrict Cm, int64_t *restrict yacc,
+        Py_ssize_t N, Py_ssize_t E) {
+    const int64_t lim = (((int64_t)1) << STATE_BITS) - 1;
+    const int ku = U_FRAC + ACT - STATE;
+    const __m512i vlim = _mm512_set1_epi64(lim), vnlim = _mm512_set1_epi64(-lim);
+    const __m512i hd = _mm512_set1_epi64(((int64_t)1) << (DECAY - 1));
+    const __m512i hu = _mm512_set1_epi64(((int64_t)1) << (ku - 1));
+    for (Py_ssize_t e = 0; e < E; e++) yacc[e] = 0;
+    for (Py_ssize_t n = 0; n < N; n++) {
+        const int32_t bn = (int32_t)clampb(Bm[n], MATMUL_BITS), cn = (int32_t)clampb(Cm[n], MATMUL_BITS);
+        const __m512i vb = _mm512_set1_epi64(bn), vc = _mm512_set1_epi64(cn);
+        int32_t *restrict sn = st + n * E;
+        for (Py_ssize_t e = 0; e < E; e += 8) {                  /* E % 8 == 0 */
+            __m512i h = _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(sn + e)));
+            __m512i d = _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(dvec + e)));
+            __m512i uu = _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(u + e)));
+            __m512i hv = _mm512_add_epi64(
+                _mm512_srai_epi64(_mm512_add_epi64(_mm512_mul_epi32(d, h), hd), DECAY),
+                _mm512_srai_epi64(_mm512_add_epi64(_mm512_mul_epi32(uu, vb), hu), ku));
+            hv = _mm512_min_epi64(_mm512_max_epi64(hv, vnlim), vlim);
+            _mm256_storeu_si256((__m256i *)(sn + e), _mm512_cvtepi64_epi32(hv));
+            __m512i ya = _mm512_loadu_si512((const void *)(yacc + e));
+            _mm512_storeu_si512((void *)(yacc + e), _mm512_add_epi64(ya, _mm512_mul_epi32(vc, hv)));
+        }
+    }
+}
+#endif
+
+static void ssm_update(int32_t *restrict st, const int32_t *restrict dvec, const int32_t *restrict u,
+                       const int64_t *restrict Bm, const int64_t *restrict Cm,
+                       int64_t *restrict yacc, Py_ssize_t N, Py_ssize_t E) {
+#ifdef X86_SIMD
+    if (use_avx512 && E % 8 == 0) {
+        ssm_avx512(st, dvec, u, Bm, Cm, yacc, N, E);
+        return;
+    }
+#endif
+    ssm_plain(st, dvec, u, Bm, Cm, yacc, N, E);
 }
 
 /* mixer_core(acc (R, O) float32 in_proj products, amax (R,), m (O,) float64,
@@ -1307,7 +1400,7 @@ static int lin_rows(const Lin *L, MMKernel kernel, const float *x8, const int64_
 }
 
 /* the AdaLN gate: y = round(clamp(y) * g / 2**ACT) per column (Block._gate) */
-static void gate_rows(int64_t *y, const int64_t *g, Py_ssize_t R, Py_ssize_t C) {
+CLONES static void gate_rows(int64_t *y, const int64_t *g, Py_ssize_t R, Py_ssize_t C) {
     for (Py_ssize_t r = 0; r < R; r++)
         for (Py_ssize_t c = 0; c < C; c++) y[r * C + c] = rshift(clampb(y[r * C + c], RESID_BITS) * g[c], ACT);
 }
@@ -1323,7 +1416,7 @@ static Py_ssize_t max6(Py_ssize_t a, Py_ssize_t b, Py_ssize_t c, Py_ssize_t d, P
 
 /* The FFN of a mixture-of-experts block (Block._moe) for rows x8 (R, C): y (R, C). Returns 0 on
  * a memory or int8 failure (*nomem says which). */
-static int moe_rows(const BlockPlan *p, MMKernel kernel, const float *x8, const int64_t *amax,
+CLONES static int moe_rows(const BlockPlan *p, MMKernel kernel, const float *x8, const int64_t *amax,
                     Py_ssize_t R, int64_t *y, int32_t *xi, float *acc, int64_t *hbuf, float *h8,
                     int64_t *hamax, int *nomem) {
     const Py_ssize_t C = p->d[BD_C], X = p->d[BD_X], k = p->d[BD_TOPK], F = p->d[BD_F],
@@ -1414,7 +1507,7 @@ static int moe_rows(const BlockPlan *p, MMKernel kernel, const float *x8, const 
  *            int64, mod (6, C) int64 or None, out (R, C) int64, R, Bt, threads)
  * Block.step for a block without cross-attention: out = the block's delta; conv and ssm are
  * updated in place at rows. */
-static PyObject *py_block_step(PyObject *self, PyObject *args) {
+CLONES static PyObject *py_block_step(PyObject *self, PyObject *args) {
     PyObject *cap, *ox, *oconv, *ossm, *orows, *omod, *oout;
     Py_ssize_t R, Bt, T;
     if (!PyArg_ParseTuple(args, "OOOOOOOnnn", &cap, &ox, &oconv, &ossm, &orows, &omod, &oout, &R,
@@ -1518,6 +1611,89 @@ static PyObject *py_block_step(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* -- the split's handshake (split.py) --------------------------------------------------------- */
+/* Two processes hand a step to each other through counters in a shared mapping: a release store
+ * after the data is written, an acquire load before it is read (so it holds on CPUs with weak
+ * memory order too). A process that waits spins a while before it sleeps on its pipe: a vCPU
+ * that sleeps takes 0.1-0.4 ms to wake, at every step (docs/compress.md). */
+static int64_t *seq_at(PyObject *o, Py_ssize_t i, Py_buffer *view) {
+    if (PyObject_GetBuffer(o, view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (i < 0 || (i + 1) * 8 > view->len || ((uintptr_t)view->buf & 7) != 0) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_IndexError, "seq: index outside the counters");
+        return NULL;
+    }
+    return (int64_t *)view->buf + i;
+}
+
+/* seq_publish(counters (n,) int64 shared, i, value) */
+static PyObject *py_seq_publish(PyObject *self, PyObject *args) {
+    PyObject *o;
+    Py_ssize_t i;
+    long long v;
+    if (!PyArg_ParseTuple(args, "OnL", &o, &i, &v)) return NULL;
+    Py_buffer view;
+    int64_t *p = seq_at(o, i, &view);
+    if (p == NULL) return NULL;
+    __atomic_store_n(p, (int64_t)v, __ATOMIC_RELEASE);
+    PyBuffer_Release(&view);
+    Py_RETURN_NONE;
+}
+
+static double seq_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* seq_wait(counters, i, target, seconds) -> True once counters[i] >= target, False when
+ * `seconds` passed first (0: one look). Spins without the GIL, with the CPU's pause hint,
+ * yielding the core now and then to any other process that wants it. */
+static PyObject *py_seq_wait(PyObject *self, PyObject *args) {
+    PyObject *o;
+    Py_ssize_t i;
+    long long target;
+    double seconds;
+    if (!PyArg_ParseTuple(args, "OnLd", &o, &i, &target, &seconds)) return NULL;
+    Py_buffer view;
+    int64_t *p = seq_at(o, i, &view);
+    if (p == NULL) return NULL;
+    int reached = __atomic_load_n(p, __ATOMIC_ACQUIRE) >= target;
+    if (!reached && seconds > 0) {
+        Py_BEGIN_ALLOW_THREADS
+        const double end = seq_now() + seconds;
+        for (unsigned n = 1; !reached; n++) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+            reached = __atomic_load_n(p, __ATOMIC_ACQUIRE) >= target;
+            if (!reached && (n & 255) == 0) {
+                if (seq_now() > end) break;
+                sched_yield();
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&view);
+    return PyBool_FromLong(reached);
+}
+
+/* simd(on or None) -> whether the AVX-512 twins run: True/False sets it (False always allowed,
+ * True only where the CPU has AVX-512F), None only asks */
+static PyObject *py_simd(PyObject *self, PyObject *args) {
+    PyObject *on = Py_None;
+    if (!PyArg_ParseTuple(args, "|O", &on)) return NULL;
+#ifdef X86_SIMD
+    if (on != Py_None) {
+        __builtin_cpu_init();
+        use_avx512 = PyObject_IsTrue(on) && __builtin_cpu_supports("avx512f");
+    }
+    return PyBool_FromLong(use_avx512);
+#else
+    return PyBool_FromLong(0);
+#endif
+}
+
 static PyMethodDef methods[] = {
     {"unary", py_unary, METH_VARARGS, "silu / sigmoid / softplus of int64 values"},
     {"exp_neg", py_exp_neg, METH_VARARGS, "exp(-x) of Q20 values in Q24"},
@@ -1537,10 +1713,19 @@ static PyMethodDef methods[] = {
     {"cascade_stats", py_cascade_stats, METH_VARARGS, "the cascade's context tables, one step"},
     {"block_plan", py_block_plan, METH_VARARGS, "a block's weights held for block_step"},
     {"block_step", py_block_step, METH_VARARGS, "a whole block step (Block.step) in one call"},
+    {"simd", py_simd, METH_VARARGS, "whether the AVX-512 twins of silu and the state update run"},
+    {"seq_publish", py_seq_publish, METH_VARARGS, "a release store of a shared counter"},
+    {"seq_wait", py_seq_wait, METH_VARARGS, "spin until a shared counter reaches a value"},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_kernels",
                                     "Compiled loops of the exact coding engine.", -1, methods};
 
-PyMODINIT_FUNC PyInit__kernels(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__kernels(void) {
+#ifdef X86_SIMD
+    __builtin_cpu_init();
+    use_avx512 = __builtin_cpu_supports("avx512f");
+#endif
+    return PyModule_Create(&module);
+}

@@ -356,6 +356,23 @@ def block_step(plan, x, conv, ssm, rows, mod, threads: int) -> np.ndarray | None
     return out
 
 
+# -- counters shared by the split's processes -------------------------------------------------------------
+def seq_publish(counters: np.ndarray, at: int, value: int) -> None:
+    """counters[at] = value, after every write before it (a release store when compiled)."""
+    if _c is None:
+        counters[at] = value
+    else:
+        _c.seq_publish(counters, at, value)
+
+
+def seq_wait(counters: np.ndarray, at: int, target: int, seconds: float) -> bool:
+    """Whether counters[at] reaches target within `seconds` of spinning (compiled; without
+    the compiled module, one look)."""
+    if _c is None:
+        return bool(counters[at] >= target)
+    return _c.seq_wait(counters, at, target, seconds)
+
+
 # -- softmax confidence -----------------------------------------------------------------------------------
 def top_margin(logits: np.ndarray, thr: int, second: bool) -> np.ndarray:
     """(R,) bool: p1 - p2 (second) or p1 of softmax(logits) >= thr / 2**16, from the codec's

@@ -11,8 +11,12 @@ share, runs here on every stream's rows (`ExactModel.finish`). tests/umoec/engin
 checks it with and without adaptation.
 
 The child is forked (copy-on-write: the model is not loaded again) when coding starts and exits
-when its pipe closes (the coding ended, or this process died). Messages are raw bytes through a
-pipe, the bytes and logits go through an anonymous shared mapping: nothing is pickled.
+when its pipe closes (the coding ended, or this process died). The bytes and logits go through
+an anonymous shared mapping, nothing is pickled. Each side says "go" / "done" twice: a counter in
+the mapping, on which the other side spins for up to SPIN_S, and a message through the pipe,
+on which it sleeps after that (a sleeping vCPU took 0.1-0.4 ms to wake at every step; the pipe
+also carries a failure report, and its end tells of a dead process). A spinning side reads the
+messages it did not need later; a sleeping one skips those that came late.
 """
 from __future__ import annotations
 
@@ -26,10 +30,14 @@ import weakref
 import numpy as np
 
 from ..sizing import VOCAB
+from . import kernels
 
 MIN_ROWS = 32       # streams per process at least (UMOEC_SPLIT_MIN_ROWS): a step's fixed costs
                     # (~0.5 ms of Python and calls) are paid in every process
+SPIN_S = 0.005      # how long a waiting process spins before it sleeps on the pipe (a step is
+                    # ~2-4 ms; the child waits ~1 ms of each for the coding process's codec)
 _GO, _DONE, _FAIL = b"s", b"k", b"E"
+_GO_AT, _DONE_AT = 0, 1   # the counters' places in the shared mapping
 _started = 0        # child processes this process has started (reports, tests)
 
 
@@ -76,15 +84,34 @@ class _Shared:
     processes see the same pages): its bytes in, core's results out."""
 
     def __init__(self, n: int, width: int):
-        sizes = [8 * n, 8 * n * VOCAB, 8 * n, 4 * n * width]
+        sizes = [16, 8 * n, 8 * n * VOCAB, 8 * n, 4 * n * width]
         self.buf = mmap.mmap(-1, sum(sizes))
         at = np.cumsum([0, *sizes]).tolist()
         view = lambda dtype, k, shape: np.frombuffer(  # noqa: E731
             self.buf, dtype=dtype, count=int(np.prod(shape)), offset=at[k]).reshape(shape)
-        self.byte = view(np.int64, 0, (n,))
-        self.raw = view(np.int64, 1, (n, VOCAB))
-        self.final = view(np.int64, 2, (n,))
-        self.x8 = view(np.float32, 3, (n, width))
+        self.counters = view(np.int64, 0, (2,))  # steps said "go" (_GO_AT) and "done" (_DONE_AT)
+        self.byte = view(np.int64, 1, (n,))
+        self.raw = view(np.int64, 2, (n, VOCAB))
+        self.final = view(np.int64, 3, (n,))
+        self.x8 = view(np.float32, 4, (n, width))
+
+
+def _await(io: _Shared, at: int, target: int, conn) -> bytes | None:
+    """Until the other process has counted `target` at `at`: a spin of up to SPIN_S, then sleep
+    on the pipe. None when reached, else the failure report that came instead. EOFError or
+    OSError when the pipe closed."""
+    if kernels.seq_wait(io.counters, at, target, SPIN_S):
+        while conn.poll():                    # the wake-ups the spin did not need
+            msg = conn.recv_bytes()
+            if msg[:1] == _FAIL:
+                return msg
+        return None
+    while True:
+        msg = conn.recv_bytes()
+        if msg[:1] == _FAIL:
+            return msg
+        if kernels.seq_wait(io.counters, at, target, 0):
+            return None
 
 
 def _serve(engine, g, n: int, conn, others, io: _Shared) -> None:
@@ -95,16 +122,19 @@ def _serve(engine, g, n: int, conn, others, io: _Shared) -> None:
     engine.set_threads(1)
     try:
         st = engine.init_state(n, g)
+        step = 0
         while True:
             try:
-                conn.recv_bytes()
+                _await(io, _GO_AT, step + 1, conn)     # the parent sends no failure reports
             except (EOFError, OSError):
                 break
+            step += 1
             raw, final, x8 = engine.core(io.byte.copy(), st)
             io.raw[...] = raw
             io.final[...] = final
             if x8 is not None:
                 io.x8[...] = x8
+            kernels.seq_publish(io.counters, _DONE_AT, step)
             conn.send_bytes(_DONE)
     except BaseException:                     # told to the parent, then gone
         try:
@@ -118,6 +148,7 @@ def _serve(engine, g, n: int, conn, others, io: _Shared) -> None:
 class _Child:
     def __init__(self, engine, g, n: int, others: list):
         self.io = _Shared(n, engine.d.d_model)
+        self.steps = 0                        # steps this side said "go" for
         ctx = multiprocessing.get_context("fork")
         self.conn, child_end = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(target=_serve, daemon=True, name="umoec-engine",
@@ -129,6 +160,8 @@ class _Child:
 
     def go(self, byte: np.ndarray) -> None:
         self.io.byte[:] = byte
+        self.steps += 1
+        kernels.seq_publish(self.io.counters, _GO_AT, self.steps)
         try:
             self.conn.send_bytes(_GO)
         except OSError:
@@ -136,10 +169,10 @@ class _Child:
 
     def result(self) -> _Shared:
         try:
-            msg = self.conn.recv_bytes()
+            msg = _await(self.io, _DONE_AT, self.steps, self.conn)
         except (EOFError, OSError):
             raise self._died() from None
-        if msg != _DONE:
+        if msg is not None:
             detail = msg[1:].decode("utf-8", "replace").strip().splitlines()
             raise EngineError("the engine's second process failed (a bug, not damage): "
                               + (detail[-1] if detail else "no detail"))

@@ -28,6 +28,20 @@ def numpy_only(monkeypatch):
     return ref
 
 
+@pytest.fixture(params=["avx512", "plain"])
+def simd(request):
+    """The AVX-512 twins of SiLU and the state update (_kernels.c), then the plain loops; the
+    CPU's choice is restored after."""
+    was = C.simd()
+    if request.param == "avx512" and not C.simd(True):
+        C.simd(was)
+        pytest.skip("no AVX-512F on this CPU")
+    if request.param == "plain":
+        C.simd(False)
+    yield request.param
+    C.simd(was)
+
+
 def extreme_rows(rng, R, Cn, scale):
     x = rng.integers(-scale, scale, (R, Cn))
     x[0] = 0
@@ -47,7 +61,7 @@ def test_quant_rows(numpy_only, scale):
 
 @pytest.mark.parametrize("act", [False, True])
 @pytest.mark.parametrize("bias", [False, True])
-def test_requant(numpy_only, act, bias):
+def test_requant(numpy_only, simd, act, bias):
     rng = np.random.default_rng(int(act) * 2 + int(bias))
     acc = rng.integers(-(1 << 23), 1 << 23, (33, 70)).astype(np.float32)
     acc[0, :5] = [0, 0.0, 1 << 23, -(1 << 23), 16129]
@@ -71,7 +85,7 @@ def test_norm_quant(numpy_only, kind):
     assert (a8 == b8).all() and (aa == ba).all()
 
 
-def test_mixer_core_and_its_state(numpy_only, tiny_model):
+def test_mixer_core_and_its_state(numpy_only, simd, tiny_model):
     """Random in_proj products (some extreme) through every block of a real model, twice in a
     row (the state carries), on a subset of the streams."""
     em = ExactModel(tiny_model.tensors, tiny_model.build_config())
@@ -269,7 +283,8 @@ def _engine(model, profile: str):
 @pytest.mark.parametrize(("which", "profile", "B", "threads"),
                          [("shipped", "fast", 9, 1), ("shipped", "balanced", 3, 2),
                           ("shipped", "turbo", 40, 2), ("tiny", "balanced", 5, 1)])
-def test_block_step_equals_the_python_path(tiny_model, monkeypatch, which, profile, B, threads):
+def test_block_step_equals_the_python_path(tiny_model, monkeypatch, simd, which, profile, B,
+                                           threads):
     """The compiled block step (block_plan / block_step) against Block.step's Python lines,
     step after step on real text: every block's delta, conv and SSM state, and the logits.
     The shipped model has dense and MoE blocks, AdaLN and plain norms, and a MoD block (row
