@@ -189,3 +189,47 @@ def test_a_payload_edited_behind_its_crc_is_not_called_damage():
     with pytest.raises(DecodeMismatch, match="not damaged"):
         decompress_bytes(bytes(blob))
     assert hashlib.sha256(TEXT).digest() == read_header(bytes(blob)).sha256
+
+
+@pytest.mark.parametrize("impl", ["c", "python"])
+@pytest.mark.parametrize("version", [2, cm.VERSION])
+def test_a_step_coded_in_two_parts_is_coded_as_in_one(impl, version, monkeypatch):
+    """Streams [0, a) of a step, then [a, k) (what lets the split engine start its child's next
+    step before the rest is coded): the same payload and tables as whole steps, and it decodes
+    the same way; a = k codes the step in one part."""
+    if impl == "c" and cm.backend() != "c":
+        pytest.skip("the compiled mixing stage is not built here (no C compiler)")
+    data, counts = streams_of(INPUTS["repeats"], 5)
+    cum = network_cum(len(counts), 5, seed=3)
+    whole, st_whole = encode(data, counts, cum, impl, monkeypatch, True, version)
+    if impl == "python":
+        monkeypatch.setattr(cm, "_c", None)
+    st = cm.CMState(5, True, len(counts), version)
+    enc = cm.BlockEncoder(st, 5, len(counts))
+    cuts = [t % 7 for t in range(len(counts))]          # 0 (no split), 1 .. 5 and 6 (past k)
+    for t, a in enumerate(cuts):
+        k = int(counts[t])
+        if a > 0:
+            enc.steps(data[t:t + 1], counts[t:t + 1], cum[t:t + 1], part=(0, min(a, k)))
+            if a < k:
+                enc.steps(data[t:t + 1], counts[t:t + 1], cum[t:t + 1], part=(a, k))
+        else:
+            enc.steps(data[t:t + 1], counts[t:t + 1], cum[t:t + 1])
+    assert enc.finish() == whole
+    for a, b in zip(st.arrays(), st_whole.arrays(), strict=True):
+        assert np.array_equal(a, b)
+    dst = cm.CMState(5, True, len(counts), version)
+    dec = cm.BlockDecoder(dst, whole, 5, len(counts))
+    row = np.zeros((1, 5), dtype=np.uint8)
+    for t, a in enumerate(cuts):
+        k = int(counts[t])
+        row[:] = 0
+        if 0 < a < k:
+            dec.steps(counts[t:t + 1], cum[t:t + 1], part=(0, a), out=row)
+            dec.steps(counts[t:t + 1], cum[t:t + 1], part=(a, k), out=row)
+        else:
+            dec.steps(counts[t:t + 1], cum[t:t + 1], out=row)
+        assert np.array_equal(row[0], data[t])
+    dec.finish()
+    with pytest.raises(ValueError):
+        enc.steps(data[:2], counts[:2], cum[:2], part=(0, 2))   # parts only within one step
