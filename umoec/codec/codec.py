@@ -280,10 +280,11 @@ def _cm_encode(matrix, lay, predictor, settings, progress, total) -> list[bytes]
                 k = int(counts[s])
                 _cum(logits[:k], n, cum)
                 column = matrix[:, t]
-                a = min(_lead(predictor, state), k)
+                lead = _lead(predictor, state)
+                a = min(lead, k)
                 if a:        # the first streams, then the network starts on them, then the rest
                     enc.steps(column[None, :lanes], counts[s:s + 1], cum, part=(0, a))
-                    predictor.start(column[:_lead(predictor, state)].astype(np.int64), state)
+                    predictor.start(column[:lead].astype(np.int64), state)
                     if a < k:
                         enc.steps(column[None, :lanes], counts[s:s + 1], cum, part=(a, k))
                 else:
