@@ -199,10 +199,8 @@ static inline int len_bucket(int64_t len) {
  *     apm i32[65536*33 + NCTX*SM_ROWS], hist u64[B],
  *     word u32[B], coder u32[3] (x1, x2, x), buf u8[cap], pos i64[1], end i64[1],
  *     hb u8[B*H+P]|None, mt i64[2^MT_BITS]|None,
- *     ms i64[2B+1]|None (pointers, lengths, steps done), mm u32[64]|None[, lo, hi]):
+ *     ms i64[2B+1]|None (pointers, lengths, steps done), mm u32[64]|None):
  *     one arithmetic coder per block, its decisions in the fixed order (steps, streams, bits).
- *     With lo, hi (one step only): streams lo <= s < hi of the step, so a step may be coded in
- *     two calls, streams [0, a) then [a, k), exactly as in one.
  *     Version 1 has neither check bytes nor the match model; version 3 is version 2 with a
  *     primer region of P bytes (P = 0 otherwise). Version 4 (5: primed) grows two arrays and
  *     uses the slots' bit histories: apm += the bit histories' maps i32[NCTX4*256] and the
@@ -220,15 +218,10 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     int decode, use_nn, version;
     Py_ssize_t T, B, cap, H, P;
     PyObject *o[16];
-    Py_ssize_t lo = 0, hi = PY_SSIZE_T_MAX;
-    if (!PyArg_ParseTuple(args, "iiinnnnnOOOOOOOOOOOOOOOO|nn", &decode, &use_nn, &version, &T, &B,
+    if (!PyArg_ParseTuple(args, "iiinnnnnOOOOOOOOOOOOOOOO", &decode, &use_nn, &version, &T, &B,
                           &cap, &H, &P, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
-                          &o[9], &o[10], &o[11], &o[12], &o[13], &o[14], &o[15], &lo, &hi))
+                          &o[9], &o[10], &o[11], &o[12], &o[13], &o[14], &o[15]))
         return NULL;
-    if (lo < 0 || hi < lo || ((lo > 0 || hi < B) && T != 1)) {
-        PyErr_SetString(PyExc_ValueError, "cm: a part of the streams only within one step");
-        return NULL;
-    }
     if (version < 1 || version > 13 || P < 0 ||
         (P > 0 && version != 3 && version != 5 && version != 7 && version != 8 && version != 9 &&
          version != 11 && version != 12 && version != 13)) {
@@ -301,7 +294,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         Py_ssize_t k = counts[step];
         int64_t tg = v2 ? ms[2 * B] : 0;      /* this step's index in every stream's history */
         if (v2 && tg >= H) { overflow = 2; break; }
-        for (Py_ssize_t s = lo; s < k && s < B && s < hi; s++) {
+        for (Py_ssize_t s = 0; s < k && s < B; s++) {
             uint32_t hs[NCTX6];
             /* v4: word, previous word, line (v12: and the word before the previous one) */
             uint32_t *ws4 = v4 ? word + wslots * s : NULL;
@@ -551,7 +544,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                 }
             }
         }
-        if (v2 && hi >= k && (lo < k || lo == 0)) ms[2 * B] += 1;   /* done with its last stream */
+        if (v2) ms[2 * B] += 1;
     }
     Py_END_ALLOW_THREADS
     release(b, 16);

@@ -454,8 +454,7 @@ class Reference:
 
     @staticmethod
     def run(st: CMState, decode: bool, data: np.ndarray, counts: np.ndarray, cum, coder: np.ndarray,
-            buf: np.ndarray, pos: np.ndarray, end: np.ndarray, first: int = 0,
-            stop: int | None = None) -> None:
+            buf: np.ndarray, pos: np.ndarray, end: np.ndarray) -> None:
         w, apm, hist, word = st.arrays()[1:5]
         t, chk, bh = st.columns()
         v2, v4 = st.version >= 2, base(st.version) >= 4
@@ -475,7 +474,7 @@ class Reference:
             tg = int(ms[2 * B]) if v2 else 0
             if v2 and tg >= H:
                 raise RuntimeError("cm: more steps than the history holds")
-            for s in range(first, min(int(counts[step]), B, B if stop is None else stop)):
+            for s in range(int(counts[step])):
                 h64 = int(hist[s])
                 if v4:
                     ws = [int(v) for v in word[WS * s:WS * s + WS]]
@@ -597,8 +596,7 @@ class Reference:
                     word[s] = next_word(int(word[s]), byte)
                 if v2:
                     Reference.match_update(hb, mt, ms, s, B, H, tg, mlen, byte, int(hist[s]))
-            last = int(counts[step])
-            if v2 and (stop is None or stop >= last) and (first < last or first == 0):
+            if v2:
                 ms[2 * B] += 1
 
     @staticmethod
@@ -670,22 +668,14 @@ def backend() -> str:
     return "c" if _c is not None else "python"
 
 
-def _run(st: CMState, decode: bool, data, counts, cum, coder, buf, pos, end,
-         part: tuple[int, int] | None = None) -> None:
-    """part = (lo, hi): only streams lo <= s < hi of the one step (a step coded in two calls,
-    [0, a) then [a, k), is coded exactly as in one)."""
-    lo, hi = part if part is not None else (0, None)
-    if part is not None and len(counts) != 1:
-        raise ValueError("cm: a part of the streams only within one step")
+def _run(st: CMState, decode: bool, data, counts, cum, coder, buf, pos, end) -> None:
     if _c is None:
-        Reference.run(st, decode, data, counts, cum, coder, buf, pos, end, lo, hi)
+        Reference.run(st, decode, data, counts, cum, coder, buf, pos, end)
         return
     T, B = data.shape
     match = st.match or (None,) * 4
-    extra = () if part is None else (lo, hi)
     _c.run(int(decode), int(st.use_nn), st.version, T, B, len(buf), st.history, st.primer, data,
-           counts, cum if st.use_nn else None, *st.arrays()[:5], coder, buf, pos, end, *match,
-           *extra)
+           counts, cum if st.use_nn else None, *st.arrays()[:5], coder, buf, pos, end, *match)
 
 
 def describe(version: int = VERSION) -> str:
@@ -794,14 +784,12 @@ class BlockEncoder:
         self.pos = np.zeros(1, dtype=np.int64)
         self.end = np.zeros(1, dtype=np.int64)
 
-    def steps(self, data: np.ndarray, counts: np.ndarray, cum=None,
-              part: tuple[int, int] | None = None) -> None:
-        """data (T, >= counts[0]) uint8; cum (T, lanes, 257) int64 when the stage has a network;
-        part (lo, hi): only those streams of the one step (see _run)."""
+    def steps(self, data: np.ndarray, counts: np.ndarray, cum=None) -> None:
+        """data (T, >= counts[0]) uint8; cum (T, lanes, 257) int64 when the stage has a network."""
         data = np.array(data[:, :self.lanes], dtype=np.uint8)   # a writable copy (C reads it)
         _run(self.st, False, data, np.ascontiguousarray(counts, dtype=np.int64),
              None if cum is None else np.ascontiguousarray(cum, dtype=np.int64),
-             self.coder, self.buf, self.pos, self.end, part)
+             self.coder, self.buf, self.pos, self.end)
 
     def finish(self) -> bytes:
         top = (int(self.coder[0]) + 0xFFFFFF) >> 24          # < 256: x2's top byte is larger
@@ -826,14 +814,12 @@ class BlockDecoder:
                               dtype=np.uint32)
         self.pos = np.array([4], dtype=np.int64)
 
-    def steps(self, counts: np.ndarray, cum=None, part: tuple[int, int] | None = None,
-              out: np.ndarray | None = None) -> np.ndarray:
-        """Decode len(counts) steps into out (T, lanes) uint8, zeros by default (columns past
-        counts[t] stay as they are); part (lo, hi): only those streams of the one step."""
-        data = np.zeros((len(counts), self.lanes), dtype=np.uint8) if out is None else out
+    def steps(self, counts: np.ndarray, cum=None) -> np.ndarray:
+        """Decode len(counts) steps; returns (T, lanes) uint8 (columns past counts[t] are 0)."""
+        data = np.zeros((len(counts), self.lanes), dtype=np.uint8)
         _run(self.st, True, data, np.ascontiguousarray(counts, dtype=np.int64),
              None if cum is None else np.ascontiguousarray(cum, dtype=np.int64),
-             self.coder, self.buf, self.pos, self.end, part)
+             self.coder, self.buf, self.pos, self.end)
         return data
 
     def finish(self) -> None:

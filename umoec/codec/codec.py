@@ -248,13 +248,6 @@ def _cum(logits: np.ndarray, n: int, out: np.ndarray) -> None:
     cum_freqs(logits, n, out[0, :len(logits)])
 
 
-def _lead(predictor, state) -> int:
-    """How many first streams the predictor can start its next step on before the others' bytes
-    are known (a child process of the split engine: split.py), 0 for none."""
-    lead = getattr(predictor, "lead", None)
-    return lead(state) if lead is not None else 0
-
-
 def _cm_encode(matrix, lay, predictor, settings, progress, total) -> list[bytes]:
     """Blocks of the mixing stage: the network (unless NoNetwork) steps as for rANS, and each
     step's bytes go through cm.BlockEncoder with its cumulative frequencies."""
@@ -280,15 +273,7 @@ def _cm_encode(matrix, lay, predictor, settings, progress, total) -> list[bytes]
                 k = int(counts[s])
                 _cum(logits[:k], n, cum)
                 column = matrix[:, t]
-                lead = _lead(predictor, state)
-                a = min(lead, k)
-                if a:        # the first streams, then the network starts on them, then the rest
-                    enc.steps(column[None, :lanes], counts[s:s + 1], cum, part=(0, a))
-                    predictor.start(column[:lead].astype(np.int64), state)
-                    if a < k:
-                        enc.steps(column[None, :lanes], counts[s:s + 1], cum, part=(a, k))
-                else:
-                    enc.steps(column[None, :lanes], counts[s:s + 1], cum)
+                enc.steps(column[None, :lanes], counts[s:s + 1], cum)
                 prev = column.astype(np.int64)
                 state = clock.after_step(column, k, state)
                 done += k
@@ -320,23 +305,11 @@ def _cm_decode(header: Header, blocks, predictor, progress, version: int) -> byt
                 done += int(counts.sum())
             else:
                 cum = np.zeros((1, lanes, 257), dtype=np.int64)
-                row = np.zeros((1, lanes), dtype=np.uint8)
                 for s in range(t1 - t0):
                     logits, state = predictor.step(prev, state)
                     k = int(counts[s])
                     _cum(logits[:k], n, cum)
-                    lead = _lead(predictor, state)
-                    a = min(lead, k)
-                    row[:] = 0
-                    if a:    # the first streams, then the network starts on them, then the rest
-                        dec.steps(counts[s:s + 1], cum, part=(0, a), out=row)
-                        piece[s, :lanes] = row[0]
-                        predictor.start(piece[s, :lead].astype(np.int64), state)
-                        if a < k:
-                            dec.steps(counts[s:s + 1], cum, part=(a, k), out=row)
-                    else:
-                        dec.steps(counts[s:s + 1], cum, out=row)
-                    piece[s, :lanes] = row[0]
+                    piece[s, :lanes] = dec.steps(counts[s:s + 1], cum)[0]
                     column = piece[s]
                     prev = column.astype(np.int64)
                     state = clock.after_step(column, k, state)

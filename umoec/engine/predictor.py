@@ -52,14 +52,6 @@ class ExactPredictor:
         self.engine.set_threads(None)
         return self.engine.init_state(n_streams, self.g)
 
-    def lead(self, state) -> int:
-        """How many first streams the next step can start on before the others' bytes are known:
-        those of the split's child processes (split.Split.start), 0 in one process."""
-        return state.lead if isinstance(state, split.Split) else 0
-
-    def start(self, prev_lead: np.ndarray, state) -> None:
-        state.start(np.asarray(prev_lead, dtype=np.int64))
-
     def step(self, prev_bytes: np.ndarray, state):
         byte = np.asarray(prev_bytes, dtype=np.int64)
         if isinstance(state, split.Split):

@@ -1,8 +1,5 @@
 """The exact engine's streams split over processes: each step of a coding, a forked child process
-computes the logits of a slice of the streams while this process computes the rest. The children
-hold the first streams: the codec codes a step's streams in order, so once it has coded theirs
-it starts their next step (`Split.start`, through the predictor's `lead`/`start`) and codes the
-rest of the step while they run.
+computes the logits of a slice of the streams while this process computes the rest.
 
 Why processes, not threads: between its compiled kernels a step runs Python, and the GIL
 serialised two threads' halves (a split over Python threads was slower: docs/compress.md). Why
@@ -200,17 +197,13 @@ def _close_all(children: list) -> None:
 
 
 class Split:
-    """Steps of `engine` over B streams: the first slices in child processes, the last one here.
-
-    The children hold the first streams so that a codec which codes a step's streams in order
-    can start them on the next step before it codes the rest (`lead`, `start`): their network
-    then runs beside the coding of the others' bytes, not after it."""
+    """Steps of `engine` over B streams, the first slice here, the others in child processes."""
 
     def __init__(self, engine, g, streams: int, parts: int):
         self.slices = bounds(streams, parts)
         children: list[_Child] = []
         try:
-            for lo, hi in self.slices[:-1]:
+            for lo, hi in self.slices[1:]:
                 children.append(_Child(engine, g, hi - lo, [c.conn for c in children]))
         except BaseException:
             _close_all(children)
@@ -218,38 +211,24 @@ class Split:
         self.children = children
         self._fin = weakref.finalize(self, _close_all, children)
         engine.set_threads(1)                 # one thread per process: the cores are taken
-        lo, hi = self.slices[-1]
-        self.local = engine.init_state(hi - lo, g)
+        self.local = engine.init_state(self.slices[0][1], g)
         self.engine = engine
-        self.lead = lo                        # the children's streams: [0, lead)
-        self._started: np.ndarray | None = None
-
-    def start(self, lead_bytes: np.ndarray) -> None:
-        """The children's next step, on the bytes of streams [0, lead) (the rest not known yet)."""
-        for c, (lo, hi) in zip(self.children, self.slices[:-1], strict=True):
-            c.go(lead_bytes[lo:hi])
-        self._started = np.array(lead_bytes[:self.lead], dtype=np.int64)
 
     def step(self, byte: np.ndarray) -> np.ndarray:
         """byte (B,) -> logits (B, V) int64, as ExactModel.step on the whole batch gives them:
         each process runs `core` on its slice, this one `finish` on them all (the online
         adaptation, shared by every stream, lives here)."""
-        started, self._started = self._started, None
-        if started is None:
-            for c, (lo, hi) in zip(self.children, self.slices[:-1], strict=True):
-                c.go(byte[lo:hi])
-        elif not np.array_equal(started, byte[:self.lead]):
-            raise EngineError("the split engine was started on other bytes than its step's "
-                              "(a bug, not damage)")
+        for c, (lo, hi) in zip(self.children, self.slices[1:], strict=True):
+            c.go(byte[lo:hi])
         adapter = self.local.adapter
         if adapter is not None:
             adapter.learn(byte)                   # the bytes coded at the step before
-        raw, final, x8 = self.engine.core(byte[self.lead:], self.local)
+        raw, final, x8 = self.engine.core(byte[:self.slices[0][1]], self.local)
         outs = [c.result() for c in self.children]
-        raw = np.concatenate([*(o.raw for o in outs), raw])
-        final = np.concatenate([*(o.final.astype(bool) for o in outs), final])
+        raw = np.concatenate([raw, *(o.raw for o in outs)])
+        final = np.concatenate([final, *(o.final.astype(bool) for o in outs)])
         if x8 is not None:
-            x8 = np.concatenate([*(o.x8 for o in outs), x8])
+            x8 = np.concatenate([x8, *(o.x8 for o in outs)])
         return self.engine.finish(raw, final, x8, adapter)
 
     def close(self) -> None:

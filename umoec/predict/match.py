@@ -253,14 +253,6 @@ class MatchMixer:
         st.started = True
         return self.model.mix(np.asarray(logits, dtype=np.float32), st), (inner_state, st)
 
-    def lead(self, state) -> int:
-        """The inner predictor's head start (codec._lead), 0 when it has none."""
-        lead = getattr(self.inner, "lead", None)
-        return lead(state[0]) if lead is not None else 0
-
-    def start(self, prev_lead: np.ndarray, state) -> None:
-        self.inner.start(prev_lead, state[0])
-
     def _adapt(self, recent: list[bytes], state):
         inner_state, st = state
         return self.inner.adapt(recent, inner_state), st

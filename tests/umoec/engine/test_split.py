@@ -62,28 +62,6 @@ def test_split_logits_equal_one_process(tiny_model, parts, adapt_rate):
     assert all(not c.proc.is_alive() for c in shared.children)
 
 
-@pytest.mark.parametrize("parts", [2, 3])
-def test_children_started_early_give_the_same_logits(tiny_model, parts):
-    """start() on the children's streams before step() (what the codec does once it has coded
-    those streams' bytes) changes nothing; start() on other bytes than the step's is refused."""
-    p = ExactPredictor(tiny_model, None, adapt_rate=32)
-    B = 7
-    whole = p.engine.init_state(B, p.g)
-    shared = split.Split(p.engine, p.g, B, parts)
-    try:
-        assert 0 < shared.lead < B and shared.slices[-1] == (shared.lead, B)
-        for t, byte in enumerate(_columns(B)):
-            expected, whole = p.engine.step(byte, whole)
-            if t % 3:                                 # and some steps without a head start
-                shared.start(byte[:shared.lead].copy())
-            assert np.array_equal(shared.step(byte), expected)
-        shared.start(np.full(shared.lead, 7, np.int64))
-        with pytest.raises(split.EngineError, match="other bytes"):
-            shared.step(np.zeros(B, np.int64))
-    finally:
-        shared.close()
-
-
 @pytest.mark.parametrize("profile", ["turbo", "fast", "balanced"])
 def test_files_are_identical_and_decode_across_process_counts(tiny_model, threads, profile):
     data = TEXT * 3 + bytes(range(256)) * 4          # fast: 10 streams, balanced: 2
