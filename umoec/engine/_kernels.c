@@ -207,8 +207,14 @@ static inline void quant_row(const int64_t *x, Py_ssize_t C, float *x8, int64_t 
     *amax = a;
 }
 
+/* R rows of x (R, C) into int8 values and their amax (quant_row each) */
+CLONES static void quant_block(const int64_t *x, Py_ssize_t R, Py_ssize_t C, float *x8,
+                               int64_t *amax) {
+    for (Py_ssize_t r = 0; r < R; r++) quant_row(x + r * C, C, x8 + r * C, amax + r);
+}
+
 /* quant_rows(x (R, C) int64, x8 (R, C) float32, amax (R,) int64, R, C) */
-CLONES static PyObject *py_quant_rows(PyObject *self, PyObject *args) {
+static PyObject *py_quant_rows(PyObject *self, PyObject *args) {
     PyObject *ox, *o8, *oa;
     Py_ssize_t p_R, p_C;
     if (!PyArg_ParseTuple(args, "OOOnn", &ox, &o8, &oa, &p_R, &p_C)) return NULL;
@@ -221,8 +227,7 @@ CLONES static PyObject *py_quant_rows(PyObject *self, PyObject *args) {
         release(b, 3);
         return NULL;
     }
-    for (Py_ssize_t r = 0; r < R; r++)
-        quant_row(I64(b[0]) + r * C, C, F32(b[1]) + r * C, I64(b[2]) + r);
+    quant_block(I64(b[0]), R, C, F32(b[1]), I64(b[2]));
     release(b, 3);
     Py_RETURN_NONE;
 }
@@ -592,30 +597,10 @@ static PyObject *py_mixer_core(PyObject *self, PyObject *args) {
 }
 
 /* -- mixture of experts: routing, packing, combining ------------------------------------------ */
-/* moe_route(s (R, X) int64 sigmoid scores, bias (X,), chosen (R, k) out, gate (R, k) out,
- *           rank (R, k) out, counts (X,) out, R, X, k): per row the k largest s + bias (ties: the
- * lower index first, as a stable sort), gates s / sum(s chosen) in Q15 (floor), and each slot's
- * place among the slots of its expert, slots taken row by row */
-static PyObject *py_moe_route(PyObject *self, PyObject *args) {
-    PyObject *os_, *ob, *oc, *og, *orank, *ocnt;
-    Py_ssize_t p_R, p_X, p_k;
-    if (!PyArg_ParseTuple(args, "OOOOOOnnn", &os_, &ob, &oc, &og, &orank, &ocnt, &p_R, &p_X, &p_k))
-        return NULL;
-    const Py_ssize_t R = p_R, X = p_X, k = p_k;
-    if (k < 1 || k > X || X > 4096) {
-        PyErr_SetString(PyExc_ValueError, "moe_route: need 1 <= k <= X <= 4096");
-        return NULL;
-    }
-    Buf b[6];
-    memset(b, 0, sizeof b);
-    if (!get(os_, &b[0], 8, R * X, 0, 0, "s") || !get(ob, &b[1], 8, X, 0, 0, "bias") ||
-        !get(oc, &b[2], 8, R * k, 1, 0, "chosen") || !get(og, &b[3], 8, R * k, 1, 0, "gate") ||
-        !get(orank, &b[4], 8, R * k, 1, 0, "rank") || !get(ocnt, &b[5], 8, X, 1, 0, "counts")) {
-        release(b, 6);
-        return NULL;
-    }
-    const int64_t *sc = I64(b[0]), *bias = I64(b[1]);
-    int64_t *chosen = I64(b[2]), *gate = I64(b[3]), *rank = I64(b[4]), *counts = I64(b[5]);
+/* moe_route's loop (X <= 4096, 1 <= k <= X) */
+static void route_rows(const int64_t *sc, const int64_t *bias, Py_ssize_t R, Py_ssize_t X,
+                       Py_ssize_t k, int64_t *chosen, int64_t *gate, int64_t *rank,
+                       int64_t *counts) {
     unsigned char taken[4096];
     for (Py_ssize_t e = 0; e < X; e++) counts[e] = 0;
     for (Py_ssize_t r = 0; r < R; r++) {
@@ -640,6 +625,63 @@ static PyObject *py_moe_route(PyObject *self, PyObject *args) {
             rank[r * k + j] = counts[e]++;
         }
     }
+}
+
+/* moe_pack's loop: each slot's row into its expert's padded batch; 0 when a slot is out of
+ * range */
+static int pack_rows(const float *x8, const int64_t *amax, const int64_t *chosen,
+                     const int64_t *rank, float *xin, int64_t *ain, Py_ssize_t R, Py_ssize_t C,
+                     Py_ssize_t k, Py_ssize_t X, Py_ssize_t cap) {
+    for (Py_ssize_t i = 0; i < R * k; i++) {
+        int64_t e = chosen[i], q = rank[i];
+        if (e < 0 || e >= X || q < 0 || q >= cap) return 0;
+        memcpy(xin + (e * cap + q) * C, x8 + (i / k) * C, (size_t)C * sizeof(float));
+        ain[e * cap + q] = amax[i / k];
+    }
+    return 1;
+}
+
+/* moe_combine's loop: y[r] = sum_j round(ye[chosen, rank] * gate / 2**15); 0 when a slot is
+ * out of range */
+static int combine_rows(const int64_t *ye, const int64_t *chosen, const int64_t *rank,
+                        const int64_t *gate, int64_t *y, Py_ssize_t R, Py_ssize_t C,
+                        Py_ssize_t k, Py_ssize_t X, Py_ssize_t cap) {
+    for (Py_ssize_t r = 0; r < R; r++) {
+        int64_t *yr = y + r * C;
+        for (Py_ssize_t c = 0; c < C; c++) yr[c] = 0;
+        for (Py_ssize_t j = 0; j < k; j++) {
+            int64_t e = chosen[r * k + j], q = rank[r * k + j], g = gate[r * k + j];
+            if (e < 0 || e >= X || q < 0 || q >= cap) return 0;
+            const int64_t *src = ye + (e * cap + q) * C;
+            for (Py_ssize_t c = 0; c < C; c++) yr[c] += rshift(src[c] * g, 15);
+        }
+    }
+    return 1;
+}
+
+/* moe_route(s (R, X) int64 sigmoid scores, bias (X,), chosen (R, k) out, gate (R, k) out,
+ *           rank (R, k) out, counts (X,) out, R, X, k): per row the k largest s + bias (ties: the
+ * lower index first, as a stable sort), gates s / sum(s chosen) in Q15 (floor), and each slot's
+ * place among the slots of its expert, slots taken row by row */
+static PyObject *py_moe_route(PyObject *self, PyObject *args) {
+    PyObject *os_, *ob, *oc, *og, *orank, *ocnt;
+    Py_ssize_t p_R, p_X, p_k;
+    if (!PyArg_ParseTuple(args, "OOOOOOnnn", &os_, &ob, &oc, &og, &orank, &ocnt, &p_R, &p_X, &p_k))
+        return NULL;
+    const Py_ssize_t R = p_R, X = p_X, k = p_k;
+    if (k < 1 || k > X || X > 4096) {
+        PyErr_SetString(PyExc_ValueError, "moe_route: need 1 <= k <= X <= 4096");
+        return NULL;
+    }
+    Buf b[6];
+    memset(b, 0, sizeof b);
+    if (!get(os_, &b[0], 8, R * X, 0, 0, "s") || !get(ob, &b[1], 8, X, 0, 0, "bias") ||
+        !get(oc, &b[2], 8, R * k, 1, 0, "chosen") || !get(og, &b[3], 8, R * k, 1, 0, "gate") ||
+        !get(orank, &b[4], 8, R * k, 1, 0, "rank") || !get(ocnt, &b[5], 8, X, 1, 0, "counts")) {
+        release(b, 6);
+        return NULL;
+    }
+    route_rows(I64(b[0]), I64(b[1]), R, X, k, I64(b[2]), I64(b[3]), I64(b[4]), I64(b[5]));
     release(b, 6);
     Py_RETURN_NONE;
 }
@@ -665,17 +707,12 @@ static PyObject *py_moe_pack(PyObject *self, PyObject *args) {
     const int64_t *amax = I64(b[1]), *chosen = I64(b[2]), *rank = I64(b[3]);
     float *xin = F32(b[4]);
     int64_t *ain = I64(b[5]);
-    for (Py_ssize_t i = 0; i < R * k; i++) {
-        int64_t e = chosen[i], q = rank[i];
-        if (e < 0 || e >= X || q < 0 || q >= cap) {
-            release(b, 6);
-            PyErr_SetString(PyExc_IndexError, "moe_pack: slot out of range");
-            return NULL;
-        }
-        memcpy(xin + (e * cap + q) * C, x8 + (i / k) * C, (size_t)C * sizeof(float));
-        ain[e * cap + q] = amax[i / k];
-    }
+    const int ok = pack_rows(x8, amax, chosen, rank, xin, ain, R, C, k, X, cap);
     release(b, 6);
+    if (!ok) {
+        PyErr_SetString(PyExc_IndexError, "moe_pack: slot out of range");
+        return NULL;
+    }
     Py_RETURN_NONE;
 }
 
@@ -698,21 +735,12 @@ static PyObject *py_moe_combine(PyObject *self, PyObject *args) {
     }
     const int64_t *ye = I64(b[0]), *chosen = I64(b[1]), *rank = I64(b[2]), *gate = I64(b[3]);
     int64_t *y = I64(b[4]);
-    for (Py_ssize_t r = 0; r < R; r++) {
-        int64_t *yr = y + r * C;
-        for (Py_ssize_t c = 0; c < C; c++) yr[c] = 0;
-        for (Py_ssize_t j = 0; j < k; j++) {
-            int64_t e = chosen[r * k + j], q = rank[r * k + j], g = gate[r * k + j];
-            if (e < 0 || e >= X || q < 0 || q >= cap) {
-                release(b, 5);
-                PyErr_SetString(PyExc_IndexError, "moe_combine: slot out of range");
-                return NULL;
-            }
-            const int64_t *src = ye + (e * cap + q) * C;
-            for (Py_ssize_t c = 0; c < C; c++) yr[c] += rshift(src[c] * g, 15);
-        }
-    }
+    const int ok = combine_rows(ye, chosen, rank, gate, y, R, C, k, X, cap);
     release(b, 5);
+    if (!ok) {
+        PyErr_SetString(PyExc_IndexError, "moe_combine: slot out of range");
+        return NULL;
+    }
     Py_RETURN_NONE;
 }
 
@@ -1421,37 +1449,13 @@ CLONES static int moe_rows(const BlockPlan *p, MMKernel kernel, const float *x8,
                     int64_t *hamax, int *nomem) {
     const Py_ssize_t C = p->d[BD_C], X = p->d[BD_X], k = p->d[BD_TOPK], F = p->d[BD_F],
                      Fs = p->d[BD_FS];
-    const int64_t *sig = I64(p->buf[BP_SIG]), *bias = I64(p->buf[BP_MOE_BIAS]);
+    const int64_t *sig = I64(p->buf[BP_SIG]);
     int64_t *s = PyMem_RawMalloc(sizeof(int64_t) * (size_t)(R * X + 3 * R * k + X) + 8);
     if (s == NULL) { *nomem = 1; return 0; }
     int64_t *chosen = s + R * X, *gate = chosen + R * k, *rank = gate + R * k, *counts = rank + R * k;
     if (!lin_rows(&p->router, kernel, x8, amax, R, 0, NULL, s, xi, acc)) { PyMem_RawFree(s); return 0; }
     for (Py_ssize_t i = 0; i < R * X; i++) s[i] = interp(sig, s[i]);          /* sigmoid */
-    /* routing: py_moe_route's loop */
-    unsigned char taken[4096];
-    for (Py_ssize_t e = 0; e < X; e++) counts[e] = 0;
-    for (Py_ssize_t r = 0; r < R; r++) {
-        const int64_t *sr = s + r * X;
-        memset(taken, 0, (size_t)X);
-        int64_t total = 0;
-        for (Py_ssize_t j = 0; j < k; j++) {
-            Py_ssize_t best = -1;
-            int64_t bk = 0;
-            for (Py_ssize_t e = 0; e < X; e++) {
-                int64_t key = sr[e] + bias[e];
-                if (!taken[e] && (best < 0 || key > bk)) { best = e; bk = key; }
-            }
-            taken[best] = 1;
-            chosen[r * k + j] = best;
-            total += sr[best];
-        }
-        if (total < 1) total = 1;
-        for (Py_ssize_t j = 0; j < k; j++) {
-            int64_t e = chosen[r * k + j];
-            gate[r * k + j] = (sr[e] << 15) / total;
-            rank[r * k + j] = counts[e]++;
-        }
-    }
+    route_rows(s, I64(p->buf[BP_MOE_BIAS]), R, X, k, chosen, gate, rank, counts);
     Py_ssize_t cap = 1;
     for (Py_ssize_t e = 0; e < X; e++) cap = counts[e] > cap ? counts[e] : cap;
     const Py_ssize_t M = X * cap, W = F > C ? F : C;
@@ -1466,28 +1470,16 @@ CLONES static int moe_rows(const BlockPlan *p, MMKernel kernel, const float *x8,
     float *eacc = xin + M * W;              /* xin: M rows of C, later of F (h8) */
     int64_t *hh = ain + M, *ye = hh + M * W;
     for (Py_ssize_t i = 0; i < M; i++) ain[i] = 1;
-    for (Py_ssize_t i = 0; i < R * k; i++) {
-        const int64_t e = chosen[i], q = rank[i];
-        memcpy(xin + (e * cap + q) * C, x8 + (i / k) * C, (size_t)C * sizeof(float));
-        ain[e * cap + q] = amax[i / k];
-    }
-    int ok = mm8_groups(kernel, xin, xi, (const int16_t *)p->buf[BP_E1_WP].b.buf, eacc, X, cap, C, F);
+    int ok = pack_rows(x8, amax, chosen, rank, xin, ain, R, C, k, X, cap) &&
+             mm8_groups(kernel, xin, xi, (const int16_t *)p->buf[BP_E1_WP].b.buf, eacc, X, cap, C, F);
     if (ok) {
         requant_rows(eacc, ain, F64(p->buf[BP_E1_M]), NULL, sig, 1, hh, M, F, cap);
-        for (Py_ssize_t r = 0; r < M; r++) quant_row(hh + r * F, F, (float *)xin + r * F, ain + r);
+        quant_block(hh, M, F, xin, ain);
         ok = mm8_groups(kernel, xin, xi, (const int16_t *)p->buf[BP_E2_WP].b.buf, eacc, X, cap, F, C);
     }
     if (ok) {
         requant_rows(eacc, ain, F64(p->buf[BP_E2_M]), NULL, NULL, 0, ye, M, C, cap);
-        for (Py_ssize_t r = 0; r < R; r++) {                /* py_moe_combine's loop */
-            int64_t *yr = y + r * C;
-            for (Py_ssize_t c = 0; c < C; c++) yr[c] = 0;
-            for (Py_ssize_t j = 0; j < k; j++) {
-                const int64_t *src = ye + (chosen[r * k + j] * cap + rank[r * k + j]) * C;
-                const int64_t g = gate[r * k + j];
-                for (Py_ssize_t c = 0; c < C; c++) yr[c] += rshift(src[c] * g, 15);
-            }
-        }
+        ok = combine_rows(ye, chosen, rank, gate, y, R, C, k, X, cap);
     }
     PyMem_RawFree(xin);
     PyMem_RawFree(ain);
@@ -1495,7 +1487,7 @@ CLONES static int moe_rows(const BlockPlan *p, MMKernel kernel, const float *x8,
     if (!ok) return 0;
     if (Fs > 0 && p->buf[BP_S1_WP].held) {                    /* the shared experts */
         if (!lin_rows(&p->s1, kernel, x8, amax, R, 1, sig, hbuf, xi, acc)) return 0;
-        for (Py_ssize_t r = 0; r < R; r++) quant_row(hbuf + r * Fs, Fs, h8 + r * Fs, hamax + r);
+        quant_block(hbuf, R, Fs, h8, hamax);
         int64_t *ys = hbuf;                                   /* hbuf is free again: R * C fits */
         if (!lin_rows(&p->s2, kernel, h8, hamax, R, 0, NULL, ys, xi, acc)) return 0;
         for (Py_ssize_t i = 0; i < R * C; i++) y[i] += ys[i];
@@ -1591,7 +1583,7 @@ CLONES static PyObject *py_block_step(PyObject *self, PyObject *args) {
             ok = moe_rows(p, kernel, x8, amax, R, y, xi, acc, h, h8, hamax, &nomem);
         } else {
             ok = lin_rows(&p->w1, kernel, x8, amax, R, 1, sig, h, xi, acc);
-            for (Py_ssize_t r = 0; ok && r < R; r++) quant_row(h + r * Fd, Fd, h8 + r * Fd, hamax + r);
+            if (ok) quant_block(h, R, Fd, h8, hamax);
             ok = ok && lin_rows(&p->w2, kernel, h8, hamax, R, 0, NULL, y, xi, acc);
         }
     }

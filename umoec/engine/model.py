@@ -207,7 +207,7 @@ class Block:
 
     def step(self, x, conv, ssm, rows, mod, kv):
         """x (R, C) -> delta (R, C) (see umoec/model/block.py for the data flow)."""
-        out = kernels.block_step(self.plan, x, conv, ssm, rows, mod, self.threads or kernels.threads())
+        out = kernels.block_step(self.plan, x, conv, ssm, rows, mod, self.threads)
         if out is not None:                    # the same integers as the lines below
             return out
         delta = self._gate(self.mixer_step(*self._norm_q(x, mod, 0), conv, ssm, rows), mod, 0)
