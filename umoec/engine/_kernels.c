@@ -1215,7 +1215,59 @@ static PyObject *py_adapt_extra(PyObject *self, PyObject *args) {
  *               has (B, K) bool out, B, H, K, NB, t, hash_bits, cap)
  * cascade.update_stats: record (the context of step t-1 -> byte) in each order's bucket, shift
  * the byte into the history, look up each order's bucket of the new context. */
-CLONES static PyObject *py_cascade_stats(PyObject *self, PyObject *args) {
+/* the checks and the loop of cascade_stats (and of cascade_step): 0 when a byte, an order or a
+ * bucket is out of range */
+static int stats_ok(const int64_t *byte, const int64_t *prev, const int64_t *orders, Py_ssize_t B,
+                    Py_ssize_t H, Py_ssize_t K, Py_ssize_t NB, Py_ssize_t t) {
+    for (Py_ssize_t k = 0; k < K; k++)
+        if (orders[k] < 1 || orders[k] > H) return 0;
+    for (Py_ssize_t r = 0; r < B; r++) {
+        if (byte[r] < 0 || byte[r] > 255) return 0;
+        for (Py_ssize_t k = 0; k < K && t > 0; k++)
+            if (prev[r * K + k] < 0 || prev[r * K + k] >= NB) return 0;
+    }
+    return 1;
+}
+
+CLONES static int stats_rows(const int64_t *byte, int64_t *hist, int64_t *prev, int16_t *last,
+                             int16_t *run, int16_t *cnt, const int64_t *orders,
+                             const int64_t *offsets, int64_t *pred, int64_t *runs, int64_t *cnts,
+                             uint8_t *has, Py_ssize_t B, Py_ssize_t H, Py_ssize_t K, Py_ssize_t NB,
+                             Py_ssize_t t, int bits, int64_t cap) {
+    for (Py_ssize_t r = 0; r < B; r++) {
+        int16_t *lr = last + r * NB, *rr = run + r * NB, *cr = cnt + r * NB;
+        int64_t *hr = hist + r * H, *pr = prev + r * K;
+        if (t > 0)
+            for (Py_ssize_t k = 0; k < K; k++) {
+                const int64_t i = pr[k];
+                const int16_t b16 = (int16_t)(byte[r] + 1);
+                const int64_t ru = lr[i] == b16 ? (rr[i] + 1 < cap ? rr[i] + 1 : cap) : 1;
+                const int64_t cn = cr[i] + 1 < cap ? cr[i] + 1 : cap;
+                lr[i] = b16;
+                rr[i] = (int16_t)ru;
+                cr[i] = (int16_t)cn;
+            }
+        for (Py_ssize_t i = H - 1; i > 0; i--) hr[i] = hr[i - 1];
+        hr[0] = byte[r];
+        for (Py_ssize_t k = 0; k < K; k++) {
+            int64_t value = 0, scale = 1;
+            for (int64_t i = 0; i < orders[k]; i++, scale *= 257) value += hr[i] * scale;
+            const int64_t bucket =
+                orders[k] == 1 ? value : ((value * 2654435761LL) & 0xFFFFFFFFLL) >> (32 - bits);
+            const int64_t i = bucket + offsets[k];
+            if (i < 0 || i >= NB) return 0;
+            pr[k] = i;
+            const int64_t l = (int64_t)lr[i] - 1;
+            has[r * K + k] = l >= 0;
+            pred[r * K + k] = l > 0 ? l : 0;
+            runs[r * K + k] = rr[i];
+            cnts[r * K + k] = cr[i];
+        }
+    }
+    return 1;
+}
+
+static PyObject *py_cascade_stats(PyObject *self, PyObject *args) {
     PyObject *o[12];
     Py_ssize_t B, H, K, NB, t;
     int bits;
@@ -1240,58 +1292,17 @@ CLONES static PyObject *py_cascade_stats(PyObject *self, PyObject *args) {
         release(b, 12);
         return NULL;
     }
-    const int64_t *byte = I64(b[0]), *orders = I64(b[6]), *offsets = I64(b[7]);
-    int64_t *hist = I64(b[1]), *prev = I64(b[2]), *pred = I64(b[8]), *runs = I64(b[9]);
-    int64_t *cnts = I64(b[10]);
-    int16_t *last = (int16_t *)b[3].b.buf, *run = (int16_t *)b[4].b.buf, *cnt = (int16_t *)b[5].b.buf;
-    uint8_t *has = (uint8_t *)b[11].b.buf;
-    int bad = 0;
-    for (Py_ssize_t k = 0; k < K; k++) bad |= orders[k] < 1 || orders[k] > H;
-    for (Py_ssize_t r = 0; r < B && !bad; r++) {
-        bad = byte[r] < 0 || byte[r] > 255;
-        for (Py_ssize_t k = 0; k < K && !bad && t > 0; k++) bad = prev[r * K + k] < 0 || prev[r * K + k] >= NB;
-    }
-    if (bad) {
+    if (!stats_ok(I64(b[0]), I64(b[2]), I64(b[6]), B, H, K, NB, t)) {
         release(b, 12);
         PyErr_SetString(PyExc_IndexError, "cascade_stats: a byte, order or bucket out of range");
         return NULL;
     }
-    for (Py_ssize_t r = 0; r < B; r++) {
-        int16_t *lr = last + r * NB, *rr = run + r * NB, *cr = cnt + r * NB;
-        int64_t *hr = hist + r * H, *pr = prev + r * K;
-        if (t > 0)
-            for (Py_ssize_t k = 0; k < K; k++) {
-                const int64_t i = pr[k];
-                const int16_t b16 = (int16_t)(byte[r] + 1);
-                const int64_t ru = lr[i] == b16 ? (rr[i] + 1 < cap ? rr[i] + 1 : cap) : 1;
-                const int64_t cn = cr[i] + 1 < cap ? cr[i] + 1 : cap;
-                lr[i] = b16;
-                rr[i] = (int16_t)ru;
-                cr[i] = (int16_t)cn;
-            }
-        for (Py_ssize_t i = H - 1; i > 0; i--) hr[i] = hr[i - 1];
-        hr[0] = byte[r];
-        for (Py_ssize_t k = 0; k < K; k++) {
-            int64_t value = 0, scale = 1;
-            for (int64_t i = 0; i < orders[k]; i++, scale *= 257) value += hr[i] * scale;
-            const int64_t bucket =
-                orders[k] == 1 ? value : ((value * 2654435761LL) & 0xFFFFFFFFLL) >> (32 - bits);
-            const int64_t i = bucket + offsets[k];
-            if (i < 0 || i >= NB) {
-                bad = 1;
-                break;
-            }
-            pr[k] = i;
-            const int64_t l = (int64_t)lr[i] - 1;
-            has[r * K + k] = l >= 0;
-            pred[r * K + k] = l > 0 ? l : 0;
-            runs[r * K + k] = rr[i];
-            cnts[r * K + k] = cr[i];
-        }
-        if (bad) break;
-    }
+    const int ok = stats_rows(I64(b[0]), I64(b[1]), I64(b[2]), (int16_t *)b[3].b.buf,
+                              (int16_t *)b[4].b.buf, (int16_t *)b[5].b.buf, I64(b[6]), I64(b[7]),
+                              I64(b[8]), I64(b[9]), I64(b[10]), (uint8_t *)b[11].b.buf, B, H, K,
+                              NB, t, bits, (int64_t)cap);
     release(b, 12);
-    if (bad) {
+    if (!ok) {
         PyErr_SetString(PyExc_IndexError, "cascade_stats: a bucket out of range");
         return NULL;
     }
@@ -1312,6 +1323,7 @@ enum {
     BP_R_WP, BP_R_M, BP_R_B, BP_MOE_BIAS, BP_E1_WP, BP_E1_M, BP_E2_WP, BP_E2_M,   /* experts */
     BP_S1_WP, BP_S1_M, BP_S1_B, BP_S2_WP, BP_S2_M, BP_S2_B,                     /* shared */
     BP_SIG, BP_SOFTPLUS, BP_T1, BP_T2, BP_T3,
+    BP_MR_WP, BP_MR_M, BP_MR_B,                                                  /* MoD router */
     BP_COUNT
 };
 enum { BD_C, BD_E, BD_N, BD_H, BD_P, BD_K, BD_MOE, BD_FD, BD_X, BD_TOPK, BD_F, BD_FS, BD_COUNT };
@@ -1321,7 +1333,7 @@ typedef struct { const int16_t *wp; const double *m; const int64_t *b; Py_ssize_
 typedef struct {
     Buf buf[BP_COUNT];
     Py_ssize_t d[BD_COUNT];
-    Lin in_proj, out_proj, w1, w2, router, s1, s2;
+    Lin in_proj, out_proj, w1, w2, router, s1, s2, mod_router;
 } BlockPlan;
 
 static void plan_free(PyObject *capsule) {
@@ -1378,13 +1390,15 @@ static PyObject *py_block_plan(PyObject *self, PyObject *args) {
         {8, X * F, !moe}, {2, X * packed(F, C), !moe}, {8, X * C, !moe},
         {2, packed(C, Fs), 1}, {8, Fs, 1}, {8, Fs, 1}, {2, packed(Fs, C), 1}, {8, C, 1}, {8, C, 1},
         {8, TABLE_N, 0}, {8, TABLE_N, 0}, {8, EXP_T1, 0}, {8, 1024, 0}, {8, 1024, 0},
+        {2, packed(C, 1), 1}, {8, 1, 1}, {8, 1, 1},
     };
     static const char *names[BP_COUNT] = {
         "norm1", "norm2", "in_proj", "in_proj.m", "taps", "conv_s", "conv_b", "dt_bias", "A", "D",
         "norm", "out_proj", "out_proj.m", "out_proj.b", "w1", "w1.m", "w1.b", "w2", "w2.m", "w2.b",
         "router", "router.m", "router.b", "moe_bias", "experts.w1", "experts.m1", "experts.w2",
         "experts.m2", "shared.w1", "shared.w1.m", "shared.w1.b", "shared.w2", "shared.w2.m",
-        "shared.w2.b", "sig", "softplus", "t1", "t2", "t3"};
+        "shared.w2.b", "sig", "softplus", "t1", "t2", "t3", "mod_router", "mod_router.m",
+        "mod_router.b"};
     for (int i = 0; i < BP_COUNT; i++) {
         if (!get(PyTuple_GET_ITEM(arrays, i), &p->buf[i], want[i].size, want[i].count, 0,
                  want[i].optional, names[i])) {
@@ -1395,10 +1409,11 @@ static PyObject *py_block_plan(PyObject *self, PyObject *args) {
     }
     if ((p->buf[BP_NORM1].held != p->buf[BP_NORM2].held) ||
         (moe && Fs > 0 && !(p->buf[BP_S1_WP].held && p->buf[BP_S2_WP].held && p->buf[BP_S1_M].held &&
-                            p->buf[BP_S2_M].held))) {
+                            p->buf[BP_S2_M].held)) ||
+        (p->buf[BP_MR_WP].held != p->buf[BP_MR_M].held)) {
         release(p->buf, BP_COUNT);
         PyMem_Free(p);
-        PyErr_SetString(PyExc_ValueError, "block_plan: norms or shared experts incomplete");
+        PyErr_SetString(PyExc_ValueError, "block_plan: norms, shared experts or MoD router incomplete");
         return NULL;
     }
     p->in_proj = lin_of(p, BP_IN_WP, BP_IN_M, -1, C, O);
@@ -1408,6 +1423,7 @@ static PyObject *py_block_plan(PyObject *self, PyObject *args) {
     p->router = lin_of(p, BP_R_WP, BP_R_M, BP_R_B, C, X);
     p->s1 = lin_of(p, BP_S1_WP, BP_S1_M, BP_S1_B, C, Fs);
     p->s2 = lin_of(p, BP_S2_WP, BP_S2_M, BP_S2_B, Fs, C);
+    p->mod_router = lin_of(p, BP_MR_WP, BP_MR_M, BP_MR_B, C, 1);
     PyObject *cap = PyCapsule_New(p, "umoec.block_plan", plan_free);
     if (cap == NULL) {
         release(p->buf, BP_COUNT);
@@ -1495,49 +1511,18 @@ CLONES static int moe_rows(const BlockPlan *p, MMKernel kernel, const float *x8,
     return 1;
 }
 
-/* block_step(plan, x (R, C) int64, conv (Bt, K-1, ch) int32, ssm (Bt, N, H, P) int32, rows (R,)
- *            int64, mod (6, C) int64 or None, out (R, C) int64, R, Bt, threads)
- * Block.step for a block without cross-attention: out = the block's delta; conv and ssm are
- * updated in place at rows. */
-CLONES static PyObject *py_block_step(PyObject *self, PyObject *args) {
-    PyObject *cap, *ox, *oconv, *ossm, *orows, *omod, *oout;
-    Py_ssize_t R, Bt, T;
-    if (!PyArg_ParseTuple(args, "OOOOOOOnnn", &cap, &ox, &oconv, &ossm, &orows, &omod, &oout, &R,
-                          &Bt, &T))
-        return NULL;
-    const BlockPlan *p = (const BlockPlan *)PyCapsule_GetPointer(cap, "umoec.block_plan");
-    if (p == NULL) return NULL;
+/* A block's step for R rows x (R, C) (rows: their places in conv and ssm, increasing): out
+ * (R, C) = the block's delta (Block.step's lines); conv and ssm are updated in place at rows.
+ * Called without the GIL. 0 on failure: *nomem set for memory, else a product's rows were not
+ * int8 (they cannot be: every x8 here comes from quant_row). */
+CLONES static int block_rows(const BlockPlan *p, const int64_t *x, int32_t *conv, int32_t *ssm,
+                             const int64_t *rows, Py_ssize_t R, const int64_t *mod, Py_ssize_t T,
+                             int64_t *out, int *nomem) {
     const Py_ssize_t C = p->d[BD_C], E = p->d[BD_E], N = p->d[BD_N], H = p->d[BD_H],
                      P = p->d[BD_P], K = p->d[BD_K], moe = p->d[BD_MOE], Fd = p->d[BD_FD],
                      X = p->d[BD_X], F = p->d[BD_F], Fs = p->d[BD_FS];
     const Py_ssize_t ch = E + 2 * N, O = 2 * E + 2 * N + H;
-    T = T < 1 ? 1 : (T > MAX_THREADS ? MAX_THREADS : T);
-    if (R < 0 || Bt < 1 || R > Bt) {
-        PyErr_SetString(PyExc_ValueError, "block_step: bad sizes");
-        return NULL;
-    }
-    Buf b[6];
-    memset(b, 0, sizeof b);
-    if (!get(ox, &b[0], 8, R * C, 0, 0, "x") || !get(oconv, &b[1], 4, Bt * (K - 1) * ch, 1, 0, "conv") ||
-        !get(ossm, &b[2], 4, Bt * N * E, 1, 0, "ssm") || !get(orows, &b[3], 8, R, 0, 0, "rows") ||
-        !get(omod, &b[4], 8, 6 * C, 0, 1, "mod") || !get(oout, &b[5], 8, R * C, 1, 0, "out")) {
-        release(b, 6);
-        return NULL;
-    }
-    const int64_t *rows = I64(b[3]);
-    for (Py_ssize_t r = 0; r < R; r++) {
-        if (rows[r] < 0 || rows[r] >= Bt || (r > 0 && rows[r] <= rows[r - 1])) {
-            release(b, 6);
-            PyErr_SetString(PyExc_IndexError, "block_step: rows must be increasing and in range");
-            return NULL;
-        }
-    }
-    const int64_t *mod = OPT(b[4]);
-    if ((mod == NULL) == (p->buf[BP_NORM1].held == 0)) {
-        release(b, 6);
-        PyErr_SetString(PyExc_ValueError, "block_step: an AdaLN block needs mod, a plain one none");
-        return NULL;
-    }
+    if (R == 0) return 1;
     const Py_ssize_t Wx = max6(C, E, Fd, Fs, F, 1), Wa = max6(O, C, Fd, Fs, X, E);
     const Py_ssize_t per = O + ch + 3 * E + H;
     /* scratch: x8 (R Wx) f32, acc (R Wa) f32, xi (R Wx / 2 + 1) i32, amax R, tmp Wx, g (R E),
@@ -1547,57 +1532,350 @@ CLONES static PyObject *py_block_step(PyObject *self, PyObject *args) {
     float *fbuf = PyMem_RawMalloc(sizeof(float) * f32n);
     int64_t *ibuf = PyMem_RawMalloc(sizeof(int64_t) * i64n);
     if (fbuf == NULL || ibuf == NULL) {
-        PyMem_RawFree(fbuf); PyMem_RawFree(ibuf); release(b, 6);
-        return PyErr_NoMemory();
+        PyMem_RawFree(fbuf); PyMem_RawFree(ibuf);
+        *nomem = 1;
+        return 0;
     }
     float *x8 = fbuf, *h8 = x8 + R * Wx, *acc = h8 + R * Wx;
     int32_t *xi = (int32_t *)(acc + R * Wa);                 /* R * Wx floats: pairs of int16 */
     int64_t *amax = ibuf, *hamax = amax + R, *tmp = hamax + R, *g = tmp + Wx, *y = g + R * E,
             *x2 = y + R * C, *h = x2 + R * C, *mscr = h + R * Wx;
-    const int64_t *x = I64(b[0]), *sig = I64(p->buf[BP_SIG]);
-    int64_t *out = I64(b[5]);
+    const int64_t *sig = I64(p->buf[BP_SIG]);
     const double eps_rms = 1e-5 * 16777216.0, eps_ln = 1e-6 * 16777216.0;   /* eps * 2**(2 ACT) */
     const MMKernel kernel = mm8_chosen().kernel;
-    int ok = 1, nomem = 0;
-    Py_BEGIN_ALLOW_THREADS
+    int ok;
     /* the mixer: norm, in_proj, mixer_core, gated norm, out_proj, AdaLN gate */
     if (mod) norm_rows(x, NULL, mod, mod + C, eps_ln, 1, x8, amax, tmp, R, C);
     else norm_rows(x, I64(p->buf[BP_NORM1]), NULL, NULL, eps_rms, 0, x8, amax, tmp, R, C);
-    ok = R == 0 || mm8_groups(kernel, x8, xi, p->in_proj.wp, acc, 1, R, C, O);
-    if (ok && R > 0) {
+    ok = mm8_groups(kernel, x8, xi, p->in_proj.wp, acc, 1, R, C, O);
+    if (ok) {
         MixCtx cx = {acc, amax, rows, I64(p->buf[BP_TAPS]), I64(p->buf[BP_CONV_B]),
                      I64(p->buf[BP_DT_BIAS]), I64(p->buf[BP_A]), I64(p->buf[BP_D]), sig,
                      I64(p->buf[BP_SOFTPLUS]), I64(p->buf[BP_T1]), I64(p->buf[BP_T2]),
-                     I64(p->buf[BP_T3]), p->in_proj.m, F64(p->buf[BP_CONV_S]),
-                     (int32_t *)b[1].b.buf, (int32_t *)b[2].b.buf, g, E, N, H, P, K, ch, O};
+                     I64(p->buf[BP_T3]), p->in_proj.m, F64(p->buf[BP_CONV_S]), conv, ssm, g,
+                     E, N, H, P, K, ch, O};
         mixer_run(&cx, R, T, mscr);
         norm_rows(g, I64(p->buf[BP_NORM]), NULL, NULL, eps_rms, 0, x8, amax, tmp, R, E);
         ok = lin_rows(&p->out_proj, kernel, x8, amax, R, 0, NULL, out, xi, acc);
     }
-    if (ok && R > 0) {
+    if (ok) {
         if (mod) gate_rows(out, mod + 2 * C, R, C);
         for (Py_ssize_t i = 0; i < R * C; i++) x2[i] = clampb(x[i] + out[i], RESID_BITS);
         if (mod) norm_rows(x2, NULL, mod + 3 * C, mod + 4 * C, eps_ln, 1, x8, amax, tmp, R, C);
         else norm_rows(x2, I64(p->buf[BP_NORM2]), NULL, NULL, eps_rms, 0, x8, amax, tmp, R, C);
         if (moe) {
-            ok = moe_rows(p, kernel, x8, amax, R, y, xi, acc, h, h8, hamax, &nomem);
+            ok = moe_rows(p, kernel, x8, amax, R, y, xi, acc, h, h8, hamax, nomem);
         } else {
             ok = lin_rows(&p->w1, kernel, x8, amax, R, 1, sig, h, xi, acc);
             if (ok) quant_block(h, R, Fd, h8, hamax);
             ok = ok && lin_rows(&p->w2, kernel, h8, hamax, R, 0, NULL, y, xi, acc);
         }
     }
-    if (ok && R > 0) {
+    if (ok) {
         if (mod) gate_rows(y, mod + 5 * C, R, C);
         for (Py_ssize_t i = 0; i < R * C; i++) out[i] = clampb(out[i] + y[i], RESID_BITS);
     }
-    Py_END_ALLOW_THREADS
     PyMem_RawFree(fbuf);
     PyMem_RawFree(ibuf);
-    release(b, 6);
+    return ok;
+}
+
+/* the buffers block_step and block_apply share: conv (Bt, K-1, ch) and ssm (Bt, N, H, P) int32
+ * writable, mod (6, C) int64 where the block has AdaLN (None otherwise); 0 with an error set */
+static int block_state(const BlockPlan *p, PyObject *oconv, PyObject *ossm, PyObject *omod,
+                       Py_ssize_t Bt, Buf *b) {
+    const Py_ssize_t C = p->d[BD_C], E = p->d[BD_E], N = p->d[BD_N], K = p->d[BD_K];
+    if (!get(oconv, &b[0], 4, Bt * (K - 1) * (E + 2 * N), 1, 0, "conv") ||
+        !get(ossm, &b[1], 4, Bt * N * E, 1, 0, "ssm") || !get(omod, &b[2], 8, 6 * C, 0, 1, "mod"))
+        return 0;
+    if ((b[2].held == 0) == (p->buf[BP_NORM1].held == 0)) {
+        PyErr_SetString(PyExc_ValueError, "block_step: an AdaLN block needs mod, a plain one none");
+        return 0;
+    }
+    return 1;
+}
+
+static PyObject *block_failed(int nomem) {
     if (nomem) return PyErr_NoMemory();
+    PyErr_SetString(PyExc_ValueError, "block_step: a product's rows were not int8");
+    return NULL;
+}
+
+/* block_step(plan, x (R, C) int64, conv (Bt, K-1, ch) int32, ssm (Bt, N, H, P) int32, rows (R,)
+ *            int64, mod (6, C) int64 or None, out (R, C) int64, R, Bt, threads)
+ * Block.step for a block without cross-attention: out = the block's delta; conv and ssm are
+ * updated in place at rows. */
+static PyObject *py_block_step(PyObject *self, PyObject *args) {
+    PyObject *cap, *ox, *oconv, *ossm, *orows, *omod, *oout;
+    Py_ssize_t R, Bt, T;
+    if (!PyArg_ParseTuple(args, "OOOOOOOnnn", &cap, &ox, &oconv, &ossm, &orows, &omod, &oout, &R,
+                          &Bt, &T))
+        return NULL;
+    const BlockPlan *p = (const BlockPlan *)PyCapsule_GetPointer(cap, "umoec.block_plan");
+    if (p == NULL) return NULL;
+    const Py_ssize_t C = p->d[BD_C];
+    T = T < 1 ? 1 : (T > MAX_THREADS ? MAX_THREADS : T);
+    if (R < 0 || Bt < 1 || R > Bt) {
+        PyErr_SetString(PyExc_ValueError, "block_step: bad sizes");
+        return NULL;
+    }
+    Buf b[6];
+    memset(b, 0, sizeof b);
+    if (!block_state(p, oconv, ossm, omod, Bt, b) || !get(ox, &b[3], 8, R * C, 0, 0, "x") ||
+        !get(orows, &b[4], 8, R, 0, 0, "rows") || !get(oout, &b[5], 8, R * C, 1, 0, "out")) {
+        release(b, 6);
+        return NULL;
+    }
+    const int64_t *rows = I64(b[4]);
+    for (Py_ssize_t r = 0; r < R; r++) {
+        if (rows[r] < 0 || rows[r] >= Bt || (r > 0 && rows[r] <= rows[r - 1])) {
+            release(b, 6);
+            PyErr_SetString(PyExc_IndexError, "block_step: rows must be increasing and in range");
+            return NULL;
+        }
+    }
+    int ok, nomem = 0;
+    Py_BEGIN_ALLOW_THREADS
+    ok = block_rows(p, I64(b[3]), (int32_t *)b[0].b.buf, (int32_t *)b[1].b.buf, rows, R,
+                    OPT(b[2]), T, I64(b[5]), &nomem);
+    Py_END_ALLOW_THREADS
+    release(b, 6);
+    if (!ok) return block_failed(nomem);
+    Py_RETURN_NONE;
+}
+
+/* block_apply(plan, h (Bt, C) int64, conv, ssm, alive (Bt,) uint8, mod or None, Bt, threads)
+ * -> rows processed. A block's turn in ExactModel.core, in place: the rows still alive (a MoD
+ * block: those of them whose router score r > 0) go through the block, and
+ *     h[rows] = clamp(h[rows] + delta (times sigmoid(r) >> GATE in a MoD block), RESID_BITS)
+ * (the lines of Block.advance: router, gate and residual besides Block.step). */
+static PyObject *py_block_apply(PyObject *self, PyObject *args) {
+    PyObject *cap, *oh, *oconv, *ossm, *oalive, *omod;
+    Py_ssize_t Bt, T;
+    if (!PyArg_ParseTuple(args, "OOOOOOnn", &cap, &oh, &oconv, &ossm, &oalive, &omod, &Bt, &T))
+        return NULL;
+    const BlockPlan *p = (const BlockPlan *)PyCapsule_GetPointer(cap, "umoec.block_plan");
+    if (p == NULL) return NULL;
+    const Py_ssize_t C = p->d[BD_C];
+    T = T < 1 ? 1 : (T > MAX_THREADS ? MAX_THREADS : T);
+    if (Bt < 1) {
+        PyErr_SetString(PyExc_ValueError, "block_apply: bad sizes");
+        return NULL;
+    }
+    Buf b[5];
+    memset(b, 0, sizeof b);
+    if (!block_state(p, oconv, ossm, omod, Bt, b) || !get(oh, &b[3], 8, Bt * C, 1, 0, "h") ||
+        !get(oalive, &b[4], 1, Bt, 0, 0, "alive")) {
+        release(b, 5);
+        return NULL;
+    }
+    int64_t *h = I64(b[3]);
+    const uint8_t *alive = (const uint8_t *)b[4].b.buf;
+    const int routed = p->buf[BP_MR_WP].held;
+    /* rows (Bt), gate (Bt), x (Bt C), delta (Bt C); the router's norm and product need x8 (Bt
+     * C) f32, amax (Bt), tmp (C), xi (Bt C / 2 + 1) i32, acc (Bt) f32, r (Bt) */
+    int64_t *ibuf = PyMem_RawMalloc(sizeof(int64_t) * (size_t)(4 * Bt + 2 * Bt * C + C + 2));
+    float *fbuf = PyMem_RawMalloc(sizeof(float) * (size_t)(2 * Bt * C + Bt + 4));
+    if (ibuf == NULL || fbuf == NULL) {
+        PyMem_RawFree(ibuf); PyMem_RawFree(fbuf); release(b, 5);
+        return PyErr_NoMemory();
+    }
+    int64_t *rows = ibuf, *gate = rows + Bt, *x = gate + Bt, *delta = x + Bt * C,
+            *amax = delta + Bt * C, *r = amax + Bt, *tmp = r + Bt;
+    float *x8 = fbuf, *acc = x8 + Bt * C;
+    int32_t *xi = (int32_t *)(acc + Bt);
+    Py_ssize_t R = 0, L = 0;
+    int ok = 1, nomem = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < Bt; i++)
+        if (alive[i]) rows[L++] = i;
+    if (routed && L > 0) {            /* Block.route_score on the live rows, then r > 0 */
+        for (Py_ssize_t j = 0; j < L; j++) memcpy(x + j * C, h + rows[j] * C, sizeof(int64_t) * C);
+        norm_rows(x, NULL, NULL, NULL, 1e-5 * 16777216.0, 0, x8, amax, tmp, L, C);
+        ok = lin_rows(&p->mod_router, mm8_chosen().kernel, x8, amax, L, 0, NULL, r, xi, acc);
+        for (Py_ssize_t j = 0; ok && j < L; j++)
+            if (r[j] > 0) {
+                gate[R] = interp(I64(p->buf[BP_SIG]), r[j]);
+                rows[R++] = rows[j];
+            }
+    } else {
+        R = L;
+    }
+    if (ok && R > 0) {
+        for (Py_ssize_t j = 0; j < R; j++) memcpy(x + j * C, h + rows[j] * C, sizeof(int64_t) * C);
+        ok = block_rows(p, x, (int32_t *)b[0].b.buf, (int32_t *)b[1].b.buf, rows, R, OPT(b[2]),
+                        T, delta, &nomem);
+    }
+    if (ok)
+        for (Py_ssize_t j = 0; j < R; j++) {
+            int64_t *hr = h + rows[j] * C;
+            const int64_t *dr = delta + j * C;
+            if (routed)
+                for (Py_ssize_t c = 0; c < C; c++)
+                    hr[c] = clampb(hr[c] + rshift(dr[c] * gate[j], GATE), RESID_BITS);
+            else
+                for (Py_ssize_t c = 0; c < C; c++) hr[c] = clampb(hr[c] + dr[c], RESID_BITS);
+        }
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(ibuf);
+    PyMem_RawFree(fbuf);
+    release(b, 5);
+    if (!ok) return block_failed(nomem);
+    return PyLong_FromSsize_t(R);
+}
+
+/* -- the cascade's step in one call (cascade.CascadeMixer.step) -------------------------------- */
+/* cascade_plan(arrays (CP_COUNT,) tuple, K, hidden) -> capsule: the small mixer's two products
+ * (both made by mm8), the log1p table of the features (cap + 1 values) and the sigmoid table */
+enum { CP_H_WP, CP_H_M, CP_H_B, CP_O_WP, CP_O_M, CP_O_B, CP_LOG1P, CP_SIG, CP_COUNT };
+
+typedef struct {
+    Buf buf[CP_COUNT];
+    Py_ssize_t K, F, Hd, cap;
+    Lin hidden, out;
+} CascadePlan;
+
+static void cascade_plan_free(PyObject *capsule) {
+    CascadePlan *p = (CascadePlan *)PyCapsule_GetPointer(capsule, "umoec.cascade_plan");
+    if (p == NULL) return;
+    release(p->buf, CP_COUNT);
+    PyMem_Free(p);
+}
+
+static PyObject *py_cascade_plan(PyObject *self, PyObject *args) {
+    PyObject *arrays;
+    Py_ssize_t K, Hd, cap;
+    if (!PyArg_ParseTuple(args, "O!nnn", &PyTuple_Type, &arrays, &K, &Hd, &cap)) return NULL;
+    if (PyTuple_GET_SIZE(arrays) != CP_COUNT || K < 1 || K > 8 || Hd < 1 || Hd > 1024 ||
+        cap < 1 || cap > 32767) {
+        PyErr_SetString(PyExc_ValueError, "cascade_plan: bad arrays or sizes");
+        return NULL;
+    }
+    CascadePlan *p = PyMem_Calloc(1, sizeof(CascadePlan));
+    if (p == NULL) return PyErr_NoMemory();
+    const Py_ssize_t F = 3 * K + K * (K - 1) / 2;      /* has, log1p(run), log1p(cnt), pairs */
+    p->K = K, p->F = F, p->Hd = Hd, p->cap = cap;
+    struct { Py_ssize_t size, count; int optional; } want[CP_COUNT] = {
+        {2, packed(F, Hd), 0}, {8, Hd, 0}, {8, Hd, 1}, {2, packed(Hd, 2 * K), 0}, {8, 2 * K, 0},
+        {8, 2 * K, 1}, {8, cap + 1, 0}, {8, TABLE_N, 0}};
+    static const char *names[CP_COUNT] = {"hidden", "hidden.m", "hidden.b", "out", "out.m",
+                                          "out.b", "log1p", "sig"};
+    for (int i = 0; i < CP_COUNT; i++) {
+        if (!get(PyTuple_GET_ITEM(arrays, i), &p->buf[i], want[i].size, want[i].count, 0,
+                 want[i].optional, names[i])) {
+            release(p->buf, CP_COUNT);
+            PyMem_Free(p);
+            return NULL;
+        }
+    }
+    p->hidden = (Lin){(const int16_t *)p->buf[CP_H_WP].b.buf, F64(p->buf[CP_H_M]),
+                      OPT(p->buf[CP_H_B]), F, Hd};
+    p->out = (Lin){(const int16_t *)p->buf[CP_O_WP].b.buf, F64(p->buf[CP_O_M]),
+                   OPT(p->buf[CP_O_B]), Hd, 2 * K};
+    PyObject *cap_ = PyCapsule_New(p, "umoec.cascade_plan", cascade_plan_free);
+    if (cap_ == NULL) {
+        release(p->buf, CP_COUNT);
+        PyMem_Free(p);
+    }
+    return cap_;
+}
+
+/* cascade_step(plan, byte (B,), hist, prev, last, run, cnt, orders, offsets (as cascade_stats),
+ *              alone (B, V) int64 out, boost (B, V) int64 out, B, H, NB, V, t, hash_bits)
+ * CascadeMixer.step without its confidence test: the statistics (cascade_stats' loop), the
+ * features, hidden = silu(features W1), o = hidden W2 (B, 2K), then per row and order k with a
+ * prediction: alone[pred_k] += o_k, boost[pred_k] += o_{K+k} (every other entry 0). */
+static PyObject *py_cascade_step(PyObject *self, PyObject *args) {
+    PyObject *cap, *o[10];
+    Py_ssize_t B, H, NB, V, t;
+    int bits;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOnnnnni", &cap, &o[0], &o[1], &o[2], &o[3], &o[4],
+                          &o[5], &o[6], &o[7], &o[8], &o[9], &B, &H, &NB, &V, &t, &bits))
+        return NULL;
+    const CascadePlan *p = (const CascadePlan *)PyCapsule_GetPointer(cap, "umoec.cascade_plan");
+    if (p == NULL) return NULL;
+    const Py_ssize_t K = p->K, F = p->F, Hd = p->Hd;
+    if (B < 0 || H < 1 || NB < 1 || V < 256 || t < 0 || bits < 1 || bits > 31) {
+        PyErr_SetString(PyExc_ValueError, "cascade_step: bad sizes");
+        return NULL;
+    }
+    Buf b[10];
+    memset(b, 0, sizeof b);
+    if (!get(o[0], &b[0], 8, B, 0, 0, "byte") || !get(o[1], &b[1], 8, B * H, 1, 0, "hist") ||
+        !get(o[2], &b[2], 8, B * K, 1, 0, "prev") || !get(o[3], &b[3], 2, B * NB, 1, 0, "last") ||
+        !get(o[4], &b[4], 2, B * NB, 1, 0, "run") || !get(o[5], &b[5], 2, B * NB, 1, 0, "cnt") ||
+        !get(o[6], &b[6], 8, K, 0, 0, "orders") || !get(o[7], &b[7], 8, K, 0, 0, "offsets") ||
+        !get(o[8], &b[8], 8, B * V, 1, 0, "alone") || !get(o[9], &b[9], 8, B * V, 1, 0, "boost")) {
+        release(b, 10);
+        return NULL;
+    }
+    if (!stats_ok(I64(b[0]), I64(b[2]), I64(b[6]), B, H, K, NB, t)) {
+        release(b, 10);
+        PyErr_SetString(PyExc_IndexError, "cascade_step: a byte, order or bucket out of range");
+        return NULL;
+    }
+    const Py_ssize_t W = F > Hd ? F : Hd;
+    /* pred, runs, cnts (B K), feats (B W), hid (B Hd), out (B 2K), amax (B) int64; has (B K);
+     * x8 (B W), acc (B W) f32, xi (B W / 2 + 1) i32 */
+    int64_t *ibuf = PyMem_RawMalloc(sizeof(int64_t) * (size_t)(3 * B * K + B * W + B * Hd +
+                                                               2 * B * K + B + 2));
+    float *fbuf = PyMem_RawMalloc(sizeof(float) * (size_t)(3 * B * W + 4));
+    uint8_t *has = PyMem_RawMalloc((size_t)(B * K + 1));
+    if (ibuf == NULL || fbuf == NULL || has == NULL) {
+        PyMem_RawFree(ibuf); PyMem_RawFree(fbuf); PyMem_RawFree(has); release(b, 10);
+        return PyErr_NoMemory();
+    }
+    int64_t *pred = ibuf, *runs = pred + B * K, *cnts = runs + B * K, *feats = cnts + B * K,
+            *hid = feats + B * W, *out = hid + B * Hd, *amax = out + 2 * B * K;
+    float *x8 = fbuf, *acc = x8 + B * W;
+    int32_t *xi = (int32_t *)(acc + B * W);
+    const int64_t *log1p = I64(p->buf[CP_LOG1P]);
+    int ok, range = 1;
+    Py_BEGIN_ALLOW_THREADS
+    ok = stats_rows(I64(b[0]), I64(b[1]), I64(b[2]), (int16_t *)b[3].b.buf, (int16_t *)b[4].b.buf,
+                    (int16_t *)b[5].b.buf, I64(b[6]), I64(b[7]), pred, runs, cnts, has, B, H, K,
+                    NB, t, bits, (int64_t)p->cap);
+    for (Py_ssize_t r = 0; ok && r < B; r++) {        /* CascadeMixer.features */
+        const int64_t *pr = pred + r * K, *ru = runs + r * K, *cn = cnts + r * K;
+        const uint8_t *hr = has + r * K;
+        int64_t *f = feats + r * F;
+        for (Py_ssize_t k = 0; k < K; k++) {
+            if (ru[k] < 0 || ru[k] > p->cap || cn[k] < 0 || cn[k] > p->cap || pr[k] >= V) range = 0;
+            f[k] = (int64_t)hr[k] << ACT;
+            f[K + k] = log1p[ru[k] < 0 ? 0 : (ru[k] > p->cap ? p->cap : ru[k])];
+            f[2 * K + k] = log1p[cn[k] < 0 ? 0 : (cn[k] > p->cap ? p->cap : cn[k])];
+        }
+        Py_ssize_t j = 3 * K;
+        for (Py_ssize_t a = 0; a < K; a++)
+            for (Py_ssize_t c = a + 1; c < K; c++)
+                f[j++] = (int64_t)(hr[a] && hr[c] && pr[a] == pr[c]) << ACT;
+    }
+    ok = ok && range;
+    if (ok && B > 0) {
+        const MMKernel kernel = mm8_chosen().kernel;
+        quant_block(feats, B, F, x8, amax);
+        ok = lin_rows(&p->hidden, kernel, x8, amax, B, 1, I64(p->buf[CP_SIG]), hid, xi, acc);
+        if (ok) quant_block(hid, B, Hd, x8, amax);
+        ok = ok && lin_rows(&p->out, kernel, x8, amax, B, 0, NULL, out, xi, acc);
+    }
+    if (ok) {
+        int64_t *alone = I64(b[8]), *boost = I64(b[9]);
+        memset(alone, 0, sizeof(int64_t) * (size_t)(B * V));
+        memset(boost, 0, sizeof(int64_t) * (size_t)(B * V));
+        for (Py_ssize_t r = 0; r < B; r++)
+            for (Py_ssize_t k = 0; k < K; k++) {
+                const int64_t hk = has[r * K + k], v = pred[r * K + k];
+                alone[r * V + v] += out[r * 2 * K + k] * hk;
+                boost[r * V + v] += out[r * 2 * K + K + k] * hk;
+            }
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(ibuf);
+    PyMem_RawFree(fbuf);
+    PyMem_RawFree(has);
+    release(b, 10);
     if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "block_step: a product's rows were not int8");
+        PyErr_SetString(PyExc_IndexError, "cascade_step: a bucket or statistic out of range");
         return NULL;
     }
     Py_RETURN_NONE;
@@ -1702,8 +1980,11 @@ static PyMethodDef methods[] = {
     {"linear8", py_linear8, METH_VARARGS, "mm8's products, then requantisation, in one call"},
     {"adapt_learn", py_adapt_learn, METH_VARARGS, "the online adaptation's gradient step"},
     {"adapt_extra", py_adapt_extra, METH_VARARGS, "the online adaptation's logit corrections"},
+    {"cascade_plan", py_cascade_plan, METH_VARARGS, "the cascade mixer's weights for cascade_step"},
+    {"cascade_step", py_cascade_step, METH_VARARGS, "the cascade's step in one call"},
     {"cascade_stats", py_cascade_stats, METH_VARARGS, "the cascade's context tables, one step"},
     {"block_plan", py_block_plan, METH_VARARGS, "a block's weights held for block_step"},
+    {"block_apply", py_block_apply, METH_VARARGS, "a block's turn in core, in place"},
     {"block_step", py_block_step, METH_VARARGS, "a whole block step (Block.step) in one call"},
     {"simd", py_simd, METH_VARARGS, "whether the AVX-512 twins of silu and the state update run"},
     {"seq_publish", py_seq_publish, METH_VARARGS, "a release store of a shared counter"},

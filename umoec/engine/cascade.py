@@ -81,6 +81,7 @@ class CascadeMixer:
         self.hidden = QLinear(t, "cascade.hidden")
         self.out = QLinear(t, "cascade.out")
         self.log1p = log1p_table(CASCADE_CAP + 1, ACT, 1, CASCADE_CAP)
+        self.plan = kernels.cascade_plan(self.hidden, self.out, self.log1p, K)
 
     def features(self, pred, run, cnt, has) -> np.ndarray:
         one = has.astype(np.int64) << ACT
@@ -91,16 +92,21 @@ class CascadeMixer:
 
     def step(self, byte: np.ndarray, st: dict, t: int, thr: int | None):
         """-> alone logits (B, V), boost (B, V) (ACT) and alone (B,) bool (cascade codes alone)."""
-        pred, run, cnt, has = update_stats(byte, st, t)
-        o = self.out(self.hidden(self.features(pred, run, cnt, has), act_silu=True))  # (B, 2K)
-        hasi = has.astype(np.int64)
-        beta, gamma = o[:, :K] * hasi, o[:, K:] * hasi
         B = len(byte)
-        rows = np.repeat(np.arange(B), K)
-        alone = np.zeros((B, VOCAB), dtype=np.int64)
-        boost = np.zeros((B, VOCAB), dtype=np.int64)
-        np.add.at(alone, (rows, pred.reshape(-1)), beta.reshape(-1))
-        np.add.at(boost, (rows, pred.reshape(-1)), gamma.reshape(-1))
+        both = kernels.cascade_step(self.plan, byte, st, _ORDERS, _OFFSETS, t, N_BUCKETS,
+                                    CASCADE_HASH_BITS, VOCAB)
+        if both is not None:                       # the lines below in one compiled call
+            alone, boost = both
+        else:
+            pred, run, cnt, has = update_stats(byte, st, t)
+            o = self.out(self.hidden(self.features(pred, run, cnt, has), act_silu=True))  # (B, 2K)
+            hasi = has.astype(np.int64)
+            beta, gamma = o[:, :K] * hasi, o[:, K:] * hasi
+            rows = np.repeat(np.arange(B), K)
+            alone = np.zeros((B, VOCAB), dtype=np.int64)
+            boost = np.zeros((B, VOCAB), dtype=np.int64)
+            np.add.at(alone, (rows, pred.reshape(-1)), beta.reshape(-1))
+            np.add.at(boost, (rows, pred.reshape(-1)), gamma.reshape(-1))
         flag = (np.zeros(B, dtype=bool) if thr is None
                 else kernels.top_margin(alone, thr, second=False))
         return alone, boost, flag

@@ -326,6 +326,8 @@ def block_plan(blk):
         lins += [blk.router, *(blk.shared or ())]
     else:
         lins += [blk.w1, blk.w2]
+    if blk.mod_router is not None:
+        lins.append(blk.mod_router)
     if any(lin.wp is None for lin in lins):
         return None
     none3 = (None, None, None)
@@ -336,7 +338,8 @@ def block_plan(blk):
     shared = (*lin(blk.shared[0]), *lin(blk.shared[1])) if moe and blk.shared else none3 + none3
     arrays = (blk.norm1, blk.norm2, blk.in_proj.wp, blk.in_proj.m, blk.conv_taps, blk.conv_s,
               blk.conv_b, blk.dt_bias, blk.A, blk.D, blk.norm, *lin(blk.out_proj), *dense,
-              *experts, *shared, fx.sigmoid_table(), fx.softplus_table(), *fx.exp_neg_tables())
+              *experts, *shared, fx.sigmoid_table(), fx.softplus_table(), *fx.exp_neg_tables(),
+              *(lin(blk.mod_router) if blk.mod_router is not None else none3))
     dims = (d.d_model, d.d_inner, d.d_state, d.n_heads, d.head_dim, d.d_conv, int(moe),
             0 if moe else blk.w1.n_out, d.n_routed if moe else 0, d.top_k if moe else 0,
             blk.w1t.shape[2] if moe else 0,
@@ -355,6 +358,46 @@ def block_step(plan, x, conv, ssm, rows, mod, n_threads: int | None) -> np.ndarr
     _c.block_step(plan, x, conv, ssm, np.ascontiguousarray(rows, dtype=np.int64), mod, out,
                   len(x), ssm.shape[0], n_threads or threads())
     return out
+
+
+def cascade_plan(hidden, out, log1p: np.ndarray, K: int):
+    """The cascade mixer's two products (QLinear), its features' log1p table and K orders held
+    by the compiled cascade step (_kernels.c cascade_plan), or None where the mixer stays on the
+    Python path (no compiled kernels, a product not made by mm8)."""
+    if _c is None or hidden.wp is None or out.wp is None:
+        return None
+    return _c.cascade_plan((hidden.wp, hidden.m, hidden.b, out.wp, out.m, out.b,
+                            np.ascontiguousarray(log1p, dtype=np.int64), fx.sigmoid_table()),
+                           K, hidden.n_out, len(log1p) - 1)
+
+
+def cascade_step(plan, byte, st: dict, orders, offsets, t: int, n_buckets: int, hash_bits: int,
+                 vocab: int):
+    """CascadeMixer.step's statistics, features and mixer in one compiled call -> (alone, boost)
+    (B, vocab) int64; the tables of st are updated in place. None where it cannot run (no
+    plan, the references forced, products on a device): then the Python lines run."""
+    if plan is None or _c is None or device.products() is not None:
+        return None
+    B = len(byte)
+    alone = np.empty((B, vocab), dtype=np.int64)
+    boost = np.empty((B, vocab), dtype=np.int64)
+    _c.cascade_step(plan, np.ascontiguousarray(byte, dtype=np.int64), st["hist"], st["prev"],
+                    st["last"], st["run"], st["cnt"], orders, offsets, alone, boost, B,
+                    st["hist"].shape[1], n_buckets, vocab, t, hash_bits)
+    return alone, boost
+
+
+def block_apply(plan, h, conv, ssm, alive, mod, n_threads: int | None) -> int | None:
+    """A block's turn in ExactModel.core in one compiled call (Block.advance's lines): the rows
+    still alive, in a MoD block those whose router score is > 0, go through the block and h
+    (B, C) int64 takes their gated residual in place. -> how many rows went through; None where
+    it cannot run (no plan, the references forced, products on a device, h not a contiguous
+    int64 array): then Block.advance runs its Python lines."""
+    if (plan is None or _c is None or device.products() is not None or h.dtype != np.int64
+            or not h.flags.c_contiguous or not h.flags.writeable):
+        return None
+    return _c.block_apply(plan, h, conv, ssm, np.ascontiguousarray(alive, dtype=bool).view(np.uint8),
+                          mod, len(h), n_threads or threads())
 
 
 # -- counters shared by the split's processes -------------------------------------------------------------
@@ -392,8 +435,11 @@ def top_margin(logits: np.ndarray, thr: int, second: bool) -> np.ndarray:
 __all__ = [
     "RESID_BITS",
     "backend",
+    "block_apply",
     "block_plan",
     "block_step",
+    "cascade_plan",
+    "cascade_step",
     "mixer_core",
     "moe_combine",
     "moe_pack",

@@ -205,6 +205,24 @@ class Block:
         g = kernels.mixer_core(acc, amax, self, conv, ssm, rows)
         return self.out_proj.apply(*kernels.norm_quant(g, self.norm))
 
+    def advance(self, h, alive, conv, ssm, mod, kv) -> None:
+        """The block's turn in a step, h (B, C) updated in place: the rows still alive (a MoD
+        block: those of them whose router score r > 0) go through the block, their residual
+        gated by sigmoid(r) in a MoD block. One compiled call when the block has a plan."""
+        if kernels.block_apply(self.plan, h, conv, ssm, alive, mod, self.threads) is not None:
+            return
+        process, gate = alive, None
+        if self.mod_router is not None:
+            r = self.route_score(h)
+            process = alive & (r > 0)
+            gate = sigmoid(r)                                                 # GATE
+        rows = np.flatnonzero(process)
+        if len(rows):
+            delta = self.step(h[rows], conv, ssm, rows, mod, kv)
+            if gate is not None:
+                delta = rshift(delta * gate[rows, None], GATE)
+            h[rows] = clamp(h[rows] + delta, RESID_BITS)
+
     def step(self, x, conv, ssm, rows, mod, kv):
         """x (R, C) -> delta (R, C) (see umoec/model/block.py for the data flow)."""
         out = kernels.block_step(self.plan, x, conv, ssm, rows, mod, self.threads)
@@ -335,19 +353,8 @@ class ExactModel:
             alive = ~alone
         exits = []
         for blk in self.blocks:
-            process, gate = alive, None
-            if blk.mod_router is not None:
-                r = blk.route_score(h)
-                process = alive & (r > 0)
-                gate = sigmoid(r)                                             # GATE
-            rows = np.flatnonzero(process)
-            if len(rows):
-                i = blk.index
-                delta = blk.step(h[rows], st.conv[i], st.ssm[i], rows, st.mods.get(i),
-                                 st.kv.get(i))
-                if gate is not None:
-                    delta = rshift(delta * gate[rows, None], GATE)
-                h[rows] = clamp(h[rows] + delta, RESID_BITS)
+            i = blk.index
+            blk.advance(h, alive, st.conv[i], st.ssm[i], st.mods.get(i), st.kv.get(i))
             if blk.index in self.exit_norms and self.exit_thr is not None and alive.any():
                 live = np.flatnonzero(alive)        # only bytes still in the model may leave
                 le = self.unembed.apply(*kernels.norm_quant(h[live], self.exit_norms[blk.index]))

@@ -285,37 +285,46 @@ def _engine(model, profile: str):
                           ("shipped", "turbo", 40, 2), ("tiny", "balanced", 5, 1)])
 def test_block_step_equals_the_python_path(tiny_model, monkeypatch, simd, which, profile, B,
                                            threads):
-    """The compiled block step (block_plan / block_step) against Block.step's Python lines,
-    step after step on real text: every block's delta, conv and SSM state, and the logits.
-    The shipped model has dense and MoE blocks, AdaLN and plain norms, and a MoD block (row
-    subsets); turbo's exits and cascade leave rows out too; two threads split the mixer."""
+    """The compiled block (block_plan; block_apply: MoD router, block step, gated residual in
+    place; block_step: the step alone) against Block.advance's and Block.step's Python lines,
+    step after step on real text: every block's conv and SSM state, and the logits. The
+    shipped model has dense and MoE blocks, AdaLN and plain norms, and a MoD block (row
+    subsets); turbo's exits and cascade leave rows out too; two threads split the mixer.
+    `half` runs the compiled step alone, the router and residual in Python."""
     from umoec.compress import api
-    from umoec.engine import model as M
     model = api.open_model(None) if which == "shipped" else tiny_model
-    fast, slow = _engine(model, profile), _engine(model, profile)
+    fast, half, slow = (_engine(model, profile) for _ in range(3))
     if not any(b.plan is not None for b in fast.blocks):
         pytest.skip("no block of this model runs compiled here (products not made by mm8)")
     for blk in slow.blocks:
         blk.plan = None
-    fast.set_threads(threads)
-    slow.set_threads(threads)
+    for e in (fast, half, slow):
+        e.set_threads(threads)
     text = np.frombuffer((b"Block.step, compiled: the same integers. " * 80)[:B * 60], np.uint8)
     cols = text.reshape(B, 60).T.astype(np.int64)
-    sf, ss = fast.init_state(B), slow.init_state(B)
-    calls = []
-    real = M.Block.step
+    sf, sh, ss = fast.init_state(B), half.init_state(B), slow.init_state(B)
+    calls, real = [], K.block_apply
 
-    def counted(blk, *a):
-        calls.append(blk.plan is not None)
-        return real(blk, *a)
-    monkeypatch.setattr(M.Block, "step", counted)
+    def counted(plan, h, *a):
+        if half_step[0]:
+            return None
+        out = real(plan, h, *a)
+        calls.append(out is not None)
+        return out
+    monkeypatch.setattr(K, "block_apply", counted)
+    half_step = [False]
     for t, col in enumerate(cols):
+        half_step[0] = True
+        c, _ = half.step(col, sh)
+        half_step[0] = False
         a, _ = fast.step(col, sf)
         b, _ = slow.step(col, ss)
         np.testing.assert_array_equal(a, b, err_msg=f"logits at step {t}")
+        np.testing.assert_array_equal(c, b, err_msg=f"logits at step {t} (step alone compiled)")
         for i in range(len(fast.blocks)):
-            np.testing.assert_array_equal(sf.ssm[i], ss.ssm[i], err_msg=f"ssm {i} step {t}")
-            np.testing.assert_array_equal(sf.conv[i], ss.conv[i], err_msg=f"conv {i} step {t}")
+            for s_ in (sf, sh):
+                np.testing.assert_array_equal(s_.ssm[i], ss.ssm[i], err_msg=f"ssm {i} step {t}")
+                np.testing.assert_array_equal(s_.conv[i], ss.conv[i], err_msg=f"conv {i} step {t}")
     assert any(calls) and not all(calls)             # both paths ran
 
 
@@ -362,6 +371,51 @@ def test_cascade_tables(numpy_only, B):
     for key in want:
         np.testing.assert_array_equal(got[key], want[key], err_msg=key)
     assert got["run"].max() == casc.CASCADE_CAP and got["cnt"].max() == casc.CASCADE_CAP
+
+
+@pytest.mark.parametrize(("B", "thr"), [(1, None), (9, None), (5, 40000)])
+def test_cascade_step_equals_the_python_path(B, thr):
+    """CascadeMixer.step in one compiled call (cascade_plan / cascade_step) against its Python
+    lines, step after step: alone and boost logits, the confidence flags and every table, with
+    runs and counts reaching their cap and orders agreeing and disagreeing."""
+    from umoec.compress import api
+    from umoec.engine import cascade as casc
+    fast = _engine(api.open_model(None), "turbo").cascade
+    if fast is None or fast.plan is None:
+        pytest.skip("the cascade's products are not made by mm8 here")
+    slow = _engine(api.open_model(None), "turbo").cascade
+    slow.plan = None
+    rng = np.random.default_rng(B)
+    pattern = rng.integers(1, 256, 5)
+    pattern[0] = 0                             # byte 0: an order without prediction reads 0 too
+    text = np.tile(pattern, 500)                                   # repeats: runs reach the cap
+    data = np.stack([np.roll(text, b) for b in range(B)], axis=1)
+    data[:300][rng.random((300, B)) < 0.2] = rng.integers(0, 256)  # broken runs first
+    got, want = casc.init_state(B), casc.init_state(B)
+    flags = 0
+    for t, column in enumerate(data):
+        if t % 700 == 699:                     # order 1 forgotten: higher orders predict alone
+            for st in (got, want):
+                st["last"][:, :casc.OFFSETS[1]] = 0
+        a = fast.step(column.astype(np.int64), got, t, thr)
+        b = slow.step(column.astype(np.int64), want, t, thr)
+        for x, y, what in zip(a, b, ("alone", "boost", "flag"), strict=True):
+            np.testing.assert_array_equal(x, y, err_msg=f"{what} at step {t}")
+        flags += int(a[2].sum())
+    for key in want:
+        np.testing.assert_array_equal(got[key], want[key], err_msg=key)
+    assert got["run"].max() == casc.CASCADE_CAP and np.abs(a[1]).max() > 0
+    assert (flags > 0) == (thr is not None)
+
+
+def test_cascade_step_refuses_a_byte_outside_the_alphabet():
+    from umoec.compress import api
+    from umoec.engine import cascade as casc
+    mixer = _engine(api.open_model(None), "turbo").cascade
+    if mixer is None or mixer.plan is None:
+        pytest.skip("the cascade's products are not made by mm8 here")
+    with pytest.raises(IndexError):
+        mixer.step(np.array([3, 256]), casc.init_state(2), 0, None)
 
 
 @pytest.mark.parametrize("act,bias", [(False, False), (True, True), (False, True)])
