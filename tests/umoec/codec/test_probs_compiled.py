@@ -93,6 +93,25 @@ def test_match_mix_equals_reference(monkeypatch):
     assert got.dtype == np.float32 and x is not got
 
 
+def test_int_log_equals_reference():
+    """The logarithm match_mix takes of every weight (integer bit length and shift below 2**53,
+    frexp above) against numerics.int_log: around every power of two, where the mantissa's
+    index and the exponent change, up to 2**62, and at random."""
+    from umoec.predict.numerics import int_log, ln_mantissa_table
+    from umoec.units import LN2
+    rng = np.random.default_rng(11)
+    edges = [(1 << k) + d for k in range(63) for d in (-2, -1, 0, 1, 2)
+             if 1 <= (1 << k) + d < (1 << 63)]
+    edges += [(1 << 53) + d for d in range(-40, 40)] + [(1 << 54) - 1, (1 << 62) + 12345]
+    w = np.concatenate([np.array(edges, dtype=np.int64),
+                        rng.integers(1, 1 << 62, 20000, dtype=np.int64),
+                        rng.integers(1, 1 << 20, 20000, dtype=np.int64)])
+    out = np.zeros(len(w), dtype=np.float32)
+    assert C.int_log(w, out, ln_mantissa_table(), LN2, len(w))
+    np.testing.assert_array_equal(out.view(np.uint32), int_log(w).view(np.uint32))
+    assert not C.int_log(np.array([5, 0], np.int64), out[:2], ln_mantissa_table(), LN2, 2)
+
+
 def test_match_mix_refuses_a_bad_row_like_the_reference():
     model = MatchModel(MatchSettings.standard(5))
     st = matched_state(np.random.default_rng(1), model, 4)
