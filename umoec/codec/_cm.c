@@ -214,7 +214,7 @@ static inline int len_bucket(int64_t len) {
  *     with NCTX12 contexts (context_hashes12) and four word slots per stream (word u32[4B]:
  *     the word before the previous one last). Version 13 is version 12 with 2^HUGE_TABLE_BITS
  *     slots (slots u32[2^HUGE_TABLE_BITS * 2]). */
-static PyObject *py_run(PyObject *self, PyObject *args) {
+CLONES static PyObject *py_run(PyObject *self, PyObject *args) {
     int decode, use_nn, version;
     Py_ssize_t T, B, cap, H, P;
     PyObject *o[16];
