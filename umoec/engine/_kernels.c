@@ -1209,6 +1209,69 @@ static PyObject *py_adapt_extra(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* adapt_logits(x (B, F) float64, A (F, V) float64, raw (B, V) int64, final (B,) uint8,
+ *              out (B, V) int64, B, F, shift, bits)
+ * ExactModel.finish with an adapter: out = clamp(raw + rshift(x A, shift) on the final head's
+ * rows, bits) (raw alone, clamped, on the rows an exit or the cascade coded: their correction is
+ * never computed). The final rows go through extra_block in fours, as adapt_extra's. */
+static PyObject *py_adapt_logits(PyObject *self, PyObject *args) {
+    PyObject *o[5];
+    Py_ssize_t B, F;
+    int shift, bits;
+    if (!PyArg_ParseTuple(args, "OOOOOnnii", &o[0], &o[1], &o[2], &o[3], &o[4], &B, &F, &shift,
+                          &bits))
+        return NULL;
+    if (B < 0 || F < 1 || F > 4096 || shift < 1 || shift > 62 || bits < 1 || bits > 62) {
+        PyErr_SetString(PyExc_ValueError, "adapt_logits: bad sizes");
+        return NULL;
+    }
+    Buf b[5];
+    memset(b, 0, sizeof b);
+    if (!get(o[0], &b[0], 8, B * F, 0, 0, "x") || !get(o[1], &b[1], 8, F * 256, 0, 0, "A") ||
+        !get(o[2], &b[2], 8, B * 256, 0, 0, "raw") || !get(o[3], &b[3], 1, B, 0, 0, "final") ||
+        !get(o[4], &b[4], 8, B * 256, 1, 0, "out")) {
+        release(b, 5);
+        return NULL;
+    }
+    const double *x = F64(b[0]), *A = F64(b[1]);
+    const int64_t *raw = I64(b[2]);
+    const uint8_t *final = (const uint8_t *)b[3].b.buf;
+    int64_t *out = I64(b[4]);
+    double *xt = (double *)malloc((size_t)F * XR * sizeof(double));
+    Py_ssize_t *rows = (Py_ssize_t *)malloc((size_t)(B + 1) * sizeof(Py_ssize_t));
+    if (xt == NULL || rows == NULL) {
+        free(xt);
+        free(rows);
+        release(b, 5);
+        return PyErr_NoMemory();
+    }
+    Py_ssize_t n = 0;
+    for (Py_ssize_t r = 0; r < B; r++) {
+        if (final[r]) rows[n++] = r;
+        else
+            for (int v = 0; v < 256; v++) out[r * 256 + v] = clampb(raw[r * 256 + v], bits);
+    }
+    double sums[XR][XV];
+    for (Py_ssize_t r0 = 0; r0 < n; r0 += XR) {
+        const Py_ssize_t nr = n - r0 < XR ? n - r0 : XR;
+        for (Py_ssize_t c = 0; c < F; c++)
+            for (Py_ssize_t i = 0; i < XR; i++)
+                xt[c * XR + i] = i < nr ? x[rows[r0 + i] * F + c] : 0.0;
+        for (int v0 = 0; v0 < 256; v0 += XV) {
+            extra_block(xt, A, F, v0, sums);
+            for (Py_ssize_t i = 0; i < nr; i++) {
+                const Py_ssize_t at = rows[r0 + i] * 256 + v0;
+                for (int j = 0; j < XV; j++)
+                    out[at + j] = clampb(raw[at + j] + rshift((int64_t)sums[i][j], shift), bits);
+            }
+        }
+    }
+    free(xt);
+    free(rows);
+    release(b, 5);
+    Py_RETURN_NONE;
+}
+
 /* -- the cascade's context tables (cascade.py) ------------------------------------------------ */
 /* cascade_stats(byte (B,) int64, hist (B, H) int64, prev (B, K) int64, last, run, cnt (B, NB)
  *               int16, orders (K,) int64, offsets (K,) int64, pred, runs, cnts (B, K) int64 out,
@@ -1882,10 +1945,14 @@ static PyObject *py_cascade_step(PyObject *self, PyObject *args) {
 }
 
 /* -- the split's handshake (split.py) --------------------------------------------------------- */
-/* Two processes hand a step to each other through counters in a shared mapping: a release store
- * after the data is written, an acquire load before it is read (so it holds on CPUs with weak
- * memory order too). A process that waits spins a while before it sleeps on its pipe: a vCPU
- * that sleeps takes 0.1-0.4 ms to wake, at every step (docs/compress.md). */
+/* Two processes hand a step to each other through counters in a shared mapping: a store after
+ * the data is written, a load before it is read, both sequentially consistent (so it holds on
+ * CPUs with weak memory order too). A process that waits spins a while before it sleeps on its
+ * pipe (a vCPU that sleeps takes 0.1-0.4 ms to wake, at every step: docs/compress.md); it says
+ * so in a flag first, and the other side sends a pipe message only when it reads that flag
+ * after its store (a message and its system calls cost ~0.05 ms a step on each side). The
+ * store-then-load on both sides (the flag, then the counter; the counter, then the flag) means
+ * at least one of them sees the other's store: no sleeper misses its hand-off. */
 static int64_t *seq_at(PyObject *o, Py_ssize_t i, Py_buffer *view) {
     if (PyObject_GetBuffer(o, view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
     if (i < 0 || (i + 1) * 8 > view->len || ((uintptr_t)view->buf & 7) != 0) {
@@ -1896,18 +1963,49 @@ static int64_t *seq_at(PyObject *o, Py_ssize_t i, Py_buffer *view) {
     return (int64_t *)view->buf + i;
 }
 
-/* seq_publish(counters (n,) int64 shared, i, value) */
+/* seq_publish(counters (n,) int64 shared, i, value, flag) -> whether counters[flag] says the
+ * other side sleeps (flag < 0: False, nothing read): counters[i] = value, then the flag read */
 static PyObject *py_seq_publish(PyObject *self, PyObject *args) {
     PyObject *o;
-    Py_ssize_t i;
+    Py_ssize_t i, f;
     long long v;
-    if (!PyArg_ParseTuple(args, "OnL", &o, &i, &v)) return NULL;
+    if (!PyArg_ParseTuple(args, "OnLn", &o, &i, &v, &f)) return NULL;
     Py_buffer view;
     int64_t *p = seq_at(o, i, &view);
     if (p == NULL) return NULL;
-    __atomic_store_n(p, (int64_t)v, __ATOMIC_RELEASE);
+    if (f >= 0 && (f + 1) * 8 > view.len) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_IndexError, "seq: flag outside the counters");
+        return NULL;
+    }
+    __atomic_store_n(p, (int64_t)v, __ATOMIC_SEQ_CST);
+    const int sleeps = f >= 0 && __atomic_load_n((int64_t *)view.buf + f, __ATOMIC_SEQ_CST) != 0;
     PyBuffer_Release(&view);
-    Py_RETURN_NONE;
+    return PyBool_FromLong(sleeps);
+}
+
+/* seq_sleep(counters, flag, i, target) -> True when counters[i] >= target (the flag cleared
+ * again), else False with counters[flag] = 1 left: the caller may sleep on its pipe, the
+ * other side sends a message after its next store */
+static PyObject *py_seq_sleep(PyObject *self, PyObject *args) {
+    PyObject *o;
+    Py_ssize_t f, i;
+    long long target;
+    if (!PyArg_ParseTuple(args, "OnnL", &o, &f, &i, &target)) return NULL;
+    Py_buffer view;
+    int64_t *p = seq_at(o, i, &view);
+    if (p == NULL) return NULL;
+    if (f < 0 || (f + 1) * 8 > view.len) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_IndexError, "seq: flag outside the counters");
+        return NULL;
+    }
+    int64_t *flag = (int64_t *)view.buf + f;
+    __atomic_store_n(flag, 1, __ATOMIC_SEQ_CST);
+    const int reached = __atomic_load_n(p, __ATOMIC_SEQ_CST) >= target;
+    if (reached) __atomic_store_n(flag, 0, __ATOMIC_SEQ_CST);
+    PyBuffer_Release(&view);
+    return PyBool_FromLong(reached);
 }
 
 static double seq_now(void) {
@@ -1928,7 +2026,7 @@ static PyObject *py_seq_wait(PyObject *self, PyObject *args) {
     Py_buffer view;
     int64_t *p = seq_at(o, i, &view);
     if (p == NULL) return NULL;
-    int reached = __atomic_load_n(p, __ATOMIC_ACQUIRE) >= target;
+    int reached = __atomic_load_n(p, __ATOMIC_SEQ_CST) >= target;
     if (!reached && seconds > 0) {
         Py_BEGIN_ALLOW_THREADS
         const double end = seq_now() + seconds;
@@ -1936,7 +2034,7 @@ static PyObject *py_seq_wait(PyObject *self, PyObject *args) {
 #if defined(__x86_64__) || defined(__i386__)
             __builtin_ia32_pause();
 #endif
-            reached = __atomic_load_n(p, __ATOMIC_ACQUIRE) >= target;
+            reached = __atomic_load_n(p, __ATOMIC_SEQ_CST) >= target;
             if (!reached && (n & 255) == 0) {
                 if (seq_now() > end) break;
                 sched_yield();
@@ -1979,6 +2077,7 @@ static PyMethodDef methods[] = {
     {"top_margin", py_top_margin, METH_VARARGS, "softmax confidence against a threshold"},
     {"linear8", py_linear8, METH_VARARGS, "mm8's products, then requantisation, in one call"},
     {"adapt_learn", py_adapt_learn, METH_VARARGS, "the online adaptation's gradient step"},
+    {"adapt_logits", py_adapt_logits, METH_VARARGS, "the adapter's corrected, clamped logits"},
     {"adapt_extra", py_adapt_extra, METH_VARARGS, "the online adaptation's logit corrections"},
     {"cascade_plan", py_cascade_plan, METH_VARARGS, "the cascade mixer's weights for cascade_step"},
     {"cascade_step", py_cascade_step, METH_VARARGS, "the cascade's step in one call"},
@@ -1987,7 +2086,8 @@ static PyMethodDef methods[] = {
     {"block_apply", py_block_apply, METH_VARARGS, "a block's turn in core, in place"},
     {"block_step", py_block_step, METH_VARARGS, "a whole block step (Block.step) in one call"},
     {"simd", py_simd, METH_VARARGS, "whether the AVX-512 twins of silu and the state update run"},
-    {"seq_publish", py_seq_publish, METH_VARARGS, "a release store of a shared counter"},
+    {"seq_sleep", py_seq_sleep, METH_VARARGS, "say this side sleeps, unless the counter is there"},
+    {"seq_publish", py_seq_publish, METH_VARARGS, "store a shared counter, read a flag"},
     {"seq_wait", py_seq_wait, METH_VARARGS, "spin until a shared counter reaches a value"},
     {NULL, NULL, 0, NULL},
 };

@@ -401,19 +401,29 @@ def block_apply(plan, h, conv, ssm, alive, mod, n_threads: int | None) -> int | 
 
 
 # -- counters shared by the split's processes -------------------------------------------------------------
-def seq_publish(counters: np.ndarray, at: int, value: int) -> None:
-    """counters[at] = value, after every write before it (a release store when compiled)."""
+def seq_publish(counters: np.ndarray, at: int, value: int, flag: int = -1) -> bool:
+    """counters[at] = value, after every write before it; then whether counters[flag] says the
+    other side sleeps (it needs a message). Without the compiled module always True: every
+    hand-off then goes through the pipe."""
     if _c is None:
         counters[at] = value
-    else:
-        _c.seq_publish(counters, at, value)
+        return True
+    return _c.seq_publish(counters, at, value, flag)
+
+
+def seq_sleep(counters: np.ndarray, flag: int, at: int, target: int) -> bool:
+    """True when counters[at] has reached target; else False, with counters[flag] = 1 telling
+    the other side to send a message after its next seq_publish (this side sleeps for it)."""
+    if _c is None:
+        return bool(counters[at] >= target)
+    return _c.seq_sleep(counters, flag, at, target)
 
 
 def seq_wait(counters: np.ndarray, at: int, target: int, seconds: float) -> bool:
-    """Whether counters[at] reaches target within `seconds` of spinning (compiled; without
-    the compiled module, one look)."""
+    """Whether counters[at] reaches target within `seconds` of spinning (compiled; without the
+    compiled module never: the pipe carries every hand-off)."""
     if _c is None:
-        return bool(counters[at] >= target)
+        return False
     return _c.seq_wait(counters, at, target, seconds)
 
 

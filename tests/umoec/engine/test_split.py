@@ -62,6 +62,36 @@ def test_split_logits_equal_one_process(tiny_model, parts, adapt_rate):
     assert all(not c.proc.is_alive() for c in shared.children)
 
 
+@pytest.mark.parametrize("spin", [0.0, 0.0005])
+def test_a_side_asleep_on_its_pipe_gets_its_hand_off(tiny_model, monkeypatch, spin):
+    """With no spin (every wait sleeps on the pipe) or a short one and this process pausing
+    longer between steps (the child's spin runs out, it raises its flag and sleeps), every
+    step still arrives (an alarm fails the test if a sleeper were never woken) with the
+    logits of one process."""
+    import signal
+    import time
+
+    def hung(*_):
+        raise TimeoutError("a side slept through its hand-off")
+    monkeypatch.setattr(split, "SPIN_S", spin)
+    p = ExactPredictor(tiny_model, None)
+    B = 4
+    whole = p.engine.init_state(B, p.g)
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(60)
+    shared = split.Split(p.engine, p.g, B, 2)
+    try:
+        for t, byte in enumerate(_columns(B)[:40]):
+            if spin and t % 4 == 0:
+                time.sleep(0.002)
+            expected, whole = p.engine.step(byte, whole)
+            assert np.array_equal(shared.step(byte), expected)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+        shared.close()
+
+
 @pytest.mark.parametrize("profile", ["turbo", "fast", "balanced"])
 def test_files_are_identical_and_decode_across_process_counts(tiny_model, threads, profile):
     data = TEXT * 3 + bytes(range(256)) * 4          # fast: 10 streams, balanced: 2
