@@ -52,6 +52,18 @@ class HeadAdapter:
             return out
         return rshift((x @ self.A).astype(np.int64), A_FRAC - ACT)
 
+    def corrected(self, x: np.ndarray, raw: np.ndarray, final: np.ndarray, bits: int) -> np.ndarray:
+        """The coder's logits: clamp(raw + extra(x) on the rows of the final head (final (B,)
+        bool), bits); the other rows' correction is not computed."""
+        if kernels._c is not None:            # the compiled twin: one pass, final rows only
+            out = np.empty((len(x), 256), dtype=np.int64)
+            kernels._c.adapt_logits(np.ascontiguousarray(x, np.float64), self.A,
+                                    np.ascontiguousarray(raw, np.int64),
+                                    np.ascontiguousarray(final, bool).view(np.uint8), out,
+                                    len(x), x.shape[1], A_FRAC - ACT, bits)
+            return out
+        return clamp(raw + self.extra(x) * final[:, None], bits)
+
     def remember(self, x: np.ndarray, logits: np.ndarray, used: np.ndarray) -> None:
         """used (B,) bool: the streams whose coded distribution came from the final head (not
         an early exit, not the cascade alone): only they carry a gradient for A."""

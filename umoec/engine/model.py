@@ -386,7 +386,7 @@ class ExactModel:
         if adapter is None:
             return clamp(raw, LOGIT_BITS)
         feats = adapter.features(x8)
-        logits = clamp(raw + adapter.extra(feats) * final[:, None], LOGIT_BITS)
+        logits = adapter.corrected(feats, raw, final, LOGIT_BITS)
         adapter.remember(feats, logits, final)
         return logits
 

@@ -271,6 +271,32 @@ def test_adaptation_extra(numpy_only, B):
     assert got[0, 0] == (int(x[0].sum()) * top + (1 << 11)) >> 12 and got.dtype == np.int64
 
 
+@pytest.mark.parametrize("B", [1, 6, 64])
+def test_adaptation_corrected_logits(numpy_only, B):
+    """HeadAdapter.corrected (the final head's rows in blocks of four, the others left as raw)
+    equals clamp(raw + extra(x) * final): A at both ends of its clamp, raw past the logits'
+    clamp on both sides, rows exited and not."""
+    from umoec.engine.adapt import A_BITS, HeadAdapter
+    from umoec.engine.model import LOGIT_BITS
+    rng = np.random.default_rng(B + 100)
+    a = HeadAdapter(96, 32)
+    top = (1 << A_BITS) - 1
+    a.A[:] = rng.integers(-top, top + 1, a.A.shape)
+    a.A[:, :40] = top
+    x = a.features(rng.integers(-127, 128, (B, 96)).astype(np.float32))
+    x[0, :96] = 127
+    raw = rng.integers(-(1 << 22), 1 << 22, (B, 256))
+    final = rng.random(B) < 0.7
+    final[0] = True
+    got = a.corrected(x, raw, final, LOGIT_BITS)
+    np.testing.assert_array_equal(got, numpy_only(a.corrected, x, raw, final, LOGIT_BITS))
+    assert np.abs(got).max() == (1 << LOGIT_BITS) - 1 and got.dtype == np.int64
+    if not final.all():
+        r = np.flatnonzero(~final)[0]
+        np.testing.assert_array_equal(got[r], np.clip(raw[r], 1 - (1 << LOGIT_BITS),
+                                                      (1 << LOGIT_BITS) - 1))
+
+
 def _engine(model, profile: str):
     from umoec.compress import profiles
     from umoec.engine.predictor import ExactPredictor
