@@ -748,6 +748,23 @@ static PyObject *py_moe_combine(PyObject *self, PyObject *args) {
 /* top_margin(logits (R, V) int64 ACT, exp_table (T,), flags (R,) uint8 out, thr, second, R, V, T):
  * w = EXP_TABLE[min(round((max - l) / 16), T - 1)], total = sum w; flag when
  * (2**30 - [second] w2) * 2**16 >= thr * total, w2 the second largest w (model.top_margin_at_least) */
+/* one row's flag (top_margin's test) */
+static inline int margin_row(const int64_t *l, Py_ssize_t V, const int64_t *et, Py_ssize_t T,
+                             int64_t thr, int second) {
+    int64_t mx = l[0];
+    for (Py_ssize_t v = 1; v < V; v++) mx = l[v] > mx ? l[v] : mx;
+    int64_t total = 0, w1 = -1, w2 = -1;
+    for (Py_ssize_t v = 0; v < V; v++) {
+        int64_t d = rshift(mx - l[v], ACT - 8);
+        d = d < T - 1 ? d : T - 1;
+        int64_t w = et[d];
+        total += w;
+        if (w > w1) { w2 = w1; w1 = w; } else if (w > w2) { w2 = w; }
+    }
+    int64_t top = (((int64_t)1) << 30) - (second ? w2 : 0);
+    return (top << 16) >= thr * total;
+}
+
 CLONES static PyObject *py_top_margin(PyObject *self, PyObject *args) {
     PyObject *ol, *oe, *of;
     long long thr;
@@ -765,21 +782,7 @@ CLONES static PyObject *py_top_margin(PyObject *self, PyObject *args) {
     }
     const int64_t *lg = I64(b[0]), *et = I64(b[1]);
     unsigned char *flags = (unsigned char *)b[2].b.buf;
-    for (Py_ssize_t r = 0; r < R; r++) {
-        const int64_t *l = lg + r * V;
-        int64_t mx = l[0];
-        for (Py_ssize_t v = 1; v < V; v++) mx = l[v] > mx ? l[v] : mx;
-        int64_t total = 0, w1 = -1, w2 = -1;
-        for (Py_ssize_t v = 0; v < V; v++) {
-            int64_t d = rshift(mx - l[v], ACT - 8);
-            d = d < T - 1 ? d : T - 1;
-            int64_t w = et[d];
-            total += w;
-            if (w > w1) { w2 = w1; w1 = w; } else if (w > w2) { w2 = w; }
-        }
-        int64_t top = (((int64_t)1) << 30) - (second ? w2 : 0);
-        flags[r] = (top << 16) >= (int64_t)thr * total;
-    }
+    for (Py_ssize_t r = 0; r < R; r++) flags[r] = margin_row(lg + r * V, V, et, T, thr, second);
     release(b, 3);
     Py_RETURN_NONE;
 }
@@ -1944,6 +1947,118 @@ static PyObject *py_cascade_step(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* -- an early exit in one call (ExactModel._exit) ---------------------------------------------- */
+/* head_plan(wp, m, b, exp_table, C, V) -> capsule: the unembedding (made by mm8) and the codec's
+ * exp table, for exit_apply */
+enum { HP_WP, HP_M, HP_B, HP_EXP, HP_COUNT };
+
+typedef struct {
+    Buf buf[HP_COUNT];
+    Lin unembed;
+    Py_ssize_t T;
+} HeadPlan;
+
+static void head_plan_free(PyObject *capsule) {
+    HeadPlan *p = (HeadPlan *)PyCapsule_GetPointer(capsule, "umoec.head_plan");
+    if (p == NULL) return;
+    release(p->buf, HP_COUNT);
+    PyMem_Free(p);
+}
+
+static PyObject *py_head_plan(PyObject *self, PyObject *args) {
+    PyObject *o[HP_COUNT];
+    Py_ssize_t C, V, T;
+    if (!PyArg_ParseTuple(args, "OOOOnnn", &o[0], &o[1], &o[2], &o[3], &C, &V, &T)) return NULL;
+    if (C < 1 || C > 1024 || V < 1 || V > 65536 || T < 2) {
+        PyErr_SetString(PyExc_ValueError, "head_plan: bad sizes");
+        return NULL;
+    }
+    HeadPlan *p = PyMem_Calloc(1, sizeof(HeadPlan));
+    if (p == NULL) return PyErr_NoMemory();
+    if (!get(o[0], &p->buf[HP_WP], 2, packed(C, V), 0, 0, "unembed") ||
+        !get(o[1], &p->buf[HP_M], 8, V, 0, 0, "unembed.m") ||
+        !get(o[2], &p->buf[HP_B], 8, V, 0, 1, "unembed.b") ||
+        !get(o[3], &p->buf[HP_EXP], 8, T, 0, 0, "exp")) {
+        release(p->buf, HP_COUNT);
+        PyMem_Free(p);
+        return NULL;
+    }
+    p->unembed = (Lin){(const int16_t *)p->buf[HP_WP].b.buf, F64(p->buf[HP_M]),
+                       OPT(p->buf[HP_B]), C, V};
+    p->T = T;
+    PyObject *cap = PyCapsule_New(p, "umoec.head_plan", head_plan_free);
+    if (cap == NULL) {
+        release(p->buf, HP_COUNT);
+        PyMem_Free(p);
+    }
+    return cap;
+}
+
+/* exit_apply(plan, h (B, C) int64, alive (B,) uint8, norm (C,) int64, thr, rows (B,) int64 out,
+ *            le (B, V) int64 out, B) -> n: the rows still alive whose exit head (RMSNorm with
+ * `norm`, the unembedding) has p1 - p2 >= thr / 2**16 (top_margin, second) leave: rows[:n] and
+ * their logits le[:n], alive cleared for them. */
+static PyObject *py_exit_apply(PyObject *self, PyObject *args) {
+    PyObject *cap, *o[5];
+    long long thr;
+    Py_ssize_t B;
+    if (!PyArg_ParseTuple(args, "OOOOLOOn", &cap, &o[0], &o[1], &o[2], &thr, &o[3], &o[4], &B))
+        return NULL;
+    const HeadPlan *p = (const HeadPlan *)PyCapsule_GetPointer(cap, "umoec.head_plan");
+    if (p == NULL) return NULL;
+    const Py_ssize_t C = p->unembed.K, V = p->unembed.N;
+    if (B < 0) {
+        PyErr_SetString(PyExc_ValueError, "exit_apply: bad sizes");
+        return NULL;
+    }
+    Buf b[5];
+    memset(b, 0, sizeof b);
+    if (!get(o[0], &b[0], 8, B * C, 0, 0, "h") || !get(o[1], &b[1], 1, B, 1, 0, "alive") ||
+        !get(o[2], &b[2], 8, C, 0, 0, "norm") || !get(o[3], &b[3], 8, B, 1, 0, "rows") ||
+        !get(o[4], &b[4], 8, B * V, 1, 0, "le")) {
+        release(b, 5);
+        return NULL;
+    }
+    const int64_t *h = I64(b[0]), *norm = I64(b[2]), *et = I64(p->buf[HP_EXP]);
+    uint8_t *alive = (uint8_t *)b[1].b.buf;
+    int64_t *rows = I64(b[3]), *le = I64(b[4]);
+    /* live (B), x (B C), amax (B), tmp (C), lg (B V) int64; x8 (B C), xi, acc (B V) f32 */
+    int64_t *ibuf = PyMem_RawMalloc(sizeof(int64_t) * (size_t)(2 * B + B * C + C + B * V + 2));
+    float *fbuf = PyMem_RawMalloc(sizeof(float) * (size_t)(2 * B * C + B * V + 4));
+    if (ibuf == NULL || fbuf == NULL) {
+        PyMem_RawFree(ibuf); PyMem_RawFree(fbuf); release(b, 5);
+        return PyErr_NoMemory();
+    }
+    int64_t *live = ibuf, *x = live + B, *amax = x + B * C, *tmp = amax + B, *lg = tmp + C;
+    float *x8 = fbuf, *acc = x8 + B * C;
+    int32_t *xi = (int32_t *)(acc + B * V);
+    Py_ssize_t L = 0, n = 0;
+    int ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t r = 0; r < B; r++)
+        if (alive[r]) live[L++] = r;
+    if (L > 0) {
+        for (Py_ssize_t j = 0; j < L; j++) memcpy(x + j * C, h + live[j] * C, sizeof(int64_t) * C);
+        norm_rows(x, norm, NULL, NULL, 1e-5 * 16777216.0, 0, x8, amax, tmp, L, C);
+        ok = lin_rows(&p->unembed, mm8_chosen().kernel, x8, amax, L, 0, NULL, lg, xi, acc);
+        for (Py_ssize_t j = 0; ok && j < L; j++)
+            if (margin_row(lg + j * V, V, et, p->T, thr, 1)) {
+                memcpy(le + n * V, lg + j * V, sizeof(int64_t) * V);
+                rows[n++] = live[j];
+                alive[live[j]] = 0;
+            }
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(ibuf);
+    PyMem_RawFree(fbuf);
+    release(b, 5);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "exit_apply: a product's rows were not int8");
+        return NULL;
+    }
+    return PyLong_FromSsize_t(n);
+}
+
 /* -- the split's handshake (split.py) --------------------------------------------------------- */
 /* Two processes hand a step to each other through counters in a shared mapping: a store after
  * the data is written, a load before it is read, both sequentially consistent (so it holds on
@@ -2079,6 +2194,8 @@ static PyMethodDef methods[] = {
     {"adapt_learn", py_adapt_learn, METH_VARARGS, "the online adaptation's gradient step"},
     {"adapt_logits", py_adapt_logits, METH_VARARGS, "the adapter's corrected, clamped logits"},
     {"adapt_extra", py_adapt_extra, METH_VARARGS, "the online adaptation's logit corrections"},
+    {"head_plan", py_head_plan, METH_VARARGS, "the unembedding and exp table for exit_apply"},
+    {"exit_apply", py_exit_apply, METH_VARARGS, "an early exit in one call"},
     {"cascade_plan", py_cascade_plan, METH_VARARGS, "the cascade mixer's weights for cascade_step"},
     {"cascade_step", py_cascade_step, METH_VARARGS, "the cascade's step in one call"},
     {"cascade_stats", py_cascade_stats, METH_VARARGS, "the cascade's context tables, one step"},

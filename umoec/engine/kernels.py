@@ -387,6 +387,32 @@ def cascade_step(plan, byte, st: dict, orders, offsets, t: int, n_buckets: int, 
     return alone, boost
 
 
+def head_plan(unembed):
+    """The unembedding (a QLinear) and the codec's exp table held by the compiled early exit
+    (_kernels.c head_plan), or None where the exits stay on the Python path."""
+    from ..codec.probs import EXP_TABLE
+    if _c is None or unembed.wp is None or unembed.n_out != 256:
+        return None
+    return _c.head_plan(unembed.wp, unembed.m, unembed.b, EXP_TABLE, unembed.n_in,
+                        unembed.n_out, len(EXP_TABLE))
+
+
+def exit_apply(plan, h, alive, norm, thr: int):
+    """An early exit in one compiled call (ExactModel._exit's lines): the rows still alive
+    (alive (B,) bool, updated in place) whose exit head's p1 - p2 >= thr / 2**16 leave ->
+    (their rows, their exit logits (n, V)); None where it cannot run (no plan, the references
+    forced, products on a device, h or alive not contiguous): then the Python lines run."""
+    if (plan is None or _c is None or device.products() is not None or h.dtype != np.int64
+            or not h.flags.c_contiguous or alive.dtype != bool or not alive.flags.c_contiguous
+            or not alive.flags.writeable):
+        return None
+    B = len(h)
+    rows = np.empty(B, dtype=np.int64)
+    le = np.empty((B, 256), dtype=np.int64)
+    n = _c.exit_apply(plan, h, alive.view(np.uint8), norm, int(thr), rows, le, B)
+    return rows[:n], le[:n]
+
+
 def block_apply(plan, h, conv, ssm, alive, mod, n_threads: int | None) -> int | None:
     """A block's turn in ExactModel.core in one compiled call (Block.advance's lines): the rows
     still alive, in a MoD block those whose router score is > 0, go through the block and h
@@ -450,6 +476,8 @@ __all__ = [
     "block_step",
     "cascade_plan",
     "cascade_step",
+    "exit_apply",
+    "head_plan",
     "mixer_core",
     "moe_combine",
     "moe_pack",

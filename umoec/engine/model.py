@@ -266,6 +266,7 @@ class ExactModel:
         self.blocks = [Block(t, d, i) for i in range(len(d.kinds))]
         self.final_norm = t["heads.final_norm"].astype(np.int64)
         self.unembed = QLinear(t, "heads.unembed")
+        self.head_plan = kernels.head_plan(self.unembed)      # None: exits in Python
         self.exit_norms = {b: t[f"heads.exit_norm.{b}"].astype(np.int64) for b in d.exit_blocks}
         self.globals = ((t["globals.weight"].astype(np.int64), t["globals.bias"].astype(np.int64))
                         if d.cross_attn else None)
@@ -356,11 +357,7 @@ class ExactModel:
             i = blk.index
             blk.advance(h, alive, st.conv[i], st.ssm[i], st.mods.get(i), st.kv.get(i))
             if blk.index in self.exit_norms and self.exit_thr is not None and alive.any():
-                live = np.flatnonzero(alive)        # only bytes still in the model may leave
-                le = self.unembed.apply(*kernels.norm_quant(h[live], self.exit_norms[blk.index]))
-                go = kernels.top_margin(le, self.exit_thr, second=True)
-                exits.append((live[go], le[go]))
-                alive[live[go]] = False
+                exits.append(self._exit(h, alive, self.exit_norms[blk.index]))
         x8 = None
         if self.adapt_rate:                         # the adapter reads every stream's rows
             x8, amax = kernels.norm_quant(h, self.final_norm)
@@ -378,6 +375,18 @@ class ExactModel:
                 logits[alone] = alone_logits[alone]
         st.t += 1
         return logits, alive, x8
+
+    def _exit(self, h: np.ndarray, alive: np.ndarray, norm: np.ndarray):
+        """The rows still alive whose exit head is confident leave here (alive cleared) ->
+        (their rows, their exit head's logits). One compiled call when it can run."""
+        out = kernels.exit_apply(self.head_plan, h, alive, norm, self.exit_thr)
+        if out is not None:
+            return out
+        live = np.flatnonzero(alive)                # only bytes still in the model may leave
+        le = self.unembed.apply(*kernels.norm_quant(h[live], norm))
+        go = kernels.top_margin(le, self.exit_thr, second=True)
+        alive[live[go]] = False
+        return live[go], le[go]
 
     @staticmethod
     def finish(raw: np.ndarray, final: np.ndarray, x8, adapter: HeadAdapter | None) -> np.ndarray:

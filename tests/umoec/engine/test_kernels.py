@@ -312,7 +312,8 @@ def _engine(model, profile: str):
 def test_block_step_equals_the_python_path(tiny_model, monkeypatch, simd, which, profile, B,
                                            threads):
     """The compiled block (block_plan; block_apply: MoD router, block step, gated residual in
-    place; block_step: the step alone) against Block.advance's and Block.step's Python lines,
+    place; block_step: the step alone), exit (exit_apply) and cascade against Block.advance's,
+    Block.step's, ExactModel._exit's and CascadeMixer.step's Python lines,
     step after step on real text: every block's conv and SSM state, and the logits. The
     shipped model has dense and MoE blocks, AdaLN and plain norms, and a MoD block (row
     subsets); turbo's exits and cascade leave rows out too; two threads split the mixer.
@@ -324,6 +325,9 @@ def test_block_step_equals_the_python_path(tiny_model, monkeypatch, simd, which,
         pytest.skip("no block of this model runs compiled here (products not made by mm8)")
     for blk in slow.blocks:
         blk.plan = None
+    slow.head_plan = None                              # the exits' and the cascade's lines too
+    if slow.cascade is not None:
+        slow.cascade.plan = None
     for e in (fast, half, slow):
         e.set_threads(threads)
     text = np.frombuffer((b"Block.step, compiled: the same integers. " * 80)[:B * 60], np.uint8)
@@ -338,6 +342,13 @@ def test_block_step_equals_the_python_path(tiny_model, monkeypatch, simd, which,
         calls.append(out is not None)
         return out
     monkeypatch.setattr(K, "block_apply", counted)
+    left, real_exit = [], K.exit_apply
+
+    def exits(*a):
+        out = real_exit(*a)
+        left.append(-1 if out is None else len(out[0]))
+        return out
+    monkeypatch.setattr(K, "exit_apply", exits)
     half_step = [False]
     for t, col in enumerate(cols):
         half_step[0] = True
@@ -352,6 +363,8 @@ def test_block_step_equals_the_python_path(tiny_model, monkeypatch, simd, which,
                 np.testing.assert_array_equal(s_.ssm[i], ss.ssm[i], err_msg=f"ssm {i} step {t}")
                 np.testing.assert_array_equal(s_.conv[i], ss.conv[i], err_msg=f"conv {i} step {t}")
     assert any(calls) and not all(calls)             # both paths ran
+    if fast.exit_thr is not None and fast.exit_norms:
+        assert -1 in left and max(left) > 0          # both exit paths ran, rows left early
 
 
 def test_block_step_refuses_bad_rows():
