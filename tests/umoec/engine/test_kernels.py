@@ -367,6 +367,35 @@ def test_block_step_equals_the_python_path(tiny_model, monkeypatch, simd, which,
         assert -1 in left and max(left) > 0          # both exit paths ran, rows left early
 
 
+def test_block_apply_leaves_out_a_router_score_of_exactly_zero():
+    """A MoD block processes a row only when its router score r > 0: rows found with r == 0
+    exactly, with rows either side of it, through the compiled turn and the Python lines."""
+    from umoec.compress import api
+    eng, ref = (_engine(api.open_model(None), "fast") for _ in range(2))
+    blk = next((b for b in eng.blocks if b.mod_router is not None and b.plan is not None), None)
+    if blk is None:
+        pytest.skip("no MoD block runs compiled here")
+    slow = ref.blocks[blk.index]
+    slow.plan = None
+    rng = np.random.default_rng(0)
+    pool = rng.integers(-4096, 4096, (200000, eng.d.d_model))
+    r = blk.route_score(pool)
+    zero = pool[r == 0]
+    assert len(zero) >= 1
+    h = np.concatenate([zero, pool[r > 0][:3], pool[r < 0][:3]])
+    alive = np.ones(len(h), dtype=bool)
+    alive[-1] = False
+    sf, ss = eng.init_state(len(h)), ref.init_state(len(h))
+    i = blk.index
+    a, b = h.copy(), h.copy()
+    blk.advance(a, alive, sf.conv[i], sf.ssm[i], sf.mods.get(i), None)
+    slow.advance(b, alive, ss.conv[i], ss.ssm[i], ss.mods.get(i), None)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(sf.ssm[i], ss.ssm[i])
+    np.testing.assert_array_equal(a[:len(zero)], zero)               # r == 0: left as it was
+    assert not np.array_equal(a[len(zero):len(zero) + 3], h[len(zero):len(zero) + 3])
+
+
 def test_block_step_refuses_bad_rows():
     from umoec.compress import api
     eng = _engine(api.open_model(None), "fast")
