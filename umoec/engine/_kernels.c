@@ -1276,11 +1276,6 @@ static PyObject *py_adapt_logits(PyObject *self, PyObject *args) {
 }
 
 /* -- the cascade's context tables (cascade.py) ------------------------------------------------ */
-/* cascade_stats(byte (B,) int64, hist (B, H) int64, prev (B, K) int64, last, run, cnt (B, NB)
- *               int16, orders (K,) int64, offsets (K,) int64, pred, runs, cnts (B, K) int64 out,
- *               has (B, K) bool out, B, H, K, NB, t, hash_bits, cap)
- * cascade.update_stats: record (the context of step t-1 -> byte) in each order's bucket, shift
- * the byte into the history, look up each order's bucket of the new context. */
 /* the checks and the loop of cascade_stats (and of cascade_step): 0 when a byte, an order or a
  * bucket is out of range */
 static int stats_ok(const int64_t *byte, const int64_t *prev, const int64_t *orders, Py_ssize_t B,
@@ -1333,6 +1328,11 @@ CLONES static int stats_rows(const int64_t *byte, int64_t *hist, int64_t *prev, 
     return 1;
 }
 
+/* cascade_stats(byte (B,) int64, hist (B, H) int64, prev (B, K) int64, last, run, cnt (B, NB)
+ *               int16, orders (K,) int64, offsets (K,) int64, pred, runs, cnts (B, K) int64 out,
+ *               has (B, K) bool out, B, H, K, NB, t, hash_bits, cap)
+ * cascade.update_stats: record (the context of step t-1 -> byte) in each order's bucket, shift
+ * the byte into the history, look up each order's bucket of the new context. */
 static PyObject *py_cascade_stats(PyObject *self, PyObject *args) {
     PyObject *o[12];
     Py_ssize_t B, H, K, NB, t;
