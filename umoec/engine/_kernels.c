@@ -38,6 +38,8 @@
 #define TABLE_N ((((int64_t)(TABLE_HI - TABLE_LO)) << TABLE_STEP_BITS) + 1)  /* entries of fixed.py's tables */
 #define DT_MAX (((int64_t)64) << GATE)
 #define EXP_T1 18
+#define EPS2_RMS (1e-5 * 16777216.0)   /* kernels.NORM_EPS * 2**(2 ACT) */
+#define EPS2_LN (1e-6 * 16777216.0)    /* kernels.LN_EPS * 2**(2 ACT) */
 
 #if (-1 >> 1) != -1
 #error "signed right shifts must be arithmetic (two's complement, as GCC, Clang and MSVC do)"
@@ -745,9 +747,6 @@ static PyObject *py_moe_combine(PyObject *self, PyObject *args) {
 }
 
 /* -- softmax confidence ------------------------------------------------------------------------- */
-/* top_margin(logits (R, V) int64 ACT, exp_table (T,), flags (R,) uint8 out, thr, second, R, V, T):
- * w = EXP_TABLE[min(round((max - l) / 16), T - 1)], total = sum w; flag when
- * (2**30 - [second] w2) * 2**16 >= thr * total, w2 the second largest w (model.top_margin_at_least) */
 /* one row's flag (top_margin's test) */
 static inline int margin_row(const int64_t *l, Py_ssize_t V, const int64_t *et, Py_ssize_t T,
                              int64_t thr, int second) {
@@ -765,6 +764,9 @@ static inline int margin_row(const int64_t *l, Py_ssize_t V, const int64_t *et, 
     return (top << 16) >= thr * total;
 }
 
+/* top_margin(logits (R, V) int64 ACT, exp_table (T,), flags (R,) uint8 out, thr, second, R, V, T):
+ * w = EXP_TABLE[min(round((max - l) / 16), T - 1)], total = sum w; flag when
+ * (2**30 - [second] w2) * 2**16 >= thr * total, w2 the second largest w (model.top_margin_at_least) */
 CLONES static PyObject *py_top_margin(PyObject *self, PyObject *args) {
     PyObject *ol, *oe, *of;
     long long thr;
@@ -1607,7 +1609,7 @@ CLONES static int block_rows(const BlockPlan *p, const int64_t *x, int32_t *conv
     int64_t *amax = ibuf, *hamax = amax + R, *tmp = hamax + R, *g = tmp + Wx, *y = g + R * E,
             *x2 = y + R * C, *h = x2 + R * C, *mscr = h + R * Wx;
     const int64_t *sig = I64(p->buf[BP_SIG]);
-    const double eps_rms = 1e-5 * 16777216.0, eps_ln = 1e-6 * 16777216.0;   /* eps * 2**(2 ACT) */
+    const double eps_rms = EPS2_RMS, eps_ln = EPS2_LN;
     const MMKernel kernel = mm8_chosen().kernel;
     int ok;
     /* the mixer: norm, in_proj, mixer_core, gated norm, out_proj, AdaLN gate */
@@ -1710,6 +1712,20 @@ static PyObject *py_block_step(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* the places of the rows still alive: rows[:return] */
+static Py_ssize_t alive_rows(const uint8_t *alive, Py_ssize_t B, int64_t *rows) {
+    Py_ssize_t n = 0;
+    for (Py_ssize_t r = 0; r < B; r++)
+        if (alive[r]) rows[n++] = r;
+    return n;
+}
+
+/* x (n, C) = h[rows[:n]] */
+static void gather_rows(const int64_t *h, const int64_t *rows, Py_ssize_t n, Py_ssize_t C,
+                        int64_t *x) {
+    for (Py_ssize_t j = 0; j < n; j++) memcpy(x + j * C, h + rows[j] * C, sizeof(int64_t) * C);
+}
+
 /* block_apply(plan, h (Bt, C) int64, conv, ssm, alive (Bt,) uint8, mod or None, Bt, threads)
  * -> rows processed. A block's turn in ExactModel.core, in place: the rows still alive (a MoD
  * block: those of them whose router score r > 0) go through the block, and
@@ -1750,25 +1766,25 @@ static PyObject *py_block_apply(PyObject *self, PyObject *args) {
             *amax = delta + Bt * C, *r = amax + Bt, *tmp = r + Bt;
     float *x8 = fbuf, *acc = x8 + Bt * C;
     int32_t *xi = (int32_t *)(acc + Bt);
-    Py_ssize_t R = 0, L = 0;
+    Py_ssize_t R = 0, L;
     int ok = 1, nomem = 0;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < Bt; i++)
-        if (alive[i]) rows[L++] = i;
+    L = alive_rows(alive, Bt, rows);
+    gather_rows(h, rows, L, C, x);
     if (routed && L > 0) {            /* Block.route_score on the live rows, then r > 0 */
-        for (Py_ssize_t j = 0; j < L; j++) memcpy(x + j * C, h + rows[j] * C, sizeof(int64_t) * C);
-        norm_rows(x, NULL, NULL, NULL, 1e-5 * 16777216.0, 0, x8, amax, tmp, L, C);
+        norm_rows(x, NULL, NULL, NULL, EPS2_RMS, 0, x8, amax, tmp, L, C);
         ok = lin_rows(&p->mod_router, mm8_chosen().kernel, x8, amax, L, 0, NULL, r, xi, acc);
         for (Py_ssize_t j = 0; ok && j < L; j++)
-            if (r[j] > 0) {
+            if (r[j] > 0) {           /* kept in order: x's row j moves to R <= j */
                 gate[R] = interp(I64(p->buf[BP_SIG]), r[j]);
-                rows[R++] = rows[j];
+                rows[R] = rows[j];
+                if (R != j) memcpy(x + R * C, x + j * C, sizeof(int64_t) * C);
+                R++;
             }
     } else {
         R = L;
     }
     if (ok && R > 0) {
-        for (Py_ssize_t j = 0; j < R; j++) memcpy(x + j * C, h + rows[j] * C, sizeof(int64_t) * C);
         ok = block_rows(p, x, (int32_t *)b[0].b.buf, (int32_t *)b[1].b.buf, rows, R, OPT(b[2]),
                         T, delta, &nomem);
     }
@@ -2032,14 +2048,13 @@ static PyObject *py_exit_apply(PyObject *self, PyObject *args) {
     int64_t *live = ibuf, *x = live + B, *amax = x + B * C, *tmp = amax + B, *lg = tmp + C;
     float *x8 = fbuf, *acc = x8 + B * C;
     int32_t *xi = (int32_t *)(acc + B * V);
-    Py_ssize_t L = 0, n = 0;
+    Py_ssize_t L, n = 0;
     int ok = 1;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t r = 0; r < B; r++)
-        if (alive[r]) live[L++] = r;
+    L = alive_rows(alive, B, live);
     if (L > 0) {
-        for (Py_ssize_t j = 0; j < L; j++) memcpy(x + j * C, h + live[j] * C, sizeof(int64_t) * C);
-        norm_rows(x, norm, NULL, NULL, 1e-5 * 16777216.0, 0, x8, amax, tmp, L, C);
+        gather_rows(h, live, L, C, x);
+        norm_rows(x, norm, NULL, NULL, EPS2_RMS, 0, x8, amax, tmp, L, C);
         ok = lin_rows(&p->unembed, mm8_chosen().kernel, x8, amax, L, 0, NULL, lg, xi, acc);
         for (Py_ssize_t j = 0; ok && j < L; j++)
             if (margin_row(lg + j * V, V, et, p->T, thr, 1)) {
