@@ -1147,11 +1147,10 @@ CLONES static PyObject *py_adapt_learn(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* adapt_extra(x (B, F) float64, A (F, V) float64, out (B, V) int64, B, F, shift)
- * HeadAdapter.extra: out = rshift(x A, shift). Every product and partial sum is an integer
- * below 2**53 (|x| <= 127, |A| < 2**32, F <= 2**12), so any summation order gives the BLAS's
- * exact result; a loop here keeps the step free of the BLAS's thread pool. */
-/* Rows in fours, columns in 32s: a block's 4 x 32 sums stay in registers while the features go
+/* The adaptation's correction x A (HeadAdapter.extra, for adapt_logits): every product and
+ * partial sum is an integer below 2**53 (|x| <= 127, |A| < 2**32, F <= 2**12), so any summation
+ * order gives the BLAS's exact result; a loop here keeps the step free of the BLAS's thread pool.
+ * Rows in fours, columns in 32s: a block's 4 x 32 sums stay in registers while the features go
  * by, so A (F x 256 doubles, ~200 KB: not in L1) is read once per four rows, not once a row.
  * xt holds the block's features transposed (F, 4), zero rows past the batch's end. The sums are
  * exact integers (|x| <= 127, |A| < 2**32, F <= 4096: below 2**53), so their order is free. */
@@ -1174,51 +1173,11 @@ CLONES static void extra_block(const double *restrict xt, const double *restrict
         for (int j = 0; j < XV; j++) out[i][j] = s[i][j];
 }
 
-static PyObject *py_adapt_extra(PyObject *self, PyObject *args) {
-    PyObject *o[3];
-    Py_ssize_t B, F;
-    int shift;
-    if (!PyArg_ParseTuple(args, "OOOnni", &o[0], &o[1], &o[2], &B, &F, &shift)) return NULL;
-    if (B < 0 || F < 1 || F > 4096 || shift < 1 || shift > 62) {
-        PyErr_SetString(PyExc_ValueError, "adapt_extra: bad sizes");
-        return NULL;
-    }
-    Buf b[3];
-    memset(b, 0, sizeof b);
-    if (!get(o[0], &b[0], 8, B * F, 0, 0, "x") || !get(o[1], &b[1], 8, F * 256, 0, 0, "A") ||
-        !get(o[2], &b[2], 8, B * 256, 1, 0, "out")) {
-        release(b, 3);
-        return NULL;
-    }
-    const double *x = F64(b[0]), *A = F64(b[1]);
-    int64_t *out = I64(b[2]);
-    double *xt = (double *)malloc((size_t)F * XR * sizeof(double));
-    if (xt == NULL) {
-        release(b, 3);
-        return PyErr_NoMemory();
-    }
-    double sums[XR][XV];
-    for (Py_ssize_t r0 = 0; r0 < B; r0 += XR) {
-        const Py_ssize_t nr = B - r0 < XR ? B - r0 : XR;
-        for (Py_ssize_t c = 0; c < F; c++)
-            for (Py_ssize_t i = 0; i < XR; i++) xt[c * XR + i] = i < nr ? x[(r0 + i) * F + c] : 0.0;
-        for (int v0 = 0; v0 < 256; v0 += XV) {
-            extra_block(xt, A, F, v0, sums);
-            for (Py_ssize_t i = 0; i < nr; i++)
-                for (int j = 0; j < XV; j++)
-                    out[(r0 + i) * 256 + v0 + j] = rshift((int64_t)sums[i][j], shift);
-        }
-    }
-    free(xt);
-    release(b, 3);
-    Py_RETURN_NONE;
-}
-
 /* adapt_logits(x (B, F) float64, A (F, V) float64, raw (B, V) int64, final (B,) uint8,
  *              out (B, V) int64, B, F, shift, bits)
  * ExactModel.finish with an adapter: out = clamp(raw + rshift(x A, shift) on the final head's
  * rows, bits) (raw alone, clamped, on the rows an exit or the cascade coded: their correction is
- * never computed). The final rows go through extra_block in fours, as adapt_extra's. */
+ * never computed). The final rows go through extra_block in fours. */
 static PyObject *py_adapt_logits(PyObject *self, PyObject *args) {
     PyObject *o[5];
     Py_ssize_t B, F;
@@ -2208,7 +2167,6 @@ static PyMethodDef methods[] = {
     {"linear8", py_linear8, METH_VARARGS, "mm8's products, then requantisation, in one call"},
     {"adapt_learn", py_adapt_learn, METH_VARARGS, "the online adaptation's gradient step"},
     {"adapt_logits", py_adapt_logits, METH_VARARGS, "the adapter's corrected, clamped logits"},
-    {"adapt_extra", py_adapt_extra, METH_VARARGS, "the online adaptation's logit corrections"},
     {"head_plan", py_head_plan, METH_VARARGS, "the unembedding and exp table for exit_apply"},
     {"exit_apply", py_exit_apply, METH_VARARGS, "an early exit in one call"},
     {"cascade_plan", py_cascade_plan, METH_VARARGS, "the cascade mixer's weights for cascade_step"},

@@ -44,12 +44,8 @@ class HeadAdapter:
         return np.concatenate([x8.astype(np.float64), np.full((len(x8), 1), 127.0)], axis=1)
 
     def extra(self, x: np.ndarray) -> np.ndarray:
-        """(B, C + 1) features -> (B, V) logit corrections in ACT format."""
-        if kernels._c is not None:            # the compiled twin: no BLAS thread pool in a step
-            out = np.empty((len(x), 256), dtype=np.int64)
-            kernels._c.adapt_extra(np.ascontiguousarray(x, np.float64), self.A, out, len(x),
-                                   x.shape[1], A_FRAC - ACT)
-            return out
+        """(B, C + 1) features -> (B, V) logit corrections in ACT format (the reference of
+        `corrected`'s compiled loop)."""
         return rshift((x @ self.A).astype(np.int64), A_FRAC - ACT)
 
     def corrected(self, x: np.ndarray, raw: np.ndarray, final: np.ndarray, bits: int) -> np.ndarray:
