@@ -1336,11 +1336,11 @@ static PyObject *py_cascade_stats(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* -- a whole block step in one call (model.Block.step) ---------------------------------------- */
+/* -- a block's whole turn in one call (model.Block.advance) -------------------------------------- */
 /* A step of the fast profiles runs ~35 kernels and numpy operations a block, each paying Python's
  * call and allocation costs (~80 us a block at one stream, more than its arithmetic). block_plan
- * holds a block's weights once (buffers kept for the plan's life); block_step then runs the
- * block for R rows calling the very loops those kernels call, in the same order: the same
+ * holds a block's weights once (buffers kept for the plan's life); block_apply then runs the
+ * block for its rows calling the very loops those kernels call, in the same order: the same
  * integers. Only blocks whose products all go through mm8 and that have no cross-attention
  * get a plan; the others stay on the Python path. */
 enum {
@@ -1607,70 +1607,6 @@ CLONES static int block_rows(const BlockPlan *p, const int64_t *x, int32_t *conv
     return ok;
 }
 
-/* the buffers block_step and block_apply share: conv (Bt, K-1, ch) and ssm (Bt, N, H, P) int32
- * writable, mod (6, C) int64 where the block has AdaLN (None otherwise); 0 with an error set */
-static int block_state(const BlockPlan *p, PyObject *oconv, PyObject *ossm, PyObject *omod,
-                       Py_ssize_t Bt, Buf *b) {
-    const Py_ssize_t C = p->d[BD_C], E = p->d[BD_E], N = p->d[BD_N], K = p->d[BD_K];
-    if (!get(oconv, &b[0], 4, Bt * (K - 1) * (E + 2 * N), 1, 0, "conv") ||
-        !get(ossm, &b[1], 4, Bt * N * E, 1, 0, "ssm") || !get(omod, &b[2], 8, 6 * C, 0, 1, "mod"))
-        return 0;
-    if ((b[2].held == 0) == (p->buf[BP_NORM1].held == 0)) {
-        PyErr_SetString(PyExc_ValueError, "block_step: an AdaLN block needs mod, a plain one none");
-        return 0;
-    }
-    return 1;
-}
-
-static PyObject *block_failed(int nomem) {
-    if (nomem) return PyErr_NoMemory();
-    PyErr_SetString(PyExc_ValueError, "block_step: a product's rows were not int8");
-    return NULL;
-}
-
-/* block_step(plan, x (R, C) int64, conv (Bt, K-1, ch) int32, ssm (Bt, N, H, P) int32, rows (R,)
- *            int64, mod (6, C) int64 or None, out (R, C) int64, R, Bt, threads)
- * Block.step for a block without cross-attention: out = the block's delta; conv and ssm are
- * updated in place at rows. */
-static PyObject *py_block_step(PyObject *self, PyObject *args) {
-    PyObject *cap, *ox, *oconv, *ossm, *orows, *omod, *oout;
-    Py_ssize_t R, Bt, T;
-    if (!PyArg_ParseTuple(args, "OOOOOOOnnn", &cap, &ox, &oconv, &ossm, &orows, &omod, &oout, &R,
-                          &Bt, &T))
-        return NULL;
-    const BlockPlan *p = (const BlockPlan *)PyCapsule_GetPointer(cap, "umoec.block_plan");
-    if (p == NULL) return NULL;
-    const Py_ssize_t C = p->d[BD_C];
-    T = T < 1 ? 1 : (T > MAX_THREADS ? MAX_THREADS : T);
-    if (R < 0 || Bt < 1 || R > Bt) {
-        PyErr_SetString(PyExc_ValueError, "block_step: bad sizes");
-        return NULL;
-    }
-    Buf b[6];
-    memset(b, 0, sizeof b);
-    if (!block_state(p, oconv, ossm, omod, Bt, b) || !get(ox, &b[3], 8, R * C, 0, 0, "x") ||
-        !get(orows, &b[4], 8, R, 0, 0, "rows") || !get(oout, &b[5], 8, R * C, 1, 0, "out")) {
-        release(b, 6);
-        return NULL;
-    }
-    const int64_t *rows = I64(b[4]);
-    for (Py_ssize_t r = 0; r < R; r++) {
-        if (rows[r] < 0 || rows[r] >= Bt || (r > 0 && rows[r] <= rows[r - 1])) {
-            release(b, 6);
-            PyErr_SetString(PyExc_IndexError, "block_step: rows must be increasing and in range");
-            return NULL;
-        }
-    }
-    int ok, nomem = 0;
-    Py_BEGIN_ALLOW_THREADS
-    ok = block_rows(p, I64(b[3]), (int32_t *)b[0].b.buf, (int32_t *)b[1].b.buf, rows, R,
-                    OPT(b[2]), T, I64(b[5]), &nomem);
-    Py_END_ALLOW_THREADS
-    release(b, 6);
-    if (!ok) return block_failed(nomem);
-    Py_RETURN_NONE;
-}
-
 /* the places of the rows still alive: rows[:return] */
 static Py_ssize_t alive_rows(const uint8_t *alive, Py_ssize_t B, int64_t *rows) {
     Py_ssize_t n = 0;
@@ -1703,11 +1639,18 @@ static PyObject *py_block_apply(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "block_apply: bad sizes");
         return NULL;
     }
+    const Py_ssize_t E = p->d[BD_E], N = p->d[BD_N], K = p->d[BD_K];
     Buf b[5];
     memset(b, 0, sizeof b);
-    if (!block_state(p, oconv, ossm, omod, Bt, b) || !get(oh, &b[3], 8, Bt * C, 1, 0, "h") ||
-        !get(oalive, &b[4], 1, Bt, 0, 0, "alive")) {
+    if (!get(oconv, &b[0], 4, Bt * (K - 1) * (E + 2 * N), 1, 0, "conv") ||
+        !get(ossm, &b[1], 4, Bt * N * E, 1, 0, "ssm") || !get(omod, &b[2], 8, 6 * C, 0, 1, "mod") ||
+        !get(oh, &b[3], 8, Bt * C, 1, 0, "h") || !get(oalive, &b[4], 1, Bt, 0, 0, "alive")) {
         release(b, 5);
+        return NULL;
+    }
+    if ((b[2].held == 0) == (p->buf[BP_NORM1].held == 0)) {
+        release(b, 5);
+        PyErr_SetString(PyExc_ValueError, "block_apply: an AdaLN block needs mod, a plain one none");
         return NULL;
     }
     int64_t *h = I64(b[3]);
@@ -1761,7 +1704,11 @@ static PyObject *py_block_apply(PyObject *self, PyObject *args) {
     PyMem_RawFree(ibuf);
     PyMem_RawFree(fbuf);
     release(b, 5);
-    if (!ok) return block_failed(nomem);
+    if (nomem) return PyErr_NoMemory();
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "block_apply: a product's rows were not int8");
+        return NULL;
+    }
     return PyLong_FromSsize_t(R);
 }
 
@@ -2172,9 +2119,8 @@ static PyMethodDef methods[] = {
     {"cascade_plan", py_cascade_plan, METH_VARARGS, "the cascade mixer's weights for cascade_step"},
     {"cascade_step", py_cascade_step, METH_VARARGS, "the cascade's step in one call"},
     {"cascade_stats", py_cascade_stats, METH_VARARGS, "the cascade's context tables, one step"},
-    {"block_plan", py_block_plan, METH_VARARGS, "a block's weights held for block_step"},
+    {"block_plan", py_block_plan, METH_VARARGS, "a block's weights held for block_apply"},
     {"block_apply", py_block_apply, METH_VARARGS, "a block's turn in core, in place"},
-    {"block_step", py_block_step, METH_VARARGS, "a whole block step (Block.step) in one call"},
     {"simd", py_simd, METH_VARARGS, "whether the AVX-512 twins of silu and the state update run"},
     {"seq_sleep", py_seq_sleep, METH_VARARGS, "say this side sleeps, unless the counter is there"},
     {"seq_publish", py_seq_publish, METH_VARARGS, "store a shared counter, read a flag"},

@@ -347,19 +347,6 @@ def block_plan(blk):
     return _c.block_plan(tuple(arrays), tuple(int(v) for v in dims))
 
 
-def block_step(plan, x, conv, ssm, rows, mod, n_threads: int | None) -> np.ndarray | None:
-    """Block.step in one compiled call -> the block's delta (R, C); None where it cannot run
-    (no plan, the references forced, products on a device): then Block.step runs in Python.
-    n_threads: the mixer's (None: threads(), as mixer_core)."""
-    if plan is None or _c is None or device.products() is not None:
-        return None
-    x = np.ascontiguousarray(x, dtype=np.int64)
-    out = np.empty_like(x)
-    _c.block_step(plan, x, conv, ssm, np.ascontiguousarray(rows, dtype=np.int64), mod, out,
-                  len(x), ssm.shape[0], n_threads or threads())
-    return out
-
-
 def cascade_plan(hidden, out, log1p: np.ndarray, K: int):
     """The cascade mixer's two products (QLinear), its features' log1p table and K orders held
     by the compiled cascade step (_kernels.c cascade_plan), or None where the mixer stays on the
@@ -473,7 +460,6 @@ __all__ = [
     "backend",
     "block_apply",
     "block_plan",
-    "block_step",
     "cascade_plan",
     "cascade_step",
     "exit_apply",

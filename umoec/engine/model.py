@@ -225,9 +225,6 @@ class Block:
 
     def step(self, x, conv, ssm, rows, mod, kv):
         """x (R, C) -> delta (R, C) (see umoec/model/block.py for the data flow)."""
-        out = kernels.block_step(self.plan, x, conv, ssm, rows, mod, self.threads)
-        if out is not None:                    # the same integers as the lines below
-            return out
         delta = self._gate(self.mixer_step(*self._norm_q(x, mod, 0), conv, ssm, rows), mod, 0)
         if self.xattn is not None:
             delta = delta + cross_attention(self.xattn, clamp(x + delta, RESID_BITS), kv)
