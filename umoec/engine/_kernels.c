@@ -1109,18 +1109,24 @@ CLONES static PyObject *py_adapt_learn(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_IndexError, "adapt_learn: a coded byte outside 0..255");
             return NULL;
         }
-    int64_t *delta = PyMem_Calloc((size_t)(F * 256), sizeof(int64_t));
-    int64_t *xi = PyMem_Malloc(sizeof(int64_t) * (size_t)F);
-    if (!delta || !xi) {
-        PyMem_Free(delta);
-        PyMem_Free(xi);
+    /* the moves (row, byte, step), then A's rows one at a time: each row of A (256 doubles) is
+     * read once and only its moved bytes are written (a delta in A's own layout made every move
+     * a store F times 2 KB apart: most of the step's time) */
+    int32_t *mv_r = PyMem_Malloc(sizeof(int32_t) * (size_t)(B > 0 ? B : 1) * 256);
+    int32_t *mv_v = PyMem_Malloc(sizeof(int32_t) * (size_t)(B > 0 ? B : 1) * 256);
+    int64_t *mv_s = PyMem_Malloc(sizeof(int64_t) * (size_t)(B > 0 ? B : 1) * 256);
+    if (!mv_r || !mv_v || !mv_s) {
+        PyMem_Free(mv_r);
+        PyMem_Free(mv_v);
+        PyMem_Free(mv_s);
         release(b, 6);
         return PyErr_NoMemory();
     }
-    int any = 0;
+    Py_ssize_t nmv = 0;
+    int cols[256], ncols = 0;
+    uint8_t moved[256] = {0};
     for (Py_ssize_t r = 0; r < B; r++) {
         if (!used[r]) continue;
-        any = 1;
         const int64_t *l = logits + r * 256;
         int64_t mx = l[0], w[256], total = 0;
         for (int v = 1; v < 256; v++) mx = l[v] > mx ? l[v] : mx;
@@ -1128,21 +1134,31 @@ CLONES static PyObject *py_adapt_learn(PyObject *self, PyObject *args) {
             int64_t d = rshift(mx - l[v], dist_shift);
             total += (w[v] = w_of[d < dist_max ? d : dist_max]);
         }
-        for (Py_ssize_t c = 0; c < F; c++) xi[c] = (int64_t)x[r * F + c];
         const int64_t two_total = 2 * total;
         for (int v = 0; v < 256; v++) {
             const int64_t g = (v == y[r] ? total : 0) - w[v];
             const int64_t n = 2 * g * rate + total;
             if (n >= 0 && n < two_total) continue;          /* s = 0: most bytes */
-            const int64_t sv = floordiv(n, two_total);
-            for (Py_ssize_t c = 0; c < F; c++) delta[c * 256 + v] += xi[c] * sv;
+            mv_r[nmv] = (int32_t)r;
+            mv_v[nmv] = v;
+            mv_s[nmv++] = floordiv(n, two_total);
+            if (!moved[v]) moved[v] = 1, cols[ncols++] = v;
         }
     }
-    if (any) {
-        for (Py_ssize_t i = 0; i < F * 256; i++) A[i] = (double)clampb((int64_t)A[i] + delta[i], a_bits);
+    int64_t acc[256] = {0};
+    for (Py_ssize_t c = 0; c < F && nmv; c++) {
+        for (Py_ssize_t k = 0; k < nmv; k++)
+            acc[mv_v[k]] += (int64_t)x[mv_r[k] * F + c] * mv_s[k];
+        double *Ac = A + c * 256;
+        for (int j = 0; j < ncols; j++) {
+            const int v = cols[j];
+            Ac[v] = (double)clampb((int64_t)Ac[v] + acc[v], a_bits);
+            acc[v] = 0;
+        }
     }
-    PyMem_Free(delta);
-    PyMem_Free(xi);
+    PyMem_Free(mv_r);
+    PyMem_Free(mv_v);
+    PyMem_Free(mv_s);
     release(b, 6);
     Py_RETURN_NONE;
 }
