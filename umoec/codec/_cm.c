@@ -18,7 +18,7 @@
 
 #define TABLE_BITS 22
 #define BIG_TABLE_BITS 24       /* versions 8, 9, 11, 12: 7, 5, 10, 10 primed with 2^24 slots */
-#define HUGE_TABLE_BITS 25      /* version 13: 12 with 2^25 (its 14 contexts fill 2^24) */
+#define HUGE_TABLE_BITS 25      /* versions 13, 14: 12 and 8 with 2^25 (14-19 contexts fill 2^24) */
 #define NCTX 7
 #define NCTX4 10                /* version 4: and word pair, sparse, column contexts */
 #define NIN1 (2 + 2 * NCTX)     /* version 1: network, counters, mapped counters, bias */
@@ -29,6 +29,8 @@
 #define NCTX12 14               /* version 12: version 4's ten, the previous word with the last one
                                  * and two bytes, the word before it with the current one, order 5 */
 #define NIN12 (4 + 3 * NCTX12)
+#define NCTX14 (NCTX12 + NCTX6 - NCTX4)   /* version 14: version 12's and version 6's */
+#define NIN14 (4 + 3 * NCTX14)
 /* weight sets: mixer 1 by how many of orders 2..6 were seen (v2: and the match length), then
  * mixer 2 by c0; version 4 without a network: mixer 2 by c0 and the classes of the last two bytes,
  * and a mixer 3 by c0, the class of the third byte back and whether a match predicts (with a
@@ -213,7 +215,9 @@ static inline int len_bucket(int64_t len) {
  *     version 11 is version 10 primed, with 2^BIG_TABLE_BITS slots. Version 12 is version 11
  *     with NCTX12 contexts (context_hashes12) and four word slots per stream (word u32[4B]:
  *     the word before the previous one last). Version 13 is version 12 with 2^HUGE_TABLE_BITS
- *     slots (slots u32[2^HUGE_TABLE_BITS * 2]). */
+ *     slots (slots u32[2^HUGE_TABLE_BITS * 2]). Version 14 is version 8 with version 12's four
+ *     contexts and word slots (NCTX14 contexts: version 12's fourteen, then the five
+ *     stream-local ones) and 2^HUGE_TABLE_BITS slots. */
 CLONES static PyObject *py_run(PyObject *self, PyObject *args) {
     int decode, use_nn, version;
     Py_ssize_t T, B, cap, H, P;
@@ -222,25 +226,27 @@ CLONES static PyObject *py_run(PyObject *self, PyObject *args) {
                           &cap, &H, &P, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
                           &o[9], &o[10], &o[11], &o[12], &o[13], &o[14], &o[15]))
         return NULL;
-    if (version < 1 || version > 13 || P < 0 ||
+    if (version < 1 || version > 14 || P < 0 ||
         (P > 0 && version != 3 && version != 5 && version != 7 && version != 8 && version != 9 &&
-         version != 11 && version != 12 && version != 13)) {
+         version < 11)) {
         PyErr_Format(PyExc_ValueError, "cm: unknown version %d (primer %zd)", version, P);
         return NULL;
     }
-    const int tb = version == 13 ? HUGE_TABLE_BITS
+    const int tb = version >= 13 ? HUGE_TABLE_BITS
                    : (version == 8 || version == 9 || version >= 11 ? BIG_TABLE_BITS : TABLE_BITS);
-    const int v12 = version == 12 || version == 13;  /* 11 with four more contexts */
-    /* the stage they run: 8 and 9 are 7 and 5 with more slots, 11-13 are 10 primed */
-    version = version == 8 ? 7 : (version == 9 ? 5 : (version >= 11 ? 10 : version));
+    const int v12 = version >= 12;  /* 11 (14: 8) with four more contexts */
+    /* the stage they run: 8, 14 and 9 are 7 and 5 with more slots, 11-13 are 10 primed */
+    version = version == 8 || version == 14 ? 7
+              : (version == 9 ? 5 : (version >= 11 ? 10 : version));
     const int v2 = version >= 2, v4 = version >= 4;
     const int64_t BH = (int64_t)B * H;       /* where the primer starts in hb */
     const int v6 = version == 6 || version == 7, v10 = version == 10;
-    const int nctx = v6 ? NCTX6 : (v12 ? NCTX12 : (v4 ? NCTX4 : NCTX));
+    const int nctx = v6 ? (v12 ? NCTX14 : NCTX6) : (v12 ? NCTX12 : (v4 ? NCTX4 : NCTX));
+    const int nshared = v12 ? NCTX12 : NCTX4;  /* v6: the stream-local contexts follow these */
     const int wslots = v12 ? 4 : 3;           /* v4: a stream's word slots (v12: one more word) */
     const int mix3 = v4 && (!use_nn || v6 || v10);  /* three mixers, by byte classes */
     const int fin = (v6 && use_nn) || v10;   /* v6, v10: final mixers over them (and the network) */
-    const int nin = v6 ? NIN6 : (v12 ? NIN12 : (v4 ? NIN4 : (v2 ? NIN2 : NIN1)));
+    const int nin = v6 ? (v12 ? NIN14 : NIN6) : (v12 ? NIN12 : (v4 ? NIN4 : (v2 ? NIN2 : NIN1)));
     const int nsets1 = v2 ? 20 : 6;
     const Py_ssize_t nsets = nsets1 + (v4 ? SETS2_4 + SETS3_4 : 256);
     const Py_ssize_t napm = APM_ROWS * 33 + nctx * SM_ROWS + (v4 ? nctx * 256 + APM_ROWS * 33 : 0);
@@ -295,7 +301,7 @@ CLONES static PyObject *py_run(PyObject *self, PyObject *args) {
         int64_t tg = v2 ? ms[2 * B] : 0;      /* this step's index in every stream's history */
         if (v2 && tg >= H) { overflow = 2; break; }
         for (Py_ssize_t s = 0; s < k && s < B; s++) {
-            uint32_t hs[NCTX6];
+            uint32_t hs[NCTX14];
             /* v4: word, previous word, line (v12: and the word before the previous one) */
             uint32_t *ws4 = v4 ? word + wslots * s : NULL;
             context_hashes(hist[s], v4 ? ws4[0] : word[s], hs);
@@ -303,7 +309,7 @@ CLONES static PyObject *py_run(PyObject *self, PyObject *args) {
             if (v12) context_hashes12(hist[s], ws4, hs);
             if (v6)
                 for (int k = 0; k < NCTX6 - NCTX4; k++)
-                    hs[NCTX4 + k] = mix32(hs[LOCAL[k]] + (uint32_t)s * 0x5851F42Du + 0x4D);
+                    hs[nshared + k] = mix32(hs[LOCAL[k]] + (uint32_t)s * 0x5851F42Du + 0x4D);
             int c1 = (int)(hist[s] & 255);
             int cls12 = byte_class(c1) * 8 + byte_class((int)((hist[s] >> 8) & 255));
             int cls3 = byte_class((int)((hist[s] >> 16) & 255));
@@ -326,8 +332,8 @@ CLONES static PyObject *py_run(PyObject *self, PyObject *args) {
                 }
             }
             for (int depth = 0; depth < 8; depth++) {
-                uint32_t idx[NCTX6];
-                int smi[NCTX6], ici[NCTX6], x[NIN6], conf = 0;
+                uint32_t idx[NCTX14];
+                int smi[NCTX14], ici[NCTX14], x[NIN14], conf = 0;
                 int xnn = use_nn ? STRETCH[nn_p(cs, c0, depth)] : 0;
                 x[0] = v6 ? 0 : xnn;      /* v6: the network joins after the context mixers */
                 for (int i = 0; i < nctx; i++) {

@@ -50,6 +50,9 @@ slot per stream), order 5 (docs/codec.md: -0.55% on prose, -0.78% on Python sour
 2 MB; without a primer they learn too slowly to pay).
 Version 13 (what the cm profile writes primed since) is version 12 with 2^25 slots: its 14
 contexts fill 2^24 from a 2 MB primer (-0.37% on prose and Python source primed with 2 MB).
+Version 14 (what files with a network get primed since) is version 8 with version 12's four
+contexts (before the five stream-local ones: 19 contexts) and version 13's 2^25 slots
+(docs/codec.md: -0.6% on prose, -0.8% on Python source primed with 2 MB, balanced and fast).
 
 Counters: 22-bit probability + 10-bit count in one uint32; p += (bit - p) * 2 / (2n + 3), n
 capped at LIMIT (faster adaptation while young, then a slow average). Every number is an integer
@@ -73,23 +76,25 @@ import numpy as np
 from .errors import FormatError
 
 VERSION = 6                     # what new files with a network get; every version here decodes
-VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13)
-PRIMED = 8                      # ... of a model with a primer: version 6 primed, 2^24 slots
+VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)
+PRIMED = 14                     # ... of a model with a primer: version 6 primed, version 12's
+# contexts, 2^25 slots
 VERSION_ALONE, PRIMED_ALONE = 10, 13  # without a network (the cm profile): version 4 with final
 # mixers; primed: version 10 primed, four more contexts, 2^25 slots
-BASE = {3: 2, 5: 4, 7: 6, 8: 6, 9: 4, 11: 10, 12: 10, 13: 10}   # a primed version -> the stage it primes
+BASE = {3: 2, 5: 4, 7: 6, 8: 6, 9: 4, 11: 10, 12: 10, 13: 10, 14: 6}   # primed version -> the stage
 BIG_TABLE = (8, 9, 11, 12)      # the versions with 2^24 slots
-HUGE_TABLE = (13,)              # ... with 2^25 (version 12's 14 contexts fill 2^24 from 2 MB)
-WORDS4 = (12, 13)               # the versions with version 12's contexts and four word slots
+HUGE_TABLE = (13, 14)           # ... with 2^25 (14-19 contexts fill 2^24 from 2 MB)
+WORDS4 = (12, 13, 14)           # the versions with version 12's contexts and four word slots
 TABLE_BITS = 22                 # 4 M counter slots, shared by all streams and contexts
 BIG_TABLE_BITS = 24             # versions 8, 9, 11, 12: 16 M (a primer's text fills a smaller table)
-HUGE_TABLE_BITS = 25            # version 13: 32 M, 256 MB
+HUGE_TABLE_BITS = 25            # versions 13, 14: 32 M, 256 MB
 ORDERS = (1, 2, 3, 4, 6)
 NCTX = 7                        # order 0, orders 1..6, word
 NCTX4 = 10                      # version 4: and word pair, bytes 2-3 back, column
 LOCAL = (0, 1, 2, 3, 6)         # version 6: orders 0-3 and the word again, keyed by stream
 NCTX6 = NCTX4 + len(LOCAL)
 NCTX12 = NCTX4 + 4              # version 12: and the previous words' four (context_hashes12)
+NCTX14 = NCTX12 + len(LOCAL)    # version 14: version 12's, then version 6's stream-local
 SM_ROWS = 1024                  # per context: (count 0..15, probability / 64) -> probability
 SM_RATE = 6
 LR, LR_SHIFT = 1, 12            # mixer learning rate: w += x * err * LR >> LR_SHIFT
@@ -109,7 +114,7 @@ FW_MIX, FW_NN = 21845, 32768    # their initial weights: each mixer 1/3, the net
 
 
 def written(network: bool, primed: bool) -> int:
-    """The version a new file gets: 6 with a network (8 primed), 10 without (12 primed)."""
+    """The version a new file gets: 6 with a network (14 primed), 10 without (13 primed)."""
     if network:
         return PRIMED if primed else VERSION
     return PRIMED_ALONE if primed else VERSION_ALONE
@@ -125,8 +130,8 @@ def is_primed(version: int) -> bool:
 
 
 def table_bits(version: int) -> int:
-    """log2 of the slot table's slots: 2^24 for the primed versions 8, 9, 11, 12, 2^25 for 13,
-    else 2^22."""
+    """log2 of the slot table's slots: 2^24 for the primed versions 8, 9, 11, 12, 2^25 for 13
+    and 14, else 2^22."""
     if version in HUGE_TABLE:
         return HUGE_TABLE_BITS
     return BIG_TABLE_BITS if version in BIG_TABLE else TABLE_BITS
@@ -140,7 +145,7 @@ def final_mixers(version: int, use_nn: bool) -> bool:
 
 def nctx(version: int) -> int:
     if base(version) == 6:
-        return NCTX6
+        return NCTX14 if version in WORDS4 else NCTX6
     if version in WORDS4:
         return NCTX12
     return NCTX4 if base(version) >= 4 else NCTX

@@ -6,12 +6,13 @@ context-mixing stage's version 1, NAME.PROFILE-mix2.umc with its version 2, NAME
 with its version 4 (every profile; the cm profile's since), NAME.PROFILE-primed5.umc with version
 5 and tiny-primed.umm (tiny.umm with a primer), NAME.PROFILE-mix6.umc and -primed7.umc with
 versions 6 and 7 (the network profiles' since), NAME.PROFILE-primed8.umc and cm-primed9.umc with
-versions 8 and 9 (versions 7 and 5 with 2^24 slots: what primed files get since),
+versions 8 and 9 (versions 7 and 5 with 2^24 slots: what primed files got next),
 NAME.cm-mix10.umc and cm-primed11.umc with versions 10 and 11 (the cm profile's since: version 4
 with final mixers, and it primed), source.txt.cm-primed12.umc with version 12 (version 11 with four
 more contexts), source.txt.cm-primed13.umc with version 13 (the cm profile's primed since:
-version 12 with 2^25 slots); only files of the versions this build writes
-for their profile are written again."""
+version 12 with 2^25 slots), source.txt.PROFILE-primed14.umc with version 14 (the network
+profiles' primed since: version 8 with version 12's contexts and 2^25 slots); only files of the
+versions this build writes for their profile are written again."""
 import hashlib
 from pathlib import Path
 
@@ -27,7 +28,7 @@ FILES = sorted(p.name for p in GOLDEN.glob("*.umc"))
 # file suffix -> the mixing stage's version
 STAGE = {"-mix.umc": 1, "-mix2.umc": 2, "-mix4.umc": 4, "-primed5.umc": 5, "-mix6.umc": 6,
          "-primed7.umc": 7, "-primed8.umc": 8, "-primed9.umc": 9, "-mix10.umc": 10,
-         "-primed11.umc": 11, "-primed12.umc": 12, "-primed13.umc": 13}
+         "-primed11.umc": 11, "-primed12.umc": 12, "-primed13.umc": 13, "-primed14.umc": 14}
 MODEL_HASH = "97c9a95b0e53012da94a4d254735901011b2a54ba13e494597ae2a9bcedfe7fc"
 PRIMED_HASH = "e1899e702b05eba9a3d728ba463ebec8503b8141269f59b7240e90223a5a7538"
 
@@ -87,7 +88,7 @@ def test_the_golden_files_are_pinned():
             "-primed7.umc": (3, "def4a403f6ec87d8"), "-primed8.umc": (3, "ebb65b06c5183b58"),
             "-primed9.umc": (1, "591a0cbcb3707ac6"), "-mix10.umc": (3, "b03bc5c9206e33b9"),
             "-primed11.umc": (1, "6f0ccbff50c5d40a"), "-primed12.umc": (1, "594401ff5be6d1fa"),
-            "-primed13.umc": (1, "5943da0a6e847594")}
+            "-primed13.umc": (1, "5943da0a6e847594"), "-primed14.umc": (3, "62940c4f8ca840c8")}
     for suffix, pin in pins.items():
         files = [n for n in FILES
                  if (n.endswith(suffix) if suffix else not n.endswith(tuple(STAGE)))]

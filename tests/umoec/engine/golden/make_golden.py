@@ -13,6 +13,7 @@
     python tests/umoec/engine/golden/make_golden.py --primed11      # version 11 (cm profile, primed)
     python tests/umoec/engine/golden/make_golden.py --primed12      # version 12 (cm profile, primed)
     python tests/umoec/engine/golden/make_golden.py --primed13      # version 13 (cm profile, primed)
+    python tests/umoec/engine/golden/make_golden.py --primed14      # version 14 (network, primed)
 
 CHECKPOINT: a tiny tier1-family checkpoint (tests/umoec/train/conftest.py TINY, 80 steps on the
 400 kB default corpus). The first form wrote tiny.umm (its coding model), three inputs (Python
@@ -34,7 +35,8 @@ version 8 for the network profiles (NAME.PROFILE-primed8.umc), version 9 for the
 profile's files of version 10 (version 4 with version 6's final mixers: NAME.cm-mix10.umc, every
 input) and of version 11, version 10 primed with tiny-primed.umm (source.txt.cm-primed11.umc);
 then version 12, version 11 with four more contexts (source.txt.cm-primed12.umc), and version
-13, version 12 with 2^25 slots (source.txt.cm-primed13.umc).
+13, version 12 with 2^25 slots (source.txt.cm-primed13.umc); and the network profiles' version
+14, version 8 with version 12's contexts and 2^25 slots (source.txt.PROFILE-primed14.umc).
 """
 import sys
 from pathlib import Path
@@ -99,7 +101,7 @@ def main(checkpoint: str) -> None:
 
 if __name__ == "__main__":
     if sys.argv[1] in ("--primed5", "--primed7", "--primed8", "--primed9", "--primed11", "--primed12",
-                       "--primed13"):
+                       "--primed13", "--primed14"):
         primed(sys.argv[1][1:])
     elif sys.argv[1] in ("--mix", "--mix2", "--mix4", "--mix6", "--mix10"):
         mix(sys.argv[1][1:], network_only=sys.argv[1] == "--mix6",
