@@ -39,7 +39,7 @@ the shared ones see every stream's bytes interleaved) and keeps the network out 
 mixers, so they mix the context models as without one; two final mixers (weight sets by mixer
 1's set and by c0) weigh the three mixers' outputs against the network's input and a bias:
 p_mix = squash((f_1 + f_2) / 2) (docs/codec.md: -7% primed on Python source).
-Versions 8 and 9 (what primed files get) are versions 7 and 5 with 2^24 counter slots instead
+Versions 8 and 9 (what primed files got next) are versions 7 and 5 with 2^24 counter slots instead
 of 2^22: a primer's text no longer fills the table before the file starts (1-2% smaller).
 Version 10 (what the cm profile writes; 11 is version 10 primed, with 2^24 slots) is version 4
 with version 6's two final mixers over its three mixers (their network input is 0): learned
@@ -724,7 +724,10 @@ def taught(text: bytes, version: int = PRIMED) -> CMState:
     key = (hashlib.sha256(text).digest(), version)
     with _taught_lock:
         if not _taught or _taught[0][0] != key:
-            _taught[:] = [(key, learn(text, version))]
+            # the previous text's state goes first: auto's samples (cm, then fast) learn two
+            # versions in turn, and two states of 2^25 slots at once cost ~290 MB more at peak
+            _taught.clear()
+            _taught.append((key, learn(text, version)))
         return _taught[0][1]
 
 

@@ -237,9 +237,11 @@ def _cm_state(predictor, streams: int, steps: int, version: int) -> cm.CMState:
     if cm.is_primed(version) and not text:
         raise FingerprintMismatch(f"this .umc file was written with a primed model (mixing stage "
                                   f"v{version}), and the given model has no primer")
+    # learned before the file's own stage exists: one large table at a time while it learns
+    taught = cm.taught(text, version) if text else None
     st = cm.CMState(streams, network, steps, version, len(text))
-    if text:
-        cm.prime(st, cm.taught(text, version), text)
+    if taught is not None:
+        cm.prime(st, taught, text)
     return st
 
 

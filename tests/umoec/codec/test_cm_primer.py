@@ -125,3 +125,38 @@ def test_version_14_codes_primed_text_smaller_than_version_8_with_a_network(monk
              for v in (8, 14)}
     assert cm.PRIMED == 14 and cm.nctx(14) == cm.NCTX12 + len(cm.LOCAL)
     assert sizes[14] < sizes[8] * 0.997, sizes       # 290 kB primer: 4,581 -> 4,558 B (-0.5%)
+
+
+def test_a_new_text_is_learned_after_the_previous_state_is_dropped(monkeypatch):
+    cm.forget()
+    cm.taught(PRIMER)
+    seen, real = [], cm.learn
+    monkeypatch.setattr(cm, "learn", lambda text, version=cm.PRIMED: (
+        seen.append(len(cm._taught)), real(text, version))[1])
+    cm.taught(PRIMER[:300])
+    assert seen == [0]                           # nothing else held while it learns
+    cm.forget()
+
+
+def test_auto_with_a_primed_model_peaks_no_higher_than_one_primed_profile():
+    """auto codes the input with the cm profile (version 13) and fast (version 14), each primed:
+    one learned state and one stage of 2^25 slots at a time, as fast alone holds (two learned
+    states at once were ~290 MB more)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+    golden = ROOT / "tests" / "umoec" / "engine" / "golden"
+    peaks = {}
+    for profile in ("fast", "auto"):
+        code = ("import resource; from pathlib import Path; from umoec.compress.api import "
+                "compress_frame; from umoec.engine import modelfile as mf; "
+                f"m = mf.read(Path({str(golden / 'tiny-primed.umm')!r})); "
+                f"compress_frame(Path({str(golden / 'source.txt')!r}).read_bytes(), m, "
+                f"profile={profile!r}); print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+        res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                             text=True, timeout=300)
+        assert res.returncode == 0, res.stderr
+        peaks[profile] = int(res.stdout.split()[-1]) >> 10          # MB
+    assert peaks["fast"] > 500, peaks                # the primed stage's tables are there
+    assert peaks["auto"] < peaks["fast"] + 100, peaks
