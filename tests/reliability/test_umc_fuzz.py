@@ -50,14 +50,15 @@ CASES = {"mutations": full_or_ci(3000, 80), "payloads": full_or_ci(400, 15),
          "seeded": full_or_ci(5000, 150)}
 CLI_CASES = full_or_ci(20, 1)
 TIME_BOUND_S = 30.0             # per case: a clear answer within this (the worst seen: record)
-PY_PEAK_BOUND = 80 << 20        # tracemalloc peak per case (Python + numpy allocations): see below
+PY_PEAK_BOUND = 86 << 20        # tracemalloc peak per case (Python + numpy allocations): see below
 RSS_GROWTH_BOUND = 400 << 20    # resident memory growth over a whole family
 FUZZ = dict(deadline=None, suppress_health_check=list(HealthCheck), database=None)
 # What one decode of these files allocates whatever its header says: the mixing stage's tables
 # (version 4: counters 16 MiB, check bytes and bit histories 8, APMs and maps 16.5, match
 # positions 8), the byte match model's two hash tables (16 MiB of zeroed pages, untouched until
-# written) and the model (~3 MiB). A header that makes the decoder allocate by its claims goes
-# past the bound.
+# written) and the model (~3 MiB): 78.8 MiB at worst, 80.2 once in a full parallel run (a header
+# edit, 78 when hypothesis ran the same case again). A header that makes the decoder allocate by
+# its claims goes far past the bound.
 
 
 @dataclass(frozen=True)
