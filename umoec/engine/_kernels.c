@@ -1379,11 +1379,24 @@ typedef struct {
     Lin in_proj, out_proj, w1, w2, router, s1, s2, mod_router;
 } BlockPlan;
 
+/* A plan (block_plan, cascade_plan, head_plan) is a PyMem block holding its buffers: plan_drop
+ * releases them and frees it (every failure path, and the capsule's destructor); plan_capsule
+ * hands it to Python, or drops it when the capsule cannot be made. */
+static PyObject *plan_drop(void *p, Buf *buf, int n) {
+    release(buf, n);
+    PyMem_Free(p);
+    return NULL;
+}
+
+static PyObject *plan_capsule(void *p, Buf *buf, int n, const char *name, PyCapsule_Destructor d) {
+    PyObject *cap = PyCapsule_New(p, name, d);
+    if (cap == NULL) plan_drop(p, buf, n);
+    return cap;
+}
+
 static void plan_free(PyObject *capsule) {
     BlockPlan *p = (BlockPlan *)PyCapsule_GetPointer(capsule, "umoec.block_plan");
-    if (p == NULL) return;
-    release(p->buf, BP_COUNT);
-    PyMem_Free(p);
+    if (p != NULL) plan_drop(p, p->buf, BP_COUNT);
 }
 
 static Py_ssize_t packed(Py_ssize_t K, Py_ssize_t N) { return ((N + 15) / 16) * ((K + 1) / 2) * 32; }
@@ -1445,19 +1458,15 @@ static PyObject *py_block_plan(PyObject *self, PyObject *args) {
     for (int i = 0; i < BP_COUNT; i++) {
         if (!get(PyTuple_GET_ITEM(arrays, i), &p->buf[i], want[i].size, want[i].count, 0,
                  want[i].optional, names[i])) {
-            release(p->buf, BP_COUNT);
-            PyMem_Free(p);
-            return NULL;
+            return plan_drop(p, p->buf, BP_COUNT);
         }
     }
     if ((p->buf[BP_NORM1].held != p->buf[BP_NORM2].held) ||
         (moe && Fs > 0 && !(p->buf[BP_S1_WP].held && p->buf[BP_S2_WP].held && p->buf[BP_S1_M].held &&
                             p->buf[BP_S2_M].held)) ||
         (p->buf[BP_MR_WP].held != p->buf[BP_MR_M].held)) {
-        release(p->buf, BP_COUNT);
-        PyMem_Free(p);
         PyErr_SetString(PyExc_ValueError, "block_plan: norms, shared experts or MoD router incomplete");
-        return NULL;
+        return plan_drop(p, p->buf, BP_COUNT);
     }
     p->in_proj = lin_of(p, BP_IN_WP, BP_IN_M, -1, C, O);
     p->out_proj = lin_of(p, BP_OUT_WP, BP_OUT_M, BP_OUT_B, E, C);
@@ -1467,12 +1476,7 @@ static PyObject *py_block_plan(PyObject *self, PyObject *args) {
     p->s1 = lin_of(p, BP_S1_WP, BP_S1_M, BP_S1_B, C, Fs);
     p->s2 = lin_of(p, BP_S2_WP, BP_S2_M, BP_S2_B, Fs, C);
     p->mod_router = lin_of(p, BP_MR_WP, BP_MR_M, BP_MR_B, C, 1);
-    PyObject *cap = PyCapsule_New(p, "umoec.block_plan", plan_free);
-    if (cap == NULL) {
-        release(p->buf, BP_COUNT);
-        PyMem_Free(p);
-    }
-    return cap;
+    return plan_capsule(p, p->buf, BP_COUNT, "umoec.block_plan", plan_free);
 }
 
 /* QLinear.apply (linear8's loops): out (R, N) = requant(mm8(x8, L)) (+ SiLU); 0 when x8 holds a
@@ -1741,9 +1745,7 @@ typedef struct {
 
 static void cascade_plan_free(PyObject *capsule) {
     CascadePlan *p = (CascadePlan *)PyCapsule_GetPointer(capsule, "umoec.cascade_plan");
-    if (p == NULL) return;
-    release(p->buf, CP_COUNT);
-    PyMem_Free(p);
+    if (p != NULL) plan_drop(p, p->buf, CP_COUNT);
 }
 
 static PyObject *py_cascade_plan(PyObject *self, PyObject *args) {
@@ -1767,21 +1769,14 @@ static PyObject *py_cascade_plan(PyObject *self, PyObject *args) {
     for (int i = 0; i < CP_COUNT; i++) {
         if (!get(PyTuple_GET_ITEM(arrays, i), &p->buf[i], want[i].size, want[i].count, 0,
                  want[i].optional, names[i])) {
-            release(p->buf, CP_COUNT);
-            PyMem_Free(p);
-            return NULL;
+            return plan_drop(p, p->buf, CP_COUNT);
         }
     }
     p->hidden = (Lin){(const int16_t *)p->buf[CP_H_WP].b.buf, F64(p->buf[CP_H_M]),
                       OPT(p->buf[CP_H_B]), F, Hd};
     p->out = (Lin){(const int16_t *)p->buf[CP_O_WP].b.buf, F64(p->buf[CP_O_M]),
                    OPT(p->buf[CP_O_B]), Hd, 2 * K};
-    PyObject *cap_ = PyCapsule_New(p, "umoec.cascade_plan", cascade_plan_free);
-    if (cap_ == NULL) {
-        release(p->buf, CP_COUNT);
-        PyMem_Free(p);
-    }
-    return cap_;
+    return plan_capsule(p, p->buf, CP_COUNT, "umoec.cascade_plan", cascade_plan_free);
 }
 
 /* cascade_step(plan, byte (B,), hist, prev, last, run, cnt, orders, offsets (as cascade_stats),
@@ -1898,9 +1893,7 @@ typedef struct {
 
 static void head_plan_free(PyObject *capsule) {
     HeadPlan *p = (HeadPlan *)PyCapsule_GetPointer(capsule, "umoec.head_plan");
-    if (p == NULL) return;
-    release(p->buf, HP_COUNT);
-    PyMem_Free(p);
+    if (p != NULL) plan_drop(p, p->buf, HP_COUNT);
 }
 
 static PyObject *py_head_plan(PyObject *self, PyObject *args) {
@@ -1917,19 +1910,12 @@ static PyObject *py_head_plan(PyObject *self, PyObject *args) {
         !get(o[1], &p->buf[HP_M], 8, V, 0, 0, "unembed.m") ||
         !get(o[2], &p->buf[HP_B], 8, V, 0, 1, "unembed.b") ||
         !get(o[3], &p->buf[HP_EXP], 8, T, 0, 0, "exp")) {
-        release(p->buf, HP_COUNT);
-        PyMem_Free(p);
-        return NULL;
+        return plan_drop(p, p->buf, HP_COUNT);
     }
     p->unembed = (Lin){(const int16_t *)p->buf[HP_WP].b.buf, F64(p->buf[HP_M]),
                        OPT(p->buf[HP_B]), C, V};
     p->T = T;
-    PyObject *cap = PyCapsule_New(p, "umoec.head_plan", head_plan_free);
-    if (cap == NULL) {
-        release(p->buf, HP_COUNT);
-        PyMem_Free(p);
-    }
-    return cap;
+    return plan_capsule(p, p->buf, HP_COUNT, "umoec.head_plan", head_plan_free);
 }
 
 /* exit_apply(plan, h (B, C) int64, alive (B,) uint8, norm (C,) int64, thr, rows (B,) int64 out,
