@@ -1255,6 +1255,15 @@ static PyObject *py_adapt_logits(PyObject *self, PyObject *args) {
 /* -- the cascade's context tables (cascade.py) ------------------------------------------------ */
 /* the checks and the loop of cascade_stats (and of cascade_step): 0 when a byte, an order or a
  * bucket is out of range */
+/* The arrays cascade_stats and cascade_step share, o[0..7] into b[0..7]: byte (B,), hist (B, H),
+ * prev (B, K), last, run, cnt (B, NB), orders, offsets (K,). */
+static int get_stats(PyObject **o, Buf *b, Py_ssize_t B, Py_ssize_t H, Py_ssize_t K, Py_ssize_t NB) {
+    return get(o[0], &b[0], 8, B, 0, 0, "byte") && get(o[1], &b[1], 8, B * H, 1, 0, "hist") &&
+           get(o[2], &b[2], 8, B * K, 1, 0, "prev") && get(o[3], &b[3], 2, B * NB, 1, 0, "last") &&
+           get(o[4], &b[4], 2, B * NB, 1, 0, "run") && get(o[5], &b[5], 2, B * NB, 1, 0, "cnt") &&
+           get(o[6], &b[6], 8, K, 0, 0, "orders") && get(o[7], &b[7], 8, K, 0, 0, "offsets");
+}
+
 static int stats_ok(const int64_t *byte, const int64_t *prev, const int64_t *orders, Py_ssize_t B,
                     Py_ssize_t H, Py_ssize_t K, Py_ssize_t NB, Py_ssize_t t) {
     for (Py_ssize_t k = 0; k < K; k++)
@@ -1326,10 +1335,7 @@ static PyObject *py_cascade_stats(PyObject *self, PyObject *args) {
     }
     Buf b[12];
     memset(b, 0, sizeof b);
-    if (!get(o[0], &b[0], 8, B, 0, 0, "byte") || !get(o[1], &b[1], 8, B * H, 1, 0, "hist") ||
-        !get(o[2], &b[2], 8, B * K, 1, 0, "prev") || !get(o[3], &b[3], 2, B * NB, 1, 0, "last") ||
-        !get(o[4], &b[4], 2, B * NB, 1, 0, "run") || !get(o[5], &b[5], 2, B * NB, 1, 0, "cnt") ||
-        !get(o[6], &b[6], 8, K, 0, 0, "orders") || !get(o[7], &b[7], 8, K, 0, 0, "offsets") ||
+    if (!get_stats(o, b, B, H, K, NB) ||
         !get(o[8], &b[8], 8, B * K, 1, 0, "pred") || !get(o[9], &b[9], 8, B * K, 1, 0, "runs") ||
         !get(o[10], &b[10], 8, B * K, 1, 0, "cnts") || !get(o[11], &b[11], 1, B * K, 1, 0, "has")) {
         release(b, 12);
@@ -1800,10 +1806,7 @@ static PyObject *py_cascade_step(PyObject *self, PyObject *args) {
     }
     Buf b[10];
     memset(b, 0, sizeof b);
-    if (!get(o[0], &b[0], 8, B, 0, 0, "byte") || !get(o[1], &b[1], 8, B * H, 1, 0, "hist") ||
-        !get(o[2], &b[2], 8, B * K, 1, 0, "prev") || !get(o[3], &b[3], 2, B * NB, 1, 0, "last") ||
-        !get(o[4], &b[4], 2, B * NB, 1, 0, "run") || !get(o[5], &b[5], 2, B * NB, 1, 0, "cnt") ||
-        !get(o[6], &b[6], 8, K, 0, 0, "orders") || !get(o[7], &b[7], 8, K, 0, 0, "offsets") ||
+    if (!get_stats(o, b, B, H, K, NB) ||
         !get(o[8], &b[8], 8, B * V, 1, 0, "alone") || !get(o[9], &b[9], 8, B * V, 1, 0, "boost")) {
         release(b, 10);
         return NULL;
