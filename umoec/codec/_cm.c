@@ -220,16 +220,22 @@ static inline int len_bucket(int64_t len) {
  *     stream-local ones) and 2^HUGE_TABLE_BITS slots. */
 CLONES static PyObject *py_run(PyObject *self, PyObject *args) {
     int decode, use_nn, version;
-    Py_ssize_t T, B, cap, H, P;
+    Py_ssize_t T, B, cap, H, P, lo, hi;
     PyObject *o[16];
-    if (!PyArg_ParseTuple(args, "iiinnnnnOOOOOOOOOOOOOOOO", &decode, &use_nn, &version, &T, &B,
-                          &cap, &H, &P, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
+    if (!PyArg_ParseTuple(args, "iiinnnnnnnOOOOOOOOOOOOOOOO", &decode, &use_nn, &version, &T, &B,
+                          &cap, &H, &P, &lo, &hi, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
                           &o[9], &o[10], &o[11], &o[12], &o[13], &o[14], &o[15]))
         return NULL;
     if (version < 1 || version > 14 || P < 0 ||
         (P > 0 && version != 3 && version != 5 && version != 7 && version != 8 && version != 9 &&
          version < 11)) {
         PyErr_Format(PyExc_ValueError, "cm: unknown version %d (primer %zd)", version, P);
+        return NULL;
+    }
+    /* streams lo..hi-1 of one step (a slice of it: the step ends with the slice that reaches
+       B), or every stream of T steps */
+    if (lo < 0 || hi > B || lo >= hi || (T != 1 && (lo != 0 || hi != B))) {
+        PyErr_Format(PyExc_ValueError, "cm: streams %zd..%zd of %zd over %zd steps", lo, hi, B, T);
         return NULL;
     }
     const int tb = version >= 13 ? HUGE_TABLE_BITS
@@ -300,7 +306,7 @@ CLONES static PyObject *py_run(PyObject *self, PyObject *args) {
         Py_ssize_t k = counts[step];
         int64_t tg = v2 ? ms[2 * B] : 0;      /* this step's index in every stream's history */
         if (v2 && tg >= H) { overflow = 2; break; }
-        for (Py_ssize_t s = 0; s < k && s < B; s++) {
+        for (Py_ssize_t s = lo; s < k && s < hi; s++) {
             uint32_t hs[NCTX14];
             /* v4: word, previous word, line (v12: and the word before the previous one) */
             uint32_t *ws4 = v4 ? word + wslots * s : NULL;
@@ -550,7 +556,7 @@ CLONES static PyObject *py_run(PyObject *self, PyObject *args) {
                 }
             }
         }
-        if (v2) ms[2 * B] += 1;
+        if (v2 && hi == B) ms[2 * B] += 1;
     }
     Py_END_ALLOW_THREADS
     release(b, 16);

@@ -459,7 +459,9 @@ class Reference:
 
     @staticmethod
     def run(st: CMState, decode: bool, data: np.ndarray, counts: np.ndarray, cum, coder: np.ndarray,
-            buf: np.ndarray, pos: np.ndarray, end: np.ndarray) -> None:
+            buf: np.ndarray, pos: np.ndarray, end: np.ndarray, s0: int = 0, s1: int | None = None) -> None:
+        """Code (or decode into data) streams s0..s1-1 of one step, or all streams of every step
+        (the defaults): the step ends with the slice that reaches the last of data's columns."""
         w, apm, hist, word = st.arrays()[1:5]
         t, chk, bh = st.columns()
         v2, v4 = st.version >= 2, base(st.version) >= 4
@@ -475,11 +477,12 @@ class Reference:
         F0 = nsets(st.version) * NIN         # where their weights start
         WS = word_slots(st.version)
         bits = table_bits(st.version)
+        last = data.shape[1] if s1 is None else s1
         for step in range(len(counts)):
             tg = int(ms[2 * B]) if v2 else 0
             if v2 and tg >= H:
                 raise RuntimeError("cm: more steps than the history holds")
-            for s in range(int(counts[step])):
+            for s in range(s0, min(int(counts[step]), last)):
                 h64 = int(hist[s])
                 if v4:
                     ws = [int(v) for v in word[WS * s:WS * s + WS]]
@@ -601,7 +604,7 @@ class Reference:
                     word[s] = next_word(int(word[s]), byte)
                 if v2:
                     Reference.match_update(hb, mt, ms, s, B, H, tg, mlen, byte, int(hist[s]))
-            if v2:
+            if v2 and last == data.shape[1]:
                 ms[2 * B] += 1
 
     @staticmethod
@@ -673,14 +676,16 @@ def backend() -> str:
     return "c" if _c is not None else "python"
 
 
-def _run(st: CMState, decode: bool, data, counts, cum, coder, buf, pos, end) -> None:
-    if _c is None:
-        Reference.run(st, decode, data, counts, cum, coder, buf, pos, end)
-        return
+def _run(st: CMState, decode: bool, data, counts, cum, coder, buf, pos, end, lo: int = 0,
+         hi: int | None = None) -> None:
     T, B = data.shape
+    hi = B if hi is None else hi
+    if _c is None:
+        Reference.run(st, decode, data, counts, cum, coder, buf, pos, end, lo, hi)
+        return
     match = st.match or (None,) * 4
-    _c.run(int(decode), int(st.use_nn), st.version, T, B, len(buf), st.history, st.primer, data,
-           counts, cum if st.use_nn else None, *st.arrays()[:5], coder, buf, pos, end, *match)
+    _c.run(int(decode), int(st.use_nn), st.version, T, B, len(buf), st.history, st.primer, lo, hi,
+           data, counts, cum if st.use_nn else None, *st.arrays()[:5], coder, buf, pos, end, *match)
 
 
 def describe(version: int = VERSION) -> str:
@@ -792,12 +797,14 @@ class BlockEncoder:
         self.pos = np.zeros(1, dtype=np.int64)
         self.end = np.zeros(1, dtype=np.int64)
 
-    def steps(self, data: np.ndarray, counts: np.ndarray, cum=None) -> None:
-        """data (T, >= counts[0]) uint8; cum (T, lanes, 257) int64 when the stage has a network."""
+    def steps(self, data: np.ndarray, counts: np.ndarray, cum=None, lanes: tuple | None = None) -> None:
+        """data (T, >= counts[0]) uint8; cum (T, lanes, 257) int64 when the stage has a network.
+        lanes (lo, hi): only those streams of one step (slices in order; the step ends with the
+        one that reaches the block's last lane)."""
         data = np.array(data[:, :self.lanes], dtype=np.uint8)   # a writable copy (C reads it)
         _run(self.st, False, data, np.ascontiguousarray(counts, dtype=np.int64),
              None if cum is None else np.ascontiguousarray(cum, dtype=np.int64),
-             self.coder, self.buf, self.pos, self.end)
+             self.coder, self.buf, self.pos, self.end, *(lanes or ()))
 
     def finish(self) -> bytes:
         top = (int(self.coder[0]) + 0xFFFFFF) >> 24          # < 256: x2's top byte is larger
@@ -822,12 +829,13 @@ class BlockDecoder:
                               dtype=np.uint32)
         self.pos = np.array([4], dtype=np.int64)
 
-    def steps(self, counts: np.ndarray, cum=None) -> np.ndarray:
-        """Decode len(counts) steps; returns (T, lanes) uint8 (columns past counts[t] are 0)."""
+    def steps(self, counts: np.ndarray, cum=None, lanes: tuple | None = None) -> np.ndarray:
+        """Decode len(counts) steps; returns (T, lanes) uint8 (columns past counts[t] are 0).
+        lanes (lo, hi): as BlockEncoder.steps (the other columns are 0 too)."""
         data = np.zeros((len(counts), self.lanes), dtype=np.uint8)
         _run(self.st, True, data, np.ascontiguousarray(counts, dtype=np.int64),
              None if cum is None else np.ascontiguousarray(cum, dtype=np.int64),
-             self.coder, self.buf, self.pos, self.end)
+             self.coder, self.buf, self.pos, self.end, *(lanes or ()))
         return data
 
     def finish(self) -> None:

@@ -96,6 +96,56 @@ def test_compiled_and_reference_are_identical_and_decode_each_other(kind, networ
         assert np.array_equal(decode(fast, counts, cum, 3, impl, monkeypatch, version), data)
 
 
+@pytest.mark.parametrize("impl", ["c", "python"])
+@pytest.mark.parametrize(("version", "network"), [(1, True), (6, True)])
+def test_a_step_coded_in_slices_of_streams_is_the_step_coded_whole(impl, version, network,
+                                                                    monkeypatch):
+    """What a split network hands over: each step's streams in slices (the coding process's
+    first, while another computes the rest). Same bytes and learned tables as whole steps, and
+    the decoder, in other slices, reads them back; a step's last slice ends it (the match
+    model's clock), also where fewer streams than the block's lanes are left."""
+    if impl == "c" and cm.backend() != "c":
+        pytest.skip("the compiled mixing stage is not built here (no C compiler)")
+    data, counts = streams_of(INPUTS["repeats"], 5)
+    cum = network_cum(len(counts), 5)
+    whole, st_w = encode(data, counts, cum, impl, monkeypatch, True, version)
+    if impl == "python":
+        monkeypatch.setattr(cm, "_c", None)
+    cuts = {0: [(0, 2), (2, 5)], 1: [(0, 1), (1, 4), (4, 5)], 2: [(0, 5)]}
+
+    def slices(t, shift=0):
+        k = int(counts[t])                   # as the codec: lanes past k are not coded, and the
+        out = [(lo, min(hi, k)) for lo, hi in cuts[(t + shift) % 3] if lo < k]  # one that
+        return out[:-1] + [(out[-1][0], 5)]                                     # reaches k ends it
+    st = cm.CMState(5, True, len(counts), version)
+    enc = cm.BlockEncoder(st, 5, len(counts))
+    for t in range(len(counts)):
+        for at in slices(t):
+            enc.steps(data[t:t + 1], counts[t:t + 1], cum[t:t + 1], at)
+    assert enc.finish() == whole
+    for a, b in zip(st.arrays(), st_w.arrays(), strict=True):
+        assert np.array_equal(a, b)
+    dec = cm.BlockDecoder(cm.CMState(5, True, len(counts), version), whole, 5, len(counts))
+    got = np.zeros_like(data)
+    for t in range(len(counts)):
+        for lo, hi in slices(t, shift=1):
+            got[t, lo:hi] = dec.steps(counts[t:t + 1], cum[t:t + 1], (lo, hi))[0, lo:hi]
+    dec.finish()
+    assert np.array_equal(got, data)
+
+
+def test_a_slice_of_streams_out_of_range_is_refused():
+    if cm.backend() != "c":
+        pytest.skip("the compiled mixing stage is not built here (no C compiler)")
+    data, counts = streams_of(TEXT[:300], 3)
+    enc = cm.BlockEncoder(cm.CMState(3, False, len(counts), 4), 3, len(counts))
+    for at in [(2, 1), (0, 4), (-1, 2)]:
+        with pytest.raises(ValueError, match="streams"):
+            enc.steps(data[:1], counts[:1], None, at)
+    with pytest.raises(ValueError, match="over 2 steps"):   # slices are one step's
+        enc.steps(data[:2], counts[:2], None, (0, 2))
+
+
 def test_the_match_model_finds_repeats_across_streams(monkeypatch):
     """Version 2's match model: a stream that repeats what another stream holds costs far less
     than under version 1, whose contexts reach back at most 6 bytes (random DNA: 2 bits a
