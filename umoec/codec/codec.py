@@ -15,13 +15,14 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from .. import units
 from ..engine import ENGINE_VERSION
-from ..predict.protocol import BOS
+from ..predict.protocol import BOS, parts
 from . import cm, coders
 from .container import (
     MAX_BLOCK_SIZE,
@@ -245,9 +246,30 @@ def _cm_state(predictor, streams: int, steps: int, version: int) -> cm.CMState:
     return st
 
 
-def _cum(logits: np.ndarray, n: int, out: np.ndarray) -> None:
-    """Cumulative frequencies (k, 257) of the network's distribution into out[0, :k]."""
-    cum_freqs(logits, n, out[0, :len(logits)])
+def _cum(logits: np.ndarray, n: int, out: np.ndarray, lo: int = 0) -> None:
+    """Cumulative frequencies (k, 257) of the network's distribution of streams lo..lo+k-1 into
+    out[0, lo:lo + k]."""
+    cum_freqs(logits, n, out[0, lo:lo + len(logits)])
+
+
+def _cm_step(predictor, prev, state, counts: np.ndarray, n: int, cum: np.ndarray, code):
+    """One step (counts: its one count) of the network through the mixing stage: each slice of
+    streams the predictor hands over (predict/protocol.py's `parts`: with a split, this
+    process's own first, while the other processes compute) gets its cumulative frequencies and
+    is coded at once by code(counts, cum, (lo, hi)), the block coder's `steps` for those lanes.
+    -> the predictor's new state."""
+    k, lanes = int(counts[0]), cum.shape[1]
+
+    def emit(lo: int, hi: int, logits: np.ndarray) -> None:
+        hi = min(hi, k)                          # lanes past k have ended: nothing to code
+        if lo < hi:
+            _cum(logits[:hi - lo], n, cum, lo)
+            code(counts, cum, (lo, hi if hi < k else lanes))  # the one that reaches k ends the step
+    return parts(predictor, prev, state, emit)
+
+
+def _decode_into(row: np.ndarray, dec: cm.BlockDecoder, counts, cum, lanes: tuple[int, int]) -> None:
+    row[lanes[0]:lanes[1]] = dec.steps(counts, cum, lanes)[0, lanes[0]:lanes[1]]
 
 
 def _cm_encode(matrix, lay, predictor, settings, progress, total) -> list[bytes]:
@@ -271,11 +293,10 @@ def _cm_encode(matrix, lay, predictor, settings, progress, total) -> list[bytes]
         else:
             cum = np.zeros((1, lanes, 257), dtype=np.int64)
             for s, t in enumerate(range(t0, t1)):
-                logits, state = predictor.step(prev, state)
                 k = int(counts[s])
-                _cum(logits[:k], n, cum)
                 column = matrix[:, t]
-                enc.steps(column[None, :lanes], counts[s:s + 1], cum)
+                state = _cm_step(predictor, prev, state, counts[s:s + 1], n, cum,
+                                 partial(enc.steps, column[None, :lanes]))
                 prev = column.astype(np.int64)
                 state = clock.after_step(column, k, state)
                 done += k
@@ -308,10 +329,9 @@ def _cm_decode(header: Header, blocks, predictor, progress, version: int) -> byt
             else:
                 cum = np.zeros((1, lanes, 257), dtype=np.int64)
                 for s in range(t1 - t0):
-                    logits, state = predictor.step(prev, state)
                     k = int(counts[s])
-                    _cum(logits[:k], n, cum)
-                    piece[s, :lanes] = dec.steps(counts[s:s + 1], cum)[0]
+                    state = _cm_step(predictor, prev, state, counts[s:s + 1], n, cum,
+                                     partial(_decode_into, piece[s], dec))
                     column = piece[s]
                     prev = column.astype(np.int64)
                     state = clock.after_step(column, k, state)

@@ -389,12 +389,19 @@ class ExactModel:
     def finish(raw: np.ndarray, final: np.ndarray, x8, adapter: HeadAdapter | None) -> np.ndarray:
         """core's results (of every stream) -> the coder's logits: the adaptation's correction
         on the rows of the final head, then the clamp; the adapter remembers them to learn."""
-        if adapter is None:
-            return clamp(raw, LOGIT_BITS)
-        feats = adapter.features(x8)
-        logits = adapter.corrected(feats, raw, final, LOGIT_BITS)
-        adapter.remember(feats, logits, final)
+        logits, feats = ExactModel.correct(raw, final, x8, adapter)
+        if adapter is not None:
+            adapter.remember(feats, logits, final)
         return logits
+
+    @staticmethod
+    def correct(raw: np.ndarray, final: np.ndarray, x8, adapter: HeadAdapter | None):
+        """finish without remembering, on any rows (each row's own: a slice of the streams
+        gives that slice of finish's logits) -> (logits, the adapter's features or None)."""
+        if adapter is None:
+            return clamp(raw, LOGIT_BITS), None
+        feats = adapter.features(x8)
+        return adapter.corrected(feats, raw, final, LOGIT_BITS), feats
 
 
 __all__ = ["ExactModel", "QLinear", "State", "distances", "threshold_q", "top_margin_at_least"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..predict.protocol import Emit, whole
 from . import ENGINE_VERSION, device, kernels, split
 from .fixed import ACT
 from .model import ExactModel, threshold_q
@@ -53,9 +54,18 @@ class ExactPredictor:
         return self.engine.init_state(n_streams, self.g)
 
     def step(self, prev_bytes: np.ndarray, state):
+        return whole(self.step_parts, prev_bytes, state)
+
+    def step_parts(self, prev_bytes: np.ndarray, state, emit: Emit, meanwhile=None):
+        """The step's logits slice by slice (predict/protocol.py's `parts`): with a split, this
+        process's slice first, while the children compute theirs."""
         byte = np.asarray(prev_bytes, dtype=np.int64)
+        scaled = lambda lo, hi, logits: emit(lo, hi, logits.astype(np.float32) * LOGIT_SCALE)  # noqa: E731
         if isinstance(state, split.Split):
-            logits = state.step(byte)
-        else:
-            logits, state = self.engine.step(byte, state)
-        return logits.astype(np.float32) * LOGIT_SCALE, state
+            state.step_parts(byte, scaled, meanwhile)
+            return state
+        if meanwhile is not None:
+            meanwhile()
+        logits, state = self.engine.step(byte, state)
+        scaled(0, len(byte), logits)
+        return state

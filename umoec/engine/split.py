@@ -1,5 +1,6 @@
 """The exact engine's streams split over processes: each step of a coding, a forked child process
-computes the logits of a slice of the streams while this process computes the rest.
+computes the logits of a slice of the streams while this process computes the rest, then hands
+its own slice to the coder (step_parts), which codes it while the children still compute.
 
 Why processes, not threads: between its compiled kernels a step runs Python, and the GIL
 serialised two threads' halves (a split over Python threads was slower: docs/compress.md). Why
@@ -7,8 +8,11 @@ it changes no bit: all but the online adaptation is each stream's own (each row 
 its own, products are exact, the cascade's tables and the SSM/conv state are per stream, MoE
 padding rows are dropped), so a slice of the streams run by another ExactModel state gives the
 very integers of the whole batch (`ExactModel.core`); the adaptation, whose weights all streams
-share, runs here on every stream's rows (`ExactModel.finish`). tests/umoec/engine/test_split.py
-checks it with and without adaptation.
+share, runs here on every stream's rows (`ExactModel.correct` slice by slice; it learns from
+all of them). tests/umoec/engine/test_split.py
+checks it with and without adaptation. The mixing stage after the network codes stream after
+stream, so it codes this process's slice (the first streams) before the children's results
+arrive; this process takes fewer streams (LEAD) since it also codes them all.
 
 The child is forked (copy-on-write: the model is not loaded again) when coding starts and exits
 when its pipe closes (the coding ended, or this process died). The bytes and logits go through
@@ -36,6 +40,8 @@ from . import kernels
 
 MIN_ROWS = 32       # streams per process at least (UMOEC_SPLIT_MIN_ROWS): a step's fixed costs
                     # (~0.5 ms of Python and calls) are paid in every process
+LEAD = 0.75         # the coding process's share of the streams against a child's
+                    # (UMOEC_SPLIT_LEAD): it also codes every slice (docs/compress.md)
 SPIN_S = 0.005      # how long a waiting process spins before it sleeps on the pipe (a step is
                     # ~2-4 ms; the child waits ~1 ms of each for the coding process's codec)
 _GO, _DONE, _FAIL = b"s", b"k", b"E"
@@ -67,11 +73,22 @@ def parts_for(streams: int, threads: int) -> int:
     return max(1, min(threads, streams // least))
 
 
-def bounds(streams: int, parts: int) -> list[tuple[int, int]]:
-    """Contiguous slices of the streams, as even as they go (the first ones one longer)."""
-    q, r = divmod(streams, parts)
-    out, lo = [], 0
-    for i in range(parts):
+def _lead() -> float:
+    try:
+        lead = float(os.environ.get("UMOEC_SPLIT_LEAD", LEAD))
+    except ValueError:
+        return LEAD
+    return lead if 0.05 <= lead <= 20 else LEAD
+
+
+def bounds(streams: int, parts: int, lead: float = 1.0) -> list[tuple[int, int]]:
+    """Contiguous slices of the streams: the first (this process's) `lead` times as many as each
+    of the others, which are as even as they go (the first ones one longer); every slice holds
+    one stream at least."""
+    first = min(streams - (parts - 1), max(1, round(streams * lead / (lead + parts - 1))))
+    q, r = divmod(streams - first, parts - 1) if parts > 1 else (0, 0)
+    out, lo = [(0, first)], first
+    for i in range(parts - 1):
         hi = lo + q + (i < r)
         out.append((lo, hi))
         lo = hi
@@ -203,7 +220,7 @@ class Split:
     """Steps of `engine` over B streams, the first slice here, the others in child processes."""
 
     def __init__(self, engine, g, streams: int, parts: int):
-        self.slices = bounds(streams, parts)
+        self.slices = bounds(streams, parts, _lead())
         children: list[_Child] = []
         try:
             for lo, hi in self.slices[1:]:
@@ -218,21 +235,38 @@ class Split:
         self.engine = engine
 
     def step(self, byte: np.ndarray) -> np.ndarray:
-        """byte (B,) -> logits (B, V) int64, as ExactModel.step on the whole batch gives them:
-        each process runs `core` on its slice, this one `finish` on them all (the online
-        adaptation, shared by every stream, lives here)."""
+        """byte (B,) -> logits (B, V) int64, as ExactModel.step on the whole batch gives them."""
+        got: list[np.ndarray] = []
+        self.step_parts(byte, lambda lo, hi, logits: got.append(logits))
+        return np.concatenate(got)
+
+    def step_parts(self, byte: np.ndarray, emit, meanwhile=None) -> None:
+        """byte (B,) -> the logits of ExactModel.step on the whole batch, handed to
+        emit(lo, hi, logits) slice by slice: each process runs `core` on its slice; this one
+        hands over its own slice first, through `correct` (the online adaptation, shared by
+        every stream, lives here), so the coder works on it while the children compute theirs;
+        `meanwhile` runs once the children have started. The adapter remembers all rows."""
         for c, (lo, hi) in zip(self.children, self.slices[1:], strict=True):
             c.go(byte[lo:hi])
         adapter = self.local.adapter
         if adapter is not None:
             adapter.learn(byte)                   # the bytes coded at the step before
-        raw, final, x8 = self.engine.core(byte[:self.slices[0][1]], self.local)
-        outs = [c.result() for c in self.children]
-        raw = np.concatenate([raw, *(o.raw for o in outs)])
-        final = np.concatenate([final, *(o.final.astype(bool) for o in outs)])
-        if x8 is not None:
-            x8 = np.concatenate([x8, *(o.x8 for o in outs)])
-        return self.engine.finish(raw, final, x8, adapter)
+        if meanwhile is not None:
+            meanwhile()
+        got = [self.engine.core(byte[:self.slices[0][1]], self.local)]
+        logits, feats = [], []
+        for i, (lo, hi) in enumerate(self.slices):
+            if i:
+                o = self.children[i - 1].result()
+                got.append((o.raw, o.final.astype(bool), None if adapter is None else o.x8))
+            raw, final, x8 = got[i]
+            out, x = self.engine.correct(raw, final, x8, adapter)
+            logits.append(out)
+            feats.append(x)
+            emit(lo, hi, out)
+        if adapter is not None:
+            adapter.remember(np.concatenate(feats), np.concatenate(logits),
+                             np.concatenate([g[1] for g in got]))
 
     def close(self) -> None:
         """Ends the children now (also done when this object is freed)."""

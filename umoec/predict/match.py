@@ -30,6 +30,7 @@ from ..codec import probs
 from ..codec.probs import EXP_TABLE, logit_distances
 from ..units import LN2
 from .numerics import int_log, ln_mantissa_table
+from .protocol import Emit, parts, whole
 
 VERSION = 1
 ONE = 1 << 16                                     # probabilities in 16-bit fixed point
@@ -187,30 +188,32 @@ class MatchModel:
         return np.cumprod(same, axis=1).sum(axis=1).astype(np.int64)
 
     # -- before the next byte: mix the prediction into the inner logits ------------------------------
-    def mix(self, logits: np.ndarray, st: MatchState) -> np.ndarray:
-        """(B, 256) float32 inner logits -> logits with the match predictions mixed in."""
-        st.pred[:] = -1
-        st.cell[:] = -1
-        rows = np.flatnonzero(st.length > 0)
+    def mix(self, logits: np.ndarray, st: MatchState, lo: int = 0) -> np.ndarray:
+        """(R, 256) float32 inner logits of streams lo..lo+R-1 -> logits with the match
+        predictions mixed in (each row its own: slices give the whole batch's rows)."""
+        at = slice(lo, lo + len(logits))
+        st.pred[at] = -1
+        st.cell[at] = -1
+        rows = np.flatnonzero(st.length[at] > 0)
         if not len(rows):
             return logits
-        src = st.src[rows]
+        src = st.src[lo + rows]
         pred = st.hist[src >> 32, src & 0xFFFFFFFF].astype(np.int64)
         if probs._c is not None and logits.dtype == np.float32:   # the compiled twin (_probs.c)
             x = np.ascontiguousarray(logits)
             out, cell = x.copy(), np.empty(len(rows), dtype=np.int64)
-            if probs._c.match_mix(x, out, rows, pred, st.length[rows], st.hits, st.tries,
+            if probs._c.match_mix(x, out, rows, pred, st.length[lo + rows], st.hits, st.tries,
                                   self.s.prior, EXP_TABLE, ln_mantissa_table(), LN2, LEN_EDGES,
                                   P_EDGES, cell, len(x), len(rows), len(EXP_TABLE), N_CELLS,
                                   len(LEN_EDGES), len(P_EDGES)):
-                st.pred[rows], st.cell[rows] = pred, cell
+                st.pred[lo + rows], st.cell[lo + rows] = pred, cell
                 return out
         w = np.take(EXP_TABLE, logit_distances(logits[rows]))          # (R, 256), max 2**30
         total = w.sum(axis=1)
         r = np.arange(len(rows))
         we = w[r, pred]
         p = (we << 16) // total                                        # model's p, 16-bit
-        cell = (np.searchsorted(LEN_EDGES, st.length[rows], side="right") * (len(P_EDGES) + 1)
+        cell = (np.searchsorted(LEN_EDGES, st.length[lo + rows], side="right") * (len(P_EDGES) + 1)
                 + np.searchsorted(P_EDGES, p, side="right"))
         pm = (st.hits[cell] * ONE + self.s.prior * p) // (st.tries[cell] + self.s.prior)
         pm = np.clip(pm, 1, ONE - 1)
@@ -218,7 +221,7 @@ class MatchModel:
         mixed[r, pred] = pm * np.maximum(total - we, 1)
         out = logits.astype(np.float32, copy=True)
         out[rows] = int_log(np.maximum(mixed, 1))
-        st.pred[rows], st.cell[rows] = pred, cell
+        st.pred[lo + rows], st.cell[lo + rows] = pred, cell
         return out
 
 
@@ -245,13 +248,25 @@ class MatchMixer:
         return self.inner.init_state(n_streams), self.model.init_state(n_streams)
 
     def step(self, prev_bytes: np.ndarray, state: tuple[Any, MatchState]):
+        return whole(self.step_parts, prev_bytes, state)
+
+    def step_parts(self, prev_bytes: np.ndarray, state: tuple[Any, MatchState], emit: Emit,
+                   meanwhile=None):
+        """The inner predictor's slices with the match model mixed in; it learns the previous
+        bytes while the inner predictor's other processes compute (predict/protocol.py)."""
         inner_state, st = state
         prev = np.asarray(prev_bytes, dtype=np.int64)
-        logits, inner_state = self.inner.step(prev, inner_state)
-        if st.started:
-            self.model.observe(prev.astype(np.uint8), st)
-        st.started = True
-        return self.model.mix(np.asarray(logits, dtype=np.float32), st), (inner_state, st)
+
+        def observe() -> None:
+            if st.started:
+                self.model.observe(prev.astype(np.uint8), st)
+            st.started = True
+            if meanwhile is not None:
+                meanwhile()
+
+        inner_state = parts(self.inner, prev, inner_state, lambda lo, hi, logits: emit(
+            lo, hi, self.model.mix(np.asarray(logits, dtype=np.float32), st, lo)), observe)
+        return inner_state, st
 
     def _adapt(self, recent: list[bytes], state):
         inner_state, st = state

@@ -10,18 +10,24 @@ The codec calls, identically when encoding and decoding:
     for every step: logits, state = p.step(prev_bytes, state)      # then codes one byte per stream
     every `adapt_every` coded bytes (if > 0 and p has `adapt`): state = p.adapt(recent, state)
 where recent[i] is the bytes stream i coded since the previous adaptation round.
+A predictor whose streams run in several processes may also offer `step_parts` (see `parts`):
+the same logits, handed over a slice of the streams at a time, so that the coder works on the
+first slices while another process still computes the last.
 `fingerprint()` must change whenever any of weights, config or numerics (library versions,
 threads, dtype) could change the logits; the container stores its sha256 and the decoder refuses
 a file whose fingerprint differs.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 BOS = 0
 MAX_STREAMS = 1 << 15
+
+Emit = Callable[[int, int, np.ndarray], None]    # (lo, hi, logits of streams lo..hi-1)
 
 
 @runtime_checkable
@@ -36,3 +42,26 @@ class Predictor(Protocol):
 @runtime_checkable
 class AdaptivePredictor(Predictor, Protocol):
     def adapt(self, recent: list[bytes], state: Any) -> Any: ...
+
+
+def parts(predictor, prev_bytes: np.ndarray, state: Any, emit: Emit,
+          meanwhile: Callable[[], None] | None = None) -> Any:
+    """One step, its logits handed to `emit` slice by slice in stream order (lo of the first is
+    0, hi of the last is B; each slice's logits are those `step` gives its rows). `meanwhile`
+    runs once before the first slice, while other processes compute theirs. -> the new state.
+    A predictor without `step_parts` hands over all its streams at once."""
+    own = getattr(predictor, "step_parts", None)
+    if own is not None:
+        return own(prev_bytes, state, emit, meanwhile)
+    if meanwhile is not None:
+        meanwhile()
+    logits, state = predictor.step(prev_bytes, state)
+    emit(0, len(logits), logits)
+    return state
+
+
+def whole(step_parts, prev_bytes: np.ndarray, state: Any):
+    """`step` from a `step_parts`: the slices' logits joined -> (logits (B, V), state)."""
+    got: list[np.ndarray] = []
+    state = step_parts(prev_bytes, state, lambda lo, hi, logits: got.append(logits), None)
+    return (got[0] if len(got) == 1 else np.concatenate(got)), state

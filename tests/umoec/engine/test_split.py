@@ -27,10 +27,56 @@ def _columns(B: int):
     return [np.zeros(B, np.int64)] + [x[:, t] for t in range(T - 1)]
 
 
-def test_bounds_cover_the_streams_evenly():
+def test_bounds_cover_the_streams_with_the_coding_process_s_share():
     assert split.bounds(256, 2) == [(0, 128), (128, 256)]
-    assert split.bounds(7, 3) == [(0, 3), (3, 5), (5, 7)]
+    assert split.bounds(8, 3) == [(0, 3), (3, 6), (6, 8)]
     assert split.bounds(1, 1) == [(0, 1)]
+    assert split.bounds(64, 2, 0.6) == [(0, 24), (24, 64)]   # 0.6 of a child's share
+    assert split.bounds(64, 3, 0.5) == [(0, 13), (13, 39), (39, 64)]
+    assert split.bounds(2, 2, 0.1) == [(0, 1), (1, 2)]       # one stream each at least
+    assert split.bounds(3, 3, 9.0) == [(0, 1), (1, 2), (2, 3)]
+
+
+def test_the_coding_process_takes_fewer_streams_unless_told(monkeypatch, tiny_model):
+    monkeypatch.delenv("UMOEC_SPLIT_LEAD", raising=False)
+    assert split._lead() == split.LEAD < 1
+    for bad in ("x", "0", "-1", "nan", "100"):
+        monkeypatch.setenv("UMOEC_SPLIT_LEAD", bad)
+        assert split._lead() == split.LEAD
+    monkeypatch.setenv("UMOEC_SPLIT_LEAD", "1")
+    p = ExactPredictor(tiny_model, None)
+    shared = split.Split(p.engine, p.g, 64, 2)
+    try:
+        assert shared.slices == [(0, 32), (32, 64)]
+    finally:
+        shared.close()
+
+
+def test_step_parts_hand_over_this_process_s_slice_before_awaiting_the_children(tiny_model,
+                                                                               monkeypatch):
+    """The coder gets the coding process's slice while the children still compute: the slices
+    come in order, the first before any child's result is awaited, `meanwhile` once before
+    them, and together they are the logits of one process (with the adaptation, which learns
+    from all rows)."""
+    p = ExactPredictor(tiny_model, None, adapt_rate=32)
+    B = 7
+    whole = p.engine.init_state(B, p.g)
+    shared = split.Split(p.engine, p.g, B, 3)
+    log, got = [], []
+    result = split._Child.result
+    monkeypatch.setattr(split._Child, "result", lambda c: log.append("result") or result(c))
+    try:
+        for byte in _columns(B)[:12]:
+            expected, whole = p.engine.step(byte, whole)
+            log.clear()
+            got.clear()
+            shared.step_parts(byte, lambda lo, hi, x: log.append((lo, hi)) or got.append(x),
+                              lambda: log.append("meanwhile"))
+            (a, b), (c, d), (e, f) = shared.slices
+            assert log == ["meanwhile", (a, b), "result", (c, d), "result", (e, f)]
+            assert np.array_equal(np.concatenate(got), expected)
+    finally:
+        shared.close()
 
 
 def test_parts_follow_threads_and_streams(monkeypatch):

@@ -1,6 +1,7 @@
 """Match model (umoec/predict/match.py): round trips, what it gains and costs, and its contracts."""
 from __future__ import annotations
 
+import itertools
 from typing import ClassVar
 
 import numpy as np
@@ -124,3 +125,51 @@ def test_without_the_long_table_it_still_round_trips():
 def test_settings_out_of_range_are_refused(kwargs):
     with pytest.raises(ValueError, match="match"):
         MatchSettings(**kwargs)
+
+
+class Sliced(Order2Predictor):
+    """Order2 handing its logits over in slices, as a network split over processes does
+    (predict/protocol.py's step_parts), logging when `meanwhile` runs."""
+    cuts = (2, 5)
+
+    def __init__(self):
+        super().__init__()
+        self.log = []
+
+    def step_parts(self, prev, state, emit, meanwhile=None):
+        if meanwhile is not None:
+            meanwhile()
+            self.log.append("meanwhile")
+        logits, state = self.step(prev, state)
+        edges = [0, *(c for c in self.cuts if c < len(logits)), len(logits)]
+        for lo, hi in itertools.pairwise(edges):
+            self.log.append((lo, hi))
+            emit(lo, hi, logits[lo:hi])
+        return state
+
+
+def test_slices_of_streams_get_the_match_model_s_logits_of_the_whole_batch():
+    """The match model mixes each slice as it comes, having learned the previous bytes before
+    the first (`meanwhile`); its logits are those of the whole batch, with matches active, and
+    the mixing stage codes the slices into the very file of whole steps, decoded either way."""
+    from umoec.predict.protocol import parts
+    B = 7
+    data = np.frombuffer((TEXT * 3)[:B * 300], np.uint8).reshape(B, 300).astype(np.int64)
+    whole, sliced = mixer(), MatchMixer(Sliced(), MatchSettings.standard(5))
+    sw, ss = whole.init_state(B), sliced.init_state(B)
+    matched, got = 0, []
+    for t in range(300):
+        prev = data[:, t - 1] if t else np.zeros(B, np.int64)
+        a, sw = whole.step(prev, sw)
+        got.clear()
+        ss = parts(sliced, prev, ss, lambda lo, hi, x: got.append((lo, hi, x)))
+        assert [g[:2] for g in got] == [(0, 2), (2, 5), (5, 7)]
+        assert sliced.inner.log[-4:] == ["meanwhile", (0, 2), (2, 5), (5, 7)]
+        assert np.array_equal(np.concatenate([g[2] for g in got]), a)
+        matched += int((sw[1].length > 0).sum())
+    assert matched > 300
+    settings = CodecSettings(streams=B, coder="cm", block_size=1024)
+    text = (TEXT * 3)[:5000]
+    blob = compress(text, mixer(), settings)
+    assert compress(text, MatchMixer(Sliced(), MatchSettings.standard(5)), settings) == blob
+    assert decompress(blob, MatchMixer(Sliced(), MatchSettings.standard(5))) == text
