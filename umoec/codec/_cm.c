@@ -124,6 +124,18 @@ static void context_hashes12(uint64_t hist, const uint32_t *ws, uint32_t *out) {
 }
 
 /* 8 byte classes: lower, upper, space, digit, newline, brackets, . , : ; and the rest */
+/* a stream's context hashes before its byte (ws: v4's word slots) */
+static inline void stream_hashes(const uint64_t *hist, const uint32_t *word, Py_ssize_t s, int wslots,
+                                 int v4, int v12, int v6, int nshared, uint32_t *hs) {
+    const uint32_t *ws4 = v4 ? word + wslots * s : NULL;
+    context_hashes(hist[s], v4 ? ws4[0] : word[s], hs);
+    if (v4) context_hashes4(hist[s], ws4, hs);
+    if (v12) context_hashes12(hist[s], ws4, hs);
+    if (v6)
+        for (int k = 0; k < NCTX6 - NCTX4; k++)
+            hs[nshared + k] = mix32(hs[LOCAL[k]] + (uint32_t)s * 0x5851F42Du + 0x4D);
+}
+
 static inline int byte_class(int c) {
     if (c >= 97 && c <= 122) return 0;
     if (c >= 65 && c <= 90) return 1;
@@ -306,16 +318,20 @@ CLONES static PyObject *py_run(PyObject *self, PyObject *args) {
         Py_ssize_t k = counts[step];
         int64_t tg = v2 ? ms[2 * B] : 0;      /* this step's index in every stream's history */
         if (v2 && tg >= H) { overflow = 2; break; }
-        for (Py_ssize_t s = lo; s < k && s < hi; s++) {
-            uint32_t hs[NCTX14];
+        const Py_ssize_t send = k < hi ? k : hi;
+        uint32_t hash_rows[2][NCTX14];
+        if (lo < send) stream_hashes(hist, word, lo, wslots, v4, v12, v6, nshared, hash_rows[0]);
+        for (Py_ssize_t s = lo; s < send; s++) {
+            uint32_t *hs = hash_rows[(s - lo) & 1];
             /* v4: word, previous word, line (v12: and the word before the previous one) */
             uint32_t *ws4 = v4 ? word + wslots * s : NULL;
-            context_hashes(hist[s], v4 ? ws4[0] : word[s], hs);
-            if (v4) context_hashes4(hist[s], ws4, hs);
-            if (v12) context_hashes12(hist[s], ws4, hs);
-            if (v6)
-                for (int k = 0; k < NCTX6 - NCTX4; k++)
-                    hs[nshared + k] = mix32(hs[LOCAL[k]] + (uint32_t)s * 0x5851F42Du + 0x4D);
+            if (s + 1 < send) {  /* the next stream's first slots load while this one codes (its
+                                    contexts do not change meanwhile) */
+                uint32_t *hn = hash_rows[(s + 1 - lo) & 1];
+                stream_hashes(hist, word, s + 1, wslots, v4, v12, v6, nshared, hn);
+                for (int i = 0; i < nctx; i++)
+                    PREFETCH(&SLOT_T(mix32(hn[i] + 0x9E3779B1u) >> (32 - tb)));
+            }
             int c1 = (int)(hist[s] & 255);
             int cls12 = byte_class(c1) * 8 + byte_class((int)((hist[s] >> 8) & 255));
             int cls3 = byte_class((int)((hist[s] >> 16) & 255));
