@@ -123,7 +123,6 @@ static void context_hashes12(uint64_t hist, const uint32_t *ws, uint32_t *out) {
                     (uint32_t)((hist >> 32) & 255) * 0x85EBCA6Bu + 0x1414213u);
 }
 
-/* 8 byte classes: lower, upper, space, digit, newline, brackets, . , : ; and the rest */
 /* a stream's context hashes before its byte (ws: v4's word slots) */
 static inline void stream_hashes(const uint64_t *hist, const uint32_t *word, Py_ssize_t s, int wslots,
                                  int v4, int v12, int v6, int nshared, uint32_t *hs) {
@@ -136,6 +135,7 @@ static inline void stream_hashes(const uint64_t *hist, const uint32_t *word, Py_
             hs[nshared + k] = mix32(hs[LOCAL[k]] + (uint32_t)s * 0x5851F42Du + 0x4D);
 }
 
+/* 8 byte classes: lower, upper, space, digit, newline, brackets, . , : ; and the rest */
 static inline int byte_class(int c) {
     if (c >= 97 && c <= 122) return 0;
     if (c >= 65 && c <= 90) return 1;

@@ -9,10 +9,10 @@ its own, products are exact, the cascade's tables and the SSM/conv state are per
 padding rows are dropped), so a slice of the streams run by another ExactModel state gives the
 very integers of the whole batch (`ExactModel.core`); the adaptation, whose weights all streams
 share, runs here on every stream's rows (`ExactModel.correct` slice by slice; it learns from
-all of them). tests/umoec/engine/test_split.py
-checks it with and without adaptation. The mixing stage after the network codes stream after
-stream, so it codes this process's slice (the first streams) before the children's results
-arrive; this process takes fewer streams (LEAD) since it also codes them all.
+all of them). tests/umoec/engine/test_split.py checks it with and without adaptation. The
+mixing stage after the network codes stream after stream, so it codes this process's slice (the
+first streams) before the children's results arrive; this process takes fewer streams (LEAD)
+since it also codes them all.
 
 The child is forked (copy-on-write: the model is not loaded again) when coding starts and exits
 when its pipe closes (the coding ended, or this process died). The bytes and logits go through
@@ -43,7 +43,7 @@ MIN_ROWS = 32       # streams per process at least (UMOEC_SPLIT_MIN_ROWS): a ste
 LEAD = 0.75         # the coding process's share of the streams against a child's
                     # (UMOEC_SPLIT_LEAD): it also codes every slice (docs/compress.md)
 SPIN_S = 0.005      # how long a waiting process spins before it sleeps on the pipe (a step is
-                    # ~2-4 ms; the child waits ~1 ms of each for the coding process's codec)
+                    # ~2-4 ms; the child waits ~0.5-1 ms of each for the coding process's codec)
 _GO, _DONE, _FAIL = b"s", b"k", b"E"
 _GO_AT, _DONE_AT = 0, 1   # the counters' places in the shared mapping, and the flags of a
 _CHILD_SLEEPS, _PARENT_SLEEPS = 2, 3   # side asleep on its pipe
