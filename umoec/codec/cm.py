@@ -801,7 +801,7 @@ class BlockEncoder:
         """data (T, >= counts[0]) uint8; cum (T, lanes, 257) int64 when the stage has a network.
         lanes (lo, hi): only those streams of one step (slices in order; the step ends with the
         one that reaches the block's last lane)."""
-        data = np.array(data[:, :self.lanes], dtype=np.uint8)   # a writable copy (C reads it)
+        data = np.array(data[:, :self.lanes], dtype=np.uint8, order="C")   # a copy C can read
         _run(self.st, False, data, np.ascontiguousarray(counts, dtype=np.int64),
              None if cum is None else np.ascontiguousarray(cum, dtype=np.int64),
              self.coder, self.buf, self.pos, self.end, *(lanes or ()))

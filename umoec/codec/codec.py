@@ -285,8 +285,8 @@ def _cm_encode(matrix, lay, predictor, settings, progress, total) -> list[bytes]
     for index in range(lay.n_blocks):
         t0, t1 = lay.block_steps(index)
         counts = lay.counts(t0, t1)
-        lanes = int(counts[0])
-        enc = cm.BlockEncoder(st, lanes, t1 - t0)
+        lanes = B  # every stream's lane, also in a block that begins after some streams ended
+        enc = cm.BlockEncoder(st, lanes, t1 - t0)   # (the stage's arrays are the streams')
         if not network:  # the whole block in one call
             enc.steps(matrix[:lanes, t0:t1].T, counts)
             done += int(counts.sum())
@@ -319,7 +319,7 @@ def _cm_decode(header: Header, blocks, predictor, progress, version: int) -> byt
     for index, block in enumerate(blocks):
         t0, t1 = lay.block_steps(index)
         counts = lay.counts(t0, t1)
-        lanes = int(counts[0])
+        lanes = B  # as the encoder's
         piece = np.zeros((t1 - t0, B), dtype=np.uint8)
         try:
             dec = cm.BlockDecoder(st, block.payload, lanes, t1 - t0)

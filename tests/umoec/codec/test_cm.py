@@ -239,3 +239,33 @@ def test_a_payload_edited_behind_its_crc_is_not_called_damage():
     with pytest.raises(DecodeMismatch, match="not damaged"):
         decompress_bytes(bytes(blob))
     assert hashlib.sha256(TEXT).digest() == read_header(bytes(blob)).sha256
+
+
+@pytest.mark.parametrize("network", [True, False])
+def test_a_block_that_begins_after_some_streams_ended(network, monkeypatch):
+    """4,098 bytes in 4 streams, blocks of 1,024 steps: the second block's one step codes only
+    streams 0 and 1 (the others ended). The compiled stage refused it (its arrays are the
+    streams', it was handed the block's two lanes): such a file could not be written. Now the
+    stage gets every stream's lane; compiled and reference write the same file, both decode it."""
+    from umoec.codec import CodecSettings, compress, decompress
+    from umoec.predict.match import MatchMixer, MatchSettings
+    from umoec.predict.order2 import Order2Predictor
+
+    def predictor():
+        return MatchMixer(Order2Predictor(), MatchSettings.standard(5)) if network else cm.NoNetwork()
+    data = (TEXT * 3)[:4 * 1024 + 2]
+    settings = CodecSettings(streams=4, coder="cm", block_size=4096)
+    assert read_header(compress(data, predictor(), settings)).layout.counts(1024, 1025)[0] == 2
+    files = {}
+    for impl in ("c", "python"):
+        if impl == "c" and cm.backend() != "c":
+            continue
+        if impl == "python":
+            monkeypatch.setattr(cm, "_c", None)
+        files[impl] = compress(data, predictor(), settings)
+        monkeypatch.undo()
+    assert len(set(files.values())) == 1
+    blob = next(iter(files.values()))
+    assert decompress(blob, predictor()) == data
+    monkeypatch.setattr(cm, "_c", None)
+    assert decompress(blob, predictor()) == data

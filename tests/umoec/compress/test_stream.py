@@ -93,3 +93,17 @@ def test_a_frame_size_below_one_byte_is_refused():
     from umoec.codec.errors import CodecError
     with pytest.raises(CodecError, match="frame size"):
         compress_bytes(b"abc", None, profile="cm", frame_bytes=0)
+
+
+def test_fast_codes_a_size_whose_last_block_begins_after_some_streams_ended(tiny_model):
+    """`umc --profile fast` refused files whose size is 64 x (a multiple of a block's steps)
+    + 1..63 bytes (65,540 bytes with 64 KiB blocks): the last block's first step has fewer
+    streams than the file. Such a size now codes and decodes."""
+    from umoec.compress import profiles
+    block = tiny_model.build_config().entropy.block_size
+    B = profiles.get("fast").streams
+    spb = -(-block // B)                               # a block's steps
+    q = spb * -(-(B * 1024) // (B * spb))              # >= 1 KiB a stream: all 64 streams
+    data = (TEXT * (B * q // len(TEXT) + 1))[:B * q + 5]
+    blob = compress_bytes(data, tiny_model, profile="fast")
+    assert decompress_bytes(blob, tiny_model) == data
