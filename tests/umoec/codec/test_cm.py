@@ -269,3 +269,25 @@ def test_a_block_that_begins_after_some_streams_ended(network, monkeypatch):
     assert decompress(blob, predictor()) == data
     monkeypatch.setattr(cm, "_c", None)
     assert decompress(blob, predictor()) == data
+
+
+@pytest.mark.parametrize("network", [True, False])
+@pytest.mark.parametrize("streams", [1, 3, 5, 8])
+def test_every_size_around_stream_and_block_edges_round_trips(streams, network):
+    """Sizes where streams end a step apart and blocks begin at, before or after that step
+    (the edges where a block's lanes differ from the file's streams), with the smallest blocks:
+    each one codes and decodes back."""
+    from umoec.codec import CodecSettings, compress, decompress
+    from umoec.codec.container import MIN_BLOCK_SIZE
+    from umoec.predict.match import MatchMixer, MatchSettings
+    from umoec.predict.order2 import Order2Predictor
+
+    def predictor():
+        return MatchMixer(Order2Predictor(), MatchSettings.standard(5)) if network else cm.NoNetwork()
+    settings = CodecSettings(streams=streams, coder="cm", block_size=MIN_BLOCK_SIZE)
+    q = -(-MIN_BLOCK_SIZE // streams) * streams         # a block's bytes
+    data = TEXT * (3 * q // len(TEXT) + 2)
+    for size in sorted({0, 1, streams - 1, streams + 1, q - 1, q, q + 1, 2 * q + streams - 1,
+                        3 * q - 2}):
+        blob = compress(data[:size], predictor(), settings)
+        assert decompress(blob, predictor()) == data[:size], size
