@@ -285,18 +285,19 @@ def _cm_encode(matrix, lay, predictor, settings, progress, total) -> list[bytes]
     for index in range(lay.n_blocks):
         t0, t1 = lay.block_steps(index)
         counts = lay.counts(t0, t1)
-        lanes = B  # every stream's lane, also in a block that begins after some streams ended
-        enc = cm.BlockEncoder(st, lanes, t1 - t0)   # (the stage's arrays are the streams')
+        # every stream's lane, also in a block that begins after some streams ended (the
+        # stage's arrays are the streams')
+        enc = cm.BlockEncoder(st, B, t1 - t0)
         if not network:  # the whole block in one call
-            enc.steps(matrix[:lanes, t0:t1].T, counts)
+            enc.steps(matrix[:, t0:t1].T, counts)
             done += int(counts.sum())
         else:
-            cum = np.zeros((1, lanes, 257), dtype=np.int64)
+            cum = np.zeros((1, B, 257), dtype=np.int64)
             for s, t in enumerate(range(t0, t1)):
                 k = int(counts[s])
                 column = matrix[:, t]
                 state = _cm_step(predictor, prev, state, counts[s:s + 1], n, cum,
-                                 partial(enc.steps, column[None, :lanes]))
+                                 partial(enc.steps, column[None]))
                 prev = column.astype(np.int64)
                 state = clock.after_step(column, k, state)
                 done += k
@@ -319,15 +320,14 @@ def _cm_decode(header: Header, blocks, predictor, progress, version: int) -> byt
     for index, block in enumerate(blocks):
         t0, t1 = lay.block_steps(index)
         counts = lay.counts(t0, t1)
-        lanes = B  # as the encoder's
         piece = np.zeros((t1 - t0, B), dtype=np.uint8)
         try:
-            dec = cm.BlockDecoder(st, block.payload, lanes, t1 - t0)
+            dec = cm.BlockDecoder(st, block.payload, B, t1 - t0)   # every stream's lane
             if not network:
-                piece[:, :lanes] = dec.steps(counts)
+                piece[:] = dec.steps(counts)
                 done += int(counts.sum())
             else:
-                cum = np.zeros((1, lanes, 257), dtype=np.int64)
+                cum = np.zeros((1, B, 257), dtype=np.int64)
                 for s in range(t1 - t0):
                     k = int(counts[s])
                     state = _cm_step(predictor, prev, state, counts[s:s + 1], n, cum,

@@ -1253,8 +1253,6 @@ static PyObject *py_adapt_logits(PyObject *self, PyObject *args) {
 }
 
 /* -- the cascade's context tables (cascade.py) ------------------------------------------------ */
-/* the checks and the loop of cascade_stats (and of cascade_step): 0 when a byte, an order or a
- * bucket is out of range */
 /* The arrays cascade_stats and cascade_step share, o[0..7] into b[0..7]: byte (B,), hist (B, H),
  * prev (B, K), last, run, cnt (B, NB), orders, offsets (K,). */
 static int get_stats(PyObject **o, Buf *b, Py_ssize_t B, Py_ssize_t H, Py_ssize_t K, Py_ssize_t NB) {
@@ -1264,6 +1262,8 @@ static int get_stats(PyObject **o, Buf *b, Py_ssize_t B, Py_ssize_t H, Py_ssize_
            get(o[6], &b[6], 8, K, 0, 0, "orders") && get(o[7], &b[7], 8, K, 0, 0, "offsets");
 }
 
+/* the checks and the loop of cascade_stats (and of cascade_step): 0 when a byte, an order or a
+ * bucket is out of range */
 static int stats_ok(const int64_t *byte, const int64_t *prev, const int64_t *orders, Py_ssize_t B,
                     Py_ssize_t H, Py_ssize_t K, Py_ssize_t NB, Py_ssize_t t) {
     for (Py_ssize_t k = 0; k < K; k++)
