@@ -140,6 +140,7 @@ def _serve(engine, g, n: int, conn, others, io: _Shared) -> None:
         c.close()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; we end on EOF
     engine.set_threads(1)
+    _one_blas_thread()                        # see Split
     try:
         st = engine.init_state(n, g)
         step = 0
@@ -211,25 +212,39 @@ class _Child:
             self.proc.join(1.0)
 
 
-def _close_all(children: list) -> None:
+def _one_blas_thread():
+    """Limit this process's BLAS to one thread; -> what restores the count it had."""
+    from threadpoolctl import threadpool_limits  # only where a split starts (~10 ms)
+    return threadpool_limits(1, user_api="blas")
+
+
+def _close_all(children: list, blas=None) -> None:
     for c in children:
         c.close()
+    if blas is not None:
+        blas.restore_original_limits()
 
 
 class Split:
-    """Steps of `engine` over B streams, the first slice here, the others in child processes."""
+    """Steps of `engine` over B streams, the first slice here, the others in child processes.
+
+    Each process runs one BLAS thread while the split lives (restored by close): the products
+    are too small for a pool, and a pool per process, whose threads spin after each product,
+    made 4 busy threads on 2 cores: fast was 5x slower with OPENBLAS_NUM_THREADS=2
+    (docs/reliability.md, bug 7)."""
 
     def __init__(self, engine, g, streams: int, parts: int):
         self.slices = bounds(streams, parts, _lead())
+        blas = _one_blas_thread()             # before the fork: the children's too
         children: list[_Child] = []
         try:
             for lo, hi in self.slices[1:]:
                 children.append(_Child(engine, g, hi - lo, [c.conn for c in children]))
         except BaseException:
-            _close_all(children)
+            _close_all(children, blas)
             raise
         self.children = children
-        self._fin = weakref.finalize(self, _close_all, children)
+        self._fin = weakref.finalize(self, _close_all, children, blas)
         engine.set_threads(1)                 # one thread per process: the cores are taken
         self.local = engine.init_state(self.slices[0][1], g)
         self.engine = engine

@@ -1,7 +1,10 @@
 """The streams split over processes (umoec/engine/split.py): the very logits and files of one
 process, children that end with the coding, and a failing child reported as what it is."""
+import os
+
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from umoec.compress.api import compress_bytes, decompress_bytes
 from umoec.engine import kernels, split
@@ -77,6 +80,38 @@ def test_step_parts_hand_over_this_process_s_slice_before_awaiting_the_children(
             assert np.array_equal(np.concatenate(got), expected)
     finally:
         shared.close()
+
+
+def _blas_threads() -> int:
+    return max(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+
+
+def test_a_split_runs_one_blas_thread_in_each_process(tiny_model, tmp_path, monkeypatch):
+    """With OPENBLAS_NUM_THREADS=2 each process's BLAS pool spun beside the other process: fast
+    ran 5x slower. The split runs one BLAS thread in each process and gives the user's count
+    back when it ends."""
+    if not any(i["user_api"] == "blas" for i in threadpool_info()):
+        pytest.skip("no BLAS library found in this process")
+    real = split._one_blas_thread
+
+    def recorded():                           # in each process: what its BLAS runs after
+        out = real()
+        (tmp_path / str(os.getpid())).write_text(str(_blas_threads()))
+        return out
+
+    monkeypatch.setattr(split, "_one_blas_thread", recorded)
+    with threadpool_limits(2, user_api="blas"):   # as OPENBLAS_NUM_THREADS=2 does
+        if _blas_threads() != 2:
+            pytest.skip("this BLAS runs one thread at most here")
+        p = ExactPredictor(tiny_model, None)
+        shared = split.Split(p.engine, p.g, 4, 2)
+        try:
+            shared.step(np.zeros(4, np.int64))    # the child is at work
+            assert _blas_threads() == 1
+            assert (tmp_path / str(shared.children[0].proc.pid)).read_text() == "1"
+        finally:
+            shared.close()
+        assert _blas_threads() == 2
 
 
 def test_parts_follow_threads_and_streams(monkeypatch):
