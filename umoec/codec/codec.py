@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import units
 from ..engine import ENGINE_VERSION
-from ..predict.protocol import BOS, parts
+from ..predict.protocol import BOS, foresee, parts
 from . import cm, coders
 from .container import (
     MAX_BLOCK_SIZE,
@@ -296,6 +296,8 @@ def _cm_encode(matrix, lay, predictor, settings, progress, total) -> list[bytes]
             for s, t in enumerate(range(t0, t1)):
                 k = int(counts[s])
                 column = matrix[:, t]
+                if t + 1 < lay.steps:   # the step after: its bytes are this one's
+                    foresee(predictor, column.astype(np.int64), state)
                 state = _cm_step(predictor, prev, state, counts[s:s + 1], n, cum,
                                  partial(enc.steps, column[None]))
                 prev = column.astype(np.int64)

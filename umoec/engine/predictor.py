@@ -56,6 +56,11 @@ class ExactPredictor:
     def step(self, prev_bytes: np.ndarray, state):
         return whole(self.step_parts, prev_bytes, state)
 
+    def foresee(self, next_prev: np.ndarray, state) -> None:
+        """With a split, its children compute that step while this process codes (protocol)."""
+        if isinstance(state, split.Split):
+            state.foresee(np.asarray(next_prev, dtype=np.int64))
+
     def step_parts(self, prev_bytes: np.ndarray, state, emit: Emit, meanwhile=None):
         """The step's logits slice by slice (predict/protocol.py's `parts`): with a split, this
         process's slice first, while the children compute theirs."""

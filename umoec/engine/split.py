@@ -12,7 +12,10 @@ share, runs here on every stream's rows (`ExactModel.correct` slice by slice; it
 all of them). tests/umoec/engine/test_split.py checks it with and without adaptation. The
 mixing stage after the network codes stream after stream, so it codes this process's slice (the
 first streams) before the children's results arrive; this process takes fewer streams (LEAD)
-since it also codes them all.
+since it also codes them all. The encoder knows every byte: it tells the split the next step's
+bytes (`foresee`), so the children compute that step while this process codes their slices of
+the one before (two slots of each in the mapping); a decoder cannot, and its children wait for
+each step's bytes.
 
 The child is forked (copy-on-write: the model is not loaded again) when coding starts and exits
 when its pipe closes (the coding ended, or this process died). The bytes and logits go through
@@ -101,19 +104,21 @@ class EngineError(RuntimeError):
 
 class _Shared:
     """One child's slice in an anonymous shared mapping (MAP_SHARED: after the fork both
-    processes see the same pages): its bytes in, core's results out."""
+    processes see the same pages): its bytes in, core's results out, two of each (a step's
+    slot is its count's parity), so the child can compute the step after the one whose results
+    this process still codes (`Split.foresee`)."""
 
     def __init__(self, n: int, width: int):
-        sizes = [32, 8 * n, 8 * n * VOCAB, 8 * n, 4 * n * width]
+        sizes = [32, 16 * n, 16 * n * VOCAB, 16 * n, 8 * n * width]
         self.buf = mmap.mmap(-1, sum(sizes))
         at = np.cumsum([0, *sizes]).tolist()
         view = lambda dtype, k, shape: np.frombuffer(  # noqa: E731
             self.buf, dtype=dtype, count=int(np.prod(shape)), offset=at[k]).reshape(shape)
         self.counters = view(np.int64, 0, (4,))  # steps said "go" and "done", sleepers' flags
-        self.byte = view(np.int64, 1, (n,))
-        self.raw = view(np.int64, 2, (n, VOCAB))
-        self.final = view(np.int64, 3, (n,))
-        self.x8 = view(np.float32, 4, (n, width))
+        self.byte = view(np.int64, 1, (2, n))
+        self.raw = view(np.int64, 2, (2, n, VOCAB))
+        self.final = view(np.int64, 3, (2, n))
+        self.x8 = view(np.float32, 4, (2, n, width))
 
 
 def _await(io: _Shared, at: int, target: int, conn, flag: int) -> bytes | None:
@@ -150,11 +155,12 @@ def _serve(engine, g, n: int, conn, others, io: _Shared) -> None:
             except (EOFError, OSError):
                 break
             step += 1
-            raw, final, x8 = engine.core(io.byte.copy(), st)
-            io.raw[...] = raw
-            io.final[...] = final
+            slot = step & 1
+            raw, final, x8 = engine.core(io.byte[slot].copy(), st)
+            io.raw[slot] = raw
+            io.final[slot] = final
             if x8 is not None:
-                io.x8[...] = x8
+                io.x8[slot] = x8
             if kernels.seq_publish(io.counters, _DONE_AT, step, _PARENT_SLEEPS):
                 conn.send_bytes(_DONE)
     except BaseException:                     # told to the parent, then gone
@@ -169,7 +175,8 @@ def _serve(engine, g, n: int, conn, others, io: _Shared) -> None:
 class _Child:
     def __init__(self, engine, g, n: int, others: list):
         self.io = _Shared(n, engine.d.d_model)
-        self.steps = 0                        # steps this side said "go" for
+        self.sent = 0                         # steps this side said "go" for
+        self.taken = 0                        # steps whose results it has read
         ctx = multiprocessing.get_context("fork")
         self.conn, child_end = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(target=_serve, daemon=True, name="umoec-engine",
@@ -180,24 +187,30 @@ class _Child:
         _started += 1
 
     def go(self, byte: np.ndarray) -> None:
-        self.io.byte[:] = byte
-        self.steps += 1
-        if kernels.seq_publish(self.io.counters, _GO_AT, self.steps, _CHILD_SLEEPS):
+        """The bytes of the next step not yet said "go" for (at most two steps past the results
+        read: the slots)."""
+        self.sent += 1
+        self.io.byte[self.sent & 1] = byte
+        if kernels.seq_publish(self.io.counters, _GO_AT, self.sent, _CHILD_SLEEPS):
             try:
                 self.conn.send_bytes(_GO)
             except OSError:
                 raise self._died() from None
 
-    def result(self) -> _Shared:
+    def result(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(raw, final, x8) of the oldest step said "go" for and not read yet: views of its slot,
+        valid until the step after next is said "go" for."""
+        self.taken += 1
         try:
-            msg = _await(self.io, _DONE_AT, self.steps, self.conn, _PARENT_SLEEPS)
+            msg = _await(self.io, _DONE_AT, self.taken, self.conn, _PARENT_SLEEPS)
         except (EOFError, OSError):
             raise self._died() from None
         if msg is not None:
             detail = msg[1:].decode("utf-8", "replace").strip().splitlines()
             raise EngineError("the engine's second process failed (a bug, not damage): "
                               + (detail[-1] if detail else "no detail"))
-        return self.io
+        slot = self.taken & 1
+        return self.io.raw[slot], self.io.final[slot], self.io.x8[slot]
 
     def _died(self) -> EngineError:
         self.proc.join(1.0)
@@ -248,6 +261,8 @@ class Split:
         engine.set_threads(1)                 # one thread per process: the cores are taken
         self.local = engine.init_state(self.slices[0][1], g)
         self.engine = engine
+        self._next: np.ndarray | None = None  # foreseen bytes of the step after the next
+        self._told: np.ndarray | None = None  # bytes the children already have for the next step
 
     def step(self, byte: np.ndarray) -> np.ndarray:
         """byte (B,) -> logits (B, V) int64, as ExactModel.step on the whole batch gives them."""
@@ -255,14 +270,29 @@ class Split:
         self.step_parts(byte, lambda lo, hi, logits: got.append(logits))
         return np.concatenate(got)
 
+    def foresee(self, byte: np.ndarray) -> None:
+        """The bytes the step after the next `step_parts` will be given, when they are known
+        (the encoder knows them all): the children get them with the next step's, so each
+        computes that step while this process codes the one before; a step's results are the
+        same either way (the children's `core` reads nothing but its bytes and its state)."""
+        self._next = np.array(byte, dtype=np.int64)
+
     def step_parts(self, byte: np.ndarray, emit, meanwhile=None) -> None:
         """byte (B,) -> the logits of ExactModel.step on the whole batch, handed to
         emit(lo, hi, logits) slice by slice: each process runs `core` on its slice; this one
         hands over its own slice first, through `correct` (the online adaptation, shared by
         every stream, lives here), so the coder works on it while the children compute theirs;
         `meanwhile` runs once the children have started. The adapter remembers all rows."""
-        for c, (lo, hi) in zip(self.children, self.slices[1:], strict=True):
-            c.go(byte[lo:hi])
+        if self._told is None:                    # the children do not have this step's bytes
+            for c, (lo, hi) in zip(self.children, self.slices[1:], strict=True):
+                c.go(byte[lo:hi])
+        elif not np.array_equal(self._told, byte):
+            raise EngineError("the bytes of a step differ from those foreseen for it (a bug, "
+                              "not damage)")
+        self._told, ahead, self._next = self._next, self._next, None
+        if ahead is not None:                     # and the next step's, to compute meanwhile
+            for c, (lo, hi) in zip(self.children, self.slices[1:], strict=True):
+                c.go(ahead[lo:hi])
         adapter = self.local.adapter
         if adapter is not None:
             adapter.learn(byte)                   # the bytes coded at the step before
@@ -272,8 +302,8 @@ class Split:
         logits, feats = [], []
         for i, (lo, hi) in enumerate(self.slices):
             if i:
-                o = self.children[i - 1].result()
-                got.append((o.raw, o.final.astype(bool), None if adapter is None else o.x8))
+                raw, final, x8 = self.children[i - 1].result()
+                got.append((raw, final.astype(bool), None if adapter is None else x8))
             raw, final, x8 = got[i]
             out, x = self.engine.correct(raw, final, x8, adapter)
             logits.append(out)

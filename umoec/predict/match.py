@@ -30,7 +30,7 @@ from ..codec import probs
 from ..codec.probs import EXP_TABLE, logit_distances
 from ..units import LN2
 from .numerics import int_log, ln_mantissa_table
-from .protocol import Emit, parts, whole
+from .protocol import Emit, foresee, parts, whole
 
 VERSION = 1
 ONE = 1 << 16                                     # probabilities in 16-bit fixed point
@@ -267,6 +267,9 @@ class MatchMixer:
         inner_state = parts(self.inner, prev, inner_state, lambda lo, hi, logits: emit(
             lo, hi, self.model.mix(np.asarray(logits, dtype=np.float32), st, lo)), observe)
         return inner_state, st
+
+    def foresee(self, next_prev: np.ndarray, state: tuple[Any, MatchState]) -> None:
+        foresee(self.inner, next_prev, state[0])
 
     def _adapt(self, recent: list[bytes], state):
         inner_state, st = state

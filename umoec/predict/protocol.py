@@ -12,7 +12,10 @@ The codec calls, identically when encoding and decoding:
 where recent[i] is the bytes stream i coded since the previous adaptation round.
 A predictor whose streams run in several processes may also offer `step_parts` (see `parts`):
 the same logits, handed over a slice of the streams at a time, so that the coder works on the
-first slices while another process still computes the last.
+first slices while another process still computes the last; and `foresee(next_prev, state)`:
+the encoder, which knows every byte, tells it the prev_bytes of the step after the next one, so
+another process can compute that step while this one codes (see `foresee`). Neither may change a
+logit: a decoder, which cannot foresee, gets the same.
 `fingerprint()` must change whenever any of weights, config or numerics (library versions,
 threads, dtype) could change the logits; the container stores its sha256 and the decoder refuses
 a file whose fingerprint differs.
@@ -58,6 +61,14 @@ def parts(predictor, prev_bytes: np.ndarray, state: Any, emit: Emit,
     logits, state = predictor.step(prev_bytes, state)
     emit(0, len(logits), logits)
     return state
+
+
+def foresee(predictor, next_prev: np.ndarray, state: Any) -> None:
+    """Tell `predictor` (if it listens) the prev_bytes it will be given at the step after the next
+    `parts`/`step` call; an encoder calls it before each step but the last, a decoder never."""
+    own = getattr(predictor, "foresee", None)
+    if own is not None:
+        own(next_prev, state)
 
 
 def whole(step_parts, prev_bytes: np.ndarray, state: Any):

@@ -1,6 +1,7 @@
 """The streams split over processes (umoec/engine/split.py): the very logits and files of one
 process, children that end with the coding, and a failing child reported as what it is."""
 import os
+import time
 
 import numpy as np
 import pytest
@@ -78,6 +79,46 @@ def test_step_parts_hand_over_this_process_s_slice_before_awaiting_the_children(
             (a, b), (c, d), (e, f) = shared.slices
             assert log == ["meanwhile", (a, b), "result", (c, d), "result", (e, f)]
             assert np.array_equal(np.concatenate(got), expected)
+    finally:
+        shared.close()
+
+
+@pytest.mark.parametrize("adapt_rate", [0, 32])
+def test_foreseen_steps_are_computed_ahead_and_give_the_logits_of_one_process(tiny_model,
+                                                                              adapt_rate):
+    """The encoder tells the split the next step's bytes (foresee): the children get them with
+    this step's and compute that step while this process codes, and every step's logits are
+    still those of one process (with the adaptation too, which lives here)."""
+    p = ExactPredictor(tiny_model, None, adapt_rate=adapt_rate)
+    B = 7
+    whole = p.engine.init_state(B, p.g)
+    shared = split.Split(p.engine, p.g, B, 3)
+    cols = _columns(B)[:12]
+    try:
+        for t, byte in enumerate(cols):
+            expected, whole = p.engine.step(byte, whole)
+            if t + 1 < len(cols):
+                shared.foresee(cols[t + 1])
+            assert np.array_equal(shared.step(byte), expected)
+            if t + 1 < len(cols):   # the next step said "go" for, and computed unasked
+                assert all(c.sent == c.taken + 1 for c in shared.children)
+                deadline = time.monotonic() + 30
+                while any(c.io.counters[split._DONE_AT] < c.sent for c in shared.children):
+                    assert time.monotonic() < deadline, "a child did not compute ahead"
+                    time.sleep(0.001)
+    finally:
+        shared.close()
+
+
+def test_a_step_unlike_its_foreseen_bytes_is_refused(tiny_model):
+    p = ExactPredictor(tiny_model, None)
+    shared = split.Split(p.engine, p.g, 4, 2)
+    cols = _columns(4)
+    try:
+        shared.foresee((cols[1] + 1) % 256)
+        shared.step(cols[0])
+        with pytest.raises(split.EngineError, match="foreseen"):
+            shared.step(cols[1])
     finally:
         shared.close()
 

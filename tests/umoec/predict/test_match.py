@@ -173,3 +173,38 @@ def test_slices_of_streams_get_the_match_model_s_logits_of_the_whole_batch():
     blob = compress(text, mixer(), settings)
     assert compress(text, MatchMixer(Sliced(), MatchSettings.standard(5)), settings) == blob
     assert decompress(blob, MatchMixer(Sliced(), MatchSettings.standard(5))) == text
+
+
+class Foreseeing(Sliced):
+    """Sliced, recording what the encoder foresees and what each step is then given."""
+
+    def __init__(self):
+        super().__init__()
+        self.told, self.given = [], []
+
+    def foresee(self, next_prev, state):
+        self.told.append(np.array(next_prev))
+
+    def step_parts(self, prev, state, emit, meanwhile=None):
+        self.given.append(np.array(prev))
+        return super().step_parts(prev, state, emit, meanwhile)
+
+
+def test_the_encoder_foresees_each_next_step_s_bytes_and_the_decoder_none():
+    """Through the match model, across blocks: the encoder tells the network the bytes of the
+    step after the next before every step but the last, the very bytes that step is given; the
+    decoder, which cannot know them, never; the file is the one of a predictor that does not
+    listen."""
+    B = 7
+    settings = CodecSettings(streams=B, coder="cm", block_size=1024)
+    text = (TEXT * 3)[:5000]
+    enc = Foreseeing()
+    blob = compress(text, MatchMixer(enc, MatchSettings.standard(5)), settings)
+    assert blob == compress(text, mixer(), settings)
+    steps = -(-len(text) // B)
+    assert len(enc.given) == steps and len(enc.told) == steps - 1
+    for told, given in zip(enc.told, enc.given[1:], strict=True):
+        assert np.array_equal(told, given)
+    dec = Foreseeing()
+    assert decompress(blob, MatchMixer(dec, MatchSettings.standard(5))) == text
+    assert dec.told == [] and len(dec.given) == steps
