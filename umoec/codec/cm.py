@@ -394,6 +394,7 @@ class CMState:
         self.slots = _slots_init(table_bits(version))
         self.w = _weights_init(version)
         self.apm = _tables_init(version)
+        self.streams = int(streams)     # a block codes every stream's lane (BlockEncoder)
         self.hist = np.zeros(streams, dtype=np.uint64)
         self.word = np.zeros(word_slots(version) * streams, dtype=np.uint32)
         self.history = max(1, int(steps))
@@ -715,7 +716,7 @@ def learn(text: bytes, version: int = PRIMED) -> CMState:
     data = np.frombuffer(text, dtype=np.uint8)[:, None]
     st = CMState(1, False, len(data), version)
     if len(data):
-        enc = BlockEncoder(st, 1, len(data))
+        enc = BlockEncoder(st, len(data))
         enc.steps(data, np.ones(len(data), dtype=np.int64))
     return st
 
@@ -790,10 +791,10 @@ class BlockEncoder:
     payload: the coder's bytes and one flushed byte (the decoder pads with zeros, so the smallest
     value >= x1 whose low 24 bits are 0 identifies the final interval)."""
 
-    def __init__(self, st: CMState, lanes: int, steps: int):
-        self.st, self.lanes = st, lanes
+    def __init__(self, st: CMState, steps: int):
+        self.st, self.lanes = st, st.streams     # every stream's lane, even ended ones
         self.coder = np.array([0, M32, 0], dtype=np.uint32)
-        self.buf = np.zeros(steps * lanes * MAX_BYTES_PER_BYTE + 8, dtype=np.uint8)
+        self.buf = np.zeros(steps * self.lanes * MAX_BYTES_PER_BYTE + 8, dtype=np.uint8)
         self.pos = np.zeros(1, dtype=np.int64)
         self.end = np.zeros(1, dtype=np.int64)
 
@@ -816,11 +817,11 @@ class BlockDecoder:
     that exactly the payload was read (plus the 3 zero bytes of padding the coder's window
     reaches past the flushed byte)."""
 
-    def __init__(self, st: CMState, payload: bytes, lanes: int, steps: int):
-        self.st, self.lanes = st, lanes
+    def __init__(self, st: CMState, payload: bytes, steps: int):
+        self.st, self.lanes = st, st.streams     # every stream's lane, even ended ones
         if not payload:
             raise FormatError("cm block payload is empty")
-        cap = max(len(payload), steps * lanes * MAX_BYTES_PER_BYTE + 8)
+        cap = max(len(payload), steps * self.lanes * MAX_BYTES_PER_BYTE + 8)
         self.buf = np.zeros(cap, dtype=np.uint8)
         self.buf[:len(payload)] = np.frombuffer(payload, dtype=np.uint8)
         self.end = np.array([len(payload)], dtype=np.int64)

@@ -285,9 +285,7 @@ def _cm_encode(matrix, lay, predictor, settings, progress, total) -> list[bytes]
     for index in range(lay.n_blocks):
         t0, t1 = lay.block_steps(index)
         counts = lay.counts(t0, t1)
-        # every stream's lane, also in a block that begins after some streams ended (the
-        # stage's arrays are the streams')
-        enc = cm.BlockEncoder(st, B, t1 - t0)
+        enc = cm.BlockEncoder(st, t1 - t0)  # every stream's lane, even in a block after some ended
         if not network:  # the whole block in one call
             enc.steps(matrix[:, t0:t1].T, counts)
             done += int(counts.sum())
@@ -324,7 +322,7 @@ def _cm_decode(header: Header, blocks, predictor, progress, version: int) -> byt
         counts = lay.counts(t0, t1)
         piece = np.zeros((t1 - t0, B), dtype=np.uint8)
         try:
-            dec = cm.BlockDecoder(st, block.payload, B, t1 - t0)   # every stream's lane
+            dec = cm.BlockDecoder(st, block.payload, t1 - t0)   # every stream's lane
             if not network:
                 piece[:] = dec.steps(counts)
                 done += int(counts.sum())

@@ -35,7 +35,7 @@ def encode(data, counts, cum, impl, monkeypatch, per_step, version=cm.VERSION):
     if impl == "python":
         monkeypatch.setattr(cm, "_c", None)
     st = cm.CMState(data.shape[1], cum is not None, len(counts), version)
-    enc = cm.BlockEncoder(st, data.shape[1], len(counts))
+    enc = cm.BlockEncoder(st, len(counts))
     if per_step:
         for t in range(len(counts)):
             enc.steps(data[t:t + 1], counts[t:t + 1], None if cum is None else cum[t:t + 1])
@@ -49,7 +49,7 @@ def decode(payload, counts, cum, lanes, impl, monkeypatch, version=cm.VERSION):
     if impl == "python":
         monkeypatch.setattr(cm, "_c", None)
     st = cm.CMState(lanes, cum is not None, len(counts), version)
-    dec = cm.BlockDecoder(st, payload, lanes, len(counts))
+    dec = cm.BlockDecoder(st, payload, len(counts))
     out = dec.steps(counts, cum)
     dec.finish()
     monkeypatch.undo()
@@ -118,14 +118,14 @@ def test_a_step_coded_in_slices_of_streams_is_the_step_coded_whole(impl, version
         out = [(lo, min(hi, k)) for lo, hi in cuts[(t + shift) % 3] if lo < k]  # one that
         return out[:-1] + [(out[-1][0], 5)]                                     # reaches k ends it
     st = cm.CMState(5, True, len(counts), version)
-    enc = cm.BlockEncoder(st, 5, len(counts))
+    enc = cm.BlockEncoder(st, len(counts))
     for t in range(len(counts)):
         for at in slices(t):
             enc.steps(data[t:t + 1], counts[t:t + 1], cum[t:t + 1], at)
     assert enc.finish() == whole
     for a, b in zip(st.arrays(), st_w.arrays(), strict=True):
         assert np.array_equal(a, b)
-    dec = cm.BlockDecoder(cm.CMState(5, True, len(counts), version), whole, 5, len(counts))
+    dec = cm.BlockDecoder(cm.CMState(5, True, len(counts), version), whole, len(counts))
     got = np.zeros_like(data)
     for t in range(len(counts)):
         for lo, hi in slices(t, shift=1):
@@ -138,7 +138,7 @@ def test_a_slice_of_streams_out_of_range_is_refused():
     if cm.backend() != "c":
         pytest.skip("the compiled mixing stage is not built here (no C compiler)")
     data, counts = streams_of(TEXT[:300], 3)
-    enc = cm.BlockEncoder(cm.CMState(3, False, len(counts), 4), 3, len(counts))
+    enc = cm.BlockEncoder(cm.CMState(3, False, len(counts), 4), len(counts))
     for at in [(2, 1), (0, 4), (-1, 2)]:
         with pytest.raises(ValueError, match="streams"):
             enc.steps(data[:1], counts[:1], None, at)
@@ -195,7 +195,7 @@ def test_damage_is_found(monkeypatch):
     with pytest.raises(FormatError, match="decoder read"):
         decode(payload + b"\x00\x01", counts, None, 2, cm.backend(), monkeypatch)
     with pytest.raises(FormatError, match="empty"):
-        cm.BlockDecoder(cm.CMState(2, False, len(counts)), b"", 2, len(counts))
+        cm.BlockDecoder(cm.CMState(2, False, len(counts)), b"", len(counts))
     flipped = bytearray(payload)
     flipped[len(flipped) // 2] ^= 0x10
     try:

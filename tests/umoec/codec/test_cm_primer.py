@@ -28,7 +28,7 @@ def code(impl, monkeypatch, network, lanes=2, text=PRIMER, data=DATA, version=cm
     m, counts = streams_of(data, lanes)
     cum = network_cum(len(counts), lanes, seed=3) if network else None
     st = primed(lanes, network, len(counts), text, version)
-    enc = cm.BlockEncoder(st, lanes, len(counts))
+    enc = cm.BlockEncoder(st, len(counts))
     enc.steps(m, counts, cum)
     payload = enc.finish()
     monkeypatch.undo()
@@ -61,7 +61,7 @@ def test_compiled_and_reference_are_identical_and_decode_each_other(network, ver
         if impl == "python":
             monkeypatch.setattr(cm, "_c", None)
         st = primed(2, network, len(counts), version=version)
-        dec = cm.BlockDecoder(st, pc, 2, len(counts))
+        dec = cm.BlockDecoder(st, pc, len(counts))
         out = dec.steps(counts, cum)
         dec.finish()
         monkeypatch.undo()
@@ -72,7 +72,7 @@ def test_priming_makes_text_of_its_kind_smaller(monkeypatch):
     impl = cm.backend()
     m, counts = streams_of(DATA, 2)
     plain = cm.CMState(2, False, len(counts))
-    enc = cm.BlockEncoder(plain, 2, len(counts))
+    enc = cm.BlockEncoder(plain, len(counts))
     enc.steps(m, counts)
     unprimed = len(enc.finish())
     primed_size = len(code(impl, monkeypatch, False)[0])
