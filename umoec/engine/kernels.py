@@ -89,9 +89,11 @@ def requant(acc: np.ndarray, amax: np.ndarray, m: np.ndarray, b: np.ndarray | No
         y = fx.requant(acc, amax, mm, b)
         return silu(y) if act_silu else y
     shape = acc.shape
+    out = np.empty(shape, dtype=np.int64)
+    if out.size == 0:                         # no rows (the compiled loop needs a group of one)
+        return out
     N = shape[-1]
     R = acc.size // N
-    out = np.empty(shape, dtype=np.int64)
     _c.requant(np.ascontiguousarray(acc), np.ascontiguousarray(amax), np.ascontiguousarray(m), b,
                out, R, N, 1 if act_silu else 0, fx.sigmoid_table() if act_silu else None,
                R if acc.ndim == 2 else shape[1])
