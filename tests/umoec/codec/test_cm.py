@@ -243,7 +243,7 @@ def test_a_payload_edited_behind_its_crc_is_not_called_damage():
 
 @pytest.mark.parametrize("network", [True, False])
 def test_a_block_that_begins_after_some_streams_ended(network, monkeypatch):
-    """4,098 bytes in 4 streams, blocks of 1,024 steps: the second block's one step codes only
+    """258 bytes in 4 streams, blocks of 64 steps: the second block's one step codes only
     streams 0 and 1 (the others ended). The compiled stage refused it (its arrays are the
     streams', it was handed the block's two lanes): such a file could not be written. Now the
     stage gets every stream's lane; compiled and reference write the same file, both decode it."""
@@ -253,9 +253,9 @@ def test_a_block_that_begins_after_some_streams_ended(network, monkeypatch):
 
     def predictor():
         return MatchMixer(Order2Predictor(), MatchSettings.standard(5)) if network else cm.NoNetwork()
-    data = (TEXT * 3)[:4 * 1024 + 2]
-    settings = CodecSettings(streams=4, coder="cm", block_size=4096)
-    assert read_header(compress(data, predictor(), settings)).layout.counts(1024, 1025)[0] == 2
+    data = TEXT[:4 * 64 + 2]
+    settings = CodecSettings(streams=4, coder="cm", block_size=256)
+    assert read_header(compress(data, predictor(), settings)).layout.counts(64, 65)[0] == 2
     files = {}
     for impl in ("c", "python"):
         if impl == "c" and cm.backend() != "c":
