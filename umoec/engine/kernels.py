@@ -177,9 +177,11 @@ def _mm8(x8: np.ndarray, wp: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
-# The compiled products beat float32 BLAS on the engine's shapes only with AVX-512 (64 rows x 96
-# x 419: 27 us with VNNI, 35 without, OpenBLAS 35; AVX2 51, the plain loop 1,121: docs/compress.md)
-MM8_FASTER = ("avx512-vnni", "avx512")
+# Where mm8 is taken: with its products a block's whole step runs in one compiled call (block_plan),
+# which outweighs the products alone. AVX-512: products 27-35 us against OpenBLAS 35 (64 x 96 x
+# 419); AVX2 on an AVX2-only AMD EPYC: products 1.0-1.2x BLAS, whole files fast 1.34-1.57x,
+# turbo 1.03-1.10x (docs/compress.md)
+MM8_FASTER = ("avx512-vnni", "avx512", "avx2")
 
 
 def mm8_path() -> str:
