@@ -294,11 +294,12 @@ def _cm_encode(matrix, lay, predictor, settings, progress, total) -> list[bytes]
             for s, t in enumerate(range(t0, t1)):
                 k = int(counts[s])
                 column = matrix[:, t]
-                if t + 1 < lay.steps:   # the step after: its bytes are this one's
-                    foresee(predictor, column.astype(np.int64), state)
+                after = column.astype(np.int64)   # the next step's prev
+                if t + 1 < lay.steps:
+                    foresee(predictor, after, state)
                 state = _cm_step(predictor, prev, state, counts[s:s + 1], n, cum,
                                  partial(enc.steps, column[None]))
-                prev = column.astype(np.int64)
+                prev = after
                 state = clock.after_step(column, k, state)
                 done += k
                 if s % PROGRESS_EVERY == PROGRESS_EVERY - 1:

@@ -270,6 +270,11 @@ class Split:
         self.step_parts(byte, lambda lo, hi, logits: got.append(logits))
         return np.concatenate(got)
 
+    def _go(self, byte: np.ndarray) -> None:
+        """Each child gets its slice of a step's bytes."""
+        for c, (lo, hi) in zip(self.children, self.slices[1:], strict=True):
+            c.go(byte[lo:hi])
+
     def foresee(self, byte: np.ndarray) -> None:
         """The bytes the step after the next `step_parts` will be given, when they are known
         (the encoder knows them all): the children get them with the next step's, so each
@@ -284,15 +289,13 @@ class Split:
         every stream, lives here), so the coder works on it while the children compute theirs;
         `meanwhile` runs once the children have started. The adapter remembers all rows."""
         if self._told is None:                    # the children do not have this step's bytes
-            for c, (lo, hi) in zip(self.children, self.slices[1:], strict=True):
-                c.go(byte[lo:hi])
+            self._go(byte)
         elif not np.array_equal(self._told, byte):
             raise EngineError("the bytes of a step differ from those foreseen for it (a bug, "
                               "not damage)")
-        self._told, ahead, self._next = self._next, self._next, None
-        if ahead is not None:                     # and the next step's, to compute meanwhile
-            for c, (lo, hi) in zip(self.children, self.slices[1:], strict=True):
-                c.go(ahead[lo:hi])
+        self._told, self._next = self._next, None
+        if self._told is not None:                # and the next step's, to compute meanwhile
+            self._go(self._told)
         adapter = self.local.adapter
         if adapter is not None:
             adapter.learn(byte)                   # the bytes coded at the step before
