@@ -57,9 +57,29 @@ static inline int64_t toi(double x) {
     r = r > lim ? lim : r;
     return (int64_t)copysign(r, x);                  /* branch-free: loops over it vectorise */
 }
+/* toi(x) for |x| < 2**51, in a form compilers vectorise: x + 1.5 * 2**52 has unit spacing, so
+ * the IEEE addition rounds x as rint does, and its bits minus those of 1.5 * 2**52 are the
+ * integer. Callers check the range (TOI51_OUT) and take toi where it fails. */
+static inline int64_t toi51(double x) {
+    const double y = x + 6755399441055744.0;
+    int64_t i;
+    memcpy(&i, &y, sizeof i);
+    return i - (int64_t)0x4338000000000000LL;
+}
+#define TOI51_OUT(x) (!(fabs(x) < 2251799813685248.0))   /* |x| >= 2**51, or NaN */
 static inline int64_t clampb(int64_t v, int bits) {
     int64_t lim = (((int64_t)1) << bits) - 1;
     return v > lim ? lim : (v < -lim ? -lim : v);
+}
+/* clampb(toi(x), RESID_BITS) in a form compilers vectorise (AVX2 has no double -> int64
+ * conversion): clamped first (a NaN to -lim, as toi's INT64_MIN clamped), then rounded by the
+ * addition of 1.5 * 2**52 (unit spacing there: the IEEE addition rounds x to an integer, ties
+ * to even, as rint), then converted through int32. */
+static inline int64_t toi_resid(double x) {
+    const double lim = (double)((((int64_t)1) << RESID_BITS) - 1), magic = 6755399441055744.0;
+    x = x > -lim ? x : -lim;
+    x = x < lim ? x : lim;
+    return (int32_t)((x + magic) - magic);
 }
 static inline int64_t floordiv(int64_t a, int64_t b) { /* b > 0 */
     int64_t q = a / b;
@@ -97,14 +117,16 @@ CLONES static void silu_plain(const int64_t *restrict sig, int64_t *restrict x, 
     for (Py_ssize_t i = 0; i < n; i++) x[i] = silu1(sig, x[i]);
 }
 
-/* AVX-512 twins of the two hottest loops (silu's table lookups as gathers, the state update's
- * 32 x 32 -> 64 bit products as vpmuldq instead of full 64-bit multiplies, which compilers emit
- * for the plain loops): the same operations on the same integers, 8 at a time. Taken when the
- * CPU has AVX-512F, unless _kernels.simd(False) (the tests compare both). */
+/* AVX-512 and AVX2 twins of the two hottest loops (silu's table lookups as gathers, the state
+ * update's 32 x 32 -> 64 bit products as vpmuldq instead of full 64-bit multiplies, which
+ * compilers emit for the plain loops): the same operations on the same integers, 8 or 4 at a
+ * time. The best the CPU has is taken, unless _kernels.simd() names another (the tests compare
+ * them all). */
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
 #define X86_SIMD 1
-static int use_avx512 = 0;
+enum { SIMD_PLAIN, SIMD_AVX2, SIMD_AVX512 };
+static int simd_level = SIMD_PLAIN;
 
 __attribute__((target("avx512f"))) static void silu_avx512(const int64_t *restrict sig,
                                                          int64_t *restrict x, Py_ssize_t n) {
@@ -133,17 +155,105 @@ __attribute__((target("avx512f"))) static void silu_avx512(const int64_t *restri
     }
     for (; i < n; i++) x[i] = silu1(sig, x[i]);
 }
+
+/* AVX2 has no 64-bit arithmetic shift, min or max: for |v| < 2**62, v >> k (floor) is
+ * ((v + 2**62) >>> k) - 2**(62 - k), a logical shift of a positive value; clamps are compares
+ * and blends. Every product is of two values that fit int32 (vpmuldq). */
+#define AVX2_INLINE static inline __attribute__((target("avx2"), always_inline))
+AVX2_INLINE __m256i sra4(__m256i v, const int k) {
+    const __m256i off = _mm256_set1_epi64x(((int64_t)1) << 62);
+    return _mm256_sub_epi64(_mm256_srli_epi64(_mm256_add_epi64(v, off), k),
+                            _mm256_set1_epi64x(((int64_t)1) << (62 - k)));
+}
+AVX2_INLINE __m256i clamp4(__m256i v, __m256i lo, __m256i hi) {
+    v = _mm256_blendv_epi8(v, hi, _mm256_cmpgt_epi64(v, hi));
+    return _mm256_blendv_epi8(v, lo, _mm256_cmpgt_epi64(lo, v));
+}
+
+/* o[j] = toi_resid((acc[j] * a) * m[j]) for j < N, 4 at a time: the same IEEE products, max
+ * then min (vmaxpd gives its second operand for a NaN: -lim, as toi_resid), rounding by 1.5 *
+ * 2**52, conversion through int32 (compilers left this loop scalar in the AVX2 clone) */
+__attribute__((target("avx2"))) static void requant_row_avx2(const float *acc, double a,
+                                                             const double *m, int64_t *o,
+                                                             Py_ssize_t N) {
+    const __m256d va = _mm256_set1_pd(a), magic = _mm256_set1_pd(6755399441055744.0);
+    const __m256d lim = _mm256_set1_pd((double)((((int64_t)1) << RESID_BITS) - 1));
+    const __m256d nlim = _mm256_set1_pd(-(double)((((int64_t)1) << RESID_BITS) - 1));
+    Py_ssize_t j = 0;
+    for (; j + 4 <= N; j += 4) {
+        __m256d x = _mm256_mul_pd(_mm256_mul_pd(_mm256_cvtps_pd(_mm_loadu_ps(acc + j)), va),
+                                  _mm256_loadu_pd(m + j));
+        x = _mm256_min_pd(_mm256_max_pd(x, nlim), lim);
+        x = _mm256_sub_pd(_mm256_add_pd(x, magic), magic);
+        _mm256_storeu_si256((__m256i *)(o + j), _mm256_cvtepi32_epi64(_mm256_cvttpd_epi32(x)));
+    }
+    for (; j < N; j++) o[j] = toi_resid(((double)acc[j] * a) * m[j]);
+}
+
+/* 8 values a pass in int32 lanes once clamped (|x| < 2**24): the table's entries (sigmoid in
+ * Q24, 0..2**24) gathered as the low halves of its int64 entries, the interpolation in int32
+ * ((b - a) f < 2**30), the product x s (< 2**48) in the even and the odd lanes' 64 bits */
+__attribute__((target("avx2"))) static void silu_avx2(const int64_t *restrict sig,
+                                                       int64_t *restrict x, Py_ssize_t n) {
+    const int sh = ACT - TABLE_STEP_BITS;
+    const __m256i lim = _mm256_set1_epi64x((((int64_t)1) << RESID_BITS) - 1);
+    const __m256i nlim = _mm256_set1_epi64x(-((((int64_t)1) << RESID_BITS) - 1));
+    const __m256i lo = _mm256_set1_epi32(TABLE_LO << ACT);
+    const __m256i top = _mm256_set1_epi32(((TABLE_HI - TABLE_LO) << ACT) - 1);
+    const __m256i zero = _mm256_setzero_si256(), two = _mm256_set1_epi32(2);
+    const __m256i fmask = _mm256_set1_epi32((1 << sh) - 1);
+    const __m256i half_f = _mm256_set1_epi32(1 << (sh - 1));
+    const __m256i half_g = _mm256_set1_epi64x(((int64_t)1) << (GATE - 1));
+    const __m256i low32 = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+    const int *t32 = (const int *)sig;               /* entry i's low half at 2 i (little end) */
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i v0 = clamp4(_mm256_loadu_si256((const __m256i *)(x + i)), nlim, lim);
+        __m256i v1 = clamp4(_mm256_loadu_si256((const __m256i *)(x + i + 4)), nlim, lim);
+        __m256i v = _mm256_permute2x128_si256(_mm256_permutevar8x32_epi32(v0, low32),
+                                              _mm256_permutevar8x32_epi32(v1, low32), 0x20);
+        __m256i u = _mm256_min_epi32(_mm256_max_epi32(_mm256_sub_epi32(v, lo), zero), top);
+        __m256i idx2 = _mm256_slli_epi32(_mm256_srli_epi32(u, sh), 1);
+        __m256i f = _mm256_and_si256(u, fmask);
+        __m256i a = _mm256_i32gather_epi32(t32, idx2, 4);
+        __m256i b = _mm256_i32gather_epi32(t32, _mm256_add_epi32(idx2, two), 4);
+        __m256i d = _mm256_mullo_epi32(_mm256_sub_epi32(b, a), f);
+        __m256i sg = _mm256_add_epi32(a, _mm256_srai_epi32(_mm256_add_epi32(d, half_f), sh));
+        __m256i ye = sra4(_mm256_add_epi64(_mm256_mul_epi32(v, sg), half_g), GATE);
+        __m256i yo = sra4(_mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(v, 32),
+                                                            _mm256_srli_epi64(sg, 32)), half_g), GATE);
+        __m256i l01 = _mm256_unpacklo_epi64(ye, yo), l23 = _mm256_unpackhi_epi64(ye, yo);
+        _mm256_storeu_si256((__m256i *)(x + i), _mm256_permute2x128_si256(l01, l23, 0x20));
+        _mm256_storeu_si256((__m256i *)(x + i + 4), _mm256_permute2x128_si256(l01, l23, 0x31));
+    }
+    for (; i < n; i++) x[i] = silu1(sig, x[i]);
+}
 #endif
 
 /* silu of n values in place */
 static void silu_rows(const int64_t *restrict sig, int64_t *restrict x, Py_ssize_t n) {
 #ifdef X86_SIMD
-    if (use_avx512) {
+    if (simd_level == SIMD_AVX512) {
         silu_avx512(sig, x, n);
+        return;
+    }
+    if (simd_level == SIMD_AVX2) {
+        silu_avx2(sig, x, n);
         return;
     }
 #endif
     silu_plain(sig, x, n);
+}
+
+/* o[j] = toi_resid((acc[j] * a) * m[j]), j < N: a product's requantisation */
+static void requant_row(const float *acc, double a, const double *m, int64_t *o, Py_ssize_t N) {
+#ifdef X86_SIMD
+    if (simd_level >= SIMD_AVX2) {
+        requant_row_avx2(acc, a, m, o, N);
+        return;
+    }
+#endif
+    for (Py_ssize_t j = 0; j < N; j++) o[j] = toi_resid(((double)acc[j] * a) * m[j]);
 }
 
 /* -- buffer plumbing (Buf, get, release: ../_native.h) ---------------------------------------- */
@@ -205,7 +315,10 @@ static inline void quant_row(const int64_t *x, Py_ssize_t C, float *x8, int64_t 
         if (m > a) a = m;
     }
     const double k = 127.0 / (double)a;          /* one division per row, as fixed.quant_rows */
-    for (Py_ssize_t c = 0; c < C; c++) x8[c] = (float)toi((double)clampb(x[c], RESID_BITS) * k);
+    /* |v k| <= 127: rounded by the addition of 1.5 * 2**52, as toi_resid (vectorises) */
+    for (Py_ssize_t c = 0; c < C; c++)
+        x8[c] = (float)(((double)(int32_t)clampb(x[c], RESID_BITS) * k + 6755399441055744.0) -
+                        6755399441055744.0);
     *amax = a;
 }
 
@@ -244,7 +357,7 @@ CLONES static void requant_rows(const float *acc, const int64_t *amax, const dou
         const double *mr = m + (r / group) * N;
         const float *ar = acc + r * N;
         int64_t *o = out + r * N;
-        for (Py_ssize_t j = 0; j < N; j++) o[j] = clampb(toi(((double)ar[j] * a) * mr[j]), RESID_BITS);
+        requant_row(ar, a, mr, o, N);
         if (bias)
             for (Py_ssize_t j = 0; j < N; j++) o[j] += bias[j];
         if (act == 1) silu_rows(sig, o, N);
@@ -300,6 +413,8 @@ CLONES static PyObject *py_requant(PyObject *self, PyObject *args) {
 CLONES static void norm_rows(const int64_t *xs, const int64_t *w, const int64_t *shift,
                              const int64_t *scale, double eps2, int layer, float *x8,
                              int64_t *amax, int64_t *tmp, Py_ssize_t R, Py_ssize_t C) {
+    int narrow_w = 1;
+    for (Py_ssize_t c = 0; w && c < C; c++) narrow_w &= w[c] > -(1 << 28) && w[c] < (1 << 28);
     for (Py_ssize_t r = 0; r < R; r++) {
         const int64_t *x = xs + r * C;
         int64_t mean = 0;
@@ -316,11 +431,27 @@ CLONES static void norm_rows(const int64_t *xs, const int64_t *w, const int64_t 
         }
         double rr = sqrt((double)ss / (double)C + eps2);
         const double k = (w && !layer ? 1.0 : 4096.0) / rr;   /* one division per row */
-        if (w && !layer) {
-            for (Py_ssize_t c = 0; c < C; c++) tmp[c] = toi((double)(tmp[c] * w[c]) * k);
-        } else {
-            for (Py_ssize_t c = 0; c < C; c++) tmp[c] = toi((double)tmp[c] * k);
+        /* |v| < 2**25 and |w| < 2**28: v w is exact as a product of doubles, and the loops
+         * vectorise; a result beyond toi51's range (none seen) takes the plain loop */
+        int big = w && !layer && !narrow_w;
+        if (w && !layer && narrow_w) {
+            for (Py_ssize_t c = 0; c < C; c++) {
+                const double y = ((double)(int32_t)tmp[c] * (double)(int32_t)w[c]) * k;
+                big |= TOI51_OUT(y);
+                tmp[c] = toi51(y);
+            }
+        } else if (!(w && !layer)) {
+            for (Py_ssize_t c = 0; c < C; c++) {
+                const double y = (double)(int32_t)tmp[c] * k;
+                big |= TOI51_OUT(y);
+                tmp[c] = toi51(y);
+            }
         }
+        if (big)
+            for (Py_ssize_t c = 0; c < C; c++) {
+                const int64_t v = clampb(clampb(x[c], RESID_BITS) - mean, RESID_BITS);
+                tmp[c] = w && !layer ? toi((double)(v * w[c]) * k) : toi((double)v * k);
+            }
         if (layer && scale)
             for (Py_ssize_t c = 0; c < C; c++)
                 tmp[c] = rshift(tmp[c] * ((((int64_t)1) << ACT) + scale[c]), ACT);
@@ -411,14 +542,50 @@ __attribute__((target("avx512f"))) static void ssm_avx512(
         }
     }
 }
+
+__attribute__((target("avx2"))) static void ssm_avx2(
+        int32_t *restrict st, const int32_t *restrict dvec, const int32_t *restrict u,
+        const int64_t *restrict Bm, const int64_t *restrict Cm, int64_t *restrict yacc,
+        Py_ssize_t N, Py_ssize_t E) {
+    const int64_t lim = (((int64_t)1) << STATE_BITS) - 1;
+    const int ku = U_FRAC + ACT - STATE;
+    const __m256i vlim = _mm256_set1_epi64x(lim), vnlim = _mm256_set1_epi64x(-lim);
+    const __m256i hd = _mm256_set1_epi64x(((int64_t)1) << (DECAY - 1));
+    const __m256i hu = _mm256_set1_epi64x(((int64_t)1) << (ku - 1));
+    const __m256i low32 = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);   /* each lane's low half */
+    for (Py_ssize_t e = 0; e < E; e++) yacc[e] = 0;
+    for (Py_ssize_t n = 0; n < N; n++) {
+        const int32_t bn = (int32_t)clampb(Bm[n], MATMUL_BITS), cn = (int32_t)clampb(Cm[n], MATMUL_BITS);
+        const __m256i vb = _mm256_set1_epi64x(bn), vc = _mm256_set1_epi64x(cn);
+        int32_t *restrict sn = st + n * E;
+        for (Py_ssize_t e = 0; e < E; e += 4) {                  /* E % 4 == 0 */
+            __m256i h = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(sn + e)));
+            __m256i d = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(dvec + e)));
+            __m256i uu = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(u + e)));
+            /* |d h| <= 2**55, |u b| < 2**51, their sum's |hv| < 2**42 */
+            __m256i hv = _mm256_add_epi64(
+                sra4(_mm256_add_epi64(_mm256_mul_epi32(d, h), hd), DECAY),
+                sra4(_mm256_add_epi64(_mm256_mul_epi32(uu, vb), hu), ku));
+            hv = clamp4(hv, vnlim, vlim);
+            _mm_storeu_si128((__m128i *)(sn + e),
+                             _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(hv, low32)));
+            __m256i ya = _mm256_loadu_si256((const __m256i *)(yacc + e));
+            _mm256_storeu_si256((__m256i *)(yacc + e), _mm256_add_epi64(ya, _mm256_mul_epi32(vc, hv)));
+        }
+    }
+}
 #endif
 
 static void ssm_update(int32_t *restrict st, const int32_t *restrict dvec, const int32_t *restrict u,
                        const int64_t *restrict Bm, const int64_t *restrict Cm,
                        int64_t *restrict yacc, Py_ssize_t N, Py_ssize_t E) {
 #ifdef X86_SIMD
-    if (use_avx512 && E % 8 == 0) {
+    if (simd_level == SIMD_AVX512 && E % 8 == 0) {
         ssm_avx512(st, dvec, u, Bm, Cm, yacc, N, E);
+        return;
+    }
+    if (simd_level == SIMD_AVX2 && E % 4 == 0) {
+        ssm_avx2(st, dvec, u, Bm, Cm, yacc, N, E);
         return;
     }
 #endif
@@ -462,8 +629,7 @@ CLONES static void mixer_rows(const MixCtx *cx, Py_ssize_t r0, Py_ssize_t r1, in
     for (Py_ssize_t r = r0; r < r1; r++) {
         const int64_t s = rows[r];
         double a = (double)amax[r];
-        for (Py_ssize_t j = 0; j < O; j++)
-            v[j] = clampb(toi(((double)acc[r * O + j] * a) * m[j]), RESID_BITS);
+        requant_row(acc + r * O, a, m, v, O);
         int64_t *xbc = v + E;
         for (Py_ssize_t c = 0; c < ch; c++) xbc[c] = clampb(xbc[c], MATMUL_BITS);
         /* causal depthwise conv over the window (K-1 earlier inputs) and the new input */
@@ -2087,19 +2253,39 @@ static PyObject *py_seq_wait(PyObject *self, PyObject *args) {
     return PyBool_FromLong(reached);
 }
 
-/* simd(on or None) -> whether the AVX-512 twins run: True/False sets it (False always allowed,
- * True only where the CPU has AVX-512F), None only asks */
+/* simd(path or None) -> the twins that run: "avx512", "avx2" or "plain". A path names the
+ * twins to take (True: the best the CPU has; False: "plain"); a path the CPU lacks is not
+ * taken. None only asks. */
+#ifdef X86_SIMD
+static int simd_best(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") ? SIMD_AVX512
+           : __builtin_cpu_supports("avx2") ? SIMD_AVX2 : SIMD_PLAIN;
+}
+#endif
+
 static PyObject *py_simd(PyObject *self, PyObject *args) {
+    static const char *names[] = {"plain", "avx2", "avx512"};
     PyObject *on = Py_None;
     if (!PyArg_ParseTuple(args, "|O", &on)) return NULL;
-#ifdef X86_SIMD
-    if (on != Py_None) {
-        __builtin_cpu_init();
-        use_avx512 = PyObject_IsTrue(on) && __builtin_cpu_supports("avx512f");
+    int level = -1;
+    if (on == Py_True || on == Py_False || on == Py_None) {
+        level = 0;
+    } else if (PyUnicode_Check(on)) {
+        const char *want = PyUnicode_AsUTF8(on);
+        for (int i = 0; want && i < 3; i++)
+            if (strcmp(want, names[i]) == 0) level = i;
     }
-    return PyBool_FromLong(use_avx512);
+    if (level < 0) {
+        PyErr_SetString(PyExc_ValueError, "simd: a path is 'avx512', 'avx2' or 'plain'");
+        return NULL;
+    }
+#ifdef X86_SIMD
+    if (on == Py_True) level = simd_best();
+    if (on != Py_None && level <= simd_best()) simd_level = level;
+    return PyUnicode_FromString(names[simd_level]);
 #else
-    return PyBool_FromLong(0);
+    return PyUnicode_FromString(names[0]);
 #endif
 }
 
@@ -2126,7 +2312,7 @@ static PyMethodDef methods[] = {
     {"cascade_stats", py_cascade_stats, METH_VARARGS, "the cascade's context tables, one step"},
     {"block_plan", py_block_plan, METH_VARARGS, "a block's weights held for block_apply"},
     {"block_apply", py_block_apply, METH_VARARGS, "a block's turn in core, in place"},
-    {"simd", py_simd, METH_VARARGS, "whether the AVX-512 twins of silu and the state update run"},
+    {"simd", py_simd, METH_VARARGS, "which twins of silu and the state update run (avx512, avx2, plain)"},
     {"seq_sleep", py_seq_sleep, METH_VARARGS, "say this side sleeps, unless the counter is there"},
     {"seq_publish", py_seq_publish, METH_VARARGS, "store a shared counter, read a flag"},
     {"seq_wait", py_seq_wait, METH_VARARGS, "spin until a shared counter reaches a value"},
@@ -2138,8 +2324,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_kernels",
 
 PyMODINIT_FUNC PyInit__kernels(void) {
 #ifdef X86_SIMD
-    __builtin_cpu_init();
-    use_avx512 = __builtin_cpu_supports("avx512f");
+    simd_level = simd_best();
 #endif
     return PyModule_Create(&module);
 }

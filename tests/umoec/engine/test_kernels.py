@@ -28,16 +28,14 @@ def numpy_only(monkeypatch):
     return ref
 
 
-@pytest.fixture(params=["avx512", "plain"])
+@pytest.fixture(params=["avx512", "avx2", "plain"])
 def simd(request):
-    """The AVX-512 twins of SiLU and the state update (_kernels.c), then the plain loops; the
-    CPU's choice is restored after."""
+    """The AVX-512 and AVX2 twins of SiLU and the state update (_kernels.c), then the plain
+    loops; the CPU's choice is restored after."""
     was = C.simd()
-    if request.param == "avx512" and not C.simd(True):
+    if C.simd(request.param) != request.param:
         C.simd(was)
-        pytest.skip("no AVX-512F on this CPU")
-    if request.param == "plain":
-        C.simd(False)
+        pytest.skip(f"no {request.param} on this CPU")
     yield request.param
     C.simd(was)
 
@@ -72,14 +70,28 @@ def test_requant(numpy_only, simd, act, bias):
     assert (K.requant(acc, amax, m, b, act) == numpy_only(K.requant, acc, amax, m, b, act)).all()
 
 
-@pytest.mark.parametrize("kind", ["rms", "rms_weight", "adaln"])
+def test_silu_on_every_value_its_table_spans(numpy_only, simd):
+    """SiLU (requant's activation, identity scales) on every ACT value from -17 to 17, where
+    the table interpolates, and beyond the residual clamp: a rounding slip in one place shows."""
+    x = np.arange(-(17 << 12), 17 << 12)
+    x = np.concatenate([x, [(1 << 24) - 1, 1 << 24, -(1 << 24), 1 << 26, -(1 << 26), 3]])
+    x = np.concatenate([x, np.zeros(-len(x) % 64, x.dtype)]).astype(np.float32).reshape(-1, 64)
+    ones, m = np.ones((len(x), 1), np.int64), np.ones(64)
+    got = K.requant(x, ones, m, None, True)
+    assert (got == numpy_only(K.requant, x, ones, m, None, True)).all()
+
+
+@pytest.mark.parametrize("kind", ["rms", "rms_weight", "rms_wide_weight", "adaln"])
 def test_norm_quant(numpy_only, kind):
     rng = np.random.default_rng(len(kind))
     x = extreme_rows(rng, 40, 96, 1 << 18)
     w = rng.integers(-8000, 8000, 96).astype(np.int64)
+    wide = w.copy()
+    wide[[5, 9]] = [1 << 29, -(1 << 35)]     # beyond the vectorised loop's 2**28: the plain one
     mod = (rng.integers(-(1 << 20), 1 << 20, 96).astype(np.int64),
            rng.integers(-(1 << 14), 1 << 14, 96).astype(np.int64))
-    kw = {"rms": {}, "rms_weight": {"weight": w}, "adaln": {"mod": mod}}[kind]
+    kw = {"rms": {}, "rms_weight": {"weight": w}, "rms_wide_weight": {"weight": wide},
+          "adaln": {"mod": mod}}[kind]
     a8, aa = K.norm_quant(x, **kw)
     b8, ba = numpy_only(K.norm_quant, x, **kw)
     assert (a8 == b8).all() and (aa == ba).all()
