@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import units
 from ..engine import ENGINE_VERSION
-from ..predict.protocol import BOS, foresee, parts
+from ..predict.protocol import BOS, foresee, parts, start
 from . import cm, coders
 from .container import (
     MAX_BLOCK_SIZE,
@@ -278,7 +278,7 @@ def _cm_encode(matrix, lay, predictor, settings, progress, total) -> list[bytes]
     B, n = settings.streams, settings.prob_precision
     network = _network(predictor)
     st = _cm_state(predictor, B, lay.steps, _cm_version(predictor))
-    state = predictor.init_state(B) if network else None
+    state = start(predictor, B, foreseen=True) if network else None
     clock = _AdaptClock(predictor, settings.adapt_every, total)
     prev = np.full(B, BOS, dtype=np.int64)
     out, done = [], 0

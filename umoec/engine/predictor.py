@@ -40,18 +40,23 @@ class ExactPredictor:
     def fingerprint(self) -> bytes:
         return self._fingerprint
 
-    def init_state(self, n_streams: int):
+    def init_state(self, n_streams: int, foreseen: bool = False):
         """The engine's state, or a split.Split when the streams are shared by processes (the
-        plan's threads, UMOEC_ENGINE_THREADS: split.parts_for)."""
+        plan's threads, UMOEC_ENGINE_THREADS: split.parts_for), shared for a coding that
+        foresees its steps (an encoder) when `foreseen`."""
         device.refresh()                       # UMOEC_ENGINE_DEVICE, read once per coding
         parts = split.parts_for(n_streams, kernels.threads())
         if parts > 1 and device.products() is None:
             try:
-                return split.Split(self.engine, self.g, n_streams, parts)
+                return split.Split(self.engine, self.g, n_streams, parts, foreseen)
             except OSError:                    # no process could be started: one codes them all
                 pass
         self.engine.set_threads(None)
         return self.engine.init_state(n_streams, self.g)
+
+    def init_state_foreseen(self, n_streams: int):
+        """init_state for an encoder, which will foresee every next step (protocol.start)."""
+        return self.init_state(n_streams, foreseen=True)
 
     def step(self, prev_bytes: np.ndarray, state):
         return whole(self.step_parts, prev_bytes, state)

@@ -12,7 +12,7 @@ share, runs here on every stream's rows (`ExactModel.correct` slice by slice; it
 all of them). tests/umoec/engine/test_split.py checks it with and without adaptation. The
 mixing stage after the network codes stream after stream, so it codes this process's slice (the
 first streams) before the children's results arrive; this process takes fewer streams (LEAD)
-since it also codes them all. The encoder knows every byte: it tells the split the next step's
+since it also codes them all, and an encoder's fewer still (LEAD_FORESEEN: below). The encoder knows every byte: it tells the split the next step's
 bytes (`foresee`), so the children compute that step while this process codes their slices of
 the one before (two slots of each in the mapping); a decoder cannot, and its children wait for
 each step's bytes.
@@ -45,6 +45,8 @@ MIN_ROWS = 32       # streams per process at least (UMOEC_SPLIT_MIN_ROWS): a ste
                     # (~0.5 ms of Python and calls) are paid in every process
 LEAD = 0.75         # the coding process's share of the streams against a child's
                     # (UMOEC_SPLIT_LEAD): it also codes every slice (docs/compress.md)
+LEAD_FORESEEN = 0.5  # the same for an encoder (UMOEC_SPLIT_LEAD_FORESEEN): its children
+                    # compute the next step while it codes, so they can take more
 SPIN_S = 0.005      # how long a waiting process spins before it sleeps on the pipe (a step is
                     # ~2-4 ms; the child waits ~0.5-1 ms of each for the coding process's codec)
 _GO, _DONE, _FAIL = b"s", b"k", b"E"
@@ -76,12 +78,14 @@ def parts_for(streams: int, threads: int) -> int:
     return max(1, min(threads, streams // least))
 
 
-def _lead() -> float:
+def _lead(foreseen: bool = False) -> float:
+    name, default = (("UMOEC_SPLIT_LEAD_FORESEEN", LEAD_FORESEEN) if foreseen
+                     else ("UMOEC_SPLIT_LEAD", LEAD))
     try:
-        lead = float(os.environ.get("UMOEC_SPLIT_LEAD", LEAD))
+        lead = float(os.environ.get(name, default))
     except ValueError:
-        return LEAD
-    return lead if 0.05 <= lead <= 20 else LEAD
+        return default
+    return lead if 0.05 <= lead <= 20 else default
 
 
 def bounds(streams: int, parts: int, lead: float = 1.0) -> list[tuple[int, int]]:
@@ -246,8 +250,8 @@ class Split:
     made 4 busy threads on 2 cores: fast was 5x slower with OPENBLAS_NUM_THREADS=2
     (docs/reliability.md, bug 7)."""
 
-    def __init__(self, engine, g, streams: int, parts: int):
-        self.slices = bounds(streams, parts, _lead())
+    def __init__(self, engine, g, streams: int, parts: int, foreseen: bool = False):
+        self.slices = bounds(streams, parts, _lead(foreseen))   # foreseen: an encoder's split
         blas = _one_blas_thread()             # before the fork: the children's too
         children: list[_Child] = []
         try:

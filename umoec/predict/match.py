@@ -30,7 +30,7 @@ from ..codec import probs
 from ..codec.probs import EXP_TABLE, logit_distances
 from ..units import LN2
 from .numerics import int_log, ln_mantissa_table
-from .protocol import Emit, foresee, parts, whole
+from .protocol import Emit, foresee, parts, start, whole
 
 VERSION = 1
 ONE = 1 << 16                                     # probabilities in 16-bit fixed point
@@ -246,6 +246,9 @@ class MatchMixer:
 
     def init_state(self, n_streams: int) -> tuple[Any, MatchState]:
         return self.inner.init_state(n_streams), self.model.init_state(n_streams)
+
+    def init_state_foreseen(self, n_streams: int) -> tuple[Any, MatchState]:
+        return start(self.inner, n_streams, foreseen=True), self.model.init_state(n_streams)
 
     def step(self, prev_bytes: np.ndarray, state: tuple[Any, MatchState]):
         return whole(self.step_parts, prev_bytes, state)

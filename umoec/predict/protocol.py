@@ -63,6 +63,14 @@ def parts(predictor, prev_bytes: np.ndarray, state: Any, emit: Emit,
     return state
 
 
+def start(predictor, n_streams: int, foreseen: bool = False) -> Any:
+    """`predictor.init_state(n_streams)`, or, for a coding that will `foresee` each next step
+    (an encoder), its `init_state_foreseen` where it has one: the same logits follow, with the
+    work shared for that coding (the engine's split gives its other processes more streams)."""
+    own = getattr(predictor, "init_state_foreseen", None) if foreseen else None
+    return own(n_streams) if own is not None else predictor.init_state(n_streams)
+
+
 def foresee(predictor, next_prev: np.ndarray, state: Any) -> None:
     """Tell `predictor` (if it listens) the prev_bytes it will be given at the step after the next
     `parts`/`step` call; an encoder calls it before each step but the last, a decoder never."""

@@ -47,6 +47,11 @@ def test_the_coding_process_takes_fewer_streams_unless_told(monkeypatch, tiny_mo
     for bad in ("x", "0", "-1", "nan", "100"):
         monkeypatch.setenv("UMOEC_SPLIT_LEAD", bad)
         assert split._lead() == split.LEAD
+    monkeypatch.delenv("UMOEC_SPLIT_LEAD_FORESEEN", raising=False)
+    assert split._lead(foreseen=True) == split.LEAD_FORESEEN < split.LEAD
+    for bad in ("x", "0", "nan"):
+        monkeypatch.setenv("UMOEC_SPLIT_LEAD_FORESEEN", bad)
+        assert split._lead(foreseen=True) == split.LEAD_FORESEEN
     monkeypatch.setenv("UMOEC_SPLIT_LEAD", "1")
     p = ExactPredictor(tiny_model, None)
     shared = split.Split(p.engine, p.g, 64, 2)
@@ -54,6 +59,28 @@ def test_the_coding_process_takes_fewer_streams_unless_told(monkeypatch, tiny_mo
         assert shared.slices == [(0, 32), (32, 64)]
     finally:
         shared.close()
+
+
+def test_an_encoder_s_children_take_more_streams_than_a_decoder_s(tiny_model, threads,
+                                                                   monkeypatch):
+    """The encoder foresees its steps, so its children compute while it codes: its split gives
+    them more streams (LEAD_FORESEEN); the decoder's keeps LEAD. The file is the same."""
+    monkeypatch.delenv("UMOEC_SPLIT_LEAD", raising=False)
+    monkeypatch.delenv("UMOEC_SPLIT_LEAD_FORESEEN", raising=False)
+    made, real = [], split.Split.__init__
+
+    def spy(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        made.append(self.slices)
+    monkeypatch.setattr(split.Split, "__init__", spy)
+    data = TEXT * 3 + bytes(range(256)) * 4           # fast: 10 streams
+    threads(1)
+    one = compress_bytes(data, tiny_model, profile="fast")
+    threads(2)
+    blob = compress_bytes(data, tiny_model, profile="fast")
+    assert blob == one and decompress_bytes(blob, tiny_model) == data
+    (enc, dec), B = made, made[0][-1][1]
+    assert enc == split.bounds(B, 2, split.LEAD_FORESEEN) and dec == split.bounds(B, 2, split.LEAD)
 
 
 def test_step_parts_hand_over_this_process_s_slice_before_awaiting_the_children(tiny_model,
