@@ -12,10 +12,10 @@ share, runs here on every stream's rows (`ExactModel.correct` slice by slice; it
 all of them). tests/umoec/engine/test_split.py checks it with and without adaptation. The
 mixing stage after the network codes stream after stream, so it codes this process's slice (the
 first streams) before the children's results arrive; this process takes fewer streams (LEAD)
-since it also codes them all, and an encoder's fewer still (LEAD_FORESEEN: below). The encoder knows every byte: it tells the split the next step's
+since it also codes them all. The encoder knows every byte: it tells the split the next step's
 bytes (`foresee`), so the children compute that step while this process codes their slices of
-the one before (two slots of each in the mapping); a decoder cannot, and its children wait for
-each step's bytes.
+the one before (two slots of each in the mapping), and they take more of the streams there
+(LEAD_FORESEEN); a decoder cannot, and its children wait for each step's bytes.
 
 The child is forked (copy-on-write: the model is not loaded again) when coding starts and exits
 when its pipe closes (the coding ended, or this process died). The bytes and logits go through
