@@ -543,6 +543,8 @@ __attribute__((target("avx512f"))) static void ssm_avx512(
     }
 }
 
+/* channels 4 at a time, each group's sum over the states kept in a register (its decay and
+ * input loaded once); the two rounding shifts' offsets folded into one subtraction */
 __attribute__((target("avx2"))) static void ssm_avx2(
         int32_t *restrict st, const int32_t *restrict dvec, const int32_t *restrict u,
         const int64_t *restrict Bm, const int64_t *restrict Cm, int64_t *restrict yacc,
@@ -550,28 +552,35 @@ __attribute__((target("avx2"))) static void ssm_avx2(
     const int64_t lim = (((int64_t)1) << STATE_BITS) - 1;
     const int ku = U_FRAC + ACT - STATE;
     const __m256i vlim = _mm256_set1_epi64x(lim), vnlim = _mm256_set1_epi64x(-lim);
-    const __m256i hd = _mm256_set1_epi64x(((int64_t)1) << (DECAY - 1));
-    const __m256i hu = _mm256_set1_epi64x(((int64_t)1) << (ku - 1));
+    /* (p + h + 2**62) >>> k - 2**(62 - k) is round(p / 2**k) for |p| < 2**61 (sra4) */
+    const __m256i cd = _mm256_set1_epi64x((((int64_t)1) << (DECAY - 1)) + (((int64_t)1) << 62));
+    const __m256i cu = _mm256_set1_epi64x((((int64_t)1) << (ku - 1)) + (((int64_t)1) << 62));
+    const __m256i off = _mm256_set1_epi64x((((int64_t)1) << (62 - DECAY)) + (((int64_t)1) << (62 - ku)));
     const __m256i low32 = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);   /* each lane's low half */
-    for (Py_ssize_t e = 0; e < E; e++) yacc[e] = 0;
+    int64_t bn[256], cn[256];                                          /* N <= 256 (caller) */
     for (Py_ssize_t n = 0; n < N; n++) {
-        const int32_t bn = (int32_t)clampb(Bm[n], MATMUL_BITS), cn = (int32_t)clampb(Cm[n], MATMUL_BITS);
-        const __m256i vb = _mm256_set1_epi64x(bn), vc = _mm256_set1_epi64x(cn);
-        int32_t *restrict sn = st + n * E;
-        for (Py_ssize_t e = 0; e < E; e += 4) {                  /* E % 4 == 0 */
-            __m256i h = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(sn + e)));
-            __m256i d = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(dvec + e)));
-            __m256i uu = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(u + e)));
+        bn[n] = (int32_t)clampb(Bm[n], MATMUL_BITS);
+        cn[n] = (int32_t)clampb(Cm[n], MATMUL_BITS);
+    }
+    for (Py_ssize_t e = 0; e < E; e += 4) {                            /* E % 4 == 0 */
+        const __m256i d = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(dvec + e)));
+        const __m256i uu = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(u + e)));
+        __m256i ya = _mm256_setzero_si256();
+        for (Py_ssize_t n = 0; n < N; n++) {
+            int32_t *restrict sn = st + n * E + e;
+            const __m256i h = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)sn));
+            const __m256i vb = _mm256_set1_epi64x(bn[n]), vc = _mm256_set1_epi64x(cn[n]);
             /* |d h| <= 2**55, |u b| < 2**51, their sum's |hv| < 2**42 */
-            __m256i hv = _mm256_add_epi64(
-                sra4(_mm256_add_epi64(_mm256_mul_epi32(d, h), hd), DECAY),
-                sra4(_mm256_add_epi64(_mm256_mul_epi32(uu, vb), hu), ku));
+            __m256i hv = _mm256_sub_epi64(
+                _mm256_add_epi64(_mm256_srli_epi64(_mm256_add_epi64(_mm256_mul_epi32(d, h), cd), DECAY),
+                                 _mm256_srli_epi64(_mm256_add_epi64(_mm256_mul_epi32(uu, vb), cu), ku)),
+                off);
             hv = clamp4(hv, vnlim, vlim);
-            _mm_storeu_si128((__m128i *)(sn + e),
+            _mm_storeu_si128((__m128i *)sn,
                              _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(hv, low32)));
-            __m256i ya = _mm256_loadu_si256((const __m256i *)(yacc + e));
-            _mm256_storeu_si256((__m256i *)(yacc + e), _mm256_add_epi64(ya, _mm256_mul_epi32(vc, hv)));
+            ya = _mm256_add_epi64(ya, _mm256_mul_epi32(vc, hv));
         }
+        _mm256_storeu_si256((__m256i *)(yacc + e), ya);
     }
 }
 #endif
@@ -584,7 +593,7 @@ static void ssm_update(int32_t *restrict st, const int32_t *restrict dvec, const
         ssm_avx512(st, dvec, u, Bm, Cm, yacc, N, E);
         return;
     }
-    if (simd_level == SIMD_AVX2 && E % 4 == 0) {
+    if (simd_level == SIMD_AVX2 && E % 4 == 0 && N <= 256) {
         ssm_avx2(st, dvec, u, Bm, Cm, yacc, N, E);
         return;
     }
