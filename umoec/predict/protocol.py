@@ -14,8 +14,10 @@ A predictor whose streams run in several processes may also offer `step_parts` (
 the same logits, handed over a slice of the streams at a time, so that the coder works on the
 first slices while another process still computes the last; and `foresee(next_prev, state)`:
 the encoder, which knows every byte, tells it the prev_bytes of the step after the next one, so
-another process can compute that step while this one codes (see `foresee`). Neither may change a
-logit: a decoder, which cannot foresee, gets the same.
+another process can compute that step while this one codes (see `foresee`); such an encoder
+starts through `start(p, B, foreseen=True)`, which takes `init_state_foreseen` where p has one
+(the work shared for a coding that foresees). None of these may change a logit: a decoder,
+which cannot foresee, gets the same.
 `fingerprint()` must change whenever any of weights, config or numerics (library versions,
 threads, dtype) could change the logits; the container stores its sha256 and the decoder refuses
 a file whose fingerprint differs.
