@@ -57,11 +57,15 @@ static inline int64_t toi(double x) {
     r = r > lim ? lim : r;
     return (int64_t)copysign(r, x);                  /* branch-free: loops over it vectorise */
 }
+/* 1.5 * 2**52: x + RINT_MAGIC, for |x| < 2**51, has unit spacing, so the IEEE addition rounds x
+ * to an integer as rint does (ties to even); subtracting it again gives that integer exactly */
+#define RINT_MAGIC 6755399441055744.0
+static inline double rint_small(double x) { return (x + RINT_MAGIC) - RINT_MAGIC; }
 /* toi(x) for |x| < 2**51, in a form compilers vectorise: x + 1.5 * 2**52 has unit spacing, so
  * the IEEE addition rounds x as rint does, and its bits minus those of 1.5 * 2**52 are the
  * integer. Callers check the range (TOI51_OUT) and take toi where it fails. */
 static inline int64_t toi51(double x) {
-    const double y = x + 6755399441055744.0;
+    const double y = x + RINT_MAGIC;
     int64_t i;
     memcpy(&i, &y, sizeof i);
     return i - (int64_t)0x4338000000000000LL;
@@ -76,10 +80,10 @@ static inline int64_t clampb(int64_t v, int bits) {
  * addition of 1.5 * 2**52 (unit spacing there: the IEEE addition rounds x to an integer, ties
  * to even, as rint), then converted through int32. */
 static inline int64_t toi_resid(double x) {
-    const double lim = (double)((((int64_t)1) << RESID_BITS) - 1), magic = 6755399441055744.0;
+    const double lim = (double)((((int64_t)1) << RESID_BITS) - 1);
     x = x > -lim ? x : -lim;
     x = x < lim ? x : lim;
-    return (int32_t)((x + magic) - magic);
+    return (int32_t)rint_small(x);
 }
 static inline int64_t floordiv(int64_t a, int64_t b) { /* b > 0 */
     int64_t q = a / b;
@@ -176,7 +180,7 @@ AVX2_INLINE __m256i clamp4(__m256i v, __m256i lo, __m256i hi) {
 __attribute__((target("avx2"))) static void requant_row_avx2(const float *acc, double a,
                                                              const double *m, int64_t *o,
                                                              Py_ssize_t N) {
-    const __m256d va = _mm256_set1_pd(a), magic = _mm256_set1_pd(6755399441055744.0);
+    const __m256d va = _mm256_set1_pd(a), magic = _mm256_set1_pd(RINT_MAGIC);
     const __m256d lim = _mm256_set1_pd((double)((((int64_t)1) << RESID_BITS) - 1));
     const __m256d nlim = _mm256_set1_pd(-(double)((((int64_t)1) << RESID_BITS) - 1));
     Py_ssize_t j = 0;
@@ -317,8 +321,7 @@ static inline void quant_row(const int64_t *x, Py_ssize_t C, float *x8, int64_t 
     const double k = 127.0 / (double)a;          /* one division per row, as fixed.quant_rows */
     /* |v k| <= 127: rounded by the addition of 1.5 * 2**52, as toi_resid (vectorises) */
     for (Py_ssize_t c = 0; c < C; c++)
-        x8[c] = (float)(((double)(int32_t)clampb(x[c], RESID_BITS) * k + 6755399441055744.0) -
-                        6755399441055744.0);
+        x8[c] = (float)rint_small((double)(int32_t)clampb(x[c], RESID_BITS) * k);
     *amax = a;
 }
 
