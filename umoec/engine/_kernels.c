@@ -621,6 +621,46 @@ typedef struct {
     Py_ssize_t E, N, H, P, K, ch, O;
 } MixCtx;
 
+/* the causal depthwise conv of one row: xs = toi((xbc t[K-1] + sum_k win[k] t[k]) conv_s) +
+ * conv_b, in int64 (AVX2 has no int64 -> double conversion: this loop stays scalar there) */
+static inline __attribute__((always_inline)) void conv_wide(const int64_t *xbc, const int32_t *win, const int64_t *taps,
+                             const double *conv_s, const int64_t *conv_b, int64_t *xs,
+                             Py_ssize_t ch, Py_ssize_t K) {
+    const int64_t *tlast = taps + (K - 1) * ch;
+    for (Py_ssize_t c = 0; c < ch; c++) xs[c] = xbc[c] * tlast[c];
+    for (Py_ssize_t k = 0; k < K - 1; k++) {
+        const int32_t *wk = win + k * ch;
+        const int64_t *tk = taps + k * ch;
+        for (Py_ssize_t c = 0; c < ch; c++) xs[c] += (int64_t)wk[c] * tk[c];
+    }
+    for (Py_ssize_t c = 0; c < ch; c++) xs[c] = toi((double)xs[c] * conv_s[c]) + conv_b[c];
+}
+
+/* conv_wide's result from sums of doubles, for taps within int16 and K <= 64 (the caller's
+ * check): every partial sum is an integer below 64 * 2**31 * 2**15 = 2**52, so the sum is exact
+ * and equals conv_wide's, and the loops vectorise through int32 -> double conversions; 0
+ * (nothing usable written) when a result is beyond toi51's range */
+#define CONV_CH_MAX 4096
+static inline __attribute__((always_inline)) int conv_narrow(
+    const int64_t *xbc, const int32_t *win, const int64_t *taps, const double *conv_s,
+    const int64_t *conv_b, int64_t *xs, Py_ssize_t ch, Py_ssize_t K) {
+    double xd[CONV_CH_MAX];
+    const int64_t *tlast = taps + (K - 1) * ch;
+    int out = 0;
+    for (Py_ssize_t c = 0; c < ch; c++) xd[c] = (double)(int32_t)xbc[c] * (double)(int32_t)tlast[c];
+    for (Py_ssize_t k = 0; k < K - 1; k++) {
+        const int32_t *wk = win + k * ch;
+        const int64_t *tk = taps + k * ch;
+        for (Py_ssize_t c = 0; c < ch; c++) xd[c] += (double)wk[c] * (double)(int32_t)tk[c];
+    }
+    for (Py_ssize_t c = 0; c < ch; c++) {
+        const double y = xd[c] * conv_s[c];
+        out |= TOI51_OUT(y);
+        xs[c] = toi51(y) + conv_b[c];
+    }
+    return !out;
+}
+
 /* rows [r0, r1) of mixer_core, with its own scratch (O + ch + 3 E + H int64) */
 CLONES static void mixer_rows(const MixCtx *cx, Py_ssize_t r0, Py_ssize_t r1, int64_t *scratch) {
     const Py_ssize_t E = cx->E, N = cx->N, H = cx->H, P = cx->P, K = cx->K, ch = cx->ch, O = cx->O;
@@ -638,6 +678,9 @@ CLONES static void mixer_rows(const MixCtx *cx, Py_ssize_t r0, Py_ssize_t r1, in
     int32_t *u = (int32_t *)(dec + H);   /* E: dt x in Q20 */
     int32_t *dvec = u + E;               /* E: the decay of each channel's head */
     int64_t dt[64];
+    /* the conv in doubles (conv_narrow) is exact for int16 taps (the model's) and K <= 64 */
+    int narrow = K <= 64 && ch <= CONV_CH_MAX;
+    for (Py_ssize_t i = 0; i < K * ch; i++) narrow &= taps[i] >= -32768 && taps[i] <= 32767;
     for (Py_ssize_t r = r0; r < r1; r++) {
         const int64_t s = rows[r];
         double a = (double)amax[r];
@@ -646,14 +689,8 @@ CLONES static void mixer_rows(const MixCtx *cx, Py_ssize_t r0, Py_ssize_t r1, in
         for (Py_ssize_t c = 0; c < ch; c++) xbc[c] = clampb(xbc[c], MATMUL_BITS);
         /* causal depthwise conv over the window (K-1 earlier inputs) and the new input */
         int32_t *win = conv + s * (K - 1) * ch;
-        const int64_t *tlast = taps + (K - 1) * ch;
-        for (Py_ssize_t c = 0; c < ch; c++) xs[c] = xbc[c] * tlast[c];
-        for (Py_ssize_t k = 0; k < K - 1; k++) {
-            const int32_t *wk = win + k * ch;
-            const int64_t *tk = taps + k * ch;
-            for (Py_ssize_t c = 0; c < ch; c++) xs[c] += (int64_t)wk[c] * tk[c];
-        }
-        for (Py_ssize_t c = 0; c < ch; c++) xs[c] = toi((double)xs[c] * conv_s[c]) + conv_b[c];
+        if (!narrow || !conv_narrow(xbc, win, taps, conv_s, conv_b, xs, ch, K))
+            conv_wide(xbc, win, taps, conv_s, conv_b, xs, ch, K);
         silu_rows(sig, xs, ch);
         if (K > 1) {
             memmove(win, win + ch, (size_t)((K - 2) * ch) * sizeof(int32_t));

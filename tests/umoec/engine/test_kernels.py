@@ -97,14 +97,27 @@ def test_norm_quant(numpy_only, kind):
     assert (a8 == b8).all() and (aa == ba).all()
 
 
-def test_mixer_core_and_its_state(numpy_only, simd, tiny_model):
+@pytest.mark.filterwarnings("ignore:invalid value encountered in cast")   # a NaN scale
+@pytest.mark.parametrize("conv", ["model", "wide_taps", "wide_window", "huge_scale"])
+def test_mixer_core_and_its_state(numpy_only, simd, tiny_model, conv):
     """Random in_proj products (some extreme) through every block of a real model, twice in a
-    row (the state carries), on a subset of the streams."""
+    row (the state carries), on a subset of the streams. The conv sums in doubles for int16
+    taps (exact for any int32 window value) and results within 2**51; a wider tap or a result
+    beyond that (or NaN) takes the int64 loop: each gives the reference's integers."""
     em = ExactModel(tiny_model.tensors, tiny_model.build_config())
     rng = np.random.default_rng(5)
     for blk in em.blocks:
         d = blk.d
         st_c, st_n = em.init_state(12), em.init_state(12)
+        if conv == "wide_taps":
+            blk.conv_taps = blk.conv_taps.copy()
+            blk.conv_taps[-1, [1, 4]] = [1 << 16, -(1 << 35)]
+        elif conv == "wide_window":
+            for st in (st_c, st_n):
+                st.conv[blk.index][3, 0, :5] = [1 << 21, -(1 << 31), 7, (1 << 31) - 1, -(1 << 20)]
+        elif conv == "huge_scale":
+            blk.conv_s = blk.conv_s.copy()
+            blk.conv_s[[2, 6, 9]] = [2.0 ** 45, -(2.0 ** 60), np.nan]
         rows = np.array([0, 3, 4, 7, 11])
         for _ in range(3):
             acc = rng.integers(-(1 << 22), 1 << 22, (len(rows), d.in_proj_out)).astype(np.float32)
