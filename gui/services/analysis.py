@@ -1,19 +1,17 @@
-"""Reading the analysis tabs' data (routing, MoD, activations, brain) from a run.
+"""Reading the analysis tabs' data (routing, MoD, activations, brain) from a run (no Dash).
 
-- `probe`: one cheap look at the selected run (a few index lookups): which rows a per-step table
-  has, or the message to show instead (no run, no database, unreadable database, a model without
-  MoE/MoD blocks, nothing logged yet). Callbacks compare its `version` with what the page already
-  shows and do nothing when it has not changed.
-- `HistoryCache`: a per-step table's history, read incrementally (only rows newer than the
-  cache) and thinned to a bounded number of steps, so a refresh of a 200k-step run costs what a
-  5k one does.
-No Dash here: view/analysis.py turns what these return into what the page shows.
+- `probe`: one cheap look (a few index lookups) at a per-step table of the selected run, or the
+  message to show instead; callbacks do nothing while its `version` is unchanged.
+- `read_shown`: a view's read for the version the step controls published.
+- `HistoryCache`: a table's history read incrementally and thinned, so a refresh of a 200k-step
+  run costs what a 5k one does.
 """
 from __future__ import annotations
 
 import sqlite3
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +21,7 @@ import yaml
 
 from umoec.metrics import read
 
-from ..view.analysis import Probe, no_run
+from ..view.analysis import Probe, db_error, no_run, wrap
 from .runs import resolve
 
 
@@ -34,7 +32,6 @@ def run_config(run) -> dict:
     except (OSError, yaml.YAMLError):
         return {}
     return data if isinstance(data, dict) else {}
-
 
 
 def probe(runs_dir: Path, name: str | None, table: str, missing) -> Probe:
@@ -52,11 +49,29 @@ def probe(runs_dir: Path, name: str | None, table: str, missing) -> Probe:
         p.message = f"Run {run.name} has no metrics database yet ({run.db_path})."
         return p
     except read.READ_ERRORS as exc:      # FileNotFoundError is answered above
-        p.message, p.colour = f"Cannot read {run.db_path}: {exc}", "danger"
+        p.message, p.colour = db_error(run, exc), "danger"
         return p
     if p.last is None:
         p.message = missing(run, run_config(run), has_metrics)
     return p
+
+
+def read_shown(runs_dir: Path, version: dict | None, read_fn: Callable):
+    """A view's data for the step controls' `version`: ("", read_fn(conn, run)) or (message, None),
+    the message wrapped for a figure; None when there is nothing to redraw (no version yet, or the
+    run was removed since the last tick: the next tick says so)."""
+    if not version:
+        return None
+    if version.get("message"):
+        return wrap(version["message"]), None
+    run = resolve(runs_dir, version["run"])
+    if run is None:
+        return None
+    try:
+        with read.open_db(run.db_path) as conn:
+            return "", read_fn(conn, run)
+    except read.READ_ERRORS as exc:
+        return wrap(db_error(run, exc)), None
 
 
 # -- incremental, thinned history ---------------------------------------------------------------

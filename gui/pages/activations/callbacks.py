@@ -15,7 +15,7 @@ from ...components.step_controls import register_step_controls
 from ...context import AppContext
 from ...figures.activations import activation_dist_fig, activation_heatmap_fig
 from ...figures.base import empty_fig
-from ...services.runs import resolve
+from ...services import analysis
 from ...view import analysis as av
 from . import ids
 
@@ -33,20 +33,14 @@ def register(app, cockpit: AppContext) -> None:
                   Output(ids.ACT_STEP_LABEL, "children"),
                   Input(ids.ACT_STEP, "value"), Input(ids.ACT_VERSION, "data"))
     def views(step, version):
-        if not version:
+        def load(conn, _run):
+            shown = read.nearest_logged_step(conn, TABLE, step)
+            return shown, read.activation_stats_at(conn, shown)
+        got = analysis.read_shown(runs_dir, version, load)
+        if got is None:
             raise PreventUpdate
-        if version.get("message"):
-            short = av.wrap(version["message"])
-            return empty_fig(short, height=380), empty_fig(short), ""
-        run = resolve(runs_dir, version["run"])
-        if run is None:  # removed since the last tick: the next tick says so
-            raise PreventUpdate
-        try:
-            with read.open_db(run.db_path) as conn:
-                shown = read.nearest_logged_step(conn, TABLE, step)
-                stats = read.activation_stats_at(conn, shown)
-        except read.READ_ERRORS as exc:
-            msg = av.wrap(av.db_error(run, exc))
-            return empty_fig(msg, height=380), empty_fig(msg), ""
-        return (activation_dist_fig(stats), activation_heatmap_fig(stats),
-                av.step_label(shown, version["last"]))
+        message, data = got
+        if message:
+            return empty_fig(message, height=380), empty_fig(message), ""
+        return (activation_dist_fig(data[1]), activation_heatmap_fig(data[1]),
+                av.step_label(data[0], version["last"]))

@@ -15,7 +15,7 @@ from ...components.step_controls import BlockPicker, register_step_controls
 from ...context import AppContext
 from ...figures.activations import pca_fig
 from ...figures.base import empty_fig
-from ...services.runs import resolve
+from ...services import analysis
 from ...view import analysis as av
 from . import ids
 from .layout import ALL_BLOCKS
@@ -45,18 +45,15 @@ def register(app, cockpit: AppContext) -> None:
                   Input(ids.BRAIN_STEP, "value"), Input(ids.BRAIN_BLOCK, "value"),
                   Input(ids.BRAIN_VERSION, "data"))
     def view(step, block, version):
-        if not version:
-            raise PreventUpdate
-        if version.get("message"):
-            return empty_fig(av.wrap(version["message"]), height=520), ""
-        run = resolve(runs_dir, version["run"])
-        if run is None:  # removed since the last tick: the next tick says so
-            raise PreventUpdate
         one = None if block in (None, ALL_BLOCKS) else int(block)
-        try:
-            with read.open_db(run.db_path) as conn:
-                shown = read.nearest_logged_step(conn, TABLE, step)
-                hidden = read.hidden_states_at(conn, shown, block_idx=one)
-        except read.READ_ERRORS as exc:
-            return empty_fig(av.wrap(av.db_error(run, exc)), height=520), ""
-        return pca_fig(hidden, one), av.step_label(shown, version["last"])
+
+        def load(conn, _run):
+            shown = read.nearest_logged_step(conn, TABLE, step)
+            return shown, read.hidden_states_at(conn, shown, block_idx=one)
+        got = analysis.read_shown(runs_dir, version, load)
+        if got is None:
+            raise PreventUpdate
+        message, data = got
+        if message:
+            return empty_fig(message, height=520), ""
+        return pca_fig(data[1], one), av.step_label(data[0], version["last"])

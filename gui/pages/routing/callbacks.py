@@ -23,7 +23,6 @@ from ...figures.routing import (
     routing_heatmap_fig,
 )
 from ...services import analysis
-from ...services.runs import resolve
 from ...view import analysis as av
 from . import ids
 
@@ -50,6 +49,14 @@ PICKER = BlockPicker(ids.ROUTING_BLOCK, lambda conn, step: read.moe_routing_at(c
                      lambda block, blocks: block if block in blocks else (blocks[0] if blocks else None))
 
 
+def _read(runs_dir, version, load) -> tuple:
+    """analysis.read_shown, or no update when there is nothing to redraw."""
+    got = analysis.read_shown(runs_dir, version, load)
+    if got is None:
+        raise PreventUpdate
+    return got
+
+
 def _selected(selected, run_name):
     if not selected or selected.get("run") != run_name:
         return None
@@ -67,19 +74,13 @@ def register(app, cockpit: AppContext) -> None:
                   Input(ids.ROUTING_STEP, "value"), Input(ids.ROUTING_VERSION, "data"),
                   Input(ids.ROUTING_SELECTED, "data"))
     def heatmap(step, version, selected):
-        if not version:
-            raise PreventUpdate
-        if version.get("message"):
-            return empty_fig(av.wrap(version["message"])), ""
-        run = resolve(runs_dir, version["run"])
-        if run is None:  # removed since the last tick: the next tick says so
-            raise PreventUpdate
-        try:
-            with read.open_db(run.db_path) as conn:
-                shown = read.nearest_logged_step(conn, TABLE, step)
-                at = read.moe_routing_at(conn, shown)
-        except read.READ_ERRORS as exc:
-            return empty_fig(av.db_error(run, exc)), ""
+        def load(conn, _run):
+            shown = read.nearest_logged_step(conn, TABLE, step)
+            return shown, read.moe_routing_at(conn, shown)
+        message, got = _read(runs_dir, version, load)
+        if message:
+            return empty_fig(message), ""
+        shown, at = got
         fig = routing_heatmap_fig(at, highlight=_selected(selected, version["run"]))
         return fig, av.step_label(shown, version["last"])
 
@@ -88,20 +89,10 @@ def register(app, cockpit: AppContext) -> None:
                   Input(ids.ROUTING_VERSION, "data"), Input(ids.ROUTING_BLOCK, "value"),
                   Input(ids.ROUTING_VALUE, "value"), Input(ids.ROUTING_SELECTED, "data"))
     def history(version, block, value, selected):
-        if not version:
-            raise PreventUpdate
-        if version.get("message"):
-            empty = empty_fig(av.wrap(version["message"]))
-            return empty, empty_fig(av.wrap(version["message"]), height=440), ""
-        run = resolve(runs_dir, version["run"])
-        if run is None:  # removed since the last tick: the next tick says so
-            raise PreventUpdate
-        try:
-            with read.open_db(run.db_path) as conn:
-                rows, stride, n_steps = HISTORY.get(conn, run.db_path)
-        except read.READ_ERRORS as exc:
-            empty = empty_fig(av.db_error(run, exc))
-            return empty, empty, ""
+        message, got = _read(runs_dir, version, lambda conn, run: HISTORY.get(conn, run.db_path))
+        if message:
+            return empty_fig(message), empty_fig(message, height=440), ""
+        rows, stride, n_steps = got
         sel = _selected(selected, version["run"])
         highlight = sel[1] if sel is not None and sel[0] == block else None
         fig = moe_routing_history_fig(rows, block, value or "load", highlight=highlight)
@@ -120,8 +111,7 @@ def register(app, cockpit: AppContext) -> None:
             block, expert = int(point["y"]), int(point["x"])
         except (TypeError, KeyError, IndexError, ValueError):
             raise PreventUpdate from None
-        run = version.get("run") if version else None
-        return {"run": run, "block": int(block), "expert": int(expert)}, int(block)
+        return {"run": (version or {}).get("run"), "block": block, "expert": expert}, block
 
     @app.callback(Output(ids.ROUTING_EXPERT_DETAIL, "figure"),
                   Input(ids.ROUTING_SELECTED, "data"), Input(ids.ROUTING_VERSION, "data"))
@@ -131,16 +121,13 @@ def register(app, cockpit: AppContext) -> None:
         sel = _selected(selected, version.get("run"))
         if version.get("message") or sel is None:
             return empty_fig(av.wrap("Click a heatmap cell to follow that expert's "
-                                         "load and bias over time", 45), height=340)
-        run = resolve(runs_dir, version["run"])
-        if run is None:  # removed since the last tick: the next tick says so
-            raise PreventUpdate
-        try:
-            with read.open_db(run.db_path) as conn:
-                expert = read.moe_expert_history(conn, *sel)
-                at = read.moe_routing_at(conn, version["last"])
-                n_experts = int((at["block_idx"] == sel[0]).sum())
-        except read.READ_ERRORS as exc:
-            return empty_fig(av.db_error(run, exc), height=340)
-        return expert_detail_fig(expert, sel[0], sel[1], n_experts or None)
+                                     "load and bias over time", 45), height=340)
 
+        def load(conn, _run):
+            n_experts = int((read.moe_routing_at(conn, version["last"])["block_idx"] == sel[0]).sum())
+            return read.moe_expert_history(conn, *sel), n_experts
+        message, got = _read(runs_dir, version, load)
+        if message:
+            return empty_fig(message, height=340)
+        expert, n_experts = got
+        return expert_detail_fig(expert, sel[0], sel[1], n_experts or None)
