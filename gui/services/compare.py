@@ -1,27 +1,16 @@
-"""Run comparison: load 2-8 runs (ours and Forge's) and tabulate them.
+"""Run comparison: load 2-8 runs (ours from metrics.db, Forge's from log.csv) and tabulate them.
 
-- `load_run(runs_dir, key)`: a run's curves as numpy arrays (`RunData`), from metrics.db (our
-  runs) or log.csv (Forge runs), cached per run and re-read only when the files change (a live
-  run of ours is read incrementally: only rows newer than the cached ones).
-- `summary_rows(runs, diff)` and `table_csv(rows)`: the sortable table and its CSV export; `diff`
-  is gui/figures/compare.config_diff(runs), the hyperparameters that differ between the chosen
-  runs (of the same kind: our config.yaml keys among ours, Forge's JSON keys among Forge runs),
-  the same keys the chart's legend shows.
-- The chart itself is gui/figures/compare.compare_fig(runs, ...), drawn from these `RunData`;
-  the System chart (gui/figures/compare.system_fig) from their `system` samples, read from the
-  same metrics.db connection as the curves (none for Forge runs: log.csv has no such columns).
-
-Units: our loss is nats per byte, shown as bits per byte (bpb = loss / ln 2). Forge's loss is nats
-per *token*: its curves are bits per token and say so in the legend; its "training bytes" are
-tokens (exact when the folder holds a copy of its config JSON, else estimated from
-tokens_per_sec x elapsed time).
+`load_run` caches each run's curves (`RunData`) and re-reads only when its files change (a live run
+of ours incrementally). The table shows the hyperparameters that differ (figures/compare.config_diff),
+the keys the chart's legend shows. Our loss is shown as bits per byte; Forge's as bits per *token*,
+and its "training bytes" are tokens (exact with its config JSON, else estimated from tokens/s).
 """
 from __future__ import annotations
 
 import csv
 import io
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,16 +27,12 @@ from .cache import SignatureCache
 from .runs import resolve, summarise
 
 MAX_RUNS = 8
-TABLE_COLUMNS = [("run", "run", "text"), ("kind", "kind", "text"), ("status", "status", "text"),
-                 ("steps", "steps", "numeric"), ("bytes", "training bytes", "numeric"),
-                 ("time_s", "time (s)", "numeric"), ("params", "params", "numeric"),
-                 ("final_val", "final val", "numeric"), ("best_val", "best val", "numeric"),
-                 ("best_val_step", "best val step", "numeric"), ("unit", "unit", "text")]
-
-
-# d3 formats of the table's numbers (the data stays numeric, so sorting is numeric)
-FORMATS = {"steps": ",d", "bytes": ".3s", "time_s": ",.1f", "params": ".3s", "final_val": ".4f",
-           "best_val": ".4f", "best_val_step": ",d"}
+# (id, header, d3 format of a numeric column: the data stays numeric, so sorting is numeric)
+TABLE_COLUMNS = [("run", "run", None), ("kind", "kind", None), ("status", "status", None),
+                 ("steps", "steps", ",d"), ("bytes", "training bytes", ".3s"),
+                 ("time_s", "time (s)", ",.1f"), ("params", "params", ".3s"),
+                 ("final_val", "final val", ".4f"), ("best_val", "best val", ".4f"),
+                 ("best_val_step", "best val step", ",d"), ("unit", "unit", None)]
 
 
 class CompareError(ValueError):
@@ -71,7 +56,6 @@ class RunData:
     config: dict[str, Any] = field(default_factory=dict)
     params: int | None = None
     status: str = ""
-    notes: list[str] = field(default_factory=list)
     bytes_note: str = ""               # "" or what the bytes axis holds instead of bytes
     gen: int = 0                       # our runs: starts + resumes (a resume rewrites rows)
     missing: dict[str, str] = field(default_factory=dict)   # axis -> why it cannot be drawn
@@ -125,7 +109,6 @@ def _stat(path: Path) -> tuple[int, int]:
         return -1, -1
 
 
-
 def run_config(path: Path) -> tuple[dict[str, Any], int | None]:
     """(flattened config.yaml, total parameters by umoec.sizing) of one of our runs; cached."""
     return _CONFIGS.get(str(path), _stat(path), lambda _stale: _read_config(path))
@@ -161,13 +144,10 @@ def _load_umoec(runs_dir: Path, key: str, cached: RunData | None) -> RunData:
                 last_val = float(cached.val_step[-1]) if len(cached.val_step) else -1.0
                 (st, el, bpb, by), (vs, vb) = read.series_arrays(conn, float(cached.step[-1]), last_val)
                 last_sys = float(cached.system["step"][-1]) if cached.system else -1.0
-                system = _append_system(cached.system, read.system_arrays(conn, last_sys))
-                return _replace(cached, step=np.concatenate([cached.step, st]),
-                                elapsed=np.concatenate([cached.elapsed, el]),
-                                train_bits=np.concatenate([cached.train_bits, bpb]),
-                                bytes_seen=np.concatenate([cached.bytes_seen, by]),
-                                val_step=np.concatenate([cached.val_step, vs]),
-                                val_bits=np.concatenate([cached.val_bits, vb]), system=system)
+                new = {"step": st, "elapsed": el, "train_bits": bpb, "bytes_seen": by, "val_step": vs,
+                       "val_bits": vb}
+                return replace(cached, **{k: np.concatenate([getattr(cached, k), v]) for k, v in new.items()},
+                               system=_append_system(cached.system, read.system_arrays(conn, last_sys)))
             (st, el, bpb, by), (vs, vb) = read.series_arrays(conn)
             system = read.system_arrays(conn)
     except FileNotFoundError:
@@ -179,19 +159,12 @@ def _load_umoec(runs_dir: Path, key: str, cached: RunData | None) -> RunData:
                    gen=gen, system=system)
 
 
-def _replace(data: RunData, **changes) -> RunData:
-    out = RunData(**{**data.__dict__, **changes})
-    out.notes = list(data.notes)
-    return out
-
-
 def _load_forge(run: forge.ForgeRun) -> RunData:
     log = run.read_log()
     t = log.train
     step = t["step"].to_numpy(dtype=np.float64)
     bits = nats_to_bits(t["loss"].to_numpy(dtype=np.float64))
     elapsed = t["elapsed_s"].to_numpy(dtype=np.float64) if log.has_elapsed else None
-    notes = list(log.notes)
     per_step = run.tokens_per_step()
     bytes_note = ""
     if per_step:
@@ -210,12 +183,8 @@ def _load_forge(run: forge.ForgeRun) -> RunData:
         missing["time"] = "log.csv has no elapsed_s column (older Forge build)"
     val_step = log.val["step"].to_numpy(dtype=np.float64)
     val_bits = nats_to_bits(log.val["val_loss"].to_numpy(dtype=np.float64))
-    ckpts = [c.step for c in run.checkpoints() if c.step is not None]
-    newest = f", newest step {max(ckpts):,}" if ckpts else ""
-    notes.append(f"{len(ckpts)} checkpoint(s) ckpt_*.bin{newest}")
     return RunData(run.key, run.name, "forge", "bits/token", step, bits, tokens, elapsed, val_step,
-                   val_bits, run.config(), None, notes=notes, bytes_note=bytes_note,
-                   missing=missing)
+                   val_bits, run.config(), None, bytes_note=bytes_note, missing=missing)
 
 
 def load_run(runs_dir: Path, key: str, status: bool = True) -> RunData:
@@ -285,9 +254,8 @@ def summary_rows(runs: list[RunData], diff: dict[str, list[str]]) -> list[dict[s
 
 def table_columns(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """DataTable columns: the fixed ones, then the differing hyperparameters."""
-    cols = [{"name": name, "id": cid, "type": typ, **({"format": {"specifier": FORMATS[cid]}}
-                                                       if cid in FORMATS else {})}
-            for cid, name, typ in TABLE_COLUMNS]
+    cols = [{"name": name, "id": cid, "type": "numeric" if fmt else "text",
+             **({"format": {"specifier": fmt}} if fmt else {})} for cid, name, fmt in TABLE_COLUMNS]
     fixed = {c for c, _, _ in TABLE_COLUMNS}
     extra = []
     for row in rows:

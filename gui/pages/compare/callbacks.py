@@ -1,19 +1,12 @@
-"""Compare tab: overlay 2-8 runs, re-aggregate on zoom, follow live, table + CSV.
+"""Compare tab: overlay 2-8 runs, re-aggregate on zoom, follow live, table + CSV, System chart.
 
-`compare_update` and `compare_zoom` are the callback bodies as plain functions (tests call them).
-The chart is redrawn when the chosen runs get new rows or change state, when a setting changes, or
-when the zoom store changes: a zoom's visible x range is then re-read at full resolution
-(gui/figures/series.view_indices) and drawn with an explicit range. A zoom turns "follow live" off (the
-view stays put while rows arrive); turning it back on returns to the whole runs, growing with
-them. The zoom has its own small callback (no refresh-tick input), so a tick never delays it.
-Hidden tab: no reads.
-
-The System chart (`system_update`) listens to the store the loss chart writes when it redraws
-(`COMPARE_STATE`: picked runs, axis) and to its metric selector, and finds the runs in
-gui/compare's cache (the loss chart just loaded them: no database read of its own while nothing
-changed). It is sent again only when the runs, the axis, the metric or the runs' samples changed;
-the smoothing slider and log y leave it alone, and a zoom only moves its x range (a Patch), so
-the two charts always show the same x window. A zoom on the System chart zooms both.
+The chart is redrawn when the runs get rows or change state, a setting changes, or the zoom store
+changes (the window is then re-read at full resolution). A zoom turns "follow live" off; turning it
+on returns to the whole, growing runs. The zoom has its own callback, so a tick never delays it.
+The System chart follows the loss chart's store (`COMPARE_STATE`) and finds the runs in
+services/compare's cache (no read of its own); a zoom only moves its x range (a Patch), so both
+charts show the same window, and a zoom on either zooms both. The bodies are plain functions
+(`compare_update`, `compare_zoom`, `system_update`) tests call. Hidden tab: no reads.
 """
 from __future__ import annotations
 
@@ -56,8 +49,10 @@ OUTPUTS = ("figure", "data", "columns", "message", "state")
 SYSTEM_OUTPUTS = ("figure", "options", "value", "note", "seen")
 
 
-def _unchanged() -> dict[str, Any]:
-    return {k: no_update for k in OUTPUTS}
+def _window(zoom: dict | None, keys, axis) -> list | None:
+    """The zoom store's x window when it is for these runs and axis."""
+    zoom = zoom or {}
+    return zoom.get("window") if zoom.get("runs") == keys and zoom.get("axis") == axis else None
 
 
 def _message(lines: list[str], colour: str = "secondary") -> Any:
@@ -75,19 +70,15 @@ def compare_zoom(trigger: str | None, relayout: Any, follow: Any, state: dict | 
     drawn now; follow on, or a double-click, drops the window."""
     state = state or {}
     base = {"runs": state.get("runs"), "axis": state.get("axis")}
-    old = (zoom or {}).get("window") if (zoom or {}).get("runs") == base["runs"] and \
-        (zoom or {}).get("axis") == base["axis"] else None
+    old = _window(zoom, base["runs"], base["axis"])
     follow_out: Any = no_update
     if trigger in (ids.COMPARE_GRAPH, ids.COMPARE_SYSTEM_GRAPH):   # either chart's x zoom
         z = series.parse_relayout(relayout)
         if z is None:
             return no_update, no_update
-        if z.reset:
-            window = None  # double-click: the whole runs again
-        else:
-            window = [z.lo, z.hi]
-            if follow:
-                follow_out = False
+        window = None if z.reset else [z.lo, z.hi]   # double-click: the whole runs again
+        if window and follow:
+            follow_out = False
     elif trigger == ids.COMPARE_FOLLOW:
         window = None if follow else (old or state.get("extent"))
     else:
@@ -109,8 +100,7 @@ def compare_update(runs_dir: Path, keys: list | None, axis: str | None, smoothin
     if len(keys) > MAX_RUNS:
         lines.append(f"Showing the first {MAX_RUNS} of the {len(keys)} runs picked.")
         keys = keys[:MAX_RUNS]
-    zoom = zoom or {}
-    window = zoom.get("window") if zoom.get("runs") == keys and zoom.get("axis") == axis else None
+    window = _window(zoom, keys, axis)
     if not keys:
         fig = empty_fig(f"Pick 2 to {MAX_RUNS} runs above to compare them", height=620)
         return dict(figure=fig, data=[], columns=[], message=None,
@@ -120,7 +110,7 @@ def compare_update(runs_dir: Path, keys: list | None, axis: str | None, smoothin
     settings = [keys, axis, smoothing, log_y, window]
     unchanged = state.get("sig") == sig and state.get("settings") == settings
     if trigger in (common.tab_tick(common.TAB_COMPARE), common.TABS) and unchanged:
-        return _unchanged()
+        return {k: no_update for k in OUTPUTS}
     extent = data_extent(runs, axis)
     if not runs:
         fig = empty_fig("None of the picked runs can be read (see above)", height=620)
@@ -149,9 +139,7 @@ def system_update(runs_dir: Path, state: dict | None, metric: str | None,
     state = state or {}
     keys = [k for k in (state.get("runs") or []) if isinstance(k, str)]
     axis = state.get("axis") if state.get("axis") in AXES else "step"
-    zoom = zoom or {}
-    window = zoom.get("window") if keys and zoom.get("runs") == keys and zoom.get("axis") == axis \
-        else None
+    window = _window(zoom, keys, axis) if keys else None
     runs = load_runs(runs_dir, keys, status=False)[0] if keys else []  # the loss chart shows errors
     options = system_options(runs)
     chosen = metric if metric in SYSTEM_METRICS else next(iter(SYSTEM_METRICS))
@@ -165,11 +153,8 @@ def system_update(runs_dir: Path, state: dict | None, metric: str | None,
         fig = Patch()
         if window:
             fig["layout"]["xaxis"]["range"] = list(window)
-            fig["layout"]["xaxis"]["autorange"] = False
-        else:
-            fig["layout"]["xaxis"]["autorange"] = True
-        out = {k: no_update for k in SYSTEM_OUTPUTS}
-        return {**out, "figure": fig, "seen": key}
+        fig["layout"]["xaxis"]["autorange"] = not window
+        return {**{k: no_update for k in SYSTEM_OUTPUTS}, "figure": fig, "seen": key}
     if keys:
         fig, notes = system_fig(runs, chosen, axis)
         if window:
