@@ -47,8 +47,7 @@ def architecture_fig(view) -> go.Figure:
     d = view.dims
     shapes: list[dict] = []
     notes: list[dict] = []
-    hover_y: list[float] = []
-    hover_text: list[str] = []
+    hovers: list[tuple[float, str]] = []     # (row y, hover text)
 
     def rect(name, x, y, colours, h=_CHIP_H, dash=None, width=1.2):
         fill, line = ARCH_COLOURS[colours] if isinstance(colours, str) else colours
@@ -67,6 +66,16 @@ def architecture_fig(view) -> go.Figure:
     def line(name, x0, y0, x1, y1, colour, width=1.5, dash="solid"):
         shapes.append({"type": "line", "name": name, "x0": x0, "x1": x1, "y0": y0, "y1": y1,
                        "line": {"color": colour, "width": width, "dash": dash}})
+
+    def chips_across(y, names, labels, line_colour, size, none_name, none_text):
+        """Chips side by side from the FFN column to the MoD column (patch scales, MTP heads)."""
+        x0, x1 = ffn_x0, ARCH_X["mod"][1]
+        if not names:
+            text(none_name, (x0 + x1) / 2, y, none_text, size=10, colour="#6c757d")
+        w = (x1 - x0) / max(1, len(names))
+        for k, (name, label) in enumerate(zip(names, labels, strict=True)):
+            chip(name, (x0 + k * w + 0.25, x0 + (k + 1) * w - 0.25), y, ("#ffffff", line_colour), label,
+                 size=size)
 
     def arrow(y_from, y_to):
         notes.append({"x": 27.5, "y": y_to + _BOX_H, "ax": 27.5, "ay": y_from - _BOX_H, "xref": "x",
@@ -90,16 +99,15 @@ def architecture_fig(view) -> go.Figure:
     # header row ------------------------------------------------------------------------------
     y = 0.0
     ffn_x0 = ARCH_X["xattn"][1] + 0.5 if d.cross_attn else ARCH_X["xattn"][0]
-    header = {"norm": "norm", "mixer": "mixer", "ffn": "FFN", "mod": "MoD", "exit": "exit head",
-              "bar": "parameters: total · active/byte"}
-    cols = {"norm": ARCH_X["norm"], "mixer": ARCH_X["mixer"], "ffn": (ffn_x0, ARCH_FFN_END),
-            "mod": ARCH_X["mod"], "exit": ARCH_X["exit"]}
+    cols = {"norm": ("norm", ARCH_X["norm"]), "mixer": ("mixer", ARCH_X["mixer"]),
+            "ffn": ("FFN", (ffn_x0, ARCH_FFN_END)), "mod": ("MoD", ARCH_X["mod"]),
+            "exit": ("exit head", ARCH_X["exit"])}
     if d.cross_attn:
-        cols["xattn"], header["xattn"] = ARCH_X["xattn"], "x-attn"
-    for key, (x0, x1) in cols.items():
-        text(f"header-{key}", (x0 + x1) / 2, y, header[key], size=10, colour="#6c757d")
-    text("header-bar", ARCH_X["bar"][0] + 0.4, y, header["bar"], size=10, colour="#6c757d",
-         anchor="left")
+        cols["xattn"] = ("x-attn", ARCH_X["xattn"])
+    for key, (label, (x0, x1)) in cols.items():
+        text(f"header-{key}", (x0 + x1) / 2, y, label, size=10, colour="#6c757d")
+    text("header-bar", ARCH_X["bar"][0] + 0.4, y, "parameters: total · active/byte", size=10,
+         colour="#6c757d", anchor="left")
     text("header-block", sum(ARCH_X["label"]) / 2, y, "block", size=10, colour="#6c757d")
 
     # embedding --------------------------------------------------------------------------------
@@ -108,21 +116,13 @@ def architecture_fig(view) -> go.Figure:
     text("embed-label", sum(ARCH_X["label"]) / 2, y, "in", size=10, bold=True)
     chip("embed-byte", (ARCH_X["norm"][0], ARCH_X["mixer"][1]), y, ("#ffffff", "#0aa2c0"),
          f"byte embedding 256 × {d.d_model:,}")
-    if d.scales:
-        x0, x1 = ffn_x0, ARCH_X["mod"][1]
-        w = (x1 - x0) / len(d.scales)
-        for k, scale in enumerate(d.scales):
-            chip(f"patch-{scale}", (x0 + k * w + 0.25, x0 + (k + 1) * w - 0.25), y,
-                 ("#ffffff", "#0aa2c0"), f"patch {scale}" if w > 6 else str(scale),
-                 size=11 if w > 6 else 10)
-    else:
-        text("patch-none", (ffn_x0 + ARCH_X["mod"][1]) / 2, y, "no patch scales", size=10,
-             colour="#6c757d")
+    wide = (ARCH_X["mod"][1] - ffn_x0) / max(1, len(d.scales)) > 6     # room for "patch 16"
+    chips_across(y, [f"patch-{s}" for s in d.scales], [f"patch {s}" if wide else str(s) for s in d.scales],
+                 "#0aa2c0", 11 if wide else 10, "patch-none", "no patch scales")
     bar("embed", y, view.embed_params)
-    hover_y.append(y)
-    hover_text.append(f"<b>embedding</b><br>byte table: {view.breakdown['embedding']:,}<br>"
+    hovers.append((y, f"<b>embedding</b><br>byte table: {view.breakdown['embedding']:,}<br>"
                       f"patch tables ({', '.join(map(str, d.scales)) or 'none'}): "
-                      f"{view.breakdown['patches']:,}")
+                      f"{view.breakdown['patches']:,}"))
 
     # conditioning source ---------------------------------------------------------------------
     linked = [b for b in view.blocks if b.ada or b.xattn]
@@ -159,8 +159,7 @@ def architecture_fig(view) -> go.Figure:
             line(name + "-exit-link", ARCH_X["box"][1], y, ARCH_X["exit"][0], y, "#d63384")
             chip(name + "-exit", ARCH_X["exit"], y, "exit", exit_label(b), size=10)
         bar(name, y, b.total, b.active)
-        hover_y.append(y)
-        hover_text.append(block_hover(view, b))
+        hovers.append((y, block_hover(view, b)))
 
     # heads and cascade --------------------------------------------------------------------------
     y_prev, y = y, y - 1.0
@@ -170,20 +169,12 @@ def architecture_fig(view) -> go.Figure:
     chip("head-final", (ARCH_X["norm"][0], ARCH_X["mixer"][1]), y, ("#ffffff", "#343a40"),
          f"norm → W_out {d.d_model:,}→256")
     mtp = mtp_labels(view)
-    if mtp:
-        x0, x1 = ffn_x0, ARCH_X["mod"][1]
-        w = (x1 - x0) / len(mtp)
-        for k, label in enumerate(mtp):
-            chip(f"head-mtp-{k + 1}", (x0 + k * w + 0.25, x0 + (k + 1) * w - 0.25), y,
-                 ("#ffffff", "#343a40"), label, size=10)
-    else:
-        text("head-mtp-none", (ffn_x0 + ARCH_X["mod"][1]) / 2, y, "no multi-token heads",
-             size=10, colour="#6c757d")
+    chips_across(y, [f"head-mtp-{k + 1}" for k in range(len(mtp))], mtp, "#343a40", 10, "head-mtp-none",
+                 "no multi-token heads")
     bar("head", y, view.breakdown["head"])
-    hover_y.append(y)
-    hover_text.append(f"<b>heads</b>: {view.breakdown['head']:,}<br>one W_out ({d.d_model}→256) "
+    hovers.append((y, f"<b>heads</b>: {view.breakdown['head']:,}<br>one W_out ({d.d_model}→256) "
                       f"shared by the final head, {len(d.exit_blocks)} exit head(s) and "
-                      f"{d.n_mtp} MTP head(s)")
+                      f"{d.n_mtp} MTP head(s)"))
     if d.cascade:
         y -= 1.0
         rect("cascade", ARCH_X["box"], y, "cascade", h=_BOX_H)
@@ -193,13 +184,12 @@ def architecture_fig(view) -> go.Figure:
         chip("cascade-mixer", (ffn_x0, ARCH_X["mod"][1]), y, ("#ffffff", "#8c6d46"),
              f"mixer ({d.cascade_hidden}) → coder distribution", size=10)
         bar("cascade", y, view.breakdown["cascade"])
-        hover_y.append(y)
-        hover_text.append(f"<b>cascade</b>: {view.breakdown['cascade']:,} (mixer; the count "
-                          "tables are statistics, not parameters)")
+        hovers.append((y, f"<b>cascade</b>: {view.breakdown['cascade']:,} (mixer; the count "
+                          "tables are statistics, not parameters)"))
 
     n_rows = -y + 1
-    fig = go.Figure(go.Scatter(x=[50] * len(hover_y), y=hover_y, mode="markers",
-                               marker={"size": 1, "opacity": 0}, hovertext=hover_text,
+    fig = go.Figure(go.Scatter(x=[50] * len(hovers), y=[h[0] for h in hovers], mode="markers",
+                               marker={"size": 1, "opacity": 0}, hovertext=[h[1] for h in hovers],
                                hoverinfo="text", showlegend=False, name="parts"))
     fig.update_layout(
         template=TEMPLATE, shapes=shapes, annotations=notes, showlegend=False,
