@@ -1,9 +1,6 @@
-"""Architecture tab: redraws the diagram, size cards and per-block table from the config sidebar.
-
-One callback on every sidebar field and the tier (only while the tab is open; opening it draws).
-An invalid form gives a message naming the first error, never a traceback. `arch_view` is the
-callback body as a plain function so tests can call it without a browser.
-"""
+"""Architecture tab: redraws the diagram, size cards and per-block table on every change of the
+config sidebar (while the tab is open). An invalid form gives a message naming the first error,
+never a traceback. `arch_view` is the callback body, a plain function tests call."""
 from __future__ import annotations
 
 from typing import Any
