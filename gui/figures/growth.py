@@ -59,7 +59,6 @@ def growth_fig(sweeps: dict, current: dict, point: dict, log_x: set | None = Non
         return empty_fig("No legal configuration to plot", height=620)
     log_x = log_x or set()
     keys = list(sweeps)
-    lines: list[dict] = []
     scale = {"total": 1.0, "active": 1.0, "flops": 1.0, "memory": 1e-9}
     fig = make_subplots(rows=3, cols=len(keys), shared_xaxes="columns", horizontal_spacing=0.07,
                         vertical_spacing=0.07,
@@ -88,12 +87,8 @@ def growth_fig(sweeps: dict, current: dict, point: dict, log_x: set | None = Non
             shown += [point[col] * scale[col] for col in cols if col in point]
             fig.update_yaxes(type="log", row=r, col=c, **_log_y_ticks(shown))
         if current.get(key) is not None:  # a dotted line at the chosen value, every row
-            for r in range(1, 4):
-                axis = (r - 1) * len(keys) + c
-                suffix = "" if axis == 1 else str(axis)
-                lines.append({"type": "line", "xref": f"x{suffix}", "yref": f"y{suffix} domain",
-                              "x0": current[key], "x1": current[key], "y0": 0, "y1": 1,
-                              "line": {"color": "#adb5bd", "width": 1, "dash": "dot"}})
+            fig.add_vline(x=current[key], row="all", col=c,
+                          line={"color": "#adb5bd", "width": 1, "dash": "dot"})
         if key in log_x:
             fig.update_xaxes(type="log", col=c, **_log_ticks(df["x"]))
         fig.update_xaxes(title_text=name, row=3, col=c)
@@ -101,5 +96,5 @@ def growth_fig(sweeps: dict, current: dict, point: dict, log_x: set | None = Non
         fig.update_yaxes(title_text=title, row=r, col=1)
     fig.update_layout(template=TEMPLATE, height=640, margin={"l": 70, "r": 20, "t": 60, "b": 50},
                       legend={"orientation": "h", "y": 1.09, "x": 0, "font": {"size": 11}},
-                      hovermode="closest", uirevision="growth", shapes=lines)
+                      hovermode="closest", uirevision="growth")
     return fig
