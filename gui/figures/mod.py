@@ -11,12 +11,9 @@ from .series import thin
 
 
 def mod_summary(at: pd.DataFrame, history: pd.DataFrame | None = None) -> dict:
-    """Numbers for the MoD metric cards, from the newest step (`at`) and optionally the history.
-
-    average: mean fraction processed over MoD blocks; deviation: that minus the capacity
-    (signed, fraction points); worst: largest |fraction - capacity| of any block; inference:
-    mean inference-time fraction (None if not logged); run_average: mean over the history.
-    """
+    """Numbers for the MoD metric cards from the newest step (`at`) and the history: average
+    fraction processed, its deviation from the capacity (signed) and the worst block's, the mean
+    inference-time fraction (None if not logged) and the whole run's average."""
     if at.empty:
         return {}
     frac, cap = at["fraction_processed"].astype(float), at["capacity"].astype(float)
@@ -27,8 +24,6 @@ def mod_summary(at: pd.DataFrame, history: pd.DataFrame | None = None) -> dict:
            "inference": None if inf.isna().all() else float(inf.mean())}
     if history is not None and not history.empty:
         out["run_average"] = float(history["fraction_processed"].astype(float).mean())
-        out["run_deviation"] = float((history["fraction_processed"].astype(float)
-                                      - history["capacity"].astype(float)).mean())
     return out
 
 
