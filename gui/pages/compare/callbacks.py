@@ -101,19 +101,15 @@ def compare_update(runs_dir: Path, keys: list | None, axis: str | None, smoothin
         lines.append(f"Showing the first {MAX_RUNS} of the {len(keys)} runs picked.")
         keys = keys[:MAX_RUNS]
     window = _window(zoom, keys, axis)
-    if not keys:
-        fig = empty_fig(f"Pick 2 to {MAX_RUNS} runs above to compare them", height=620)
-        return dict(figure=fig, data=[], columns=[], message=None,
-                    state={"runs": [], "axis": axis})
     runs, errors = load_runs(runs_dir, keys)
     sig = data_signature(runs)
     settings = [keys, axis, smoothing, log_y, window]
     unchanged = state.get("sig") == sig and state.get("settings") == settings
     if trigger in (common.tab_tick(common.TAB_COMPARE), common.TABS) and unchanged:
         return {k: no_update for k in OUTPUTS}
-    extent = data_extent(runs, axis)
     if not runs:
-        fig = empty_fig("None of the picked runs can be read (see above)", height=620)
+        fig = empty_fig("None of the picked runs can be read (see above)" if keys else
+                        f"Pick 2 to {MAX_RUNS} runs above to compare them", height=620)
         return dict(figure=fig, data=[], columns=[], message=_message(errors, "warning"),
                     state={"runs": keys, "axis": axis})
     fig, notes = compare_fig(runs, axis, smoothing, log_y, tuple(window) if window else None)
@@ -123,11 +119,10 @@ def compare_update(runs_dir: Path, keys: list | None, axis: str | None, smoothin
     if window:
         lines.append(f"Showing {AXES[axis]} {window[0]:,.4g} to {window[1]:,.4g}, drawn from every row "
                      "in that range; double-click the chart or turn on follow live to see the whole runs.")
-    message = _message(errors, "warning") if errors else None
-    info = _message(lines + notes)
-    return dict(figure=fig, data=rows, columns=table_columns(rows),
-                message=html.Div([m for m in (message, info) if m is not None]) or None,
-                state={"runs": keys, "axis": axis, "sig": sig, "settings": settings, "extent": extent})
+    shown = [m for m in (_message(errors, "warning"), _message(lines + notes)) if m is not None]
+    return dict(figure=fig, data=rows, columns=table_columns(rows), message=html.Div(shown) or None,
+                state={"runs": keys, "axis": axis, "sig": sig, "settings": settings,
+                       "extent": data_extent(runs, axis)})
 
 
 def system_update(runs_dir: Path, state: dict | None, metric: str | None,
