@@ -84,18 +84,13 @@ class _Entry:
     ordinals: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     steps: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     kept: pd.DataFrame | None = None
-    tail: pd.DataFrame | None = None   # rows of the newest step when it is not a kept one
-    view: pd.DataFrame | None = None
+    view: pd.DataFrame | None = None   # kept, and the newest step's rows when it is not a kept one
 
 
 class HistoryCache:
-    """A per-step table's rows over time, read incrementally and thinned to <= max_steps steps.
-
-    Keeps logged steps whose ordinal (0, 1, 2... in logging order) is a multiple of `stride`, a
-    power of two that doubles whenever more than `max_steps` are kept; the newest step is always
-    included. Each `get` reads only the steps logged since the previous call. A rewritten database
-    (new file, run restarted or resumed: rows after the checkpoint are replaced) starts over.
-    """
+    """A per-step table's rows over time, read incrementally and thinned to <= max_steps steps: it
+    keeps the logged steps whose ordinal is a multiple of `stride` (a power of two, doubled when
+    more than max_steps are kept) and the newest; a rewritten database (resume) starts over."""
 
     def __init__(self, table: str, max_steps: int = 1200, max_runs: int = 4):
         self.table, self.max_steps, self.max_runs = table, max_steps, max_runs
@@ -109,15 +104,13 @@ class HistoryCache:
         ident = (st.st_dev, st.st_ino, read.run_generation(conn))
         with self._lock:
             entry = self._entries.get(key)
-            if entry is None or entry.ident != ident:
-                entry = _Entry(ident)
+            last = read.step_bounds(conn, self.table)[1]
+            if entry is None or entry.ident != ident or (last is not None and last < entry.last_step):
+                entry = _Entry(ident)           # another run, or rows were discarded: start over
             self._entries[key] = entry
             self._entries.move_to_end(key)
             while len(self._entries) > self.max_runs:
                 self._entries.popitem(last=False)
-            last = read.step_bounds(conn, self.table)[1]
-            if last is not None and last < entry.last_step:  # rows were discarded: start over
-                entry = self._entries[key] = _Entry(ident)
             self._update(conn, entry)
             empty = pd.DataFrame(columns=read.STEP_TABLE_COLUMNS[self.table])
             return (entry.view if entry.view is not None else empty), entry.stride, entry.n_seen
@@ -143,7 +136,6 @@ class HistoryCache:
             keep = e.ordinals % e.stride == 0
             e.ordinals, e.steps = e.ordinals[keep], e.steps[keep]
             e.kept = e.kept[e.kept["step"].isin(e.steps)].reset_index(drop=True)
-        e.tail = None if mask[-1] else rows[rows["step"] == new[-1]]
+        tail = rows[rows["step"] == new[-1]]
         e.last_step = int(new[-1])
-        parts = [e.kept] + ([e.tail] if e.tail is not None and not e.tail.empty else [])
-        e.view = pd.concat(parts, ignore_index=True) if len(parts) > 1 else e.kept
+        e.view = e.kept if mask[-1] or tail.empty else pd.concat([e.kept, tail], ignore_index=True)
