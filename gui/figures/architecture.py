@@ -36,14 +36,9 @@ def _si(n: float) -> str:
 
 
 def architecture_fig(view) -> go.Figure:
-    """A diagram of the model a config builds (`gui.view.architecture.ModelView`): the embedding with
-    its patch scales, every block in block_pattern order (norm or AdaLN-Zero, SSM mixer,
-    cross-attention, MoE or dense FFN, MoD), exit heads, the final and MTP heads and the cascade,
-    each row with a bar of its parameters (grey: total, blue: active per byte).
-
-    Shapes and annotations carry names (block-3, block-3-ffn-moe, block-3-mod, patch-16, ...)
-    so tests can count what was drawn; hovering a row lists its parameters exactly.
-    """
+    """A diagram of a `ModelView`: embedding, blocks, heads and cascade, one row each with a bar of
+    its parameters (grey: total, blue: active per byte) and a hover listing them exactly. Shapes
+    and annotations are named (block-3, block-3-ffn-moe, patch-16, ...) so tests can count them."""
     d = view.dims
     shapes: list[dict] = []
     notes: list[dict] = []

@@ -1,11 +1,6 @@
-"""Reading the analysis tabs' data (routing, MoD, activations, brain) from a run (no Dash).
-
-- `probe`: one cheap look (a few index lookups) at a per-step table of the selected run, or the
-  message to show instead; callbacks do nothing while its `version` is unchanged.
-- `read_shown`: a view's read for the version the step controls published.
-- `HistoryCache`: a table's history read incrementally and thinned, so a refresh of a 200k-step
-  run costs what a 5k one does.
-"""
+"""Reading the analysis tabs' data from a run (no Dash): `probe` (a few index lookups, or the
+message to show instead), `read_shown` (a view's read for the step controls' version) and
+`HistoryCache` (a table's history read incrementally and thinned)."""
 from __future__ import annotations
 
 import sqlite3

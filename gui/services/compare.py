@@ -1,10 +1,6 @@
-"""Run comparison: load 2-8 runs (ours from metrics.db, Forge's from log.csv) and tabulate them.
-
-`load_run` caches each run's curves (`RunData`) and re-reads only when its files change (a live run
-of ours incrementally). The table shows the hyperparameters that differ (figures/compare.config_diff),
-the keys the chart's legend shows. Our loss is shown as bits per byte; Forge's as bits per *token*,
-and its "training bytes" are tokens (exact with its config JSON, else estimated from tokens/s).
-"""
+"""Run comparison: load 2-8 runs (ours from metrics.db, Forge's from log.csv; cached, re-read when
+their files change, ours incrementally) and tabulate them with the hyperparameters that differ.
+Ours are shown in bits per byte, Forge's in bits per *token* (its "bytes" are tokens)."""
 from __future__ import annotations
 
 import csv

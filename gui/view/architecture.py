@@ -1,10 +1,6 @@
 """What the Architecture tab draws: the configured model as parts with their sizes (pure, no torch).
-
-`describe(cfg)` turns a checked Config into a `ModelView`: the embedding, one `BlockView` per block
-in block_pattern order, the heads and the cascade. Every count comes from `umoec.sizing` (what the
-model is built from); only each block's share of active parameters is computed here (`block_active`,
-sizing's own rule), and a test checks that the shares add up to sizing's total.
-"""
+Every count comes from `umoec.sizing`; only each block's share of the active parameters is computed
+here (`block_active`, by sizing's rule), and a test checks that the shares add up to its total."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,12 +1,9 @@
 """What the Growth tab computes: the config form with six size knobs changed, and its sizes (pure).
 
-`grow` applies a choice of knobs (d_model, n_blocks, n_routed, top_k, d_ff, context_len) to the
-sidebar's form values and keeps the config legal: top_k capped at n_routed; training.seq_len follows
-context_len (when equal) or is capped at it; early exits and AdaLN-Zero blocks beyond n_blocks are
-dropped; context_len choices are multiples of every patch scale. It is checked with `gui.form.check`
-and sized by `umoec.sizing`. The compute-optimal length is a heuristic, not a measurement:
-BYTES_PER_PARAM bytes per parameter (Chinchilla's ~20 tokens per parameter, one byte as one token),
-never fitted to byte-level SSM/MoE models.
+`grow` applies a choice of knobs to the sidebar's form values and keeps the config legal (top_k,
+seq_len, early exits, AdaLN blocks and context_len follow), checked by `gui.form.check`, sized by
+`umoec.sizing`. The compute-optimal length is a heuristic: BYTES_PER_PARAM bytes per parameter
+(Chinchilla's ~20 tokens, one byte as one token), never fitted to byte-level SSM/MoE models.
 """
 from __future__ import annotations
 

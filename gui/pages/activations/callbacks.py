@@ -1,8 +1,5 @@
-"""Activations tab: per-block distribution (box from p1..p99) and statistics heatmap at a step.
-
-The step slider refreshes every tick and moves along with new snapshots (components/
-step_controls.py: a few index lookups); `views` reads the one snapshot shown (one row per block).
-"""
+"""Activations tab: per-block distribution (box from p1..p99) and statistics heatmap at a step
+(step_controls move the slider along with new snapshots); `views` reads one snapshot."""
 from __future__ import annotations
 
 from dash import Input, Output

@@ -1,8 +1,5 @@
-"""Brain tab: PCA scatter of hidden states per block, with a block selector and a step slider.
-
-The step slider and block selector refresh every tick (components/step_controls.py: a few index
-lookups); `view` reads one snapshot (one block: ~200 rows, all blocks: ~200 per block).
-"""
+"""Brain tab: PCA scatter of hidden states per block at a step (step_controls refresh the slider
+and block selector per tick); `view` reads one snapshot (~200 rows per block)."""
 from __future__ import annotations
 
 from dash import Input, Output

@@ -1,12 +1,9 @@
 """Compare tab: overlay 2-8 runs, re-aggregate on zoom, follow live, table + CSV, System chart.
 
-The chart is redrawn when the runs get rows or change state, a setting changes, or the zoom store
-changes (the window is then re-read at full resolution). A zoom turns "follow live" off; turning it
-on returns to the whole, growing runs. The zoom has its own callback, so a tick never delays it.
-The System chart follows the loss chart's store (`COMPARE_STATE`) and finds the runs in
-services/compare's cache (no read of its own); a zoom only moves its x range (a Patch), so both
-charts show the same window, and a zoom on either zooms both. The bodies are plain functions
-(`compare_update`, `compare_zoom`, `system_update`) tests call. Hidden tab: no reads.
+Redrawn when the runs get rows, a setting changes or the zoom store changes (the window re-read
+at full resolution). A zoom turns follow live off; the zoom has its own callback, so a tick never
+delays it. The System chart follows the loss chart's store and cache (no read of its own); a zoom
+on either chart moves both. Hidden tab: no reads.
 """
 from __future__ import annotations
 

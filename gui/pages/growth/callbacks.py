@@ -1,10 +1,6 @@
-"""Growth tab: six size knobs that start from the config sidebar, their sizes, and a copy button.
-
-`follow_form` sets the sliders (and their ladders) from the sidebar's fields, or on Reset; `update`
-(tab open) applies the knobs (gui/view/growth.py keeps the config legal) and draws the readouts,
-cards and curves; `copy` sends the changed values to the sidebar's config-inject store. The bodies
-are module functions (`follow`, `growth_view`, `copy_payload`) so tests can call them.
-"""
+"""Growth tab: `follow_form` sets the knobs' sliders from the config sidebar (or on Reset),
+`update` applies them (view/growth.py keeps the config legal) and draws the readouts, cards and
+curves, `copy` sends the changes to the sidebar. Bodies are module functions tests call."""
 from __future__ import annotations
 
 import time

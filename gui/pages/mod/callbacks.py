@@ -1,8 +1,5 @@
-"""MoD tab: metric cards, fraction processed per block (newest step) and over training.
-
-One callback: per refresh tick it probes the run (a few index lookups) and rebuilds the cards and
-figures only when new rows arrived; the history is read incrementally through a thinned cache.
-"""
+"""MoD tab: metric cards, fraction processed per block (newest step) and over training; one
+callback that probes the run per tick and redraws only when new rows arrived."""
 from __future__ import annotations
 
 from dash import Input, Output, State

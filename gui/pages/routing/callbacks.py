@@ -1,10 +1,6 @@
 """Routing tab: heatmap at a step, expert load history, load balance, drill-down on a click.
-
-Per refresh tick only the controls run (components/step_controls.py: a few index lookups); the
-figures are rebuilt when their data version changes (new rows, another run) or the user changes a
-control. The history comes from an incremental, thinned cache; the heatmap and the drill-down read
-one step / one expert.
-"""
+Per tick only the step controls run; the figures are redrawn when the data version or a control
+changes (the history from an incremental, thinned cache; the drill-down reads one expert)."""
 from __future__ import annotations
 
 from dash import Input, Output, State, ctx, no_update
