@@ -107,28 +107,24 @@ def compare_fig(runs: list[RunData], axis: str = "step", smoothing: float = 0.6,
             continue
         if axis == "bytes" and r.bytes_note:
             notes.append(f"{r.label}: x = {r.bytes_note}")
-        name = legend_name(r, diff.get(r.kind, []))
-        smooth = ema(r.train_bits, smoothing)   # on every row, before any downsampling
+        group = {"name": legend_name(r, diff.get(r.kind, [])), "legendgroup": f"run{i}"}
         rx, ry = points(x, r.train_bits, window, n_out)
-        ex, ey = points(x, smooth, window, n_out)
-        group = f"run{i}"
-        fig.add_trace(line_trace(x=rx, y=ry, mode="lines", name=name, legendgroup=group,
-                                showlegend=False, opacity=0.3, hoverinfo="skip",
-                                line={"color": colour, "width": 1}), row=1, col=1)
-        fig.add_trace(line_trace(x=ex, y=ey, mode="lines", name=name, legendgroup=group,
-                                line={"color": colour, "width": 2},
-                                hovertemplate=f"{r.name}<br>%{{x}}: %{{y:.4f}} {r.unit} (EMA)"
-                                              "<extra></extra>"), row=1, col=1)
-        vx = r.val_x(axis)
+        ex, ey = points(x, ema(r.train_bits, smoothing), window, n_out)   # EMA on every row
+        fig.add_trace(line_trace(x=rx, y=ry, mode="lines", showlegend=False, opacity=0.3, hoverinfo="skip",
+                                 line={"color": colour, "width": 1}, **group), row=1, col=1)
+        fig.add_trace(line_trace(x=ex, y=ey, mode="lines", line={"color": colour, "width": 2}, **group,
+                                 hovertemplate=f"{r.name}<br>%{{x}}: %{{y:.4f}} {r.unit} (EMA)"
+                                               "<extra></extra>"), row=1, col=1)
+        vx = r.x_at(r.val_step, axis)
         fig.add_trace(go.Scatter(x=vx.tolist(), y=r.val_bits.tolist(), mode="lines+markers",
-                                 name=name, legendgroup=group, showlegend=False,
-                                 line={"color": colour, "width": 2}, marker={"size": 4},
+                                 showlegend=False, line={"color": colour, "width": 2}, marker={"size": 4},
+                                 **group,
                                  hovertemplate=f"{r.name}<br>%{{x}}: val %{{y:.4f}} {r.unit}"
                                                "<extra></extra>"), row=2, col=1)
         best = r.best_val()
         if best is not None:
             bx = float(np.interp(best[0], r.step, x)) if axis != "step" and len(r.step) else best[0]
-            fig.add_trace(go.Scatter(x=[bx], y=[best[1]], mode="markers", legendgroup=group,
+            fig.add_trace(go.Scatter(x=[bx], y=[best[1]], mode="markers", legendgroup=group["legendgroup"],
                                      showlegend=False, name=f"best val {best[1]:.3f}",
                                      marker={"symbol": "star", "size": 13, "color": colour,
                                              "line": {"color": "#000", "width": 1}},

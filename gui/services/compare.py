@@ -69,10 +69,6 @@ class RunData:
             return self.elapsed
         return self.step.astype(np.float64)
 
-    def val_x(self, axis: str) -> np.ndarray | None:
-        """x of the validation points: interpolated from the training rows on bytes/time."""
-        return self.x_at(self.val_step, axis)
-
     def x_at(self, steps: np.ndarray, axis: str) -> np.ndarray | None:
         """x of rows logged at `steps` (validation, system samples): the training rows' bytes or
         time interpolated at those steps; NaN where there is no training row to go by."""
@@ -162,7 +158,7 @@ def _load_forge(run: forge.ForgeRun) -> RunData:
     bits = nats_to_bits(t["loss"].to_numpy(dtype=np.float64))
     elapsed = t["elapsed_s"].to_numpy(dtype=np.float64) if log.has_elapsed else None
     per_step = run.tokens_per_step()
-    bytes_note = ""
+    tokens, bytes_note = None, ""
     if per_step:
         tokens = step * per_step
         bytes_note = "tokens (config.json)"
@@ -170,8 +166,6 @@ def _load_forge(run: forge.ForgeRun) -> RunData:
         dt = np.diff(elapsed, prepend=0.0).clip(min=0.0)
         tokens = np.cumsum(np.nan_to_num(t["tokens_per_sec"].to_numpy(dtype=np.float64)) * dt)
         bytes_note = "tokens, estimated from tokens_per_sec x elapsed_s"
-    else:
-        tokens = None
     missing = {}
     if tokens is None:
         missing["bytes"] = "no config.json and no elapsed_s to count tokens"

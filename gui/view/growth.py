@@ -109,11 +109,8 @@ class Grown:
 
 def grow(values: Mapping[str, Any], tier: Any, choice: Mapping[str, int]) -> Grown:
     """The form `values` with the knobs in `choice` set, adjusted to stay legal, and checked."""
-    new = dict(values)
+    new = {**values, **{k: int(choice[k]) for k in KNOBS if choice.get(k) is not None}}
     notes = []
-    for key in KNOBS:
-        if choice.get(key) is not None:
-            new[key] = int(choice[key])
     n_routed, top_k = _int(new.get("moe.n_routed")), _int(new.get("moe.top_k"))
     if n_routed is not None and top_k is not None and top_k > n_routed:
         new["moe.top_k"] = n_routed

@@ -18,9 +18,6 @@ from ...view.architecture import describe
 from . import ids
 from . import layout as panel
 
-FIELD_IDS = form.FIELD_IDS
-FIELD_KEYS = [f.key for f in form.FIELDS]
-
 
 def _errors_alert(errors: dict) -> dbc.Alert:
     n = len(errors)
@@ -56,10 +53,10 @@ def arch_view(values: dict[str, Any], tier: Any) -> dict[str, Any]:
 def register(app, cockpit: AppContext) -> None:
     @app.callback(Output(ids.ARCH_MESSAGE, "children"), Output(ids.ARCH_CARDS, "children"),
                   Output(ids.ARCH_DIAGRAM, "figure"), Output(ids.ARCH_TABLE, "children"),
-                  *[Input(i, "value") for i in FIELD_IDS], Input(common.CONFIG_TIER, "value"),
+                  *[Input(i, "value") for i in form.FIELD_IDS], Input(common.CONFIG_TIER, "value"),
                   Input(common.TABS, "active_tab"))
     @visible_only(common.TAB_ARCH)
     def redraw(*args):
         *raw, tier, _tab = args
-        out = arch_view(dict(zip(FIELD_KEYS, raw, strict=True)), tier)
+        out = arch_view(form.values_of(raw), tier)
         return out["message"], out["cards"], out["figure"], out["table"]

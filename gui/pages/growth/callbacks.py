@@ -19,8 +19,6 @@ from ...view import growth
 from . import ids
 from . import layout as panel
 
-FIELD_IDS = form.FIELD_IDS
-FIELD_KEYS = [f.key for f in form.FIELDS]
 KNOBS = growth.KNOBS
 SLIDER_IDS = [ids.growth_slider_id(k) for k in KNOBS]
 FOLLOW_KEYS = [*KNOBS, "patches.scales"]
@@ -117,14 +115,14 @@ def register(app, cockpit: AppContext) -> None:
                               copy_disabled=Output(ids.GROWTH_COPY, "disabled"),
                               pending=Output(ids.GROWTH_PENDING, "data")),
                   inputs=[*[Input(i, "value") for i in SLIDER_IDS],
-                          *[Input(i, "value") for i in FIELD_IDS], Input(common.CONFIG_TIER, "value"),
+                          *[Input(i, "value") for i in form.FIELD_IDS], Input(common.CONFIG_TIER, "value"),
                           Input(common.TABS, "active_tab")],
                   state=[State(ids.GROWTH_LADDERS, "data")])
     @visible_only(common.TAB_GROWTH)
     def update(*args):
         *raw, tier, _tab, ladders = args[len(KNOBS):]
         choice = chosen(list(args[:len(KNOBS)]), ladders or {})
-        return growth_view(dict(zip(FIELD_KEYS, raw, strict=True)), tier, choice)
+        return growth_view(form.values_of(raw), tier, choice)
 
     @app.callback(Output(common.CONFIG_INJECT, "data", allow_duplicate=True),
                   Output(ids.GROWTH_STATUS, "children"),
