@@ -91,6 +91,16 @@ def architecture_fig(view) -> go.Figure:
             label += f" · {_si(active)}"
         text(name + "-count", x0 + 0.4, y, label, size=10, anchor="left")
 
+    def part(name, y, tag, left, left_text, total, hover):
+        """The row of the embedding, the heads or the cascade: box, tag, a chip under norm and mixer,
+        bar and hover (what it draws on the right is the caller's)."""
+        rect(name, ARCH_X["box"], y, name, h=_BOX_H)
+        text(name + "-label", sum(ARCH_X["label"]) / 2, y, tag, size=10, bold=True)
+        chip(f"{name}-{left}", (ARCH_X["norm"][0], ARCH_X["mixer"][1]), y, ("#ffffff", ARCH_COLOURS[name][1]),
+             left_text)
+        bar(name, y, total)
+        hovers.append((y, hover))
+
     # header row ------------------------------------------------------------------------------
     y = 0.0
     ffn_x0 = ARCH_X["xattn"][1] + 0.5 if d.cross_attn else ARCH_X["xattn"][0]
@@ -107,17 +117,12 @@ def architecture_fig(view) -> go.Figure:
 
     # embedding --------------------------------------------------------------------------------
     y = -1.0
-    rect("embed", ARCH_X["box"], y, "embed", h=_BOX_H)
-    text("embed-label", sum(ARCH_X["label"]) / 2, y, "in", size=10, bold=True)
-    chip("embed-byte", (ARCH_X["norm"][0], ARCH_X["mixer"][1]), y, ("#ffffff", "#0aa2c0"),
-         f"byte embedding 256 × {d.d_model:,}")
+    part("embed", y, "in", "byte", f"byte embedding 256 × {d.d_model:,}", view.embed_params,
+         f"<b>embedding</b><br>byte table: {view.breakdown['embedding']:,}<br>patch tables "
+         f"({', '.join(map(str, d.scales)) or 'none'}): {view.breakdown['patches']:,}")
     wide = (ARCH_X["mod"][1] - ffn_x0) / max(1, len(d.scales)) > 6     # room for "patch 16"
     chips_across(y, [f"patch-{s}" for s in d.scales], [f"patch {s}" if wide else str(s) for s in d.scales],
                  "#0aa2c0", 11 if wide else 10, "patch-none", "no patch scales")
-    bar("embed", y, view.embed_params)
-    hovers.append((y, f"<b>embedding</b><br>byte table: {view.breakdown['embedding']:,}<br>"
-                      f"patch tables ({', '.join(map(str, d.scales)) or 'none'}): "
-                      f"{view.breakdown['patches']:,}"))
 
     # conditioning source ---------------------------------------------------------------------
     linked = [b for b in view.blocks if b.ada or b.xattn]
@@ -159,28 +164,19 @@ def architecture_fig(view) -> go.Figure:
     # heads and cascade --------------------------------------------------------------------------
     y_prev, y = y, y - 1.0
     arrow(y_prev, y)
-    rect("head", ARCH_X["box"], y, "head", h=_BOX_H)
-    text("head-label", sum(ARCH_X["label"]) / 2, y, "out", size=10, bold=True)
-    chip("head-final", (ARCH_X["norm"][0], ARCH_X["mixer"][1]), y, ("#ffffff", "#343a40"),
-         f"norm → W_out {d.d_model:,}→256")
+    part("head", y, "out", "final", f"norm → W_out {d.d_model:,}→256", view.breakdown["head"],
+         f"<b>heads</b>: {view.breakdown['head']:,}<br>one W_out ({d.d_model}→256) shared by the "
+         f"final head, {len(d.exit_blocks)} exit head(s) and {d.n_mtp} MTP head(s)")
     mtp = mtp_labels(view)
     chips_across(y, [f"head-mtp-{k + 1}" for k in range(len(mtp))], mtp, "#343a40", 10, "head-mtp-none",
                  "no multi-token heads")
-    bar("head", y, view.breakdown["head"])
-    hovers.append((y, f"<b>heads</b>: {view.breakdown['head']:,}<br>one W_out ({d.d_model}→256) "
-                      f"shared by the final head, {len(d.exit_blocks)} exit head(s) and "
-                      f"{d.n_mtp} MTP head(s)"))
     if d.cascade:
         y -= 1.0
-        rect("cascade", ARCH_X["box"], y, "cascade", h=_BOX_H)
-        text("cascade-label", sum(ARCH_X["label"]) / 2, y, "mix", size=10, bold=True)
-        chip("cascade-tables", (ARCH_X["norm"][0], ARCH_X["mixer"][1]), y, ("#ffffff", "#8c6d46"),
-             "cascade: order 1-3 byte contexts")
+        part("cascade", y, "mix", "tables", "cascade: order 1-3 byte contexts", view.breakdown["cascade"],
+             f"<b>cascade</b>: {view.breakdown['cascade']:,} (mixer; the count tables are statistics, "
+             "not parameters)")
         chip("cascade-mixer", (ffn_x0, ARCH_X["mod"][1]), y, ("#ffffff", "#8c6d46"),
              f"mixer ({d.cascade_hidden}) → coder distribution", size=10)
-        bar("cascade", y, view.breakdown["cascade"])
-        hovers.append((y, f"<b>cascade</b>: {view.breakdown['cascade']:,} (mixer; the count "
-                          "tables are statistics, not parameters)"))
 
     n_rows = -y + 1
     fig = go.Figure(go.Scatter(x=[50] * len(hovers), y=[h[0] for h in hovers], mode="markers",
