@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from umoec.units import fmt_count
+
 from ..view.architecture import block_hover, exit_label, ffn_label, mtp_labels
 from .base import TEMPLATE
 
@@ -24,15 +26,6 @@ ARCH_COLOURS = {"moe": ("#cfe2ff", "#0d6efd"), "dense": ("#d1e7dd", "#198754"),
                 "bar_active": ("#9ec5fe", "#9ec5fe")}
 _CHIP_H = 0.27      # half heights in row units
 _BOX_H = 0.37
-
-
-def _si(n: float) -> str:
-    """12345678 -> 12.3 M (three significant digits)."""
-    n = float(n)
-    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(n) >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{n:.0f}"
 
 
 def architecture_fig(view) -> go.Figure:
@@ -84,11 +77,11 @@ def architecture_fig(view) -> go.Figure:
         x0, x1 = ARCH_X["bar"]
         span = x1 - x0
         rect(name + "-bar", (x0, x0 + span * total / largest), y, "bar", h=0.2, width=0)
-        label = _si(total)
+        label = fmt_count(total)
         if active is not None:
             rect(name + "-bar-active", (x0, x0 + span * min(active, total) / largest), y,
                  "bar_active", h=0.2, width=0)
-            label += f" · {_si(active)}"
+            label += f" · {fmt_count(active)}"
         text(name + "-count", x0 + 0.4, y, label, size=10, anchor="left")
 
     def part(name, y, tag, left, left_text, total, hover):

@@ -6,6 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..view.growth import fmt_knob
 from .base import TEMPLATE, empty_fig
 
 _GROWTH_ROWS = (("total", "active"), ("flops",), ("memory",))
@@ -21,9 +22,7 @@ def _log_ticks(xs) -> dict:
     powers = [x for x in xs if x > 0 and x & (x - 1) == 0]
     step = max(1, -(-len(powers) // 6))
     vals = powers[::step]
-    text = [f"{v >> 20}M" if v >= 1 << 20 else f"{v >> 10}k" if v >= 1 << 10 else str(v)
-            for v in vals]
-    return {"tickvals": vals, "ticktext": text}
+    return {"tickvals": vals, "ticktext": [fmt_knob(v) for v in vals]}
 
 
 def _log_y_ticks(values) -> dict:

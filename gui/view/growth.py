@@ -31,6 +31,14 @@ def short(key: str) -> str:
     return key.rsplit(".", 1)[1]
 
 
+def fmt_knob(value: int) -> str:
+    """1024 -> 1k, 1536 -> 1.5k, 1048576 -> 1M (slider marks, log axis ticks)."""
+    for unit, scale in (("M", 1 << 20), ("k", 1 << 10)):
+        if value >= scale and value % (scale // 4) == 0:
+            return f"{value / scale:g}{unit}"
+    return str(value)
+
+
 # -- slider ladders ---------------------------------------------------------------------------
 def _geometric(lo: int, hi: int) -> list[int]:
     """2^k and 3 * 2^(k-1) between lo and hi: 16, 24, 32, 48, 64, 96, ..."""

@@ -10,18 +10,10 @@ from umoec.units import fmt_bytes, fmt_count
 
 from ... import form
 from ...components.analysis_widgets import card, graph
-from ...view.growth import BYTES_PER_PARAM, KNOBS, Sizes, ladder, nearest_index, scales_of, short
+from ...view.growth import BYTES_PER_PARAM, KNOBS, Sizes, fmt_knob, ladder, nearest_index, scales_of, short
 from . import ids
 
 MAX_MARK_LABELS = 5
-
-
-def fmt_knob(value: int) -> str:
-    """1024 -> 1k, 1536 -> 1.5k, 1048576 -> 1M (slider marks)."""
-    for unit, scale in (("M", 1 << 20), ("k", 1 << 10)):
-        if value >= scale and value % (scale // 4) == 0:
-            return f"{value / scale:g}{unit}"
-    return str(value)
 
 
 def marks(values: list[int]) -> dict:
