@@ -40,30 +40,20 @@ def run_colour(i: int) -> str:
 def config_diff(runs: list[RunData]) -> dict[str, list[str]]:
     """Per kind ("umoec", "forge"): the config keys whose values differ between the chosen runs
     of that kind (runs without a known config are left out)."""
-    out: dict[str, list[str]] = {}
-    for kind in ("umoec", "forge"):
-        configs = [r.config for r in runs if r.kind == kind and r.config]
-        if len(configs) < 2:
-            out[kind] = []
-            continue
-        keys = sorted(set().union(*configs))
-        out[kind] = [k for k in keys if len({repr(c.get(k)) for c in configs}) > 1]
-    return out
+    def differing(configs: list[dict]) -> list[str]:
+        keys = sorted(set().union(*configs)) if len(configs) > 1 else []
+        return [k for k in keys if len({repr(c.get(k)) for c in configs}) > 1]
+    return {kind: differing([r.config for r in runs if r.kind == kind and r.config])
+            for kind in ("umoec", "forge")}
 
 
 def short_keys(keys: list[str]) -> dict[str, str]:
     """Dotted keys shortened to their last part, or more where that would be ambiguous."""
-    out = {}
-    for k in keys:
-        parts = k.split(".")
-        for n in range(1, len(parts) + 1):
-            tail = ".".join(parts[-n:])
-            if sum(1 for other in keys if other == tail or other.endswith("." + tail)) == 1:
-                out[k] = tail
-                break
-        else:
-            out[k] = k
-    return out
+    def short(key: str) -> str:
+        parts = key.split(".")
+        tails = (".".join(parts[-n:]) for n in range(1, len(parts) + 1))
+        return next((t for t in tails if sum(o == t or o.endswith("." + t) for o in keys) == 1), key)
+    return {k: short(k) for k in keys}
 
 
 def fmt_value(v: Any) -> str:

@@ -1,5 +1,5 @@
 """Reading the analysis tabs' data from a run (no Dash): `probe` (a few index lookups, or the
-message to show instead), `read_shown` (a view's read for the step controls' version) and
+message to show instead), `read_shown`/`read_at` (a view's read for the step controls' version) and
 `HistoryCache` (a table's history read incrementally and thinned)."""
 from __future__ import annotations
 
@@ -67,6 +67,15 @@ def read_shown(runs_dir: Path, version: dict | None, read_fn: Callable):
             return "", read_fn(conn, run)
     except read.READ_ERRORS as exc:
         return wrap(db_error(run, exc)), None
+
+
+def read_at(runs_dir: Path, version: dict | None, table: str, step, reader: Callable):
+    """read_shown of the logged step of `table` nearest `step`: its data is (that step,
+    reader(conn, that step))."""
+    def load(conn, _run):
+        shown = read.nearest_logged_step(conn, table, step)
+        return shown, reader(conn, shown)
+    return read_shown(runs_dir, version, load)
 
 
 # -- incremental, thinned history ---------------------------------------------------------------

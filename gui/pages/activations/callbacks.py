@@ -30,10 +30,7 @@ def register(app, cockpit: AppContext) -> None:
                   Output(ids.ACT_STEP_LABEL, "children"),
                   Input(ids.ACT_STEP, "value"), Input(ids.ACT_VERSION, "data"))
     def views(step, version):
-        def load(conn, _run):
-            shown = read.nearest_logged_step(conn, TABLE, step)
-            return shown, read.activation_stats_at(conn, shown)
-        got = analysis.read_shown(runs_dir, version, load)
+        got = analysis.read_at(runs_dir, version, TABLE, step, read.activation_stats_at)
         if got is None:
             raise PreventUpdate
         message, data = got

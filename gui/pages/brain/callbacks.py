@@ -44,10 +44,8 @@ def register(app, cockpit: AppContext) -> None:
     def view(step, block, version):
         one = None if block in (None, ALL_BLOCKS) else int(block)
 
-        def load(conn, _run):
-            shown = read.nearest_logged_step(conn, TABLE, step)
-            return shown, read.hidden_states_at(conn, shown, block_idx=one)
-        got = analysis.read_shown(runs_dir, version, load)
+        got = analysis.read_at(runs_dir, version, TABLE, step,
+                               lambda conn, shown: read.hidden_states_at(conn, shown, block_idx=one))
         if got is None:
             raise PreventUpdate
         message, data = got

@@ -45,9 +45,8 @@ PICKER = BlockPicker(ids.ROUTING_BLOCK, lambda conn, step: read.moe_routing_at(c
                      lambda block, blocks: block if block in blocks else (blocks[0] if blocks else None))
 
 
-def _read(runs_dir, version, load) -> tuple:
-    """analysis.read_shown, or no update when there is nothing to redraw."""
-    got = analysis.read_shown(runs_dir, version, load)
+def _read(got: tuple | None) -> tuple:
+    """What analysis.read_shown found, or no update when there is nothing to redraw."""
     if got is None:
         raise PreventUpdate
     return got
@@ -70,10 +69,7 @@ def register(app, cockpit: AppContext) -> None:
                   Input(ids.ROUTING_STEP, "value"), Input(ids.ROUTING_VERSION, "data"),
                   Input(ids.ROUTING_SELECTED, "data"))
     def heatmap(step, version, selected):
-        def load(conn, _run):
-            shown = read.nearest_logged_step(conn, TABLE, step)
-            return shown, read.moe_routing_at(conn, shown)
-        message, got = _read(runs_dir, version, load)
+        message, got = _read(analysis.read_at(runs_dir, version, TABLE, step, read.moe_routing_at))
         if message:
             return empty_fig(message), ""
         shown, at = got
@@ -85,7 +81,8 @@ def register(app, cockpit: AppContext) -> None:
                   Input(ids.ROUTING_VERSION, "data"), Input(ids.ROUTING_BLOCK, "value"),
                   Input(ids.ROUTING_VALUE, "value"), Input(ids.ROUTING_SELECTED, "data"))
     def history(version, block, value, selected):
-        message, got = _read(runs_dir, version, lambda conn, run: HISTORY.get(conn, run.db_path))
+        message, got = _read(analysis.read_shown(runs_dir, version,
+                                                 lambda conn, run: HISTORY.get(conn, run.db_path)))
         if message:
             return empty_fig(message), empty_fig(message, height=440), ""
         rows, stride, n_steps = got
@@ -122,7 +119,7 @@ def register(app, cockpit: AppContext) -> None:
         def load(conn, _run):
             n_experts = int((read.moe_routing_at(conn, version["last"])["block_idx"] == sel[0]).sum())
             return read.moe_expert_history(conn, *sel), n_experts
-        message, got = _read(runs_dir, version, load)
+        message, got = _read(analysis.read_shown(runs_dir, version, load))
         if message:
             return empty_fig(message, height=340)
         expert, n_experts = got
