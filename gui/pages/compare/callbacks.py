@@ -18,27 +18,10 @@ from ... import ids as common
 from ...components import zoom_events
 from ...components.visible import visible_only
 from ...context import AppContext
+from ...figures import compare as figs
 from ...figures import series
 from ...figures.base import empty_fig
-from ...figures.compare import (
-    AXES,
-    SYSTEM_HEIGHT,
-    SYSTEM_METRICS,
-    compare_fig,
-    config_diff,
-    system_fig,
-    system_options,
-)
-from ...services.compare import (
-    MAX_RUNS,
-    data_extent,
-    data_signature,
-    load_runs,
-    summary_rows,
-    system_signature,
-    table_columns,
-    table_csv,
-)
+from ...services import compare as svc
 from ...services.runs import run_options
 from . import ids
 
@@ -90,36 +73,36 @@ def compare_update(runs_dir: Path, keys: list | None, axis: str | None, smoothin
     """Everything the Compare tab shows, given what the page has (`state`) and the zoom store."""
     state = dict(state or {})
     keys = [k for k in (keys or []) if isinstance(k, str)]
-    axis = axis if axis in AXES else "step"
+    axis = axis if axis in figs.AXES else "step"
     smoothing = min(0.999, max(0.0, float(smoothing or 0.0)))
     log_y = bool(log_y)
     lines: list[str] = []
-    if len(keys) > MAX_RUNS:
-        lines.append(f"Showing the first {MAX_RUNS} of the {len(keys)} runs picked.")
-        keys = keys[:MAX_RUNS]
+    if len(keys) > svc.MAX_RUNS:
+        lines.append(f"Showing the first {svc.MAX_RUNS} of the {len(keys)} runs picked.")
+        keys = keys[:svc.MAX_RUNS]
     window = _window(zoom, keys, axis)
-    runs, errors = load_runs(runs_dir, keys)
-    sig = data_signature(runs)
+    runs, errors = svc.load_runs(runs_dir, keys)
+    sig = svc.data_signature(runs)
     settings = [keys, axis, smoothing, log_y, window]
     unchanged = state.get("sig") == sig and state.get("settings") == settings
     if trigger in (common.tab_tick(common.TAB_COMPARE), common.TABS) and unchanged:
         return {k: no_update for k in OUTPUTS}
     if not runs:
         fig = empty_fig("None of the picked runs can be read (see above)" if keys else
-                        f"Pick 2 to {MAX_RUNS} runs above to compare them", height=620)
+                        f"Pick 2 to {svc.MAX_RUNS} runs above to compare them", height=620)
         return dict(figure=fig, data=[], columns=[], message=_message(errors, "warning"),
                     state={"runs": keys, "axis": axis})
-    fig, notes = compare_fig(runs, axis, smoothing, log_y, tuple(window) if window else None)
-    rows = summary_rows(runs, config_diff(runs))
+    fig, notes = figs.compare_fig(runs, axis, smoothing, log_y, tuple(window) if window else None)
+    rows = svc.summary_rows(runs, figs.config_diff(runs))
     if len(runs) == 1:
         lines.append("Pick at least one more run to compare.")
     if window:
-        lines.append(f"Showing {AXES[axis]} {window[0]:,.4g} to {window[1]:,.4g}, drawn from every row "
+        lines.append(f"Showing {figs.AXES[axis]} {window[0]:,.4g} to {window[1]:,.4g}, drawn from every row "
                      "in that range; double-click the chart or turn on follow live to see the whole runs.")
     shown = [m for m in (_message(errors, "warning"), _message(lines + notes)) if m is not None]
-    return dict(figure=fig, data=rows, columns=table_columns(rows), message=html.Div(shown) or None,
+    return dict(figure=fig, data=rows, columns=svc.table_columns(rows), message=html.Div(shown) or None,
                 state={"runs": keys, "axis": axis, "sig": sig, "settings": settings,
-                       "extent": data_extent(runs, axis)})
+                       "extent": svc.data_extent(runs, axis)})
 
 
 def system_update(runs_dir: Path, state: dict | None, metric: str | None,
@@ -130,14 +113,14 @@ def system_update(runs_dir: Path, state: dict | None, metric: str | None,
     the x range (a Patch) when the window is all that changed."""
     state = state or {}
     keys = [k for k in (state.get("runs") or []) if isinstance(k, str)]
-    axis = state.get("axis") if state.get("axis") in AXES else "step"
+    axis = state.get("axis") if state.get("axis") in figs.AXES else "step"
     window = _window(zoom, keys, axis) if keys else None
-    runs = load_runs(runs_dir, keys, status=False)[0] if keys else []  # the loss chart shows errors
-    options = system_options(runs)
-    chosen = metric if metric in SYSTEM_METRICS else next(iter(SYSTEM_METRICS))
+    runs = svc.load_runs(runs_dir, keys, status=False)[0] if keys else []  # the loss chart shows errors
+    options = figs.system_options(runs)
+    chosen = metric if metric in figs.SYSTEM_METRICS else next(iter(figs.SYSTEM_METRICS))
     if options and chosen not in options:
         chosen = options[0]
-    key = {"runs": keys, "axis": axis, "metric": chosen, "sig": system_signature(runs),
+    key = {"runs": keys, "axis": axis, "metric": chosen, "sig": svc.system_signature(runs),
            "window": window}
     if key == seen:
         return {k: no_update for k in SYSTEM_OUTPUTS}
@@ -148,12 +131,12 @@ def system_update(runs_dir: Path, state: dict | None, metric: str | None,
         fig["layout"]["xaxis"]["autorange"] = not window
         return {**{k: no_update for k in SYSTEM_OUTPUTS}, "figure": fig, "seen": key}
     if keys:
-        fig, notes = system_fig(runs, chosen, axis)
+        fig, notes = figs.system_fig(runs, chosen, axis)
         if window:
             fig.update_xaxes(range=list(window), autorange=False)
     else:
-        fig, notes = empty_fig("Pick runs above to see their system metrics", height=SYSTEM_HEIGHT), []
-    return dict(figure=fig, options=[{"label": SYSTEM_METRICS[c][0], "value": c} for c in options],
+        fig, notes = empty_fig("Pick runs above to see their system metrics", height=figs.SYSTEM_HEIGHT), []
+    return dict(figure=fig, options=[{"label": figs.SYSTEM_METRICS[c][0], "value": c} for c in options],
                 value=chosen if chosen != metric else no_update,
                 note=[html.Div(n) for n in notes] or None, seen=key)
 
@@ -216,4 +199,4 @@ def register(app, cockpit: AppContext) -> None:
         rows = shown if shown is not None else data
         if not rows:
             raise PreventUpdate
-        return dcc.send_string(table_csv(rows, columns or None), "umoec-compare.csv")
+        return dcc.send_string(svc.table_csv(rows, columns or None), "umoec-compare.csv")

@@ -11,13 +11,8 @@ from umoec.metrics import read
 from ... import ids as common
 from ...components.step_controls import BlockPicker, register_step_controls
 from ...context import AppContext
+from ...figures import routing as figs
 from ...figures.base import empty_fig
-from ...figures.routing import (
-    expert_detail_fig,
-    load_balance_fig,
-    moe_routing_history_fig,
-    routing_heatmap_fig,
-)
 from ...services import analysis
 from ...view import analysis as av
 from . import ids
@@ -73,7 +68,7 @@ def register(app, cockpit: AppContext) -> None:
         if message:
             return empty_fig(message), ""
         shown, at = got
-        fig = routing_heatmap_fig(at, highlight=_selected(selected, version["run"]))
+        fig = figs.routing_heatmap_fig(at, highlight=_selected(selected, version["run"]))
         return fig, av.step_label(shown, version["last"])
 
     @app.callback(Output(ids.ROUTING_HISTORY, "figure"), Output(ids.ROUTING_BALANCE, "figure"),
@@ -88,9 +83,9 @@ def register(app, cockpit: AppContext) -> None:
         rows, stride, n_steps = got
         sel = _selected(selected, version["run"])
         highlight = sel[1] if sel is not None and sel[0] == block else None
-        fig = moe_routing_history_fig(rows, block, value or "load", highlight=highlight)
+        fig = figs.moe_routing_history_fig(rows, block, value or "load", highlight=highlight)
         new_data = not ctx.triggered_prop_ids or f"{ids.ROUTING_VERSION}.data" in ctx.triggered_prop_ids
-        balance = load_balance_fig(rows) if new_data else no_update
+        balance = figs.load_balance_fig(rows) if new_data else no_update
         hint = "Click a heatmap cell for one expert at full resolution."
         return fig, balance, av.history_note(stride, n_steps, hint)
 
@@ -123,4 +118,4 @@ def register(app, cockpit: AppContext) -> None:
         if message:
             return empty_fig(message, height=340)
         expert, n_experts = got
-        return expert_detail_fig(expert, sel[0], sel[1], n_experts or None)
+        return figs.expert_detail_fig(expert, sel[0], sel[1], n_experts or None)
