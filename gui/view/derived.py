@@ -12,8 +12,7 @@ from umoec.data.dataset import DatasetInfo, bin_path
 from umoec.schedule import MIN_LR_RATIO
 from umoec.units import fmt_bytes, fmt_count
 
-__all__ = ["Quantity", "dataset_bytes", "fmt_bytes", "fmt_count", "memory_verdict", "model_size",
-           "quantities"]
+__all__ = ["Quantity", "dataset_bytes", "fmt_bytes", "fmt_count", "memory_verdict", "quantities"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,15 +30,6 @@ def _call(fn: Callable[[Config], float], cfg: Config) -> float | None:
     except Exception:  # a sizing bug must not take the editor down; the panel says "n/a"
         return None
     return float(value) if isinstance(value, (int, float)) else None
-
-
-def model_size(cfg: Config) -> dict[str, float | None]:
-    """Total params, active params per byte, training FLOPs per byte and training memory per
-    process (bytes), from umoec.sizing; None where it fails on this config."""
-    return {"total": _call(sizing.total_params, cfg),
-            "active": _call(sizing.active_params_per_byte, cfg),
-            "flops": _call(sizing.flops_per_byte, cfg),
-            "memory": _call(sizing.training_memory_bytes, cfg)}
 
 
 def dataset_bytes(cfg: Config, root: Path = ROOT) -> int | None:
@@ -75,8 +65,9 @@ def quantities(cfg: Config, root: Path = ROOT) -> list[Quantity]:
     procs = max(1, hw.gpus)
     per_step = t.batch_size * t.seq_len * procs
     total = per_step * t.steps
-    size = model_size(cfg)
-    total_p, active, memory, flops = size["total"], size["active"], size["memory"], size["flops"]
+    total_p, active, flops, memory = (_call(fn, cfg) for fn in (  # None where sizing fails
+        sizing.total_params, sizing.active_params_per_byte, sizing.flops_per_byte,
+        sizing.training_memory_bytes))
     out = [Quantity("parameters", fmt_count(total_p) if total_p else "n/a", "total, all experts"),
            Quantity("active params / byte", fmt_count(active) if active else "n/a",
                     f"top {cfg.moe.top_k} of {cfg.moe.n_routed} experts"),
