@@ -32,19 +32,16 @@ def mod_current_fig(at: pd.DataFrame) -> go.Figure:
     with the target capacity as a dashed line."""
     if at.empty:
         return empty_fig("No MoD rows yet", height=380)
-    labels = [block_label(b) for b in at["block_idx"]]
-    fig = go.Figure()
-    fig.add_trace(go.Bar(x=labels, y=at["fraction_processed"], name="training (top-k)",
-                         marker_color=[block_colour(b) for b in at["block_idx"]],
-                         text=at["fraction_processed"], texttemplate="%{text:.1%}",
-                         textposition="inside", insidetextanchor="end"))
+    colours = [block_colour(b) for b in at["block_idx"]]
+    bars = {"x": [block_label(b) for b in at["block_idx"]], "texttemplate": "%{text:.1%}",
+            "textposition": "inside", "insidetextanchor": "end"}
+    fig = go.Figure(go.Bar(y=at["fraction_processed"], name="training (top-k)", marker_color=colours,
+                           text=at["fraction_processed"], **bars))
     inf = pd.to_numeric(at["fraction_inference"], errors="coerce")
     if not inf.isna().all():
-        fig.add_trace(go.Bar(x=labels, y=inf, name="inference (threshold router)",
-                             marker={"color": [block_colour(b) for b in at["block_idx"]],
-                                     "pattern": {"shape": "/"}, "opacity": 0.55},
-                             text=inf, texttemplate="%{text:.1%}", textposition="inside",
-                             insidetextanchor="end", textfont={"color": "#212529"}))
+        fig.add_trace(go.Bar(y=inf, name="inference (threshold router)", text=inf,
+                             marker={"color": colours, "pattern": {"shape": "/"}, "opacity": 0.55},
+                             textfont={"color": "#212529"}, **bars))
     cap = float(at["capacity"].iloc[0])
     fig.add_hline(y=cap, line=REFERENCE_LINE, annotation_text=f"capacity {cap:.0%}",
                   annotation_position="top right", annotation_yshift=4)

@@ -43,9 +43,8 @@ class ForgeRegistry:
                 saved = json.loads(self._store.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 saved = []
-            for p in saved if isinstance(saved, list) else []:
-                if isinstance(p, str) and is_forge_dir(Path(p), need_checkpoint=False):
-                    self._paths.append(Path(p))
+            self._paths = [Path(p) for p in (saved if isinstance(saved, list) else [])
+                           if isinstance(p, str) and is_forge_dir(Path(p), need_checkpoint=False)]
 
     def add(self, path: Path) -> Path:
         path = Path(path).resolve()

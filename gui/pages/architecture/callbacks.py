@@ -37,8 +37,7 @@ def arch_view(values: dict[str, Any], tier: Any) -> dict[str, Any]:
         view = describe(result.config)
     except Exception as exc:  # a sizing bug must not take the tab down: say what failed
         return {"message": dbc.Alert(f"Could not size this config: {type(exc).__name__}: {exc}",
-                                     color="danger", class_name="py-2 small"),
-                "cards": [], "table": None,
+                                     color="danger", class_name="py-2 small"), "cards": [], "table": None,
                 "figure": empty_fig("umoec.sizing failed on this config", height=420)}
     notes = list(result.warnings.values())
     if view.lower_case_unrouted:
