@@ -220,21 +220,19 @@ def load_runs(runs_dir: Path, keys: list[str],
 # -- table ---------------------------------------------------------------------------------------
 def summary_rows(runs: list[RunData], diff: dict[str, list[str]]) -> list[dict[str, Any]]:
     """One row per run: TABLE_COLUMNS plus every differing key (numbers stay numbers: sortable)."""
+    def last(values: np.ndarray | None, digits: int | None = None) -> float | None:
+        if values is None or not len(values) or not np.isfinite(values[-1]):
+            return None
+        return float(values[-1]) if digits is None else round(float(values[-1]), digits)
+
     rows = []
     for r in runs:
         best = r.best_val()
-        row = {"run": r.label, "kind": "Forge" if r.kind == "forge" else "u-moec-tiny",
-               "status": r.status,
-               "steps": int(r.step[-1]) if len(r.step) else None,
-               "bytes": float(r.bytes_seen[-1]) if r.bytes_seen is not None and len(r.bytes_seen)
-               else None,
-               "time_s": round(float(r.elapsed[-1]), 1) if r.elapsed is not None and len(r.elapsed)
-               and np.isfinite(r.elapsed[-1]) else None,
-               "params": r.params,
-               "final_val": round(float(r.val_bits[-1]), 4) if len(r.val_bits) else None,
+        row = {"run": r.label, "kind": "Forge" if r.kind == "forge" else "u-moec-tiny", "status": r.status,
+               "steps": int(r.step[-1]) if len(r.step) else None, "bytes": last(r.bytes_seen),
+               "time_s": last(r.elapsed, 1), "params": r.params, "final_val": last(r.val_bits, 4),
                "best_val": round(best[1], 4) if best else None,
-               "best_val_step": best[0] if best else None,
-               "unit": r.unit}
+               "best_val_step": best[0] if best else None, "unit": r.unit}
         for k in diff.get(r.kind, []):
             v = r.config.get(k)
             row[k] = v if isinstance(v, (int, float)) and not isinstance(v, bool) else fmt_value(v)
