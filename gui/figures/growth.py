@@ -49,10 +49,8 @@ def _log_y_ticks(values) -> dict:
 
 
 def growth_fig(sweeps: dict, current: dict, point: dict, log_x: set | None = None) -> go.Figure:
-    """Size curves for the Growth tab: one column per swept knob (`sweeps`: key -> DataFrame
-    with x, total, active, flops, memory), rows parameters / FLOPs per byte / memory (GB), log y.
-    `current`: key -> the knob's chosen value; `point`: the chosen config's sizes (same names),
-    marked with a diamond in every panel."""
+    """Size curves, one column per swept knob (`sweeps`: key -> view/growth.sweep), rows parameters /
+    FLOPs per byte / memory (log y); the chosen values (`current`) and sizes (`point`) marked."""
     sweeps = {k: v for k, v in sweeps.items() if not v.empty}
     if not sweeps:
         return empty_fig("No legal configuration to plot", height=620)

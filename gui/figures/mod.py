@@ -11,9 +11,8 @@ from .series import thin
 
 
 def mod_summary(at: pd.DataFrame, history: pd.DataFrame | None = None) -> dict:
-    """Numbers for the MoD metric cards from the newest step (`at`) and the history: average
-    fraction processed, its deviation from the capacity (signed) and the worst block's, the mean
-    inference-time fraction (None if not logged) and the whole run's average."""
+    """The MoD cards' numbers from the newest step (`at`) and the history: average fraction, signed
+    and worst deviation from capacity, inference-time fraction (None if not logged), run average."""
     if at.empty:
         return {}
     frac, cap = at["fraction_processed"].astype(float), at["capacity"].astype(float)
@@ -28,8 +27,7 @@ def mod_summary(at: pd.DataFrame, history: pd.DataFrame | None = None) -> dict:
 
 
 def mod_current_fig(at: pd.DataFrame) -> go.Figure:
-    """Fraction of bytes each MoD block processes at the newest step (training and inference),
-    with the target capacity as a dashed line."""
+    """Fraction each MoD block processes at the newest step (training, inference) vs the capacity."""
     if at.empty:
         return empty_fig("No MoD rows yet", height=380)
     colours = [block_colour(b) for b in at["block_idx"]]
@@ -55,8 +53,7 @@ def mod_current_fig(at: pd.DataFrame) -> go.Figure:
 
 
 def mod_gate_history_fig(history: pd.DataFrame) -> go.Figure:
-    """fraction_processed per MoD block over training steps (solid), the inference-time fraction
-    (dotted) and the target capacity (dashed)."""
+    """Fraction processed per MoD block over training (solid; inference dotted; capacity dashed)."""
     if history.empty:
         return empty_fig("No MoD history yet")
     fig = go.Figure()

@@ -52,9 +52,8 @@ def probe(runs_dir: Path, name: str | None, table: str, missing) -> Probe:
 
 
 def read_shown(runs_dir: Path, version: dict | None, read_fn: Callable):
-    """A view's data for the step controls' `version`: ("", read_fn(conn, run)) or (message, None),
-    the message wrapped for a figure; None when there is nothing to redraw (no version yet, or the
-    run was removed since the last tick: the next tick says so)."""
+    """("", read_fn(conn, run)) or (message for a figure, None) for the step controls' `version`;
+    None when there is nothing to redraw (no version yet, or the run is gone: the next tick says)."""
     if not version:
         return None
     if version.get("message"):
@@ -70,8 +69,7 @@ def read_shown(runs_dir: Path, version: dict | None, read_fn: Callable):
 
 
 def read_at(runs_dir: Path, version: dict | None, table: str, step, reader: Callable):
-    """read_shown of the logged step of `table` nearest `step`: its data is (that step,
-    reader(conn, that step))."""
+    """read_shown of (the logged step of `table` nearest `step`, reader(conn, that step))."""
     def load(conn, _run):
         shown = read.nearest_logged_step(conn, table, step)
         return shown, reader(conn, shown)

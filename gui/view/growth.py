@@ -183,8 +183,7 @@ def sizes(cfg: Config) -> Sizes:
 
 def sweep(values: Mapping[str, Any], tier: Any, choice: Mapping[str, int], key: str,
           xs: list[int]) -> pd.DataFrame:
-    """Sizes with `key` set to each of `xs` and the other knobs as chosen (illegal points left
-    out): columns x, total, active, flops, memory."""
+    """Sizes (x, *SWEPT) with `key` set to each of `xs`, the other knobs as chosen (illegal x left out)."""
     rows = []
     for x in xs:
         grown = grow(values, tier, {**choice, key: x})

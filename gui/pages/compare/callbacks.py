@@ -43,11 +43,8 @@ def _message(lines: list[str], colour: str = "secondary") -> Any:
 
 def compare_zoom(trigger: str | None, relayout: Any, follow: Any, state: dict | None,
                  zoom: dict | None) -> tuple[Any, Any]:
-    """(new zoom store, new follow value) after a zoom/pan/double-click or the follow switch.
-
-    The store holds the x window to draw ({"runs", "axis", "window"}); None = the whole runs,
-    growing as rows arrive. A zoom turns follow off; follow off without a zoom holds the extent
-    drawn now; follow on, or a double-click, drops the window."""
+    """(zoom store {"runs", "axis", "window"}, follow) after a zoom or the follow switch: a zoom turns
+    follow off, follow off holds the extent drawn now, follow on or a double-click drops the window."""
     state = state or {}
     base = {"runs": state.get("runs"), "axis": state.get("axis")}
     old = _window(zoom, base["runs"], base["axis"])
@@ -107,10 +104,8 @@ def compare_update(runs_dir: Path, keys: list | None, axis: str | None, smoothin
 
 def system_update(runs_dir: Path, state: dict | None, metric: str | None,
                   seen: dict | None, zoom: dict | None = None) -> dict[str, Any]:
-    """The System chart for the runs and axis the loss chart drew last (`state`) and `metric`
-    (the first metric the runs recorded when they have no `metric`), over the loss chart's x
-    window (`zoom`); every output no_update when that is what `seen` says was drawn, and only
-    the x range (a Patch) when the window is all that changed."""
+    """The System chart of the runs and axis the loss chart drew (`state`) over its x window: nothing
+    new when `seen` was drawn, only the x range (a Patch) when the window is all that changed."""
     state = state or {}
     keys = [k for k in (state.get("runs") or []) if isinstance(k, str)]
     axis = state.get("axis") if state.get("axis") in figs.AXES else "step"

@@ -34,8 +34,7 @@ def controls() -> html.Div:
 
 
 def system_card() -> dbc.Card:
-    """The System chart; its metric options are the metrics the picked runs recorded (set by
-    the callback), so the selector starts empty."""
+    """The System chart; the callback sets the metrics the picked runs recorded as options."""
     header = html.Div([
         html.Span("System", className="me-3"),
         dbc.RadioItems(id=ids.COMPARE_SYSTEM_METRIC, options=[], value="cpu_percent", inline=True,

@@ -43,8 +43,7 @@ def _alert(text, colour: str = "warning") -> dbc.Alert:
 
 
 def growth_view(values: dict[str, Any], tier: Any, choice: dict[str, int]) -> dict[str, Any]:
-    """Everything `update` writes: readouts (per knob), message, cards, figure, notes,
-    copy_disabled, pending (the form values Copy pushes, or None)."""
+    """Everything `update` writes; `pending` is what Copy pushes (None when nothing changed)."""
     base_knobs = growth.knob_values(values)
     readouts = {k: panel.readout(choice[k], base_knobs[k]) if k in choice else "" for k in KNOBS}
     out: dict[str, Any] = {"readouts": readouts, "message": None, "cards": [], "notes": None,
