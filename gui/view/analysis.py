@@ -25,20 +25,18 @@ def block_pattern(cfg: dict) -> str | None:
     """model.block_pattern repeated to model.n_blocks, or None if the config does not say."""
     model = _section(cfg, "model")
     pattern, n = model.get("block_pattern"), model.get("n_blocks")
-    if not isinstance(pattern, str) or not pattern or not isinstance(n, int):
-        return None
-    return (pattern * (n // len(pattern) + 1))[:n]
+    return (pattern * n)[:n] if isinstance(pattern, str) and pattern and isinstance(n, int) else None
 
 
 def config_value(cfg: dict, section: str, key: str, default=None):
     return _section(cfg, section).get(key, default)
 
 
-def missing_snapshots(what: str, every_key: str = "eval_every"):
+def missing_snapshots(what: str):
     """An explainer for a table written at evaluations (before the first one it is empty)."""
     def explain(run, cfg: dict, has_metrics: bool) -> str:
-        every = config_value(cfg, "logging", every_key)
-        when = f"every logging.{every_key} ({every}) steps" if every else f"every logging.{every_key} steps"
+        every = config_value(cfg, "logging", "eval_every")
+        when = f"every logging.eval_every{f' ({every})' if every else ''} steps"
         state = "yet (before the first evaluation)" if has_metrics or every else "yet"
         return f"No {what} {state}: the trainer writes a snapshot {when}."
     return explain

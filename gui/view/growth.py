@@ -83,8 +83,7 @@ def _ints(text: Any) -> list[int] | None:
     if isinstance(text, (list, tuple)):
         items = list(text)
     else:
-        body = str(text or "").strip().strip("[]()").strip()
-        items = [p for p in body.replace(" ", "").split(",") if p] if body else []
+        items = [p for p in str(text or "").strip().strip("[]()").replace(" ", "").split(",") if p]
     out = [_int(v) for v in items]
     return None if any(v is None for v in out) else out
 
