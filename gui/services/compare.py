@@ -134,10 +134,10 @@ def _load_umoec(runs_dir: Path, key: str, cached: RunData | None) -> RunData:
             gen = read.run_generation(conn)
             if cached is not None and cached.gen == gen and len(cached.step):
                 last_val = float(cached.val_step[-1]) if len(cached.val_step) else -1.0
-                (st, el, bpb, by), (vs, vb) = read.series_arrays(conn, float(cached.step[-1]), last_val)
+                train, val = read.series_arrays(conn, float(cached.step[-1]), last_val)
                 last_sys = float(cached.system["step"][-1]) if cached.system else -1.0
-                new = {"step": st, "elapsed": el, "train_bits": bpb, "bytes_seen": by, "val_step": vs,
-                       "val_bits": vb}
+                new = dict(zip(("step", "elapsed", "train_bits", "bytes_seen", "val_step", "val_bits"),
+                               (*train, *val), strict=True))
                 return replace(cached, **{k: np.concatenate([getattr(cached, k), v]) for k, v in new.items()},
                                system=_append_system(cached.system, read.system_arrays(conn, last_sys)))
             (st, el, bpb, by), (vs, vb) = read.series_arrays(conn)

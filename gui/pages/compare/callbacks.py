@@ -155,10 +155,8 @@ def register(app, cockpit: AppContext) -> None:
                   State(ids.COMPARE_STATE, "data"), State(ids.COMPARE_ZOOM, "data"),
                   prevent_initial_call=True)
     def zoom_or_follow(x_zoom, follow, system_x_zoom, state, zoom):
-        trigger = zoom_events.triggered_graph(ctx.triggered_id, ids.COMPARE_GRAPH,
-                                              ids.COMPARE_SYSTEM_GRAPH)
-        given = zoom_events.event(system_x_zoom if trigger == ids.COMPARE_SYSTEM_GRAPH
-                                  else x_zoom)
+        trigger = zoom_events.triggered_graph(ctx.triggered_id, ids.COMPARE_GRAPH, ids.COMPARE_SYSTEM_GRAPH)
+        given = zoom_events.event(system_x_zoom if trigger == ids.COMPARE_SYSTEM_GRAPH else x_zoom)
         new_zoom, new_follow = compare_zoom(trigger, given, follow, state, zoom)
         if new_zoom is no_update and new_follow is no_update:
             raise PreventUpdate

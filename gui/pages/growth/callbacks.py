@@ -94,17 +94,11 @@ def register(app, cockpit: AppContext) -> None:
                   Input(ids.GROWTH_RESET, "n_clicks"), State(ids.GROWTH_LADDERS, "data"))
     def follow_form(*args):
         *raw, _reset, ladders = args
-        setups = follow(dict(zip(FOLLOW_KEYS, raw, strict=True)))
-        ladders = dict(ladders or {})
-        outputs: list = []
-        for key in KNOBS:
-            s = setups[key]
-            if s is None:
-                outputs += [no_update] * 3
-                continue
-            ladders[key] = s["values"]
-            outputs += [len(s["values"]) - 1, panel.marks(s["values"]), s["index"]]
-        return (*outputs, ladders)
+        setups = follow(dict(zip(FOLLOW_KEYS, raw, strict=True)))     # None: that slider stays
+        ladders = {**(ladders or {}), **{k: s["values"] for k, s in setups.items() if s}}
+        sliders = [(len(s["values"]) - 1, panel.marks(s["values"]), s["index"]) if s else (no_update,) * 3
+                   for s in setups.values()]
+        return (*(prop for props in sliders for prop in props), ladders)
 
     @app.callback(output=dict(readouts={k: Output(ids.growth_value_id(k), "children") for k in KNOBS},
                               message=Output(ids.GROWTH_MESSAGE, "children"),
