@@ -6,7 +6,7 @@ import plotly.graph_objects as go
 
 from umoec.units import fmt_count
 
-from ..view.architecture import block_hover, exit_label, ffn_label, mtp_labels
+from ..view.architecture import block_hover, ffn_label, mtp_labels
 from .base import TEMPLATE
 
 # Diagram columns, in x units of 0..100 (the figure keeps a minimum width so labels fit).
@@ -150,7 +150,7 @@ def architecture_fig(view) -> go.Figure:
             chip(name + "-mod", ARCH_X["mod"], y, "mod", f"MoD {view.capacity:.0%}", size=10)
         if b.exit_head:
             line(name + "-exit-link", ARCH_X["box"][1], y, ARCH_X["exit"][0], y, "#d63384")
-            chip(name + "-exit", ARCH_X["exit"], y, "exit", exit_label(b), size=10)
+            chip(name + "-exit", ARCH_X["exit"], y, "exit", f"exit after {b.index}", size=10)
         bar(name, y, b.total, b.active)
         hovers.append((y, block_hover(view, b)))
 

@@ -4,7 +4,6 @@ format itself is umoec/run/forge.py's."""
 from __future__ import annotations
 
 import json
-import os
 import threading
 from pathlib import Path
 
@@ -84,9 +83,7 @@ def open_path(text: str | None, reg: ForgeRegistry | None, base: Path | None = N
         raise ForgeFormatError("type the path of a Forge run folder (the --out folder of forge train)")
     if "\x00" in text:
         raise ForgeFormatError("the path contains a NUL character")
-    path = Path(os.path.expanduser(text))
-    if not path.is_absolute():
-        path = (base or Path.cwd()) / path
+    path = (base or Path.cwd()) / Path(text).expanduser()      # an absolute path stays as it is
     if path.is_file() and path.name == LOG_NAME:
         path = path.parent
     if not path.is_dir():

@@ -86,18 +86,10 @@ def ffn_label(view: ModelView, block: BlockView) -> str:
     return f"dense FFN {d.d_ff_dense:,}"
 
 
-def exit_label(block: BlockView) -> str:
-    return f"exit after {block.index}"
-
-
 def mtp_labels(view: ModelView) -> list[str]:
     """One label per multi-token-prediction head (collapsed to one when there are many)."""
     n = view.dims.n_mtp
-    if n == 0:
-        return []
-    if n <= 3:
-        return [f"MTP t+{k + 2}" for k in range(n)]
-    return [f"MTP t+2 … t+{n + 1} ({n})"]
+    return [f"MTP t+{k + 2}" for k in range(n)] if n <= 3 else [f"MTP t+2 … t+{n + 1} ({n})"]
 
 
 def block_hover(view: ModelView, block: BlockView) -> str:
