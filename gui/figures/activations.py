@@ -19,14 +19,11 @@ def activation_dist_fig(stats: pd.DataFrame) -> go.Figure:
     whiskers p1..p99, box p25..p75, line at p50, dashed mean with +-1 std."""
     if stats.empty:
         return empty_fig("No activation statistics yet")
-    fig = go.Figure()
-    for _, r in stats.sort_values("block_idx").iterrows():
-        b = int(r["block_idx"])
-        fig.add_trace(go.Box(
-            x=[block_label(b)], q1=[r["p25"]], median=[r["p50"]], q3=[r["p75"]],
-            lowerfence=[r["p1"]], upperfence=[r["p99"]], mean=[r["mean"]], sd=[r["std"]],
-            boxmean="sd", name=block_label(b), marker_color=block_colour(b), showlegend=False,
-            hoverinfo="y+name"))
+    fig = go.Figure([go.Box(
+        x=[block_label(r["block_idx"])], q1=[r["p25"]], median=[r["p50"]], q3=[r["p75"]],
+        lowerfence=[r["p1"]], upperfence=[r["p99"]], mean=[r["mean"]], sd=[r["std"]], boxmean="sd",
+        name=block_label(r["block_idx"]), marker_color=block_colour(r["block_idx"]), showlegend=False,
+        hoverinfo="y+name") for _, r in stats.sort_values("block_idx").iterrows()])
     fig.update_layout(template=TEMPLATE, height=380, margin=MARGIN,
                       yaxis_title="per-byte RMS of the block's output",
                       title={"text": f"step {int(stats['step'].iloc[0]):,}: whiskers p1..p99, "
@@ -48,8 +45,7 @@ def activation_heatmap_fig(stats: pd.DataFrame) -> go.Figure:
     fig = go.Figure(go.Heatmap(
         z=scaled, x=ACTIVATION_STATS, y=[block_label(b) for b in d["block_idx"]], customdata=raw,
         text=[[f"{v:.3f}" for v in row] for row in raw], texttemplate="%{text}",
-        textfont={"size": 11}, colorscale="Blues",
-        zmin=0, zmax=1, xgap=2, ygap=2,
+        textfont={"size": 11}, colorscale="Blues", zmin=0, zmax=1, xgap=2, ygap=2,
         colorbar={"title": {"text": "within stat"}, "tickvals": [0, 1], "ticktext": ["low", "high"]},
         hovertemplate="%{y}, %{x} = %{text}<extra></extra>"))
     fig.update_layout(template=TEMPLATE, height=max(380, 90 + 40 * len(d)), margin=MARGIN,

@@ -63,11 +63,8 @@ class RunData:
         return self.name + (LABEL_SUFFIX if self.kind == "forge" else "")
 
     def x(self, axis: str) -> np.ndarray | None:
-        if axis == "bytes":
-            return self.bytes_seen
-        if axis == "time":
-            return self.elapsed
-        return self.step.astype(np.float64)
+        """The training rows' x on `axis` (None where this run has none)."""
+        return {"bytes": self.bytes_seen, "time": self.elapsed}.get(axis, self.step.astype(np.float64))
 
     def x_at(self, steps: np.ndarray, axis: str) -> np.ndarray | None:
         """x of rows logged at `steps` (validation, system samples): the training rows' bytes or
