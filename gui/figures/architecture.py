@@ -129,9 +129,8 @@ def architecture_fig(view) -> go.Figure:
         y_prev, y = y, -(2.0 + b.index)
         arrow(y_prev, y)
         name = f"block-{b.index}"
-        rect(name, ARCH_X["box"], y, "mod" if b.mod else "box", h=_BOX_H,
+        rect(name, ARCH_X["box"], y, ("#ffffff", ARCH_COLOURS["mod" if b.mod else "box"][1]), h=_BOX_H,
              dash="dash" if b.mod else None, width=1.6 if b.mod else 1.2)
-        shapes[-1]["fillcolor"] = "#ffffff"
         text(name + "-label", sum(ARCH_X["label"]) / 2, y, f"{b.index} <i>{b.letter}</i>",
              size=11, bold=True)
         chip(name + ("-ada" if b.ada else "-norm"), ARCH_X["norm"], y, "ada" if b.ada else "norm",
