@@ -192,14 +192,12 @@ def load_run(runs_dir: Path, key: str, status: bool = True) -> RunData:
         except ForgeFormatError as exc:
             raise CompareError(f"{key}: {exc}") from None
     data = _RUNS.get(f"{runs_dir}\0{key}", sig, build)
-    if status:
-        data.status = fr.status_label() if fr is not None else _status(runs_dir, key)
+    if status and fr is not None:
+        data.status = fr.status_label()
+    elif status:
+        run = resolve(runs_dir, key)
+        data.status = summarise(run).label if run is not None else "?"
     return data
-
-
-def _status(runs_dir: Path, key: str) -> str:
-    run = resolve(runs_dir, key)
-    return summarise(run).label if run is not None else "?"
 
 
 def load_runs(runs_dir: Path, keys: list[str],

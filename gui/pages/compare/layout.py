@@ -27,8 +27,7 @@ def controls() -> html.Div:
                                 marks={0: "0", 0.5: "0.5", 0.99: "0.99"}, updatemode="mouseup", **KEEP),
                      style={"width": "220px"}),
             dbc.Switch(id=ids.COMPARE_LOGY, label="log y", value=False, class_name="ms-3 mb-0 small", **KEEP),
-            dbc.Switch(id=ids.COMPARE_FOLLOW, label="follow live", value=True,
-                       class_name="ms-3 mb-0 small"),
+            dbc.Switch(id=ids.COMPARE_FOLLOW, label="follow live", value=True, class_name="ms-3 mb-0 small"),
         ], className="d-flex align-items-center flex-wrap"),
     ])
 
@@ -44,8 +43,7 @@ def system_card() -> dbc.Card:
         dbc.CardHeader(header),
         dbc.CardBody([
             dcc.Graph(id=ids.COMPARE_SYSTEM_GRAPH, config=graph_config("compare-system"),
-                      figure=empty_fig("Pick runs above to see their system metrics",
-                                       height=SYSTEM_HEIGHT)),
+                      figure=empty_fig("Pick runs above to see their system metrics", height=SYSTEM_HEIGHT)),
             html.Div(id=ids.COMPARE_SYSTEM_NOTE, className="small text-muted"),
         ]),
     ], class_name="mb-3")
@@ -55,8 +53,7 @@ def table() -> dash_table.DataTable:
     return dash_table.DataTable(
         id=ids.COMPARE_TABLE, data=[], columns=[], sort_action="native", sort_mode="single",
         style_table={"overflowX": "auto"}, style_as_list_view=True,
-        style_cell={"fontSize": "13px", "padding": "4px 8px", "fontFamily": "inherit",
-                    "textAlign": "left"},
+        style_cell={"fontSize": "13px", "padding": "4px 8px", "fontFamily": "inherit", "textAlign": "left"},
         style_header={"fontWeight": "600", "backgroundColor": "#f8f9fa"})
 
 

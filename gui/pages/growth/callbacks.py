@@ -57,9 +57,8 @@ def growth_view(values: dict[str, Any], tier: Any, choice: dict[str, int]) -> di
         return out
     grown = growth.grow(values, tier, choice)
     effective = growth.knob_values(grown.values)
-    top_k = effective["moe.top_k"]
-    if "moe.top_k" in choice and top_k != choice["moe.top_k"]:
-        readouts["moe.top_k"] = panel.readout(top_k, base_knobs["moe.top_k"],
+    if "moe.top_k" in choice and effective["moe.top_k"] != choice["moe.top_k"]:
+        readouts["moe.top_k"] = panel.readout(effective["moe.top_k"], base_knobs["moe.top_k"],
                                               f"(chose {choice['moe.top_k']}; capped at n_routed)")
     out["notes"] = ("Adjusted to stay legal: " + "; ".join(grown.notes) + ".") if grown.notes else None
     if grown.config is None:
