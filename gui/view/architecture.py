@@ -99,9 +99,7 @@ def block_hover(view: ModelView, block: BlockView) -> str:
     names = {"norms": "RMSNorms", "ada": "AdaLN-Zero", "mixer": "SSM mixer",
              "xattn": "cross-attention", "ffn": "FFN" + (" (all experts)" if block.moe else ""),
              "mod_router": "MoD router"}
-    for part in BLOCK_PARTS:
-        if block.params[part]:
-            lines.append(f"{names[part]}: {block.params[part]:,}")
+    lines += [f"{names[part]}: {block.params[part]:,}" for part in BLOCK_PARTS if block.params[part]]
     lines.append(f"total: {block.total:,}; active per byte: {block.active:,.0f}")
     return "<br>".join(lines)
 
