@@ -36,5 +36,6 @@ def register(app, cockpit: AppContext) -> None:
         message, data = got
         if message:
             return empty_fig(message, height=380), empty_fig(message), ""
-        return (activation_dist_fig(data[1]), activation_heatmap_fig(data[1]),
-                av.step_label(data[0], version["last"]))
+        shown, stats = data
+        return (activation_dist_fig(stats), activation_heatmap_fig(stats),
+                av.step_label(shown, version["last"]))

@@ -43,7 +43,6 @@ def register(app, cockpit: AppContext) -> None:
                   Input(ids.BRAIN_VERSION, "data"))
     def view(step, block, version):
         one = None if block in (None, ALL_BLOCKS) else int(block)
-
         got = analysis.read_at(runs_dir, version, TABLE, step,
                                lambda conn, shown: read.hidden_states_at(conn, shown, block_idx=one))
         if got is None:
@@ -51,4 +50,5 @@ def register(app, cockpit: AppContext) -> None:
         message, data = got
         if message:
             return empty_fig(message, height=520), ""
-        return pca_fig(data[1], one), av.step_label(data[0], version["last"])
+        shown, hidden = data
+        return pca_fig(hidden, one), av.step_label(shown, version["last"])
