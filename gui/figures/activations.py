@@ -11,6 +11,7 @@ from plotly.subplots import make_subplots
 from .base import MARGIN, TEMPLATE, block_colour, block_label, empty_fig
 
 ACTIVATION_STATS = ["mean", "std", "p1", "p25", "p50", "p75", "p99"]
+PCA_HOVER = "sample %{customdata}<br>pc1 %{x:.3f}<br>pc2 %{y:.3f}<extra></extra>"
 
 
 def activation_dist_fig(stats: pd.DataFrame) -> go.Figure:
@@ -18,14 +19,11 @@ def activation_dist_fig(stats: pd.DataFrame) -> go.Figure:
     whiskers p1..p99, box p25..p75, line at p50, dashed mean with +-1 std."""
     if stats.empty:
         return empty_fig("No activation statistics yet")
-    fig = go.Figure()
-    for _, r in stats.sort_values("block_idx").iterrows():
-        b = int(r["block_idx"])
-        fig.add_trace(go.Box(
-            x=[block_label(b)], q1=[r["p25"]], median=[r["p50"]], q3=[r["p75"]],
-            lowerfence=[r["p1"]], upperfence=[r["p99"]], mean=[r["mean"]], sd=[r["std"]],
-            boxmean="sd", name=block_label(b), marker_color=block_colour(b), showlegend=False,
-            hoverinfo="y+name"))
+    fig = go.Figure([go.Box(
+        x=[block_label(r["block_idx"])], q1=[r["p25"]], median=[r["p50"]], q3=[r["p75"]],
+        lowerfence=[r["p1"]], upperfence=[r["p99"]], mean=[r["mean"]], sd=[r["std"]], boxmean="sd",
+        name=block_label(r["block_idx"]), marker_color=block_colour(r["block_idx"]), showlegend=False,
+        hoverinfo="y+name") for _, r in stats.sort_values("block_idx").iterrows()])
     fig.update_layout(template=TEMPLATE, height=380, margin=MARGIN,
                       yaxis_title="per-byte RMS of the block's output",
                       title={"text": f"step {int(stats['step'].iloc[0]):,}: whiskers p1..p99, "
@@ -47,8 +45,7 @@ def activation_heatmap_fig(stats: pd.DataFrame) -> go.Figure:
     fig = go.Figure(go.Heatmap(
         z=scaled, x=ACTIVATION_STATS, y=[block_label(b) for b in d["block_idx"]], customdata=raw,
         text=[[f"{v:.3f}" for v in row] for row in raw], texttemplate="%{text}",
-        textfont={"size": 11}, colorscale="Blues",
-        zmin=0, zmax=1, xgap=2, ygap=2,
+        textfont={"size": 11}, colorscale="Blues", zmin=0, zmax=1, xgap=2, ygap=2,
         colorbar={"title": {"text": "within stat"}, "tickvals": [0, 1], "ticktext": ["low", "high"]},
         hovertemplate="%{y}, %{x} = %{text}<extra></extra>"))
     fig.update_layout(template=TEMPLATE, height=max(380, 90 + 40 * len(d)), margin=MARGIN,
@@ -58,11 +55,8 @@ def activation_heatmap_fig(stats: pd.DataFrame) -> go.Figure:
 
 
 def pca_fig(hidden: pd.DataFrame, block_idx: int | None = None) -> go.Figure:
-    """Hidden states projected on their first two principal components.
-
-    One block (`block_idx`) as a single scatter, or None for every block as small multiples
-    sharing axes (so spread can be compared across depth). Equal aspect: distances are honest.
-    """
+    """Hidden states on their first two principal components: one block (`block_idx`) with equal
+    aspect (distances are honest), or None for every block as small multiples sharing axes."""
     if hidden.empty:
         return empty_fig("No hidden-state snapshot yet", height=520)
     step = int(hidden["step"].iloc[0])
@@ -75,7 +69,7 @@ def pca_fig(hidden: pd.DataFrame, block_idx: int | None = None) -> go.Figure:
             x=d["pc1"], y=d["pc2"], mode="markers", customdata=d["sample_idx"],
             marker={"color": block_colour(block_idx), "size": 7, "opacity": 0.65,
                     "line": {"color": "white", "width": 0.5}},
-            hovertemplate="sample %{customdata}<br>pc1 %{x:.3f}<br>pc2 %{y:.3f}<extra></extra>"))
+            hovertemplate=PCA_HOVER))
         fig.update_layout(template=TEMPLATE, height=520, margin=MARGIN, xaxis_title="PC 1",
                           yaxis={"title": "PC 2", "scaleanchor": "x", "scaleratio": 1},
                           title={**title, "text": f"{block_label(block_idx)} at step {step:,}: "
@@ -93,8 +87,7 @@ def pca_fig(hidden: pd.DataFrame, block_idx: int | None = None) -> go.Figure:
         fig.add_trace(go.Scattergl(x=d["pc1"], y=d["pc2"], mode="markers", name=block_label(b),
                                    customdata=d["sample_idx"], showlegend=False,
                                    marker={"color": block_colour(b), "size": 5, "opacity": 0.6},
-                                   hovertemplate="sample %{customdata}<br>pc1 %{x:.3f}<br>"
-                                                 "pc2 %{y:.3f}<extra></extra>"),
+                                   hovertemplate=PCA_HOVER),
                       row=i // cols + 1, col=i % cols + 1)
     fig.update_annotations(font_size=12)
     fig.update_xaxes(title_text="PC 1", row=rows)

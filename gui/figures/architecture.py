@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ..view.architecture import block_hover, exit_label, ffn_label, mtp_labels
+from umoec.units import fmt_count
+
+from ..view.architecture import block_hover, ffn_label, mtp_labels
 from .base import TEMPLATE
 
 # Diagram columns, in x units of 0..100 (the figure keeps a minimum width so labels fit).
@@ -26,29 +28,14 @@ _CHIP_H = 0.27      # half heights in row units
 _BOX_H = 0.37
 
 
-def _si(n: float) -> str:
-    """12345678 -> 12.3 M (three significant digits)."""
-    n = float(n)
-    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(n) >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{n:.0f}"
-
-
 def architecture_fig(view) -> go.Figure:
-    """A diagram of the model a config builds (`gui.view.architecture.ModelView`): the embedding with
-    its patch scales, every block in block_pattern order (norm or AdaLN-Zero, SSM mixer,
-    cross-attention, MoE or dense FFN, MoD), exit heads, the final and MTP heads and the cascade,
-    each row with a bar of its parameters (grey: total, blue: active per byte).
-
-    Shapes and annotations carry names (block-3, block-3-ffn-moe, block-3-mod, patch-16, ...)
-    so tests can count what was drawn; hovering a row lists its parameters exactly.
-    """
+    """A diagram of a `ModelView`: embedding, blocks, heads and cascade, one row each with a bar of
+    its parameters (grey: total, blue: active per byte) and a hover listing them exactly. Shapes
+    and annotations are named (block-3, block-3-ffn-moe, patch-16, ...) so tests can count them."""
     d = view.dims
     shapes: list[dict] = []
     notes: list[dict] = []
-    hover_y: list[float] = []
-    hover_text: list[str] = []
+    hovers: list[tuple[float, str]] = []     # (row y, hover text)
 
     def rect(name, x, y, colours, h=_CHIP_H, dash=None, width=1.2):
         fill, line = ARCH_COLOURS[colours] if isinstance(colours, str) else colours
@@ -68,6 +55,16 @@ def architecture_fig(view) -> go.Figure:
         shapes.append({"type": "line", "name": name, "x0": x0, "x1": x1, "y0": y0, "y1": y1,
                        "line": {"color": colour, "width": width, "dash": dash}})
 
+    def chips_across(y, names, labels, line_colour, size, none_name, none_text):
+        """Chips side by side from the FFN column to the MoD column (patch scales, MTP heads)."""
+        x0, x1 = ffn_x0, ARCH_X["mod"][1]
+        if not names:
+            text(none_name, (x0 + x1) / 2, y, none_text, size=10, colour="#6c757d")
+        w = (x1 - x0) / max(1, len(names))
+        for k, (name, label) in enumerate(zip(names, labels, strict=True)):
+            chip(name, (x0 + k * w + 0.25, x0 + (k + 1) * w - 0.25), y, ("#ffffff", line_colour), label,
+                 size=size)
+
     def arrow(y_from, y_to):
         notes.append({"x": 27.5, "y": y_to + _BOX_H, "ax": 27.5, "ay": y_from - _BOX_H, "xref": "x",
                       "yref": "y", "axref": "x", "ayref": "y", "text": "", "showarrow": True,
@@ -80,49 +77,45 @@ def architecture_fig(view) -> go.Figure:
         x0, x1 = ARCH_X["bar"]
         span = x1 - x0
         rect(name + "-bar", (x0, x0 + span * total / largest), y, "bar", h=0.2, width=0)
-        label = _si(total)
+        label = fmt_count(total)
         if active is not None:
             rect(name + "-bar-active", (x0, x0 + span * min(active, total) / largest), y,
                  "bar_active", h=0.2, width=0)
-            label += f" · {_si(active)}"
+            label += f" · {fmt_count(active)}"
         text(name + "-count", x0 + 0.4, y, label, size=10, anchor="left")
+
+    def part(name, y, tag, left, left_text, total, hover):
+        """The row of the embedding, the heads or the cascade: box, tag, a chip under norm and mixer,
+        bar and hover (what it draws on the right is the caller's)."""
+        rect(name, ARCH_X["box"], y, name, h=_BOX_H)
+        text(name + "-label", sum(ARCH_X["label"]) / 2, y, tag, size=10, bold=True)
+        chip(f"{name}-{left}", (ARCH_X["norm"][0], ARCH_X["mixer"][1]), y, ("#ffffff", ARCH_COLOURS[name][1]),
+             left_text)
+        bar(name, y, total)
+        hovers.append((y, hover))
 
     # header row ------------------------------------------------------------------------------
     y = 0.0
     ffn_x0 = ARCH_X["xattn"][1] + 0.5 if d.cross_attn else ARCH_X["xattn"][0]
-    header = {"norm": "norm", "mixer": "mixer", "ffn": "FFN", "mod": "MoD", "exit": "exit head",
-              "bar": "parameters: total · active/byte"}
-    cols = {"norm": ARCH_X["norm"], "mixer": ARCH_X["mixer"], "ffn": (ffn_x0, ARCH_FFN_END),
-            "mod": ARCH_X["mod"], "exit": ARCH_X["exit"]}
+    cols = {"norm": ("norm", ARCH_X["norm"]), "mixer": ("mixer", ARCH_X["mixer"]),
+            "ffn": ("FFN", (ffn_x0, ARCH_FFN_END)), "mod": ("MoD", ARCH_X["mod"]),
+            "exit": ("exit head", ARCH_X["exit"])}
     if d.cross_attn:
-        cols["xattn"], header["xattn"] = ARCH_X["xattn"], "x-attn"
-    for key, (x0, x1) in cols.items():
-        text(f"header-{key}", (x0 + x1) / 2, y, header[key], size=10, colour="#6c757d")
-    text("header-bar", ARCH_X["bar"][0] + 0.4, y, header["bar"], size=10, colour="#6c757d",
-         anchor="left")
+        cols["xattn"] = ("x-attn", ARCH_X["xattn"])
+    for key, (label, (x0, x1)) in cols.items():
+        text(f"header-{key}", (x0 + x1) / 2, y, label, size=10, colour="#6c757d")
+    text("header-bar", ARCH_X["bar"][0] + 0.4, y, "parameters: total · active/byte", size=10,
+         colour="#6c757d", anchor="left")
     text("header-block", sum(ARCH_X["label"]) / 2, y, "block", size=10, colour="#6c757d")
 
     # embedding --------------------------------------------------------------------------------
     y = -1.0
-    rect("embed", ARCH_X["box"], y, "embed", h=_BOX_H)
-    text("embed-label", sum(ARCH_X["label"]) / 2, y, "in", size=10, bold=True)
-    chip("embed-byte", (ARCH_X["norm"][0], ARCH_X["mixer"][1]), y, ("#ffffff", "#0aa2c0"),
-         f"byte embedding 256 × {d.d_model:,}")
-    if d.scales:
-        x0, x1 = ffn_x0, ARCH_X["mod"][1]
-        w = (x1 - x0) / len(d.scales)
-        for k, scale in enumerate(d.scales):
-            chip(f"patch-{scale}", (x0 + k * w + 0.25, x0 + (k + 1) * w - 0.25), y,
-                 ("#ffffff", "#0aa2c0"), f"patch {scale}" if w > 6 else str(scale),
-                 size=11 if w > 6 else 10)
-    else:
-        text("patch-none", (ffn_x0 + ARCH_X["mod"][1]) / 2, y, "no patch scales", size=10,
-             colour="#6c757d")
-    bar("embed", y, view.embed_params)
-    hover_y.append(y)
-    hover_text.append(f"<b>embedding</b><br>byte table: {view.breakdown['embedding']:,}<br>"
-                      f"patch tables ({', '.join(map(str, d.scales)) or 'none'}): "
-                      f"{view.breakdown['patches']:,}")
+    part("embed", y, "in", "byte", f"byte embedding 256 × {d.d_model:,}", view.embed_params,
+         f"<b>embedding</b><br>byte table: {view.breakdown['embedding']:,}<br>patch tables "
+         f"({', '.join(map(str, d.scales)) or 'none'}): {view.breakdown['patches']:,}")
+    wide = (ARCH_X["mod"][1] - ffn_x0) / max(1, len(d.scales)) > 6     # room for "patch 16"
+    chips_across(y, [f"patch-{s}" for s in d.scales], [f"patch {s}" if wide else str(s) for s in d.scales],
+                 "#0aa2c0", 11 if wide else 10, "patch-none", "no patch scales")
 
     # conditioning source ---------------------------------------------------------------------
     linked = [b for b in view.blocks if b.ada or b.xattn]
@@ -136,9 +129,8 @@ def architecture_fig(view) -> go.Figure:
         y_prev, y = y, -(2.0 + b.index)
         arrow(y_prev, y)
         name = f"block-{b.index}"
-        rect(name, ARCH_X["box"], y, "mod" if b.mod else "box", h=_BOX_H,
+        rect(name, ARCH_X["box"], y, ("#ffffff", ARCH_COLOURS["mod" if b.mod else "box"][1]), h=_BOX_H,
              dash="dash" if b.mod else None, width=1.6 if b.mod else 1.2)
-        shapes[-1]["fillcolor"] = "#ffffff"
         text(name + "-label", sum(ARCH_X["label"]) / 2, y, f"{b.index} <i>{b.letter}</i>",
              size=11, bold=True)
         chip(name + ("-ada" if b.ada else "-norm"), ARCH_X["norm"], y, "ada" if b.ada else "norm",
@@ -157,49 +149,30 @@ def architecture_fig(view) -> go.Figure:
             chip(name + "-mod", ARCH_X["mod"], y, "mod", f"MoD {view.capacity:.0%}", size=10)
         if b.exit_head:
             line(name + "-exit-link", ARCH_X["box"][1], y, ARCH_X["exit"][0], y, "#d63384")
-            chip(name + "-exit", ARCH_X["exit"], y, "exit", exit_label(b), size=10)
+            chip(name + "-exit", ARCH_X["exit"], y, "exit", f"exit after {b.index}", size=10)
         bar(name, y, b.total, b.active)
-        hover_y.append(y)
-        hover_text.append(block_hover(view, b))
+        hovers.append((y, block_hover(view, b)))
 
     # heads and cascade --------------------------------------------------------------------------
     y_prev, y = y, y - 1.0
     arrow(y_prev, y)
-    rect("head", ARCH_X["box"], y, "head", h=_BOX_H)
-    text("head-label", sum(ARCH_X["label"]) / 2, y, "out", size=10, bold=True)
-    chip("head-final", (ARCH_X["norm"][0], ARCH_X["mixer"][1]), y, ("#ffffff", "#343a40"),
-         f"norm → W_out {d.d_model:,}→256")
+    part("head", y, "out", "final", f"norm → W_out {d.d_model:,}→256", view.breakdown["head"],
+         f"<b>heads</b>: {view.breakdown['head']:,}<br>one W_out ({d.d_model}→256) shared by the "
+         f"final head, {len(d.exit_blocks)} exit head(s) and {d.n_mtp} MTP head(s)")
     mtp = mtp_labels(view)
-    if mtp:
-        x0, x1 = ffn_x0, ARCH_X["mod"][1]
-        w = (x1 - x0) / len(mtp)
-        for k, label in enumerate(mtp):
-            chip(f"head-mtp-{k + 1}", (x0 + k * w + 0.25, x0 + (k + 1) * w - 0.25), y,
-                 ("#ffffff", "#343a40"), label, size=10)
-    else:
-        text("head-mtp-none", (ffn_x0 + ARCH_X["mod"][1]) / 2, y, "no multi-token heads",
-             size=10, colour="#6c757d")
-    bar("head", y, view.breakdown["head"])
-    hover_y.append(y)
-    hover_text.append(f"<b>heads</b>: {view.breakdown['head']:,}<br>one W_out ({d.d_model}→256) "
-                      f"shared by the final head, {len(d.exit_blocks)} exit head(s) and "
-                      f"{d.n_mtp} MTP head(s)")
+    chips_across(y, [f"head-mtp-{k + 1}" for k in range(len(mtp))], mtp, "#343a40", 10, "head-mtp-none",
+                 "no multi-token heads")
     if d.cascade:
         y -= 1.0
-        rect("cascade", ARCH_X["box"], y, "cascade", h=_BOX_H)
-        text("cascade-label", sum(ARCH_X["label"]) / 2, y, "mix", size=10, bold=True)
-        chip("cascade-tables", (ARCH_X["norm"][0], ARCH_X["mixer"][1]), y, ("#ffffff", "#8c6d46"),
-             "cascade: order 1-3 byte contexts")
+        part("cascade", y, "mix", "tables", "cascade: order 1-3 byte contexts", view.breakdown["cascade"],
+             f"<b>cascade</b>: {view.breakdown['cascade']:,} (mixer; the count tables are statistics, "
+             "not parameters)")
         chip("cascade-mixer", (ffn_x0, ARCH_X["mod"][1]), y, ("#ffffff", "#8c6d46"),
              f"mixer ({d.cascade_hidden}) → coder distribution", size=10)
-        bar("cascade", y, view.breakdown["cascade"])
-        hover_y.append(y)
-        hover_text.append(f"<b>cascade</b>: {view.breakdown['cascade']:,} (mixer; the count "
-                          "tables are statistics, not parameters)")
 
     n_rows = -y + 1
-    fig = go.Figure(go.Scatter(x=[50] * len(hover_y), y=hover_y, mode="markers",
-                               marker={"size": 1, "opacity": 0}, hovertext=hover_text,
+    fig = go.Figure(go.Scatter(x=[50] * len(hovers), y=[h[0] for h in hovers], mode="markers",
+                               marker={"size": 1, "opacity": 0}, hovertext=[h[1] for h in hovers],
                                hoverinfo="text", showlegend=False, name="parts"))
     fig.update_layout(
         template=TEMPLATE, shapes=shapes, annotations=notes, showlegend=False,

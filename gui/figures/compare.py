@@ -1,15 +1,7 @@
-"""Compare tab: training loss (raw and EMA, EMA computed on every row) above validation bits with
-each run's best point starred, against step, training bytes or wall time; every trace picked for
-the view by series.points (a zoom re-aggregates the visible range at full resolution).
-
-The legend names each run by the hyperparameters that differ between the chosen runs
-(`config_diff`, `legend_name`); the Compare table (gui/services/compare.py) shows the same keys.
-
-Below it, `system_fig`: one system metric (CPU, resident memory, GPU, free disk; the trainer's
-SystemSampler samples them at each logged step) of every run, in the colour the loss chart gives
-that run, on the same x axis choice. `system_options` lists the metrics some run recorded.
-
-`runs` are gui.services.compare.RunData, already loaded: nothing here reads a file.
+"""Compare tab: training loss (raw, and EMA on every row) above validation bits with each run's best
+point starred, and `system_fig`: one system metric of every run in its loss-chart colour. The legend
+names runs by the hyperparameters that differ (`config_diff`). Traces are picked for the view by
+series.points (a zoom re-aggregates the visible range at full resolution). Nothing here reads a file.
 """
 from __future__ import annotations
 
@@ -48,30 +40,20 @@ def run_colour(i: int) -> str:
 def config_diff(runs: list[RunData]) -> dict[str, list[str]]:
     """Per kind ("umoec", "forge"): the config keys whose values differ between the chosen runs
     of that kind (runs without a known config are left out)."""
-    out: dict[str, list[str]] = {}
-    for kind in ("umoec", "forge"):
-        configs = [r.config for r in runs if r.kind == kind and r.config]
-        if len(configs) < 2:
-            out[kind] = []
-            continue
-        keys = sorted(set().union(*configs))
-        out[kind] = [k for k in keys if len({repr(c.get(k)) for c in configs}) > 1]
-    return out
+    def differing(configs: list[dict]) -> list[str]:
+        keys = sorted(set().union(*configs)) if len(configs) > 1 else []
+        return [k for k in keys if len({repr(c.get(k)) for c in configs}) > 1]
+    return {kind: differing([r.config for r in runs if r.kind == kind and r.config])
+            for kind in ("umoec", "forge")}
 
 
 def short_keys(keys: list[str]) -> dict[str, str]:
     """Dotted keys shortened to their last part, or more where that would be ambiguous."""
-    out = {}
-    for k in keys:
-        parts = k.split(".")
-        for n in range(1, len(parts) + 1):
-            tail = ".".join(parts[-n:])
-            if sum(1 for other in keys if other == tail or other.endswith("." + tail)) == 1:
-                out[k] = tail
-                break
-        else:
-            out[k] = k
-    return out
+    def short(key: str) -> str:
+        parts = key.split(".")
+        tails = (".".join(parts[-n:]) for n in range(1, len(parts) + 1))
+        return next((t for t in tails if sum(o == t or o.endswith("." + t) for o in keys) == 1), key)
+    return {k: short(k) for k in keys}
 
 
 def fmt_value(v: Any) -> str:
@@ -86,13 +68,11 @@ def fmt_value(v: Any) -> str:
 
 def legend_name(run: RunData, keys: list[str]) -> str:
     """'name: lr=0.003, top_k=2' with only the differing keys (at most LEGEND_KEYS)."""
-    if not keys:
-        return run.label + (" (bits/token)" if run.kind == "forge" else "")
-    short = short_keys(keys)
     unit = " (bits/token)" if run.kind == "forge" else ""
     own = [k for k in keys if run.config.get(k) is not None]   # a run without config.json has none
     if not own:
         return run.label + unit
+    short = short_keys(keys)
     parts = [f"{short[k]}={fmt_value(run.config.get(k))}" for k in own[:LEGEND_KEYS]]
     more = f", +{len(own) - LEGEND_KEYS} more" if len(own) > LEGEND_KEYS else ""
     return f"{run.label}{unit}: {', '.join(parts)}{more}"
@@ -117,37 +97,31 @@ def compare_fig(runs: list[RunData], axis: str = "step", smoothing: float = 0.6,
             continue
         if axis == "bytes" and r.bytes_note:
             notes.append(f"{r.label}: x = {r.bytes_note}")
-        name = legend_name(r, diff.get(r.kind, []))
-        smooth = ema(r.train_bits, smoothing)   # on every row, before any downsampling
+        group = {"name": legend_name(r, diff.get(r.kind, [])), "legendgroup": f"run{i}"}
         rx, ry = points(x, r.train_bits, window, n_out)
-        ex, ey = points(x, smooth, window, n_out)
-        group = f"run{i}"
-        fig.add_trace(line_trace(x=rx, y=ry, mode="lines", name=name, legendgroup=group,
-                                showlegend=False, opacity=0.3, hoverinfo="skip",
-                                line={"color": colour, "width": 1}), row=1, col=1)
-        fig.add_trace(line_trace(x=ex, y=ey, mode="lines", name=name, legendgroup=group,
-                                line={"color": colour, "width": 2},
-                                hovertemplate=f"{r.name}<br>%{{x}}: %{{y:.4f}} {r.unit} (EMA)"
-                                              "<extra></extra>"), row=1, col=1)
-        vx = r.val_x(axis)
+        ex, ey = points(x, ema(r.train_bits, smoothing), window, n_out)   # EMA on every row
+        fig.add_trace(line_trace(x=rx, y=ry, mode="lines", showlegend=False, opacity=0.3, hoverinfo="skip",
+                                 line={"color": colour, "width": 1}, **group), row=1, col=1)
+        fig.add_trace(line_trace(x=ex, y=ey, mode="lines", line={"color": colour, "width": 2}, **group,
+                                 hovertemplate=f"{r.name}<br>%{{x}}: %{{y:.4f}} {r.unit} (EMA)"
+                                               "<extra></extra>"), row=1, col=1)
+        vx = r.x_at(r.val_step, axis)
         fig.add_trace(go.Scatter(x=vx.tolist(), y=r.val_bits.tolist(), mode="lines+markers",
-                                 name=name, legendgroup=group, showlegend=False,
-                                 line={"color": colour, "width": 2}, marker={"size": 4},
+                                 showlegend=False, line={"color": colour, "width": 2}, marker={"size": 4},
+                                 **group,
                                  hovertemplate=f"{r.name}<br>%{{x}}: val %{{y:.4f}} {r.unit}"
                                                "<extra></extra>"), row=2, col=1)
         best = r.best_val()
         if best is not None:
             bx = float(np.interp(best[0], r.step, x)) if axis != "step" and len(r.step) else best[0]
-            fig.add_trace(go.Scatter(x=[bx], y=[best[1]], mode="markers", legendgroup=group,
+            fig.add_trace(go.Scatter(x=[bx], y=[best[1]], mode="markers", legendgroup=group["legendgroup"],
                                      showlegend=False, name=f"best val {best[1]:.3f}",
                                      marker={"symbol": "star", "size": 13, "color": colour,
                                              "line": {"color": "#000", "width": 1}},
                                      hovertemplate=f"{r.name}: best val {best[1]:.4f} {r.unit} "
                                                    f"at step {best[0]:,}<extra></extra>"),
                           row=2, col=1)
-    if not fig.data:
-        fig.add_annotation(text="No run can be drawn on this axis", showarrow=False,
-                           xref="paper", yref="paper", x=0.5, y=0.5)
+    _say_when_empty(fig)
     fig.update_layout(template=TEMPLATE, height=620, uirevision="compare",
                       margin={"l": 60, "r": 20, "t": 40, "b": 40},
                       legend={"orientation": "h", "y": -0.12, "x": 0},
@@ -156,19 +130,19 @@ def compare_fig(runs: list[RunData], axis: str = "step", smoothing: float = 0.6,
     units = {r.unit for r in runs}
     title = ("bits per token (Forge)" if units == {"bits/token"} else
              "bits per byte; per token for Forge runs" if "bits/token" in units else "bits per byte")
-    fig.update_yaxes(title_text=title, row=1, col=1)
-    fig.update_yaxes(title_text=title, row=2, col=1)
-    # The x axes' own uirevision follows the window: when the window changes (a zoom, or
-    # follow live / double-click dropping it) plotly must draw the figure's x range, not keep the
-    # range a user dragged under the old one; the legend's clicks (layout uirevision) survive.
-    x_rev = f"compare-x-{list(window) if window else 'all'}"
-    if window:
-        fig.update_xaxes(range=list(window), autorange=False, uirevision=x_rev)
-    else:
-        fig.update_xaxes(autorange=True, uirevision=x_rev)
-    if log_y:
-        fig.update_yaxes(type="log")
+    fig.update_yaxes(title_text=title, type="log" if log_y else None)
+    # The x axes' own uirevision follows the window, so a new window (a zoom, or follow live /
+    # double-click dropping it) is drawn, not the range dragged under the old one; the legend's
+    # clicks (layout uirevision) survive.
+    fig.update_xaxes(range=list(window) if window else None, autorange=not window,
+                     uirevision=f"compare-x-{list(window) if window else 'all'}")
     return fig, notes
+
+
+def _say_when_empty(fig: go.Figure) -> None:
+    if not fig.data:
+        fig.add_annotation(text="No run can be drawn on this axis", showarrow=False,
+                           xref="paper", yref="paper", x=0.5, y=0.5)
 
 
 # -- system metrics --------------------------------------------------------------------------------
@@ -212,9 +186,7 @@ def system_fig(runs: list[RunData], metric: str, axis: str = "step",
                                 line={"color": run_colour(i), "width": 2},
                                 hovertemplate=f"{r.name}<br>%{{x}}: %{{y:,.1f}} {label}"
                                               "<extra></extra>"))
-    if not fig.data:
-        fig.add_annotation(text="No run can be drawn on this axis", showarrow=False,
-                           xref="paper", yref="paper", x=0.5, y=0.5)
+    _say_when_empty(fig)
     fig.update_layout(template=TEMPLATE, height=SYSTEM_HEIGHT, uirevision="compare-system",
                       margin={"l": 60, "r": 20, "t": 20, "b": 40}, hovermode="closest",
                       showlegend=True, legend={"orientation": "h", "y": -0.25, "x": 0},

@@ -6,6 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..view.growth import fmt_knob
 from .base import TEMPLATE, empty_fig
 
 _GROWTH_ROWS = (("total", "active"), ("flops",), ("memory",))
@@ -21,9 +22,7 @@ def _log_ticks(xs) -> dict:
     powers = [x for x in xs if x > 0 and x & (x - 1) == 0]
     step = max(1, -(-len(powers) // 6))
     vals = powers[::step]
-    text = [f"{v >> 20}M" if v >= 1 << 20 else f"{v >> 10}k" if v >= 1 << 10 else str(v)
-            for v in vals]
-    return {"tickvals": vals, "ticktext": text}
+    return {"tickvals": vals, "ticktext": [fmt_knob(v) for v in vals]}
 
 
 def _log_y_ticks(values) -> dict:
@@ -50,16 +49,13 @@ def _log_y_ticks(values) -> dict:
 
 
 def growth_fig(sweeps: dict, current: dict, point: dict, log_x: set | None = None) -> go.Figure:
-    """Size curves for the Growth tab: one column per swept knob (`sweeps`: key -> DataFrame
-    with x, total, active, flops, memory), rows parameters / FLOPs per byte / memory (GB), log y.
-    `current`: key -> the knob's chosen value; `point`: the chosen config's sizes (same names),
-    marked with a diamond in every panel."""
+    """Size curves, one column per swept knob (`sweeps`: key -> view/growth.sweep), rows parameters /
+    FLOPs per byte / memory (log y); the chosen values (`current`) and sizes (`point`) marked."""
     sweeps = {k: v for k, v in sweeps.items() if not v.empty}
     if not sweeps:
         return empty_fig("No legal configuration to plot", height=620)
     log_x = log_x or set()
     keys = list(sweeps)
-    lines: list[dict] = []
     scale = {"total": 1.0, "active": 1.0, "flops": 1.0, "memory": 1e-9}
     fig = make_subplots(rows=3, cols=len(keys), shared_xaxes="columns", horizontal_spacing=0.07,
                         vertical_spacing=0.07,
@@ -88,12 +84,8 @@ def growth_fig(sweeps: dict, current: dict, point: dict, log_x: set | None = Non
             shown += [point[col] * scale[col] for col in cols if col in point]
             fig.update_yaxes(type="log", row=r, col=c, **_log_y_ticks(shown))
         if current.get(key) is not None:  # a dotted line at the chosen value, every row
-            for r in range(1, 4):
-                axis = (r - 1) * len(keys) + c
-                suffix = "" if axis == 1 else str(axis)
-                lines.append({"type": "line", "xref": f"x{suffix}", "yref": f"y{suffix} domain",
-                              "x0": current[key], "x1": current[key], "y0": 0, "y1": 1,
-                              "line": {"color": "#adb5bd", "width": 1, "dash": "dot"}})
+            fig.add_vline(x=current[key], row="all", col=c,
+                          line={"color": "#adb5bd", "width": 1, "dash": "dot"})
         if key in log_x:
             fig.update_xaxes(type="log", col=c, **_log_ticks(df["x"]))
         fig.update_xaxes(title_text=name, row=3, col=c)
@@ -101,5 +93,5 @@ def growth_fig(sweeps: dict, current: dict, point: dict, log_x: set | None = Non
         fig.update_yaxes(title_text=title, row=r, col=1)
     fig.update_layout(template=TEMPLATE, height=640, margin={"l": 70, "r": 20, "t": 60, "b": 50},
                       legend={"orientation": "h", "y": 1.09, "x": 0, "font": {"size": 11}},
-                      hovermode="closest", uirevision="growth", shapes=lines)
+                      hovermode="closest", uirevision="growth")
     return fig

@@ -11,12 +11,8 @@ from .series import thin
 
 
 def mod_summary(at: pd.DataFrame, history: pd.DataFrame | None = None) -> dict:
-    """Numbers for the MoD metric cards, from the newest step (`at`) and optionally the history.
-
-    average: mean fraction processed over MoD blocks; deviation: that minus the capacity
-    (signed, fraction points); worst: largest |fraction - capacity| of any block; inference:
-    mean inference-time fraction (None if not logged); run_average: mean over the history.
-    """
+    """The MoD cards' numbers from the newest step (`at`) and the history: average fraction, signed
+    and worst deviation from capacity, inference-time fraction (None if not logged), run average."""
     if at.empty:
         return {}
     frac, cap = at["fraction_processed"].astype(float), at["capacity"].astype(float)
@@ -27,29 +23,23 @@ def mod_summary(at: pd.DataFrame, history: pd.DataFrame | None = None) -> dict:
            "inference": None if inf.isna().all() else float(inf.mean())}
     if history is not None and not history.empty:
         out["run_average"] = float(history["fraction_processed"].astype(float).mean())
-        out["run_deviation"] = float((history["fraction_processed"].astype(float)
-                                      - history["capacity"].astype(float)).mean())
     return out
 
 
 def mod_current_fig(at: pd.DataFrame) -> go.Figure:
-    """Fraction of bytes each MoD block processes at the newest step (training and inference),
-    with the target capacity as a dashed line."""
+    """Fraction each MoD block processes at the newest step (training, inference) vs the capacity."""
     if at.empty:
         return empty_fig("No MoD rows yet", height=380)
-    labels = [block_label(b) for b in at["block_idx"]]
-    fig = go.Figure()
-    fig.add_trace(go.Bar(x=labels, y=at["fraction_processed"], name="training (top-k)",
-                         marker_color=[block_colour(b) for b in at["block_idx"]],
-                         text=at["fraction_processed"], texttemplate="%{text:.1%}",
-                         textposition="inside", insidetextanchor="end"))
+    colours = [block_colour(b) for b in at["block_idx"]]
+    bars = {"x": [block_label(b) for b in at["block_idx"]], "texttemplate": "%{text:.1%}",
+            "textposition": "inside", "insidetextanchor": "end"}
+    fig = go.Figure(go.Bar(y=at["fraction_processed"], name="training (top-k)", marker_color=colours,
+                           text=at["fraction_processed"], **bars))
     inf = pd.to_numeric(at["fraction_inference"], errors="coerce")
     if not inf.isna().all():
-        fig.add_trace(go.Bar(x=labels, y=inf, name="inference (threshold router)",
-                             marker={"color": [block_colour(b) for b in at["block_idx"]],
-                                     "pattern": {"shape": "/"}, "opacity": 0.55},
-                             text=inf, texttemplate="%{text:.1%}", textposition="inside",
-                             insidetextanchor="end", textfont={"color": "#212529"}))
+        fig.add_trace(go.Bar(y=inf, name="inference (threshold router)", text=inf,
+                             marker={"color": colours, "pattern": {"shape": "/"}, "opacity": 0.55},
+                             textfont={"color": "#212529"}, **bars))
     cap = float(at["capacity"].iloc[0])
     fig.add_hline(y=cap, line=REFERENCE_LINE, annotation_text=f"capacity {cap:.0%}",
                   annotation_position="top right", annotation_yshift=4)
@@ -63,8 +53,7 @@ def mod_current_fig(at: pd.DataFrame) -> go.Figure:
 
 
 def mod_gate_history_fig(history: pd.DataFrame) -> go.Figure:
-    """fraction_processed per MoD block over training steps (solid), the inference-time fraction
-    (dotted) and the target capacity (dashed)."""
+    """Fraction processed per MoD block over training (solid; inference dotted; capacity dashed)."""
     if history.empty:
         return empty_fig("No MoD history yet")
     fig = go.Figure()

@@ -1,6 +1,6 @@
-"""Routing tab: expert load per block at one step (heatmap), each expert's load or bias over
-time, load balance per block (Gini, max/min; umoec/metrics/balance.py) and one expert's
-drill-down. DataFrames as umoec/metrics/read.py returns them in, a figure out."""
+"""Routing tab figures, from DataFrames as umoec/metrics/read.py returns them: expert load per
+block at one step (heatmap), each expert's load or bias over time, load balance per block (Gini,
+max/min; umoec/metrics/balance.py) and one expert's drill-down."""
 from __future__ import annotations
 
 import numpy as np
@@ -23,13 +23,15 @@ from .base import (
 from .series import thin
 
 
-def routing_heatmap_fig(routing_at: pd.DataFrame, highlight: tuple[int, int] | None = None) -> go.Figure:
-    """Expert load at one step: blocks (rows) x experts (columns), white = balanced (1/n).
+def _reference(x, y: float, name: str, **kw) -> go.Scatter:
+    """A dashed horizontal line at `y` over the first and last of `x` (balanced load, bias 0)."""
+    return go.Scatter(x=[x[0], x[-1]], y=[y, y], mode="lines", name=name, line=REFERENCE_LINE,
+                      hoverinfo="skip", **kw)
 
-    x = expert index, y = block index (a category axis labelled "block N"), so a click's point
-    names the cell directly; cells also carry [block_idx, expert_idx] as customdata.
-    `highlight` = (block_idx, expert_idx) outlines that cell.
-    """
+
+def routing_heatmap_fig(routing_at: pd.DataFrame, highlight: tuple[int, int] | None = None) -> go.Figure:
+    """Expert load at one step: blocks (rows, y) x experts (columns, x), white = balanced (1/n), so a
+    click's point names the cell; `highlight` = (block_idx, expert_idx) outlines that cell."""
     if routing_at.empty:
         return empty_fig("No routing rows at this step")
     grid = routing_at.pivot_table(index="block_idx", columns="expert_idx", values="load", aggfunc="first")
@@ -61,11 +63,8 @@ def routing_heatmap_fig(routing_at: pd.DataFrame, highlight: tuple[int, int] | N
 
 def moe_routing_history_fig(history: pd.DataFrame, block_idx: int | None = None,
                             value: str = "load", highlight: int | None = None) -> go.Figure:
-    """Load (or bias) of every expert of one MoE block over time, one line per expert.
-
-    `block_idx` None = the lowest block present. A dashed line marks the balanced load 1/n
-    (bias: 0). `highlight` draws that expert thicker and the others faded.
-    """
+    """Load (or bias) of every expert of one MoE block (None: the lowest) over time, a dashed line at
+    the balanced load 1/n (bias: 0); `highlight` draws that expert thicker and the others faded."""
     if history.empty:
         return empty_fig("No routing history yet")
     if block_idx is None or block_idx not in set(history["block_idx"]):
@@ -83,8 +82,7 @@ def moe_routing_history_fig(history: pd.DataFrame, block_idx: int | None = None,
             opacity=0.35 if faded else 1.0))
     n = len(wide.columns)
     ref, ref_name = (1.0 / n, f"balanced 1/{n}") if value == "load" else (0.0, "bias 0")
-    fig.add_trace(go.Scatter(x=[steps[0], steps[-1]], y=[ref, ref], mode="lines", name=ref_name,
-                             line=REFERENCE_LINE, hoverinfo="skip"))
+    fig.add_trace(_reference(steps, ref, ref_name))
     fig.update_layout(template=TEMPLATE, height=380, margin=MARGIN, xaxis_title="step",
                       yaxis={"title": f"{value} ({block_label(block_idx)})",
                              "tickformat": ".0%" if value == "load" else None},
@@ -94,11 +92,8 @@ def moe_routing_history_fig(history: pd.DataFrame, block_idx: int | None = None,
 
 
 def load_balance_fig(history: pd.DataFrame) -> go.Figure:
-    """Gini coefficient (left) and max/min load ratio (right, log) per MoE block over time.
-
-    Dashed lines mark perfect balance (Gini 0, ratio 1). Accepts the routing history (long
-    format) or an already computed `load_balance_table`.
-    """
+    """Gini coefficient (left) and max/min load ratio (right, log) per MoE block over time, dashed
+    at perfect balance; from the routing history or an already computed `load_balance_table`."""
     if history.empty:
         return empty_fig("No routing history yet")
     table = history if "gini" in history.columns else load_balance_table(history)
@@ -108,18 +103,13 @@ def load_balance_fig(history: pd.DataFrame) -> go.Figure:
     for b, d in table.groupby("block_idx", sort=True):
         steps = d["step"].to_numpy()
         keep = thin(steps, [d["gini"].to_numpy(), d["max_min"].to_numpy()])
-        colour = block_colour(b)
-        fig.add_trace(line_trace(x=steps[keep], y=d["gini"].to_numpy()[keep], mode="lines",
-                                name=block_label(b), legendgroup=str(b),
-                                line={"color": colour, "width": 1.8}), row=1, col=1)
-        fig.add_trace(line_trace(x=steps[keep], y=d["max_min"].to_numpy()[keep], mode="lines",
-                                name=block_label(b), legendgroup=str(b), showlegend=False,
-                                line={"color": colour, "width": 1.8}), row=1, col=2)
-    first, last = table["step"].min(), table["step"].max()
+        for col, column in ((1, "gini"), (2, "max_min")):
+            fig.add_trace(line_trace(x=steps[keep], y=d[column].to_numpy()[keep], mode="lines",
+                                     name=block_label(b), legendgroup=str(b), showlegend=col == 1,
+                                     line={"color": block_colour(b), "width": 1.8}), row=1, col=col)
+    ends = [table["step"].min(), table["step"].max()]
     for col, ref in ((1, 0.0), (2, 1.0)):
-        fig.add_trace(go.Scatter(x=[first, last], y=[ref, ref], mode="lines", name="balanced",
-                                 line=REFERENCE_LINE, hoverinfo="skip", showlegend=col == 1),
-                      row=1, col=col)
+        fig.add_trace(_reference(ends, ref, "balanced", showlegend=col == 1), row=1, col=col)
     fig.update_yaxes(title_text="Gini", rangemode="tozero", row=1, col=1)
     fig.update_yaxes(title_text="max/min", type="log", dtick=1, row=1, col=2)
     fig.update_xaxes(title_text="step")
@@ -144,10 +134,7 @@ def expert_detail_fig(expert: pd.DataFrame, block_idx: int, expert_idx: int,
                             name="bias", yaxis="y2", line={"color": "#495057", "width": 2,
                                                            "dash": "dot"}))
     if n_experts:
-        ref = 1.0 / n_experts
-        fig.add_trace(go.Scatter(x=[steps[0], steps[-1]], y=[ref, ref], mode="lines",
-                                 name=f"balanced 1/{n_experts}", line=REFERENCE_LINE,
-                                 hoverinfo="skip"))
+        fig.add_trace(_reference(steps, 1.0 / n_experts, f"balanced 1/{n_experts}"))
     fig.update_layout(template=TEMPLATE, height=340, margin={"l": 60, "r": 70, "t": 40, "b": 40},
                       title={"text": f"{block_label(block_idx)}, expert {expert_idx}",
                              "font": {"size": 13}, "x": 0.01},

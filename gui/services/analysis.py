@@ -1,19 +1,12 @@
-"""Reading the analysis tabs' data (routing, MoD, activations, brain) from a run.
-
-- `probe`: one cheap look at the selected run (a few index lookups): which rows a per-step table
-  has, or the message to show instead (no run, no database, unreadable database, a model without
-  MoE/MoD blocks, nothing logged yet). Callbacks compare its `version` with what the page already
-  shows and do nothing when it has not changed.
-- `HistoryCache`: a per-step table's history, read incrementally (only rows newer than the
-  cache) and thinned to a bounded number of steps, so a refresh of a 200k-step run costs what a
-  5k one does.
-No Dash here: view/analysis.py turns what these return into what the page shows.
-"""
+"""Reading the analysis tabs' data from a run (no Dash): `probe` (a few index lookups, or the
+message to show instead), `read_shown`/`read_at` (a view's read for the step controls' version) and
+`HistoryCache` (a table's history read incrementally and thinned)."""
 from __future__ import annotations
 
 import sqlite3
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +16,7 @@ import yaml
 
 from umoec.metrics import read
 
-from ..view.analysis import Probe, no_run
+from ..view.analysis import Probe, db_error, no_run, wrap
 from .runs import resolve
 
 
@@ -34,7 +27,6 @@ def run_config(run) -> dict:
     except (OSError, yaml.YAMLError):
         return {}
     return data if isinstance(data, dict) else {}
-
 
 
 def probe(runs_dir: Path, name: str | None, table: str, missing) -> Probe:
@@ -52,11 +44,36 @@ def probe(runs_dir: Path, name: str | None, table: str, missing) -> Probe:
         p.message = f"Run {run.name} has no metrics database yet ({run.db_path})."
         return p
     except read.READ_ERRORS as exc:      # FileNotFoundError is answered above
-        p.message, p.colour = f"Cannot read {run.db_path}: {exc}", "danger"
+        p.message, p.colour = db_error(run, exc), "danger"
         return p
     if p.last is None:
         p.message = missing(run, run_config(run), has_metrics)
     return p
+
+
+def read_shown(runs_dir: Path, version: dict | None, read_fn: Callable):
+    """("", read_fn(conn, run)) or (message for a figure, None) for the step controls' `version`;
+    None when there is nothing to redraw (no version yet, or the run is gone: the next tick says)."""
+    if not version:
+        return None
+    if version.get("message"):
+        return wrap(version["message"]), None
+    run = resolve(runs_dir, version["run"])
+    if run is None:
+        return None
+    try:
+        with read.open_db(run.db_path) as conn:
+            return "", read_fn(conn, run)
+    except read.READ_ERRORS as exc:
+        return wrap(db_error(run, exc)), None
+
+
+def read_at(runs_dir: Path, version: dict | None, table: str, step, reader: Callable):
+    """read_shown of (the logged step of `table` nearest `step`, reader(conn, that step))."""
+    def load(conn, _run):
+        shown = read.nearest_logged_step(conn, table, step)
+        return shown, reader(conn, shown)
+    return read_shown(runs_dir, version, load)
 
 
 # -- incremental, thinned history ---------------------------------------------------------------
@@ -69,18 +86,13 @@ class _Entry:
     ordinals: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     steps: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     kept: pd.DataFrame | None = None
-    tail: pd.DataFrame | None = None   # rows of the newest step when it is not a kept one
-    view: pd.DataFrame | None = None
+    view: pd.DataFrame | None = None   # kept, and the newest step's rows when it is not a kept one
 
 
 class HistoryCache:
-    """A per-step table's rows over time, read incrementally and thinned to <= max_steps steps.
-
-    Keeps logged steps whose ordinal (0, 1, 2... in logging order) is a multiple of `stride`, a
-    power of two that doubles whenever more than `max_steps` are kept; the newest step is always
-    included. Each `get` reads only the steps logged since the previous call. A rewritten database
-    (new file, run restarted or resumed: rows after the checkpoint are replaced) starts over.
-    """
+    """A per-step table's rows over time, read incrementally and thinned to <= max_steps steps: it
+    keeps the logged steps whose ordinal is a multiple of `stride` (a power of two, doubled when
+    more than max_steps are kept) and the newest; a rewritten database (resume) starts over."""
 
     def __init__(self, table: str, max_steps: int = 1200, max_runs: int = 4):
         self.table, self.max_steps, self.max_runs = table, max_steps, max_runs
@@ -94,15 +106,13 @@ class HistoryCache:
         ident = (st.st_dev, st.st_ino, read.run_generation(conn))
         with self._lock:
             entry = self._entries.get(key)
-            if entry is None or entry.ident != ident:
-                entry = _Entry(ident)
+            last = read.step_bounds(conn, self.table)[1]
+            if entry is None or entry.ident != ident or (last is not None and last < entry.last_step):
+                entry = _Entry(ident)           # another run, or rows were discarded: start over
             self._entries[key] = entry
             self._entries.move_to_end(key)
             while len(self._entries) > self.max_runs:
                 self._entries.popitem(last=False)
-            last = read.step_bounds(conn, self.table)[1]
-            if last is not None and last < entry.last_step:  # rows were discarded: start over
-                entry = self._entries[key] = _Entry(ident)
             self._update(conn, entry)
             empty = pd.DataFrame(columns=read.STEP_TABLE_COLUMNS[self.table])
             return (entry.view if entry.view is not None else empty), entry.stride, entry.n_seen
@@ -128,7 +138,6 @@ class HistoryCache:
             keep = e.ordinals % e.stride == 0
             e.ordinals, e.steps = e.ordinals[keep], e.steps[keep]
             e.kept = e.kept[e.kept["step"].isin(e.steps)].reset_index(drop=True)
-        e.tail = None if mask[-1] else rows[rows["step"] == new[-1]]
+        tail = rows[rows["step"] == new[-1]]
         e.last_step = int(new[-1])
-        parts = [e.kept] + ([e.tail] if e.tail is not None and not e.tail.empty else [])
-        e.view = pd.concat(parts, ignore_index=True) if len(parts) > 1 else e.kept
+        e.view = e.kept if mask[-1] or tail.empty else pd.concat([e.kept, tail], ignore_index=True)

@@ -1,27 +1,12 @@
-"""Run comparison: load 2-8 runs (ours and Forge's) and tabulate them.
-
-- `load_run(runs_dir, key)`: a run's curves as numpy arrays (`RunData`), from metrics.db (our
-  runs) or log.csv (Forge runs), cached per run and re-read only when the files change (a live
-  run of ours is read incrementally: only rows newer than the cached ones).
-- `summary_rows(runs, diff)` and `table_csv(rows)`: the sortable table and its CSV export; `diff`
-  is gui/figures/compare.config_diff(runs), the hyperparameters that differ between the chosen
-  runs (of the same kind: our config.yaml keys among ours, Forge's JSON keys among Forge runs),
-  the same keys the chart's legend shows.
-- The chart itself is gui/figures/compare.compare_fig(runs, ...), drawn from these `RunData`;
-  the System chart (gui/figures/compare.system_fig) from their `system` samples, read from the
-  same metrics.db connection as the curves (none for Forge runs: log.csv has no such columns).
-
-Units: our loss is nats per byte, shown as bits per byte (bpb = loss / ln 2). Forge's loss is nats
-per *token*: its curves are bits per token and say so in the legend; its "training bytes" are
-tokens (exact when the folder holds a copy of its config JSON, else estimated from
-tokens_per_sec x elapsed time).
-"""
+"""Run comparison: load 2-8 runs (ours from metrics.db, Forge's from log.csv; cached, re-read when
+their files change, ours incrementally) and tabulate them with the hyperparameters that differ.
+Ours are shown in bits per byte, Forge's in bits per *token* (its "bytes" are tokens)."""
 from __future__ import annotations
 
 import csv
 import io
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,16 +23,12 @@ from .cache import SignatureCache
 from .runs import resolve, summarise
 
 MAX_RUNS = 8
-TABLE_COLUMNS = [("run", "run", "text"), ("kind", "kind", "text"), ("status", "status", "text"),
-                 ("steps", "steps", "numeric"), ("bytes", "training bytes", "numeric"),
-                 ("time_s", "time (s)", "numeric"), ("params", "params", "numeric"),
-                 ("final_val", "final val", "numeric"), ("best_val", "best val", "numeric"),
-                 ("best_val_step", "best val step", "numeric"), ("unit", "unit", "text")]
-
-
-# d3 formats of the table's numbers (the data stays numeric, so sorting is numeric)
-FORMATS = {"steps": ",d", "bytes": ".3s", "time_s": ",.1f", "params": ".3s", "final_val": ".4f",
-           "best_val": ".4f", "best_val_step": ",d"}
+# (id, header, d3 format of a numeric column: the data stays numeric, so sorting is numeric)
+TABLE_COLUMNS = [("run", "run", None), ("kind", "kind", None), ("status", "status", None),
+                 ("steps", "steps", ",d"), ("bytes", "training bytes", ".3s"),
+                 ("time_s", "time (s)", ",.1f"), ("params", "params", ".3s"),
+                 ("final_val", "final val", ".4f"), ("best_val", "best val", ".4f"),
+                 ("best_val_step", "best val step", ",d"), ("unit", "unit", None)]
 
 
 class CompareError(ValueError):
@@ -71,7 +52,6 @@ class RunData:
     config: dict[str, Any] = field(default_factory=dict)
     params: int | None = None
     status: str = ""
-    notes: list[str] = field(default_factory=list)
     bytes_note: str = ""               # "" or what the bytes axis holds instead of bytes
     gen: int = 0                       # our runs: starts + resumes (a resume rewrites rows)
     missing: dict[str, str] = field(default_factory=dict)   # axis -> why it cannot be drawn
@@ -83,15 +63,8 @@ class RunData:
         return self.name + (LABEL_SUFFIX if self.kind == "forge" else "")
 
     def x(self, axis: str) -> np.ndarray | None:
-        if axis == "bytes":
-            return self.bytes_seen
-        if axis == "time":
-            return self.elapsed
-        return self.step.astype(np.float64)
-
-    def val_x(self, axis: str) -> np.ndarray | None:
-        """x of the validation points: interpolated from the training rows on bytes/time."""
-        return self.x_at(self.val_step, axis)
+        """The training rows' x on `axis` (None where this run has none)."""
+        return {"bytes": self.bytes_seen, "time": self.elapsed}.get(axis, self.step.astype(np.float64))
 
     def x_at(self, steps: np.ndarray, axis: str) -> np.ndarray | None:
         """x of rows logged at `steps` (validation, system samples): the training rows' bytes or
@@ -123,7 +96,6 @@ def _stat(path: Path) -> tuple[int, int]:
         return st.st_size, st.st_mtime_ns
     except OSError:
         return -1, -1
-
 
 
 def run_config(path: Path) -> tuple[dict[str, Any], int | None]:
@@ -159,15 +131,12 @@ def _load_umoec(runs_dir: Path, key: str, cached: RunData | None) -> RunData:
             gen = read.run_generation(conn)
             if cached is not None and cached.gen == gen and len(cached.step):
                 last_val = float(cached.val_step[-1]) if len(cached.val_step) else -1.0
-                (st, el, bpb, by), (vs, vb) = read.series_arrays(conn, float(cached.step[-1]), last_val)
+                train, val = read.series_arrays(conn, float(cached.step[-1]), last_val)
                 last_sys = float(cached.system["step"][-1]) if cached.system else -1.0
-                system = _append_system(cached.system, read.system_arrays(conn, last_sys))
-                return _replace(cached, step=np.concatenate([cached.step, st]),
-                                elapsed=np.concatenate([cached.elapsed, el]),
-                                train_bits=np.concatenate([cached.train_bits, bpb]),
-                                bytes_seen=np.concatenate([cached.bytes_seen, by]),
-                                val_step=np.concatenate([cached.val_step, vs]),
-                                val_bits=np.concatenate([cached.val_bits, vb]), system=system)
+                new = dict(zip(("step", "elapsed", "train_bits", "bytes_seen", "val_step", "val_bits"),
+                               (*train, *val), strict=True))
+                return replace(cached, **{k: np.concatenate([getattr(cached, k), v]) for k, v in new.items()},
+                               system=_append_system(cached.system, read.system_arrays(conn, last_sys)))
             (st, el, bpb, by), (vs, vb) = read.series_arrays(conn)
             system = read.system_arrays(conn)
     except FileNotFoundError:
@@ -179,21 +148,14 @@ def _load_umoec(runs_dir: Path, key: str, cached: RunData | None) -> RunData:
                    gen=gen, system=system)
 
 
-def _replace(data: RunData, **changes) -> RunData:
-    out = RunData(**{**data.__dict__, **changes})
-    out.notes = list(data.notes)
-    return out
-
-
 def _load_forge(run: forge.ForgeRun) -> RunData:
     log = run.read_log()
     t = log.train
     step = t["step"].to_numpy(dtype=np.float64)
     bits = nats_to_bits(t["loss"].to_numpy(dtype=np.float64))
     elapsed = t["elapsed_s"].to_numpy(dtype=np.float64) if log.has_elapsed else None
-    notes = list(log.notes)
     per_step = run.tokens_per_step()
-    bytes_note = ""
+    tokens, bytes_note = None, ""
     if per_step:
         tokens = step * per_step
         bytes_note = "tokens (config.json)"
@@ -201,8 +163,6 @@ def _load_forge(run: forge.ForgeRun) -> RunData:
         dt = np.diff(elapsed, prepend=0.0).clip(min=0.0)
         tokens = np.cumsum(np.nan_to_num(t["tokens_per_sec"].to_numpy(dtype=np.float64)) * dt)
         bytes_note = "tokens, estimated from tokens_per_sec x elapsed_s"
-    else:
-        tokens = None
     missing = {}
     if tokens is None:
         missing["bytes"] = "no config.json and no elapsed_s to count tokens"
@@ -210,12 +170,8 @@ def _load_forge(run: forge.ForgeRun) -> RunData:
         missing["time"] = "log.csv has no elapsed_s column (older Forge build)"
     val_step = log.val["step"].to_numpy(dtype=np.float64)
     val_bits = nats_to_bits(log.val["val_loss"].to_numpy(dtype=np.float64))
-    ckpts = [c.step for c in run.checkpoints() if c.step is not None]
-    newest = f", newest step {max(ckpts):,}" if ckpts else ""
-    notes.append(f"{len(ckpts)} checkpoint(s) ckpt_*.bin{newest}")
     return RunData(run.key, run.name, "forge", "bits/token", step, bits, tokens, elapsed, val_step,
-                   val_bits, run.config(), None, notes=notes, bytes_note=bytes_note,
-                   missing=missing)
+                   val_bits, run.config(), None, bytes_note=bytes_note, missing=missing)
 
 
 def load_run(runs_dir: Path, key: str, status: bool = True) -> RunData:
@@ -236,14 +192,12 @@ def load_run(runs_dir: Path, key: str, status: bool = True) -> RunData:
         except ForgeFormatError as exc:
             raise CompareError(f"{key}: {exc}") from None
     data = _RUNS.get(f"{runs_dir}\0{key}", sig, build)
-    if status:
-        data.status = fr.status_label() if fr is not None else _status(runs_dir, key)
+    if status and fr is not None:
+        data.status = fr.status_label()
+    elif status:
+        run = resolve(runs_dir, key)
+        data.status = summarise(run).label if run is not None else "?"
     return data
-
-
-def _status(runs_dir: Path, key: str) -> str:
-    run = resolve(runs_dir, key)
-    return summarise(run).label if run is not None else "?"
 
 
 def load_runs(runs_dir: Path, keys: list[str],
@@ -261,21 +215,19 @@ def load_runs(runs_dir: Path, keys: list[str],
 # -- table ---------------------------------------------------------------------------------------
 def summary_rows(runs: list[RunData], diff: dict[str, list[str]]) -> list[dict[str, Any]]:
     """One row per run: TABLE_COLUMNS plus every differing key (numbers stay numbers: sortable)."""
+    def last(values: np.ndarray | None, digits: int | None = None) -> float | None:
+        if values is None or not len(values) or not np.isfinite(values[-1]):
+            return None
+        return float(values[-1]) if digits is None else round(float(values[-1]), digits)
+
     rows = []
     for r in runs:
         best = r.best_val()
-        row = {"run": r.label, "kind": "Forge" if r.kind == "forge" else "u-moec-tiny",
-               "status": r.status,
-               "steps": int(r.step[-1]) if len(r.step) else None,
-               "bytes": float(r.bytes_seen[-1]) if r.bytes_seen is not None and len(r.bytes_seen)
-               else None,
-               "time_s": round(float(r.elapsed[-1]), 1) if r.elapsed is not None and len(r.elapsed)
-               and np.isfinite(r.elapsed[-1]) else None,
-               "params": r.params,
-               "final_val": round(float(r.val_bits[-1]), 4) if len(r.val_bits) else None,
+        row = {"run": r.label, "kind": "Forge" if r.kind == "forge" else "u-moec-tiny", "status": r.status,
+               "steps": int(r.step[-1]) if len(r.step) else None, "bytes": last(r.bytes_seen),
+               "time_s": last(r.elapsed, 1), "params": r.params, "final_val": last(r.val_bits, 4),
                "best_val": round(best[1], 4) if best else None,
-               "best_val_step": best[0] if best else None,
-               "unit": r.unit}
+               "best_val_step": best[0] if best else None, "unit": r.unit}
         for k in diff.get(r.kind, []):
             v = r.config.get(k)
             row[k] = v if isinstance(v, (int, float)) and not isinstance(v, bool) else fmt_value(v)
@@ -285,9 +237,8 @@ def summary_rows(runs: list[RunData], diff: dict[str, list[str]]) -> list[dict[s
 
 def table_columns(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """DataTable columns: the fixed ones, then the differing hyperparameters."""
-    cols = [{"name": name, "id": cid, "type": typ, **({"format": {"specifier": FORMATS[cid]}}
-                                                       if cid in FORMATS else {})}
-            for cid, name, typ in TABLE_COLUMNS]
+    cols = [{"name": name, "id": cid, "type": "numeric" if fmt else "text",
+             **({"format": {"specifier": fmt}} if fmt else {})} for cid, name, fmt in TABLE_COLUMNS]
     fixed = {c for c, _, _ in TABLE_COLUMNS}
     extra = []
     for row in rows:

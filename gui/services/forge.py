@@ -1,12 +1,9 @@
-"""The cockpit's Forge runs: which Forge folders it lists (inside the runs folder, or opened by
-path and remembered), their run-selector keys, and their parsed logs cached between refreshes.
-The folder format itself (log.csv, ckpt_*.bin, config copy) is read by umoec/run/forge.py; nothing
-here writes to a Forge folder.
-"""
+"""The cockpit's Forge runs (read-only): the folders it lists (inside the runs folder, or opened by
+path and remembered), their run-selector keys, and their logs cached between refreshes. The folder
+format itself is umoec/run/forge.py's."""
 from __future__ import annotations
 
 import json
-import os
 import threading
 from pathlib import Path
 
@@ -33,9 +30,8 @@ class ForgeRun(forge.ForgeRun):
 
 # == where Forge runs come from =================================================================
 class ForgeRegistry:
-    """Forge folders opened by path (outside the runs folder) in this cockpit; with `store`, a
-    JSON file they are kept in, so a restarted cockpit lists them again (those that are still
-    Forge runs)."""
+    """Forge folders opened by path in this cockpit, kept in the JSON file `store` (if given) so
+    a restarted cockpit lists them again."""
 
     def __init__(self, store: Path | None = None):
         self._lock = threading.Lock()
@@ -46,9 +42,8 @@ class ForgeRegistry:
                 saved = json.loads(self._store.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 saved = []
-            for p in saved if isinstance(saved, list) else []:
-                if isinstance(p, str) and is_forge_dir(Path(p), need_checkpoint=False):
-                    self._paths.append(Path(p))
+            self._paths = [Path(p) for p in (saved if isinstance(saved, list) else [])
+                           if isinstance(p, str) and is_forge_dir(Path(p), need_checkpoint=False)]
 
     def add(self, path: Path) -> Path:
         path = Path(path).resolve()
@@ -88,9 +83,7 @@ def open_path(text: str | None, reg: ForgeRegistry | None, base: Path | None = N
         raise ForgeFormatError("type the path of a Forge run folder (the --out folder of forge train)")
     if "\x00" in text:
         raise ForgeFormatError("the path contains a NUL character")
-    path = Path(os.path.expanduser(text))
-    if not path.is_absolute():
-        path = (base or Path.cwd()) / path
+    path = (base or Path.cwd()) / Path(text).expanduser()      # an absolute path stays as it is
     if path.is_file() and path.name == LOG_NAME:
         path = path.parent
     if not path.is_dir():
@@ -110,20 +103,14 @@ def open_path(text: str | None, reg: ForgeRegistry | None, base: Path | None = N
 
 def forge_runs(runs_dir: Path, reg: ForgeRegistry | None = None) -> list[ForgeRun]:
     """Forge folders directly inside the runs folder, then those opened by path."""
-    out: list[ForgeRun] = []
-    root = Path(runs_dir)
     try:
-        entries = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: p.name)
+        out = [ForgeRun(p, p.name) for p in sorted(Path(runs_dir).iterdir(), key=lambda p: p.name)
+               if is_forge_dir(p)]
     except OSError:
-        entries = []
-    for p in entries:
-        if is_forge_dir(p):
-            out.append(ForgeRun(p, p.name))
+        out = []
     reg = reg if reg is not None else registry()
-    for p in (reg.paths() if reg else []):
-        if is_forge_dir(p, need_checkpoint=False):
-            out.append(ForgeRun(p, external_key(p)))
-    return out
+    return out + [ForgeRun(p, external_key(p)) for p in (reg.paths() if reg else [])
+                  if is_forge_dir(p, need_checkpoint=False)]
 
 
 def forge_options(runs_dir: Path, reg: ForgeRegistry | None = None) -> list[dict]:

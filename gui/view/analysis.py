@@ -1,10 +1,11 @@
 """What the analysis tabs (routing, MoD, activations, brain) show, as plain values: a probe's
-findings, step-slider properties and labels, empty-state explanations from a run's config,
-history notes. Pure: no Dash, no files, no database (services/analysis.py reads)."""
+findings, step-slider properties and labels, empty states from a run's config, history notes.
+Pure: no Dash, no files, no database (services/analysis.py reads)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -24,20 +25,18 @@ def block_pattern(cfg: dict) -> str | None:
     """model.block_pattern repeated to model.n_blocks, or None if the config does not say."""
     model = _section(cfg, "model")
     pattern, n = model.get("block_pattern"), model.get("n_blocks")
-    if not isinstance(pattern, str) or not pattern or not isinstance(n, int):
-        return None
-    return (pattern * (n // len(pattern) + 1))[:n]
+    return (pattern * n)[:n] if isinstance(pattern, str) and pattern and isinstance(n, int) else None
 
 
 def config_value(cfg: dict, section: str, key: str, default=None):
     return _section(cfg, section).get(key, default)
 
 
-def missing_snapshots(what: str, every_key: str = "eval_every"):
+def missing_snapshots(what: str):
     """An explainer for a table written at evaluations (before the first one it is empty)."""
     def explain(run, cfg: dict, has_metrics: bool) -> str:
-        every = config_value(cfg, "logging", every_key)
-        when = f"every logging.{every_key} ({every}) steps" if every else f"every logging.{every_key} steps"
+        every = config_value(cfg, "logging", "eval_every")
+        when = f"every logging.eval_every{f' ({every})' if every else ''} steps"
         state = "yet (before the first evaluation)" if has_metrics or every else "yet"
         return f"No {what} {state}: the trainer writes a snapshot {when}."
     return explain
@@ -55,7 +54,6 @@ class Probe:
     last: int | None = None
     interval: int | None = None
     generation: int = 0
-    extra: dict = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -65,7 +63,7 @@ class Probe:
     def version(self) -> dict:
         """Changes exactly when what the tab shows may change (run, restart/resume, new rows)."""
         return {"run": getattr(self.run, "name", None), "gen": self.generation, "last": self.last,
-                "message": self.message, "first": self.first, **self.extra}
+                "message": self.message, "first": self.first}
 
 
 def db_error(run, exc: Exception) -> str:
@@ -74,14 +72,7 @@ def db_error(run, exc: Exception) -> str:
 
 def wrap(message: str, width: int = 70) -> str:
     """A message for a figure annotation, broken onto lines of about `width` characters."""
-    lines, line = [], ""
-    for word in message.split():
-        if line and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}".strip()
-    return "<br>".join([*lines, line])
+    return "<br>".join(textwrap.wrap(message, width, break_long_words=False, break_on_hyphens=False))
 
 
 # -- step sliders -------------------------------------------------------------------------------
@@ -89,9 +80,8 @@ def short_step(n: int) -> str:
     """Compact slider mark: 950, 12k, 1.5k, 200k, 1.2M."""
     if n < 1000:
         return str(n)
-    if n < 1_000_000:
-        return f"{n / 1000:.1f}".rstrip("0").rstrip(".") + "k"
-    return f"{n / 1e6:.1f}".rstrip("0").rstrip(".") + "M"
+    unit, scale = ("k", 1000) if n < 1_000_000 else ("M", 1e6)
+    return f"{n / scale:.1f}".rstrip("0").rstrip(".") + unit
 
 
 def slider_marks(first: int, last: int, n: int = 6) -> dict:

@@ -1,16 +1,6 @@
-"""What the Architecture tab draws: the configured model as parts with their sizes (pure).
-
-`describe(cfg)` turns a checked Config into a `ModelView`: the embedding with its patch scales,
-one `BlockView` per block in block_pattern order (MoE or dense FFN, Mixture-of-Depths, exit head,
-AdaLN-Zero, cross-attention), the heads and the cascade. No Dash, no torch, no I/O.
-
-Every parameter count comes from `umoec.sizing`, the functions the model is built from (its tests
-keep `sum(p.numel())` of the built model equal to `sizing.total_params`). The one number computed
-here is each block's share of `sizing.active_params_per_byte`, which sizing only gives as a total:
-`block_active` applies sizing's own rule (top_k of n_routed experts, MoD blocks weighted by
-mod.capacity) to `sizing.block_params`, and a test checks that the shares plus the embedding and
-head rows add up to sizing's total.
-"""
+"""What the Architecture tab draws: the configured model as parts with their sizes (pure, no torch).
+Every count comes from `umoec.sizing`; only each block's share of the active parameters is computed
+here (`block_active`, by sizing's rule), and a test checks that the shares add up to its total."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -35,10 +25,6 @@ class BlockView:
     total: int
     active: float               # parameters one byte touches here on average (training)
 
-    @property
-    def kind(self) -> str:
-        return "MoE" if self.moe else "dense"
-
 
 @dataclass(frozen=True)
 class ModelView:
@@ -54,17 +40,8 @@ class ModelView:
     lower_case_unrouted: int    # lower-case blocks that MoD does not route (mod.enabled off)
 
     @property
-    def d_model(self) -> int:
-        return self.dims.d_model
-
-    @property
     def embed_params(self) -> int:
         return self.breakdown["embedding"] + self.breakdown["patches"]
-
-    @property
-    def outside_active(self) -> float:
-        """Active parameters per byte outside the blocks (embedding rows, final head)."""
-        return self.active - sum(b.active for b in self.blocks)
 
 
 def block_active(cfg: Config, i: int, d: sizing.Dims | None = None) -> float:
@@ -109,30 +86,20 @@ def ffn_label(view: ModelView, block: BlockView) -> str:
     return f"dense FFN {d.d_ff_dense:,}"
 
 
-def exit_label(block: BlockView) -> str:
-    return f"exit after {block.index}"
-
-
 def mtp_labels(view: ModelView) -> list[str]:
     """One label per multi-token-prediction head (collapsed to one when there are many)."""
     n = view.dims.n_mtp
-    if n == 0:
-        return []
-    if n <= 3:
-        return [f"MTP t+{k + 2}" for k in range(n)]
-    return [f"MTP t+2 … t+{n + 1} ({n})"]
+    return [f"MTP t+{k + 2}" for k in range(n)] if n <= 3 else [f"MTP t+2 … t+{n + 1} ({n})"]
 
 
 def block_hover(view: ModelView, block: BlockView) -> str:
     """Hover text: the block's parts and their parameter counts (exact)."""
-    lines = [f"<b>block {block.index}</b> ({block.letter}: SSM + {block.kind} FFN"
+    lines = [f"<b>block {block.index}</b> ({block.letter}: SSM + {'MoE' if block.moe else 'dense'} FFN"
              + (f", MoD {view.capacity:.0%}" if block.mod else "") + ")"]
     names = {"norms": "RMSNorms", "ada": "AdaLN-Zero", "mixer": "SSM mixer",
              "xattn": "cross-attention", "ffn": "FFN" + (" (all experts)" if block.moe else ""),
              "mod_router": "MoD router"}
-    for part in BLOCK_PARTS:
-        if block.params[part]:
-            lines.append(f"{names[part]}: {block.params[part]:,}")
+    lines += [f"{names[part]}: {block.params[part]:,}" for part in BLOCK_PARTS if block.params[part]]
     lines.append(f"total: {block.total:,}; active per byte: {block.active:,.0f}")
     return "<br>".join(lines)
 
@@ -160,8 +127,9 @@ def parts_rows(view: ModelView) -> list[dict]:
                      "active": None})
     heads = ["final (W_out shared)"] + [f"{len(d.exit_blocks)} exit norm(s)"] * bool(d.exit_blocks)
     heads += [f"{d.n_mtp} MTP head(s)"] * bool(d.n_mtp)
+    outside = view.active - sum(b.active for b in view.blocks)    # embedding rows and the final head
     rows.append({"part": "heads", "what": ", ".join(heads), "total": bd["head"],
-                 "active": view.outside_active - embed_active})   # the final head (sizing's rule)
+                 "active": outside - embed_active})
     if bd["cascade"]:
         rows.append({"part": "cascade", "what": f"order 1-3 byte contexts, mixer width "
                      f"{d.cascade_hidden}", "total": bd["cascade"], "active": None})

@@ -1,9 +1,5 @@
 """Quantities derived from a config, shown live beside the editor (pure; file reads guarded).
-
-Bytes per step, total training bytes, checkpoints and metric rows are arithmetic on the config.
-Parameter counts, FLOPs and memory come from `umoec.sizing` (torch-free; the model is built from
-the same numbers and a test keeps them equal). Sizes and counts are formatted by `umoec.units`.
-"""
+Sizes come from `umoec.sizing` (torch-free; a test keeps them equal to the built model's)."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -16,9 +12,7 @@ from umoec.data.dataset import DatasetInfo, bin_path
 from umoec.schedule import MIN_LR_RATIO
 from umoec.units import fmt_bytes, fmt_count
 
-# fmt_bytes and fmt_count live in umoec.units; callback modules still import them from here
-__all__ = ["Quantity", "dataset_bytes", "fmt_bytes", "fmt_count", "memory_verdict", "model_size",
-           "quantities"]
+__all__ = ["Quantity", "dataset_bytes", "fmt_bytes", "fmt_count", "memory_verdict", "quantities"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,15 +30,6 @@ def _call(fn: Callable[[Config], float], cfg: Config) -> float | None:
     except Exception:  # a sizing bug must not take the editor down; the panel says "n/a"
         return None
     return float(value) if isinstance(value, (int, float)) else None
-
-
-def model_size(cfg: Config) -> dict[str, float | None]:
-    """Total params, active params per byte, training FLOPs per byte and training memory per
-    process (bytes), from umoec.sizing; None where it fails on this config."""
-    return {"total": _call(sizing.total_params, cfg),
-            "active": _call(sizing.active_params_per_byte, cfg),
-            "flops": _call(sizing.flops_per_byte, cfg),
-            "memory": _call(sizing.training_memory_bytes, cfg)}
 
 
 def dataset_bytes(cfg: Config, root: Path = ROOT) -> int | None:
@@ -80,15 +65,14 @@ def quantities(cfg: Config, root: Path = ROOT) -> list[Quantity]:
     procs = max(1, hw.gpus)
     per_step = t.batch_size * t.seq_len * procs
     total = per_step * t.steps
-    out: list[Quantity] = []
-    size = model_size(cfg)
-    total_p, active, memory, flops = size["total"], size["active"], size["memory"], size["flops"]
-    out.append(Quantity("parameters", fmt_count(total_p) if total_p else "n/a",
-                        "total, all experts"))
-    out.append(Quantity("active params / byte", fmt_count(active) if active else "n/a",
-                        f"top {cfg.moe.top_k} of {cfg.moe.n_routed} experts"))
-    out.append(Quantity("training memory", fmt_bytes(memory) if memory else "n/a",
-                        memory_verdict(memory, cfg) if memory else "per process, estimated"))
+    total_p, active, flops, memory = (_call(fn, cfg) for fn in (  # None where sizing fails
+        sizing.total_params, sizing.active_params_per_byte, sizing.flops_per_byte,
+        sizing.training_memory_bytes))
+    out = [Quantity("parameters", fmt_count(total_p) if total_p else "n/a", "total, all experts"),
+           Quantity("active params / byte", fmt_count(active) if active else "n/a",
+                    f"top {cfg.moe.top_k} of {cfg.moe.n_routed} experts"),
+           Quantity("training memory", fmt_bytes(memory) if memory else "n/a",
+                    memory_verdict(memory, cfg) if memory else "per process, estimated")]
     if flops:
         out.append(Quantity("training compute", f"{fmt_count(flops * total)}FLOP",
                             f"{fmt_count(flops)}FLOP / byte"))
@@ -97,11 +81,8 @@ def quantities(cfg: Config, root: Path = ROOT) -> list[Quantity]:
                         f"{t.batch_size} x {t.seq_len} bytes{gpus}"))
     out.append(Quantity("training bytes", fmt_bytes(total), f"{t.steps:,} steps"))
     data = dataset_bytes(cfg, root)
-    if data:
-        out.append(Quantity("epochs", f"{total / data:.3g}", f"over {fmt_bytes(data)} in "
-                                                              f"{cfg.data.path}"))
-    else:
-        out.append(Quantity("epochs", "n/a", f"no dataset at {cfg.data.path} yet"))
+    out.append(Quantity("epochs", f"{total / data:.3g}", f"over {fmt_bytes(data)} in {cfg.data.path}")
+               if data else Quantity("epochs", "n/a", f"no dataset at {cfg.data.path} yet"))
     final = MIN_LR_RATIO if t.cosine_schedule else 1.0
     out.append(Quantity("lr AdamW / Muon", f"{cfg.optimizer.adamw.lr:g} / "
                         f"{cfg.optimizer.muon.lr:g}",

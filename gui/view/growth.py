@@ -1,20 +1,9 @@
 """What the Growth tab computes: the config form with six size knobs changed, and its sizes (pure).
 
-The six knobs are d_model, n_blocks, n_routed, top_k, d_ff and context_len. `grow` applies a
-choice of them to the sidebar's form values and keeps the rest of the config legal:
-
-- top_k is capped at n_routed;
-- training.seq_len follows context_len when it was equal to it, else stays (capped at it);
-- early_exit.blocks keep only entries < n_blocks - 1 (early exit switches off when none is
-  left) and head.n_early_exit_heads follows; conditioning.ada_ln_blocks keep entries < n_blocks
-  (block 0 when none is left);
-- context_len choices are multiples of every patch scale.
-
-The result is checked with the same `gui.form.check` the sidebar uses, and the sizes come from
-`umoec.sizing`. The compute-optimal training length is a heuristic, not a measurement:
-BYTES_PER_PARAM (20) bytes per parameter, Chinchilla's ~20 tokens per parameter (Hoffmann et al.
-2022, dense transformers on sub-word tokens) with one byte as one token; it was never fitted to
-byte-level SSM/MoE models like this one.
+`grow` applies a choice of knobs to the sidebar's form values and keeps the config legal (top_k,
+seq_len, early exits, AdaLN blocks and context_len follow), checked by `gui.form.check`, sized by
+`umoec.sizing`. The compute-optimal length is a heuristic: BYTES_PER_PARAM bytes per parameter
+(Chinchilla's ~20 tokens, one byte as one token), never fitted to byte-level SSM/MoE models.
 """
 from __future__ import annotations
 
@@ -35,33 +24,31 @@ KNOBS = ("model.d_model", "model.n_blocks", "moe.n_routed", "moe.top_k", "moe.d_
          "model.context_len")
 SWEEPS = ("model.d_model", "model.n_blocks", "moe.n_routed")    # the curves' x axes
 LOG_X = {"model.d_model", "moe.d_ff", "model.context_len"}      # geometric ladders
+SWEPT = ("total", "active", "flops", "memory")                  # the sizes a sweep and the curves show
 
 
 def short(key: str) -> str:
     return key.rsplit(".", 1)[1]
 
 
+def fmt_knob(value: int) -> str:
+    """1024 -> 1k, 1536 -> 1.5k, 1048576 -> 1M (slider marks, log axis ticks)."""
+    for unit, scale in (("M", 1 << 20), ("k", 1 << 10)):
+        if value >= scale and value % (scale // 4) == 0:
+            return f"{value / scale:g}{unit}"
+    return str(value)
+
+
 # -- slider ladders ---------------------------------------------------------------------------
 def _geometric(lo: int, hi: int) -> list[int]:
     """2^k and 3 * 2^(k-1) between lo and hi: 16, 24, 32, 48, 64, 96, ..."""
-    out = []
-    k = 0
-    while (1 << k) <= hi:
-        for v in (1 << k, 3 << k >> 1):
-            if lo <= v <= hi and v not in out:
-                out.append(v)
-        k += 1
-    return sorted(out)
-
-
-def _bounds(key: str) -> tuple[int, int]:
-    spec = form.BY_KEY[key].spec
-    return int(spec.lo), int(spec.hi)
+    return sorted({v for k in range(hi.bit_length()) for v in (1 << k, 3 << k >> 1) if lo <= v <= hi})
 
 
 def ladder(key: str, current: int | None, scales: tuple = ()) -> list[int]:
     """The values the knob's slider offers (always including the form's current value)."""
-    lo, hi = _bounds(key)
+    spec = form.BY_KEY[key].spec
+    lo, hi = int(spec.lo), int(spec.hi)
     if key == "model.d_model":
         values = _geometric(lo, hi)
     elif key == "moe.d_ff":
@@ -69,10 +56,8 @@ def ladder(key: str, current: int | None, scales: tuple = ()) -> list[int]:
     elif key == "model.context_len":
         step = math.lcm(*scales) if scales else 1
         values = [v for v in _geometric(lo, hi) if v % step == 0]
-    elif key == "model.n_blocks" or key == "moe.n_routed":
-        values = list(range(lo, min(hi, 64) + 1))
-    else:  # top_k
-        values = list(range(lo, min(hi, 16) + 1))
+    else:  # n_blocks, n_routed: up to 64; top_k: up to 16
+        values = list(range(lo, min(hi, 16 if key == "moe.top_k" else 64) + 1))
     if isinstance(current, int) and lo <= current <= hi and current not in values:
         values = sorted(values + [current])
     return values
@@ -98,8 +83,7 @@ def _ints(text: Any) -> list[int] | None:
     if isinstance(text, (list, tuple)):
         items = list(text)
     else:
-        body = str(text or "").strip().strip("[]()").strip()
-        items = [p for p in body.replace(" ", "").split(",") if p] if body else []
+        items = [p for p in str(text or "").strip().strip("[]()").replace(" ", "").split(",") if p]
     out = [_int(v) for v in items]
     return None if any(v is None for v in out) else out
 
@@ -132,11 +116,8 @@ class Grown:
 
 def grow(values: Mapping[str, Any], tier: Any, choice: Mapping[str, int]) -> Grown:
     """The form `values` with the knobs in `choice` set, adjusted to stay legal, and checked."""
-    new = dict(values)
+    new = {**values, **{k: int(choice[k]) for k in KNOBS if choice.get(k) is not None}}
     notes = []
-    for key in KNOBS:
-        if choice.get(key) is not None:
-            new[key] = int(choice[key])
     n_routed, top_k = _int(new.get("moe.n_routed")), _int(new.get("moe.top_k"))
     if n_routed is not None and top_k is not None and top_k > n_routed:
         new["moe.top_k"] = n_routed
@@ -201,14 +182,12 @@ def sizes(cfg: Config) -> Sizes:
 
 def sweep(values: Mapping[str, Any], tier: Any, choice: Mapping[str, int], key: str,
           xs: list[int]) -> pd.DataFrame:
-    """Sizes with `key` set to each of `xs` and the other knobs as chosen (illegal points left
-    out): columns x, total, active, flops, memory."""
+    """Sizes (x, *SWEPT) with `key` set to each of `xs`, the other knobs as chosen (illegal x left out)."""
     rows = []
     for x in xs:
         grown = grow(values, tier, {**choice, key: x})
         if grown.config is None:
             continue
         s = sizes(grown.config)
-        rows.append({"x": x, "total": s.total, "active": s.active, "flops": s.flops,
-                     "memory": s.memory})
-    return pd.DataFrame(rows, columns=["x", "total", "active", "flops", "memory"])
+        rows.append({"x": x, **{k: getattr(s, k) for k in SWEPT}})
+    return pd.DataFrame(rows, columns=["x", *SWEPT])

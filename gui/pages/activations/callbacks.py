@@ -1,8 +1,5 @@
-"""Activations tab: per-block distribution (box from p1..p99) and statistics heatmap at a step.
-
-The step slider refreshes every tick and moves along with new snapshots (components/
-step_controls.py: a few index lookups); `views` reads the one snapshot shown (one row per block).
-"""
+"""Activations tab: per-block distribution (box from p1..p99) and statistics heatmap at a step
+(step_controls move the slider along with new snapshots); `views` reads one snapshot."""
 from __future__ import annotations
 
 from dash import Input, Output
@@ -15,7 +12,7 @@ from ...components.step_controls import register_step_controls
 from ...context import AppContext
 from ...figures.activations import activation_dist_fig, activation_heatmap_fig
 from ...figures.base import empty_fig
-from ...services.runs import resolve
+from ...services import analysis
 from ...view import analysis as av
 from . import ids
 
@@ -33,20 +30,12 @@ def register(app, cockpit: AppContext) -> None:
                   Output(ids.ACT_STEP_LABEL, "children"),
                   Input(ids.ACT_STEP, "value"), Input(ids.ACT_VERSION, "data"))
     def views(step, version):
-        if not version:
+        got = analysis.read_at(runs_dir, version, TABLE, step, read.activation_stats_at)
+        if got is None:
             raise PreventUpdate
-        if version.get("message"):
-            short = av.wrap(version["message"])
-            return empty_fig(short, height=380), empty_fig(short), ""
-        run = resolve(runs_dir, version["run"])
-        if run is None:  # removed since the last tick: the next tick says so
-            raise PreventUpdate
-        try:
-            with read.open_db(run.db_path) as conn:
-                shown = read.nearest_logged_step(conn, TABLE, step)
-                stats = read.activation_stats_at(conn, shown)
-        except read.READ_ERRORS as exc:
-            msg = av.wrap(av.db_error(run, exc))
-            return empty_fig(msg, height=380), empty_fig(msg), ""
+        message, data = got
+        if message:
+            return empty_fig(message, height=380), empty_fig(message), ""
+        shown, stats = data
         return (activation_dist_fig(stats), activation_heatmap_fig(stats),
                 av.step_label(shown, version["last"]))

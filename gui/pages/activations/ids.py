@@ -1,5 +1,4 @@
-"""The Activations tab's own component ids (spec strings unchanged; the ids other parts share are
-in gui/ids.py)."""
+"""The Activations tab's own component ids (the shared ones are in gui/ids.py)."""
 ACT_MESSAGE = "activation-message"
 ACT_STEP = "activation-step-slider"
 ACT_STEP_LABEL = "activation-step-label"

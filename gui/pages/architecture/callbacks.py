@@ -1,9 +1,6 @@
-"""Architecture tab: redraws the diagram, size cards and per-block table from the config sidebar.
-
-One callback on every sidebar field and the tier (only while the tab is open; opening it draws).
-An invalid form gives a message naming the first error, never a traceback. `arch_view` is the
-callback body as a plain function so tests can call it without a browser.
-"""
+"""Architecture tab: redraws the diagram, size cards and per-block table on every change of the
+config sidebar (while the tab is open). An invalid form gives a message naming the first error,
+never a traceback. `arch_view` is the callback body, a plain function tests call."""
 from __future__ import annotations
 
 from typing import Any
@@ -20,9 +17,6 @@ from ...figures.base import empty_fig
 from ...view.architecture import describe
 from . import ids
 from . import layout as panel
-
-FIELD_IDS = form.FIELD_IDS
-FIELD_KEYS = [f.key for f in form.FIELDS]
 
 
 def _errors_alert(errors: dict) -> dbc.Alert:
@@ -43,8 +37,7 @@ def arch_view(values: dict[str, Any], tier: Any) -> dict[str, Any]:
         view = describe(result.config)
     except Exception as exc:  # a sizing bug must not take the tab down: say what failed
         return {"message": dbc.Alert(f"Could not size this config: {type(exc).__name__}: {exc}",
-                                     color="danger", class_name="py-2 small"),
-                "cards": [], "table": None,
+                                     color="danger", class_name="py-2 small"), "cards": [], "table": None,
                 "figure": empty_fig("umoec.sizing failed on this config", height=420)}
     notes = list(result.warnings.values())
     if view.lower_case_unrouted:
@@ -59,10 +52,10 @@ def arch_view(values: dict[str, Any], tier: Any) -> dict[str, Any]:
 def register(app, cockpit: AppContext) -> None:
     @app.callback(Output(ids.ARCH_MESSAGE, "children"), Output(ids.ARCH_CARDS, "children"),
                   Output(ids.ARCH_DIAGRAM, "figure"), Output(ids.ARCH_TABLE, "children"),
-                  *[Input(i, "value") for i in FIELD_IDS], Input(common.CONFIG_TIER, "value"),
+                  *[Input(i, "value") for i in form.FIELD_IDS], Input(common.CONFIG_TIER, "value"),
                   Input(common.TABS, "active_tab"))
     @visible_only(common.TAB_ARCH)
     def redraw(*args):
         *raw, tier, _tab = args
-        out = arch_view(dict(zip(FIELD_KEYS, raw, strict=True)), tier)
+        out = arch_view(form.values_of(raw), tier)
         return out["message"], out["cards"], out["figure"], out["table"]

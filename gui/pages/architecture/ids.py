@@ -1,5 +1,4 @@
-"""The Architecture tab's own component ids (spec strings unchanged; the ids other parts share are
-in gui/ids.py)."""
+"""The Architecture tab's own component ids (the shared ones are in gui/ids.py)."""
 ARCH_MESSAGE = "arch-message"
 ARCH_CARDS = "arch-metric-cards"
 ARCH_DIAGRAM = "arch-diagram"

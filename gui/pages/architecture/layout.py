@@ -1,5 +1,5 @@
-"""Architecture tab: a diagram of the model the sidebar's config builds, its size cards
-and a table of parameters per block (pure layout; gui/pages/architecture/callbacks.py fills it)."""
+"""Architecture tab: a diagram of the sidebar's model, its size cards and a table of parameters
+per part (pure layout and the pieces its callback fills in)."""
 from __future__ import annotations
 
 import dash_bootstrap_components as dbc
@@ -19,12 +19,9 @@ LEGEND = (("moe", "MoE FFN (S)"), ("dense", "dense FFN (D)"), ("mod", "Mixture-o
 
 
 def _legend() -> html.Div:
-    items = []
-    for key, label in LEGEND:
-        fill, line = ARCH_COLOURS[key]
-        items.append(html.Span([
-            html.Span(className="arch-swatch", style={"background": fill, "borderColor": line}),
-            label], className="me-3 text-nowrap"))
+    items = [html.Span([html.Span(className="arch-swatch", style={"background": ARCH_COLOURS[key][0],
+                                                                  "borderColor": ARCH_COLOURS[key][1]}),
+                        label], className="me-3 text-nowrap") for key, label in LEGEND]
     items.append(html.Span("dashed block: MoD may skip it · bars: grey total, blue active per "
                            "byte · hover a row for exact counts", className="text-muted"))
     return html.Div(items, className="small mb-1")
@@ -44,7 +41,7 @@ def layout() -> html.Div:
     ], id="arch-panel")
 
 
-# -- pieces the callback fills in (pure functions of a ModelView) ----------------------------
+# -- pieces the callback fills in ------------------------------------------------------------
 def cards(view: ModelView) -> list:
     return [
         metric_card("parameters", fmt_count(view.total), "total, every expert"),
@@ -61,20 +58,16 @@ def _n(value) -> str:
 
 
 def block_table(view: ModelView) -> dbc.Table:
-    rows = parts_rows(view)
     head = html.Thead(html.Tr([html.Th(h) for h in ("part", "what", "mixer", "FFN", "other",
                                                      "total", "active / byte")]))
-    body = []
-    for r in rows:
-        body.append(html.Tr([html.Td(r["part"], className="text-nowrap"), html.Td(r["what"]),
-                             html.Td(_n(r.get("mixer"))), html.Td(_n(r.get("ffn"))),
-                             html.Td(_n(r.get("other"))), html.Td(html.Strong(_n(r["total"]))),
-                             html.Td(_n(r["active"]))],
-                            className="arch-block-row" if r["part"].startswith("block") else None))
-    body.append(html.Tr([html.Td(html.Strong("total")), html.Td("sizing.total_params, "
-                                                                 "sizing.active_params_per_byte"),
-                         html.Td(""), html.Td(""), html.Td(""),
-                         html.Td(html.Strong(f"{view.total:,}")),
+    body = [html.Tr([html.Td(r["part"], className="text-nowrap"), html.Td(r["what"]),
+                     *(html.Td(_n(r.get(k))) for k in ("mixer", "ffn", "other")),
+                     html.Td(html.Strong(_n(r["total"]))), html.Td(_n(r["active"]))],
+                    className="arch-block-row" if r["part"].startswith("block") else None)
+            for r in parts_rows(view)]
+    body.append(html.Tr([html.Td(html.Strong("total")),
+                         html.Td("sizing.total_params, sizing.active_params_per_byte"),
+                         *(html.Td("") for _ in range(3)), html.Td(html.Strong(f"{view.total:,}")),
                          html.Td(html.Strong(f"{view.active:,.0f}"))], className="table-light"))
     return dbc.Table([head, html.Tbody(body)], size="sm", hover=True, responsive=True,
                      class_name="small mb-0 arch-table")

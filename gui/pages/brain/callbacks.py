@@ -1,8 +1,5 @@
-"""Brain tab: PCA scatter of hidden states per block, with a block selector and a step slider.
-
-The step slider and block selector refresh every tick (components/step_controls.py: a few index
-lookups); `view` reads one snapshot (one block: ~200 rows, all blocks: ~200 per block).
-"""
+"""Brain tab: PCA scatter of hidden states per block at a step (step_controls refresh the slider
+and block selector per tick); `view` reads one snapshot (~200 rows per block)."""
 from __future__ import annotations
 
 from dash import Input, Output
@@ -15,7 +12,7 @@ from ...components.step_controls import BlockPicker, register_step_controls
 from ...context import AppContext
 from ...figures.activations import pca_fig
 from ...figures.base import empty_fig
-from ...services.runs import resolve
+from ...services import analysis
 from ...view import analysis as av
 from . import ids
 from .layout import ALL_BLOCKS
@@ -45,18 +42,13 @@ def register(app, cockpit: AppContext) -> None:
                   Input(ids.BRAIN_STEP, "value"), Input(ids.BRAIN_BLOCK, "value"),
                   Input(ids.BRAIN_VERSION, "data"))
     def view(step, block, version):
-        if not version:
-            raise PreventUpdate
-        if version.get("message"):
-            return empty_fig(av.wrap(version["message"]), height=520), ""
-        run = resolve(runs_dir, version["run"])
-        if run is None:  # removed since the last tick: the next tick says so
-            raise PreventUpdate
         one = None if block in (None, ALL_BLOCKS) else int(block)
-        try:
-            with read.open_db(run.db_path) as conn:
-                shown = read.nearest_logged_step(conn, TABLE, step)
-                hidden = read.hidden_states_at(conn, shown, block_idx=one)
-        except read.READ_ERRORS as exc:
-            return empty_fig(av.wrap(av.db_error(run, exc)), height=520), ""
+        got = analysis.read_at(runs_dir, version, TABLE, step,
+                               lambda conn, shown: read.hidden_states_at(conn, shown, block_idx=one))
+        if got is None:
+            raise PreventUpdate
+        message, data = got
+        if message:
+            return empty_fig(message, height=520), ""
+        shown, hidden = data
         return pca_fig(hidden, one), av.step_label(shown, version["last"])

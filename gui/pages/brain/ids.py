@@ -1,5 +1,4 @@
-"""The Brain tab's own component ids (spec strings unchanged; the ids other parts share are in
-gui/ids.py)."""
+"""The Brain tab's own component ids (the shared ones are in gui/ids.py)."""
 BRAIN_MESSAGE = "brain-message"
 BRAIN_BLOCK = "brain-block-select"
 BRAIN_STEP = "brain-step-slider"

@@ -4,7 +4,7 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from ...components.analysis_widgets import graph, step_slider
+from ...components.analysis_widgets import card, graph, step_slider
 from . import ids
 
 ALL_BLOCKS = "all"
@@ -20,7 +20,6 @@ def layout() -> html.Div:
                                   value=ALL_BLOCKS)], md=3),
             dbc.Col(step_slider(ids.BRAIN_STEP, ids.BRAIN_STEP_LABEL, "snapshot at"), md=9),
         ], class_name="g-3")), class_name="mb-3"),
-        dbc.Card([dbc.CardHeader("Hidden states, first two principal components (PCA per block "
-                                 "and snapshot)"),
-                  dbc.CardBody(graph(ids.BRAIN_PCA, height=520))], class_name="mb-3"),
+        card("Hidden states, first two principal components (PCA per block and snapshot)",
+             graph(ids.BRAIN_PCA, height=520), class_name="mb-3"),
     ])

@@ -1,19 +1,9 @@
-"""Compare tab: overlay 2-8 runs, re-aggregate on zoom, follow live, table + CSV.
+"""Compare tab: overlay 2-8 runs, re-aggregate on zoom, follow live, table + CSV, System chart.
 
-`compare_update` and `compare_zoom` are the callback bodies as plain functions (tests call them).
-The chart is redrawn when the chosen runs get new rows or change state, when a setting changes, or
-when the zoom store changes: a zoom's visible x range is then re-read at full resolution
-(gui/figures/series.view_indices) and drawn with an explicit range. A zoom turns "follow live" off (the
-view stays put while rows arrive); turning it back on returns to the whole runs, growing with
-them. The zoom has its own small callback (no refresh-tick input), so a tick never delays it.
-Hidden tab: no reads.
-
-The System chart (`system_update`) listens to the store the loss chart writes when it redraws
-(`COMPARE_STATE`: picked runs, axis) and to its metric selector, and finds the runs in
-gui/compare's cache (the loss chart just loaded them: no database read of its own while nothing
-changed). It is sent again only when the runs, the axis, the metric or the runs' samples changed;
-the smoothing slider and log y leave it alone, and a zoom only moves its x range (a Patch), so
-the two charts always show the same x window. A zoom on the System chart zooms both.
+Redrawn when the runs get rows, a setting changes or the zoom store changes (the window re-read
+at full resolution). A zoom turns follow live off; the zoom has its own callback, so a tick never
+delays it. The System chart follows the loss chart's store and cache (no read of its own); a zoom
+on either chart moves both. Hidden tab: no reads.
 """
 from __future__ import annotations
 
@@ -28,27 +18,10 @@ from ... import ids as common
 from ...components import zoom_events
 from ...components.visible import visible_only
 from ...context import AppContext
+from ...figures import compare as figs
 from ...figures import series
 from ...figures.base import empty_fig
-from ...figures.compare import (
-    AXES,
-    SYSTEM_HEIGHT,
-    SYSTEM_METRICS,
-    compare_fig,
-    config_diff,
-    system_fig,
-    system_options,
-)
-from ...services.compare import (
-    MAX_RUNS,
-    data_extent,
-    data_signature,
-    load_runs,
-    summary_rows,
-    system_signature,
-    table_columns,
-    table_csv,
-)
+from ...services import compare as svc
 from ...services.runs import run_options
 from . import ids
 
@@ -56,8 +29,10 @@ OUTPUTS = ("figure", "data", "columns", "message", "state")
 SYSTEM_OUTPUTS = ("figure", "options", "value", "note", "seen")
 
 
-def _unchanged() -> dict[str, Any]:
-    return {k: no_update for k in OUTPUTS}
+def _window(zoom: dict | None, keys, axis) -> list | None:
+    """The zoom store's x window when it is for these runs and axis."""
+    zoom = zoom or {}
+    return zoom.get("window") if zoom.get("runs") == keys and zoom.get("axis") == axis else None
 
 
 def _message(lines: list[str], colour: str = "secondary") -> Any:
@@ -68,26 +43,19 @@ def _message(lines: list[str], colour: str = "secondary") -> Any:
 
 def compare_zoom(trigger: str | None, relayout: Any, follow: Any, state: dict | None,
                  zoom: dict | None) -> tuple[Any, Any]:
-    """(new zoom store, new follow value) after a zoom/pan/double-click or the follow switch.
-
-    The store holds the x window to draw ({"runs", "axis", "window"}); None = the whole runs,
-    growing as rows arrive. A zoom turns follow off; follow off without a zoom holds the extent
-    drawn now; follow on, or a double-click, drops the window."""
+    """(zoom store {"runs", "axis", "window"}, follow) after a zoom or the follow switch: a zoom turns
+    follow off, follow off holds the extent drawn now, follow on or a double-click drops the window."""
     state = state or {}
     base = {"runs": state.get("runs"), "axis": state.get("axis")}
-    old = (zoom or {}).get("window") if (zoom or {}).get("runs") == base["runs"] and \
-        (zoom or {}).get("axis") == base["axis"] else None
+    old = _window(zoom, base["runs"], base["axis"])
     follow_out: Any = no_update
     if trigger in (ids.COMPARE_GRAPH, ids.COMPARE_SYSTEM_GRAPH):   # either chart's x zoom
         z = series.parse_relayout(relayout)
         if z is None:
             return no_update, no_update
-        if z.reset:
-            window = None  # double-click: the whole runs again
-        else:
-            window = [z.lo, z.hi]
-            if follow:
-                follow_out = False
+        window = None if z.reset else [z.lo, z.hi]   # double-click: the whole runs again
+        if window and follow:
+            follow_out = False
     elif trigger == ids.COMPARE_FOLLOW:
         window = None if follow else (old or state.get("extent"))
     else:
@@ -102,62 +70,52 @@ def compare_update(runs_dir: Path, keys: list | None, axis: str | None, smoothin
     """Everything the Compare tab shows, given what the page has (`state`) and the zoom store."""
     state = dict(state or {})
     keys = [k for k in (keys or []) if isinstance(k, str)]
-    axis = axis if axis in AXES else "step"
+    axis = axis if axis in figs.AXES else "step"
     smoothing = min(0.999, max(0.0, float(smoothing or 0.0)))
     log_y = bool(log_y)
     lines: list[str] = []
-    if len(keys) > MAX_RUNS:
-        lines.append(f"Showing the first {MAX_RUNS} of the {len(keys)} runs picked.")
-        keys = keys[:MAX_RUNS]
-    zoom = zoom or {}
-    window = zoom.get("window") if zoom.get("runs") == keys and zoom.get("axis") == axis else None
-    if not keys:
-        fig = empty_fig(f"Pick 2 to {MAX_RUNS} runs above to compare them", height=620)
-        return dict(figure=fig, data=[], columns=[], message=None,
-                    state={"runs": [], "axis": axis})
-    runs, errors = load_runs(runs_dir, keys)
-    sig = data_signature(runs)
+    if len(keys) > svc.MAX_RUNS:
+        lines.append(f"Showing the first {svc.MAX_RUNS} of the {len(keys)} runs picked.")
+        keys = keys[:svc.MAX_RUNS]
+    window = _window(zoom, keys, axis)
+    runs, errors = svc.load_runs(runs_dir, keys)
+    sig = svc.data_signature(runs)
     settings = [keys, axis, smoothing, log_y, window]
     unchanged = state.get("sig") == sig and state.get("settings") == settings
     if trigger in (common.tab_tick(common.TAB_COMPARE), common.TABS) and unchanged:
-        return _unchanged()
-    extent = data_extent(runs, axis)
+        return {k: no_update for k in OUTPUTS}
     if not runs:
-        fig = empty_fig("None of the picked runs can be read (see above)", height=620)
+        fig = empty_fig("None of the picked runs can be read (see above)" if keys else
+                        f"Pick 2 to {svc.MAX_RUNS} runs above to compare them", height=620)
         return dict(figure=fig, data=[], columns=[], message=_message(errors, "warning"),
                     state={"runs": keys, "axis": axis})
-    fig, notes = compare_fig(runs, axis, smoothing, log_y, tuple(window) if window else None)
-    rows = summary_rows(runs, config_diff(runs))
+    fig, notes = figs.compare_fig(runs, axis, smoothing, log_y, tuple(window) if window else None)
+    rows = svc.summary_rows(runs, figs.config_diff(runs))
     if len(runs) == 1:
         lines.append("Pick at least one more run to compare.")
     if window:
-        lines.append(f"Showing {AXES[axis]} {window[0]:,.4g} to {window[1]:,.4g}, drawn from every row "
+        lines.append(f"Showing {figs.AXES[axis]} {window[0]:,.4g} to {window[1]:,.4g}, drawn from every row "
                      "in that range; double-click the chart or turn on follow live to see the whole runs.")
-    message = _message(errors, "warning") if errors else None
-    info = _message(lines + notes)
-    return dict(figure=fig, data=rows, columns=table_columns(rows),
-                message=html.Div([m for m in (message, info) if m is not None]) or None,
-                state={"runs": keys, "axis": axis, "sig": sig, "settings": settings, "extent": extent})
+    shown = [m for m in (_message(errors, "warning"), _message(lines + notes)) if m is not None]
+    return dict(figure=fig, data=rows, columns=svc.table_columns(rows), message=html.Div(shown) or None,
+                state={"runs": keys, "axis": axis, "sig": sig, "settings": settings,
+                       "extent": svc.data_extent(runs, axis)})
 
 
 def system_update(runs_dir: Path, state: dict | None, metric: str | None,
                   seen: dict | None, zoom: dict | None = None) -> dict[str, Any]:
-    """The System chart for the runs and axis the loss chart drew last (`state`) and `metric`
-    (the first metric the runs recorded when they have no `metric`), over the loss chart's x
-    window (`zoom`); every output no_update when that is what `seen` says was drawn, and only
-    the x range (a Patch) when the window is all that changed."""
+    """The System chart of the runs and axis the loss chart drew (`state`) over its x window: nothing
+    new when `seen` was drawn, only the x range (a Patch) when the window is all that changed."""
     state = state or {}
     keys = [k for k in (state.get("runs") or []) if isinstance(k, str)]
-    axis = state.get("axis") if state.get("axis") in AXES else "step"
-    zoom = zoom or {}
-    window = zoom.get("window") if keys and zoom.get("runs") == keys and zoom.get("axis") == axis \
-        else None
-    runs = load_runs(runs_dir, keys, status=False)[0] if keys else []  # the loss chart shows errors
-    options = system_options(runs)
-    chosen = metric if metric in SYSTEM_METRICS else next(iter(SYSTEM_METRICS))
+    axis = state.get("axis") if state.get("axis") in figs.AXES else "step"
+    window = _window(zoom, keys, axis) if keys else None
+    runs = svc.load_runs(runs_dir, keys, status=False)[0] if keys else []  # the loss chart shows errors
+    options = figs.system_options(runs)
+    chosen = metric if metric in figs.SYSTEM_METRICS else next(iter(figs.SYSTEM_METRICS))
     if options and chosen not in options:
         chosen = options[0]
-    key = {"runs": keys, "axis": axis, "metric": chosen, "sig": system_signature(runs),
+    key = {"runs": keys, "axis": axis, "metric": chosen, "sig": svc.system_signature(runs),
            "window": window}
     if key == seen:
         return {k: no_update for k in SYSTEM_OUTPUTS}
@@ -165,18 +123,15 @@ def system_update(runs_dir: Path, state: dict | None, metric: str | None,
         fig = Patch()
         if window:
             fig["layout"]["xaxis"]["range"] = list(window)
-            fig["layout"]["xaxis"]["autorange"] = False
-        else:
-            fig["layout"]["xaxis"]["autorange"] = True
-        out = {k: no_update for k in SYSTEM_OUTPUTS}
-        return {**out, "figure": fig, "seen": key}
+        fig["layout"]["xaxis"]["autorange"] = not window
+        return {**{k: no_update for k in SYSTEM_OUTPUTS}, "figure": fig, "seen": key}
     if keys:
-        fig, notes = system_fig(runs, chosen, axis)
+        fig, notes = figs.system_fig(runs, chosen, axis)
         if window:
             fig.update_xaxes(range=list(window), autorange=False)
     else:
-        fig, notes = empty_fig("Pick runs above to see their system metrics", height=SYSTEM_HEIGHT), []
-    return dict(figure=fig, options=[{"label": SYSTEM_METRICS[c][0], "value": c} for c in options],
+        fig, notes = empty_fig("Pick runs above to see their system metrics", height=figs.SYSTEM_HEIGHT), []
+    return dict(figure=fig, options=[{"label": figs.SYSTEM_METRICS[c][0], "value": c} for c in options],
                 value=chosen if chosen != metric else no_update,
                 note=[html.Div(n) for n in notes] or None, seen=key)
 
@@ -200,10 +155,8 @@ def register(app, cockpit: AppContext) -> None:
                   State(ids.COMPARE_STATE, "data"), State(ids.COMPARE_ZOOM, "data"),
                   prevent_initial_call=True)
     def zoom_or_follow(x_zoom, follow, system_x_zoom, state, zoom):
-        trigger = zoom_events.triggered_graph(ctx.triggered_id, ids.COMPARE_GRAPH,
-                                              ids.COMPARE_SYSTEM_GRAPH)
-        given = zoom_events.event(system_x_zoom if trigger == ids.COMPARE_SYSTEM_GRAPH
-                                  else x_zoom)
+        trigger = zoom_events.triggered_graph(ctx.triggered_id, ids.COMPARE_GRAPH, ids.COMPARE_SYSTEM_GRAPH)
+        given = zoom_events.event(system_x_zoom if trigger == ids.COMPARE_SYSTEM_GRAPH else x_zoom)
         new_zoom, new_follow = compare_zoom(trigger, given, follow, state, zoom)
         if new_zoom is no_update and new_follow is no_update:
             raise PreventUpdate
@@ -239,4 +192,4 @@ def register(app, cockpit: AppContext) -> None:
         rows = shown if shown is not None else data
         if not rows:
             raise PreventUpdate
-        return dcc.send_string(table_csv(rows, columns or None), "umoec-compare.csv")
+        return dcc.send_string(svc.table_csv(rows, columns or None), "umoec-compare.csv")

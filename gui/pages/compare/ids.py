@@ -1,5 +1,4 @@
-"""The Compare tab's own component ids (spec strings unchanged; the ids other parts share are in
-gui/ids.py)."""
+"""The Compare tab's own component ids (the shared ones are in gui/ids.py)."""
 COMPARE_RUNS = "compare-runs"                    # multi-select: 2-8 runs, ours and Forge's
 COMPARE_AXIS = "compare-axis"                    # step | bytes | time
 COMPARE_SMOOTHING = "compare-smoothing"

@@ -1,13 +1,6 @@
-"""Growth tab: six size knobs that start from the config sidebar, their sizes, and a copy button.
-
-- `follow_form`: the knobs' sliders take the sidebar's values (and rebuild their ladders) when
-  one of those fields or the patch scales change, or on Reset.
-- `update` (while the tab is open): applies the knobs to the form (gui/view/growth.py keeps the config
-  legal), shows the readouts, size cards and curves, and keeps what Copy would push.
-- `copy`: writes those values to the sidebar's config-inject store; the sidebar fills them in.
-
-Callback bodies are module functions so tests can call them without a browser.
-"""
+"""Growth tab: `follow_form` sets the knobs' sliders from the config sidebar (or on Reset),
+`update` applies them (view/growth.py keeps the config legal) and draws the readouts, cards and
+curves, `copy` sends the changes to the sidebar. Bodies are module functions tests call."""
 from __future__ import annotations
 
 import time
@@ -26,32 +19,23 @@ from ...view import growth
 from . import ids
 from . import layout as panel
 
-FIELD_IDS = form.FIELD_IDS
-FIELD_KEYS = [f.key for f in form.FIELDS]
 KNOBS = growth.KNOBS
 SLIDER_IDS = [ids.growth_slider_id(k) for k in KNOBS]
 FOLLOW_KEYS = [*KNOBS, "patches.scales"]
 
 
-def follow(values: dict[str, Any], ladders: dict | None) -> dict[str, dict | None]:
+def follow(values: dict[str, Any]) -> dict[str, dict | None]:
     """Per knob: {"values": ladder, "index": position of the form's value}, or None where the
     form's field is not an integer (that slider stays as it is)."""
-    knobs = growth.knob_values(values)
-    scales = growth.scales_of(values)
-    out: dict[str, dict | None] = {}
-    for key in KNOBS:
-        out[key] = None if knobs[key] is None else panel.slider_setup(key, knobs[key], scales)
-    return out
+    knobs, scales = growth.knob_values(values), growth.scales_of(values)
+    return {k: None if knobs[k] is None else panel.slider_setup(k, knobs[k], scales) for k in KNOBS}
 
 
 def chosen(slider_values: list, ladders: dict) -> dict[str, int]:
     """The knob values the slider positions stand for."""
-    out = {}
-    for key, index in zip(KNOBS, slider_values, strict=True):
-        ladder = ladders.get(key) or []
-        if ladder and isinstance(index, (int, float)):
-            out[key] = int(ladder[max(0, min(len(ladder) - 1, int(index)))])
-    return out
+    return {key: int(ladders[key][max(0, min(len(ladders[key]) - 1, int(index)))])
+            for key, index in zip(KNOBS, slider_values, strict=True)
+            if ladders.get(key) and isinstance(index, (int, float))}
 
 
 def _alert(text, colour: str = "warning") -> dbc.Alert:
@@ -59,8 +43,7 @@ def _alert(text, colour: str = "warning") -> dbc.Alert:
 
 
 def growth_view(values: dict[str, Any], tier: Any, choice: dict[str, int]) -> dict[str, Any]:
-    """Everything `update` writes: readouts (per knob), message, cards, figure, notes,
-    copy_disabled, pending (the form values Copy pushes, or None)."""
+    """Everything `update` writes; `pending` is what Copy pushes (None when nothing changed)."""
     base_knobs = growth.knob_values(values)
     readouts = {k: panel.readout(choice[k], base_knobs[k]) if k in choice else "" for k in KNOBS}
     out: dict[str, Any] = {"readouts": readouts, "message": None, "cards": [], "notes": None,
@@ -73,9 +56,9 @@ def growth_view(values: dict[str, Any], tier: Any, choice: dict[str, int]) -> di
         out["figure"] = empty_fig("No curves while the config has errors", height=640)
         return out
     grown = growth.grow(values, tier, choice)
-    top_k = growth.knob_values(grown.values)["moe.top_k"]
-    if "moe.top_k" in choice and top_k != choice["moe.top_k"]:
-        readouts["moe.top_k"] = panel.readout(top_k, base_knobs["moe.top_k"],
+    effective = growth.knob_values(grown.values)
+    if "moe.top_k" in choice and effective["moe.top_k"] != choice["moe.top_k"]:
+        readouts["moe.top_k"] = panel.readout(effective["moe.top_k"], base_knobs["moe.top_k"],
                                               f"(chose {choice['moe.top_k']}; capped at n_routed)")
     out["notes"] = ("Adjusted to stay legal: " + "; ".join(grown.notes) + ".") if grown.notes else None
     if grown.config is None:
@@ -85,15 +68,11 @@ def growth_view(values: dict[str, Any], tier: Any, choice: dict[str, int]) -> di
         return out
     now, before = growth.sizes(grown.config), growth.sizes(base.config)
     out["cards"] = panel.cards(now, before)
-    effective = growth.knob_values(grown.values)
     sweeps = {key: growth.sweep(values, tier, choice, key, growth.ladder(key, effective[key]))
               for key in growth.SWEEPS}
-    point = {"total": now.total, "active": now.active, "flops": now.flops, "memory": now.memory}
-    out["figure"] = growth_fig(sweeps, {k: effective[k] for k in growth.SWEEPS}, point,
-                               log_x=growth.LOG_X)
-    if grown.changes:
-        out["copy_disabled"] = False
-        out["pending"] = grown.changes
+    out["figure"] = growth_fig(sweeps, {k: effective[k] for k in growth.SWEEPS},
+                               {k: getattr(now, k) for k in growth.SWEPT}, log_x=growth.LOG_X)
+    out["copy_disabled"], out["pending"] = not grown.changes, grown.changes or None
     return out
 
 
@@ -114,17 +93,11 @@ def register(app, cockpit: AppContext) -> None:
                   Input(ids.GROWTH_RESET, "n_clicks"), State(ids.GROWTH_LADDERS, "data"))
     def follow_form(*args):
         *raw, _reset, ladders = args
-        setups = follow(dict(zip(FOLLOW_KEYS, raw, strict=True)), ladders)
-        ladders = dict(ladders or {})
-        outputs: list = []
-        for key in KNOBS:
-            s = setups[key]
-            if s is None:
-                outputs += [no_update] * 3
-                continue
-            ladders[key] = s["values"]
-            outputs += [len(s["values"]) - 1, panel.marks(s["values"]), s["index"]]
-        return (*outputs, ladders)
+        setups = follow(dict(zip(FOLLOW_KEYS, raw, strict=True)))     # None: that slider stays
+        ladders = {**(ladders or {}), **{k: s["values"] for k, s in setups.items() if s}}
+        sliders = [(len(s["values"]) - 1, panel.marks(s["values"]), s["index"]) if s else (no_update,) * 3
+                   for s in setups.values()]
+        return (*(prop for props in sliders for prop in props), ladders)
 
     @app.callback(output=dict(readouts={k: Output(ids.growth_value_id(k), "children") for k in KNOBS},
                               message=Output(ids.GROWTH_MESSAGE, "children"),
@@ -134,17 +107,14 @@ def register(app, cockpit: AppContext) -> None:
                               copy_disabled=Output(ids.GROWTH_COPY, "disabled"),
                               pending=Output(ids.GROWTH_PENDING, "data")),
                   inputs=[*[Input(i, "value") for i in SLIDER_IDS],
-                          *[Input(i, "value") for i in FIELD_IDS], Input(common.CONFIG_TIER, "value"),
+                          *[Input(i, "value") for i in form.FIELD_IDS], Input(common.CONFIG_TIER, "value"),
                           Input(common.TABS, "active_tab")],
                   state=[State(ids.GROWTH_LADDERS, "data")])
     @visible_only(common.TAB_GROWTH)
     def update(*args):
-        sliders, rest = args[:len(KNOBS)], args[len(KNOBS):]
-        *raw, tier, _tab, ladders = rest
-        out = growth_view(dict(zip(FIELD_KEYS, raw, strict=True)), tier,
-                          chosen(list(sliders), ladders or {}))
-        return {k: out[k] for k in ("readouts", "message", "cards", "figure", "notes",
-                                    "copy_disabled", "pending")}
+        *raw, tier, _tab, ladders = args[len(KNOBS):]
+        choice = chosen(list(args[:len(KNOBS)]), ladders or {})
+        return growth_view(form.values_of(raw), tier, choice)
 
     @app.callback(Output(common.CONFIG_INJECT, "data", allow_duplicate=True),
                   Output(ids.GROWTH_STATUS, "children"),

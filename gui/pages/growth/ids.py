@@ -1,6 +1,4 @@
-"""The Growth tab's own component ids (spec strings unchanged; the ids other parts share are in
-gui/ids.py). One slider per knob: growth-<field> (growth-d-model, growth-top-k, ...), from
-growth_slider_id."""
+"""The Growth tab's own component ids (the shared ones are in gui/ids.py); one slider per knob."""
 GROWTH_MESSAGE = "growth-message"
 GROWTH_CARDS = "growth-metric-cards"
 GROWTH_CURVES = "growth-curves"

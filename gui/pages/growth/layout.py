@@ -1,7 +1,6 @@
-"""Growth tab: six size knobs starting from the sidebar's config, the sizes they give
-(parameters, FLOPs, memory, bytes per step, a compute-optimal training length) as cards and
-curves, and a button that copies the knobs into the config editor (pure layout; the callbacks
-are in gui/pages/growth/callbacks.py, the arithmetic in gui/view/growth.py)."""
+"""Growth tab: six size knobs starting from the sidebar's config, the sizes they give as cards and
+curves, and a button that copies the knobs into the config editor (pure layout and the pieces its
+callbacks fill in; the arithmetic is gui/view/growth.py)."""
 from __future__ import annotations
 
 import dash_bootstrap_components as dbc
@@ -11,27 +10,17 @@ from umoec.units import fmt_bytes, fmt_count
 
 from ... import form
 from ...components.analysis_widgets import card, graph
-from ...view.growth import BYTES_PER_PARAM, KNOBS, Sizes, ladder, nearest_index, scales_of, short
+from ...view.growth import BYTES_PER_PARAM, KNOBS, Sizes, fmt_knob, ladder, nearest_index, scales_of, short
 from . import ids
 
 MAX_MARK_LABELS = 5
 
 
-def fmt_knob(value: int) -> str:
-    """1024 -> 1k, 1536 -> 1.5k, 1048576 -> 1M (slider marks)."""
-    for unit, scale in (("M", 1 << 20), ("k", 1 << 10)):
-        if value >= scale and value % (scale // 4) == 0:
-            return f"{value / scale:g}{unit}"
-    return str(value)
-
-
 def marks(values: list[int]) -> dict:
     """Labels at a few evenly spaced slider positions."""
     n = len(values)
-    if n <= 1:
-        return {0: fmt_knob(values[0])} if values else {}
     k = min(MAX_MARK_LABELS, n)
-    picks = sorted({round(i * (n - 1) / (k - 1)) for i in range(k)})
+    picks = sorted({round(i * (n - 1) / (k - 1)) for i in range(k)}) if n > 1 else range(n)
     return {i: fmt_knob(values[i]) for i in picks}
 
 
@@ -96,10 +85,7 @@ def readout(value: int, base: int | None, note: str = "") -> list:
 
 
 def _ratio(new: float, old: float | None) -> str:
-    if not old:
-        return ""
-    r = new / old
-    return "" if abs(r - 1) < 5e-4 else f" (×{r:.3g} vs config)"
+    return f" (×{new / old:.3g} vs config)" if old and abs(new / old - 1) >= 5e-4 else ""
 
 
 def _card(title: str, value: str, sub: str) -> dbc.Col:
@@ -110,12 +96,11 @@ def _card(title: str, value: str, sub: str) -> dbc.Col:
     ]), class_name="h-100"), xs=6, xl=4, class_name="mb-2")
 
 
-def cards(s: Sizes, base: Sizes | None) -> list:
-    b = base
+def cards(s: Sizes, b: Sizes | None) -> list:
+    """The six size cards; the first four say how far they are from the config's (`b`)."""
     planned = s.planned_bytes / s.optimal_bytes if s.optimal_bytes else 0.0
     return [
-        _card("parameters", fmt_count(s.total), "total, every expert"
-              + _ratio(s.total, b and b.total)),
+        _card("parameters", fmt_count(s.total), "total, every expert" + _ratio(s.total, b and b.total)),
         _card("active params / byte", fmt_count(s.active),
               f"{s.active / s.total:.0%} of the total" + _ratio(s.active, b and b.active)),
         _card("training FLOPs / byte", fmt_count(s.flops),

@@ -1,8 +1,5 @@
-"""MoD tab: metric cards, fraction processed per block (newest step) and over training.
-
-One callback: per refresh tick it probes the run (a few index lookups) and rebuilds the cards and
-figures only when new rows arrived; the history is read incrementally through a thinned cache.
-"""
+"""MoD tab: metric cards, fraction processed per block (newest step) and over training; one
+callback that probes the run per tick and redraws only when new rows arrived."""
 from __future__ import annotations
 
 from dash import Input, Output, State
@@ -44,22 +41,17 @@ def cards(s: dict) -> list:
     """The metric cards: average fraction, deviation from capacity, inference-time fraction."""
     if not s:
         return []
-    pts = 100.0
-    dev_colour = "" if abs(s["deviation"]) <= 0.05 else "text-warning"
     run_avg = f"; whole run {s['run_average']:.1%}" if "run_average" in s else ""
-    out = [
-        metric_card("avg fraction processed", f"{s['average']:.1%}",
-                    f"newest step, {s['blocks']} MoD block{'s' * (s['blocks'] != 1)}{run_avg}"),
-        metric_card("deviation from capacity", f"{s['deviation'] * pts:+.2f} pts",
-                    f"capacity {s['capacity']:.0%}; worst block {s['worst'] * pts:.2f} pts",
-                    dev_colour),
-    ]
+    out = [metric_card("avg fraction processed", f"{s['average']:.1%}",
+                       f"newest step, {s['blocks']} MoD block{'s' * (s['blocks'] != 1)}{run_avg}"),
+           metric_card("deviation from capacity", f"{s['deviation'] * 100:+.2f} pts",
+                       f"capacity {s['capacity']:.0%}; worst block {s['worst'] * 100:.2f} pts",
+                       "" if abs(s["deviation"]) <= 0.05 else "text-warning")]
     if s["inference"] is not None:
         out.append(metric_card("inference-time fraction", f"{s['inference']:.1%}",
-                               f"{(s['inference'] - s['capacity']) * pts:+.1f} pts vs capacity "
+                               f"{(s['inference'] - s['capacity']) * 100:+.1f} pts vs capacity "
                                "(causal threshold router)"))
-    out.append(metric_card("step", f"{s['step']:,}", "newest MoD row"))
-    return out
+    return out + [metric_card("step", f"{s['step']:,}", "newest MoD row")]
 
 
 def register(app, cockpit: AppContext) -> None:

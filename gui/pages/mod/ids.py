@@ -1,5 +1,4 @@
-"""The MoD tab's own component ids (spec strings unchanged; the ids other parts share are in
-gui/ids.py)."""
+"""The MoD tab's own component ids (the shared ones are in gui/ids.py)."""
 MOD_MESSAGE = "mod-message"
 MOD_CARDS = "mod-metric-cards"
 MOD_CURRENT = "mod-current"

@@ -1,10 +1,6 @@
 """Routing tab: heatmap at a step, expert load history, load balance, drill-down on a click.
-
-Per refresh tick only the controls run (components/step_controls.py: a few index lookups); the
-figures are rebuilt when their data version changes (new rows, another run) or the user changes a
-control. The history comes from an incremental, thinned cache; the heatmap and the drill-down read
-one step / one expert.
-"""
+Per tick only the step controls run; the figures are redrawn when the data version or a control
+changes (the history from an incremental, thinned cache; the drill-down reads one expert)."""
 from __future__ import annotations
 
 from dash import Input, Output, State, ctx, no_update
@@ -15,15 +11,9 @@ from umoec.metrics import read
 from ... import ids as common
 from ...components.step_controls import BlockPicker, register_step_controls
 from ...context import AppContext
+from ...figures import routing as figs
 from ...figures.base import empty_fig
-from ...figures.routing import (
-    expert_detail_fig,
-    load_balance_fig,
-    moe_routing_history_fig,
-    routing_heatmap_fig,
-)
 from ...services import analysis
-from ...services.runs import resolve
 from ...view import analysis as av
 from . import ids
 
@@ -50,6 +40,13 @@ PICKER = BlockPicker(ids.ROUTING_BLOCK, lambda conn, step: read.moe_routing_at(c
                      lambda block, blocks: block if block in blocks else (blocks[0] if blocks else None))
 
 
+def _read(got: tuple | None) -> tuple:
+    """What analysis.read_shown found, or no update when there is nothing to redraw."""
+    if got is None:
+        raise PreventUpdate
+    return got
+
+
 def _selected(selected, run_name):
     if not selected or selected.get("run") != run_name:
         return None
@@ -67,20 +64,11 @@ def register(app, cockpit: AppContext) -> None:
                   Input(ids.ROUTING_STEP, "value"), Input(ids.ROUTING_VERSION, "data"),
                   Input(ids.ROUTING_SELECTED, "data"))
     def heatmap(step, version, selected):
-        if not version:
-            raise PreventUpdate
-        if version.get("message"):
-            return empty_fig(av.wrap(version["message"])), ""
-        run = resolve(runs_dir, version["run"])
-        if run is None:  # removed since the last tick: the next tick says so
-            raise PreventUpdate
-        try:
-            with read.open_db(run.db_path) as conn:
-                shown = read.nearest_logged_step(conn, TABLE, step)
-                at = read.moe_routing_at(conn, shown)
-        except read.READ_ERRORS as exc:
-            return empty_fig(av.db_error(run, exc)), ""
-        fig = routing_heatmap_fig(at, highlight=_selected(selected, version["run"]))
+        message, got = _read(analysis.read_at(runs_dir, version, TABLE, step, read.moe_routing_at))
+        if message:
+            return empty_fig(message), ""
+        shown, at = got
+        fig = figs.routing_heatmap_fig(at, highlight=_selected(selected, version["run"]))
         return fig, av.step_label(shown, version["last"])
 
     @app.callback(Output(ids.ROUTING_HISTORY, "figure"), Output(ids.ROUTING_BALANCE, "figure"),
@@ -88,25 +76,16 @@ def register(app, cockpit: AppContext) -> None:
                   Input(ids.ROUTING_VERSION, "data"), Input(ids.ROUTING_BLOCK, "value"),
                   Input(ids.ROUTING_VALUE, "value"), Input(ids.ROUTING_SELECTED, "data"))
     def history(version, block, value, selected):
-        if not version:
-            raise PreventUpdate
-        if version.get("message"):
-            empty = empty_fig(av.wrap(version["message"]))
-            return empty, empty_fig(av.wrap(version["message"]), height=440), ""
-        run = resolve(runs_dir, version["run"])
-        if run is None:  # removed since the last tick: the next tick says so
-            raise PreventUpdate
-        try:
-            with read.open_db(run.db_path) as conn:
-                rows, stride, n_steps = HISTORY.get(conn, run.db_path)
-        except read.READ_ERRORS as exc:
-            empty = empty_fig(av.db_error(run, exc))
-            return empty, empty, ""
+        message, got = _read(analysis.read_shown(runs_dir, version,
+                                                 lambda conn, run: HISTORY.get(conn, run.db_path)))
+        if message:
+            return empty_fig(message), empty_fig(message, height=440), ""
+        rows, stride, n_steps = got
         sel = _selected(selected, version["run"])
         highlight = sel[1] if sel is not None and sel[0] == block else None
-        fig = moe_routing_history_fig(rows, block, value or "load", highlight=highlight)
+        fig = figs.moe_routing_history_fig(rows, block, value or "load", highlight=highlight)
         new_data = not ctx.triggered_prop_ids or f"{ids.ROUTING_VERSION}.data" in ctx.triggered_prop_ids
-        balance = load_balance_fig(rows) if new_data else no_update
+        balance = figs.load_balance_fig(rows) if new_data else no_update
         hint = "Click a heatmap cell for one expert at full resolution."
         return fig, balance, av.history_note(stride, n_steps, hint)
 
@@ -120,8 +99,7 @@ def register(app, cockpit: AppContext) -> None:
             block, expert = int(point["y"]), int(point["x"])
         except (TypeError, KeyError, IndexError, ValueError):
             raise PreventUpdate from None
-        run = version.get("run") if version else None
-        return {"run": run, "block": int(block), "expert": int(expert)}, int(block)
+        return {"run": (version or {}).get("run"), "block": block, "expert": expert}, block
 
     @app.callback(Output(ids.ROUTING_EXPERT_DETAIL, "figure"),
                   Input(ids.ROUTING_SELECTED, "data"), Input(ids.ROUTING_VERSION, "data"))
@@ -131,16 +109,13 @@ def register(app, cockpit: AppContext) -> None:
         sel = _selected(selected, version.get("run"))
         if version.get("message") or sel is None:
             return empty_fig(av.wrap("Click a heatmap cell to follow that expert's "
-                                         "load and bias over time", 45), height=340)
-        run = resolve(runs_dir, version["run"])
-        if run is None:  # removed since the last tick: the next tick says so
-            raise PreventUpdate
-        try:
-            with read.open_db(run.db_path) as conn:
-                expert = read.moe_expert_history(conn, *sel)
-                at = read.moe_routing_at(conn, version["last"])
-                n_experts = int((at["block_idx"] == sel[0]).sum())
-        except read.READ_ERRORS as exc:
-            return empty_fig(av.db_error(run, exc), height=340)
-        return expert_detail_fig(expert, sel[0], sel[1], n_experts or None)
+                                     "load and bias over time", 45), height=340)
 
+        def load(conn, _run):
+            n_experts = int((read.moe_routing_at(conn, version["last"])["block_idx"] == sel[0]).sum())
+            return read.moe_expert_history(conn, *sel), n_experts
+        message, got = _read(analysis.read_shown(runs_dir, version, load))
+        if message:
+            return empty_fig(message, height=340)
+        expert, n_experts = got
+        return figs.expert_detail_fig(expert, sel[0], sel[1], n_experts or None)

@@ -1,5 +1,4 @@
-"""The Routing tab's own component ids (spec strings unchanged; the ids other parts share are in
-gui/ids.py)."""
+"""The Routing tab's own component ids (the shared ones are in gui/ids.py)."""
 ROUTING_MESSAGE = "routing-message"
 ROUTING_STEP = "routing-step-slider"
 ROUTING_STEP_LABEL = "routing-step-label"

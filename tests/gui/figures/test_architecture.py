@@ -4,9 +4,10 @@ import re
 
 import pytest
 
-from gui.figures.architecture import _si, architecture_fig
+from gui.figures.architecture import architecture_fig
 from gui.view import architecture as A
 from tests.gui.arch_support import VARIANTS, cfg_with
+from umoec.units import fmt_count
 
 
 def named(fig, pattern: str) -> list:
@@ -43,7 +44,7 @@ def test_diagram_draws_every_block_with_its_parts(name):
     labels = {a.name: a.text for a in fig.layout.annotations if a.name}
     hover = fig.data[0].hovertext
     for b in view.blocks:
-        assert labels[f"block-{b.index}-count"] == f"{_si(b.total)} · {_si(b.active)}"
+        assert labels[f"block-{b.index}-count"] == f"{fmt_count(b.total)} · {fmt_count(b.active)}"
         assert f"total: {b.total:,}" in hover[b.index + 1]            # row 0 is the embedding
 
 

@@ -152,13 +152,13 @@ def test_growth_view_and_copy_reach_the_sidebar():
 
 def test_sliders_follow_the_form():
     values = form.preset_values("tier2_small")
-    setups = growth_callbacks.follow(values, None)
+    setups = growth_callbacks.follow(values)
     for key in G.KNOBS:
         s = setups[key]
         assert s["values"][s["index"]] == values[key]
     assert growth_callbacks.chosen([setups[k]["index"] for k in G.KNOBS],
                                    {k: setups[k]["values"] for k in G.KNOBS}) == \
         {k: values[k] for k in G.KNOBS}
-    assert growth_callbacks.follow({**values, "model.d_model": ""}, None)["model.d_model"] is None
+    assert growth_callbacks.follow({**values, "model.d_model": ""})["model.d_model"] is None
     assert math.lcm(4, 16, 64) == 64 and all(
         v % 64 == 0 for v in setups["model.context_len"]["values"])
