@@ -45,10 +45,8 @@ TOKEN_COOKIE = "umoec_token"
 def build_layout(runs_dir: Path, refresh_ms: int,
                  mounted: tuple[str, ...] = (panes.FIRST,), runs: list[dict] | None = None,
                  pulse: dict | None = None) -> html.Div:
-    """The page: header, stores, config sidebar, tabs. Only the panes in `mounted` are built (a
-    page starts with the first tab's; the others are built when first shown, gui/panes.py);
-    with every tab's, it is the layout every callback is checked against. `runs` and `pulse`:
-    the run list and the page pulse as the page is served (serve_layout)."""
+    """The page: header, stores, config sidebar, tabs; only the panes in `mounted` built (all of
+    them: the validation layout). `runs`, `pulse`: as the page is served (serve_layout)."""
     return html.Div([
         header.layout(str(runs_dir), refresh_ms, runs),
         dcc.Store(id=ids.PULSE, storage_type="memory", data=pulse),
@@ -66,8 +64,8 @@ def build_layout(runs_dir: Path, refresh_ms: int,
 
 
 def serve_layout(ctx: AppContext):
-    """The layout function: each page load gets the run list as it is now and the pulse for the
-    run it will show first, so its tabs read their run at once (pages/header: callbacks.py, ticks.py)."""
+    """The layout function: each page load gets the run list and its first run's pulse as they
+    are now, so its tabs read their run at once (pages/header)."""
     settings = ctx.settings
 
     def layout() -> html.Div:
@@ -177,9 +175,7 @@ def main(argv=None) -> int:
     a.runs_dir.mkdir(parents=True, exist_ok=True)
     if not a.debug:  # one line per request (several per refresh tick) drowns everything else
         logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    app = create_app(a.runs_dir, a.token, a.refresh_ms, a.stop_timeout, data_dir=a.data_dir,
-                     upload_dir=a.upload_dir, max_upload_mb=a.max_upload_mb,
-                     job_timeout=a.job_timeout, presets_dir=a.presets_dir)
+    app = create_app(**{k: v for k, v in vars(a).items() if k not in ("host", "port", "debug")})
     suffix = f"/?token={a.token}" if a.token else "/"
     print(f"u-moec-tiny cockpit on http://{a.host}:{a.port}{suffix} (runs: {a.runs_dir})",
           flush=True)

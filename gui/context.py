@@ -1,10 +1,6 @@
-"""What a cockpit is made of, built once in `create_app` and handed to every page's `register`.
-
-`CockpitSettings` holds the typed settings (from `python gui/app.py`'s arguments or a test);
-`AppContext` the long-lived services built from them. No Dash imports here: a page reads
-through these objects, never through string keys in the server's config. Code that runs inside a
-request without a handle on the app (Forge folder lookup, the user-preset folder) reaches the
-context with `current()`.
+"""What a cockpit is made of, built once in `create_app` and handed to every page's `register`:
+`CockpitSettings` (typed settings from the command line or a test) and `AppContext` (the services
+built from them). No Dash here. Code inside a request without the app reaches it by `current()`.
 """
 from __future__ import annotations
 

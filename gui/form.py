@@ -93,6 +93,12 @@ class FormCheck:
     def ok(self) -> bool:
         return self.config is not None
 
+    @property
+    def problem(self) -> str:
+        """Why the form cannot be used, e.g. 'the form has 2 errors (first: ...)'."""
+        n = len(self.errors)
+        return f"the form has {n} error{'s' if n > 1 else ''} (first: {next(iter(self.errors.values()))})"
+
 
 def check(values: Mapping[str, Any], tier: Any) -> FormCheck:
     """Coerce every field (type, range, choices), then the cross-field rules."""
@@ -230,10 +236,7 @@ def save_file(values: Mapping[str, Any], tier: Any, path: Path, overwrite: bool 
     (configs/) is never overwritten; any other existing file only with `overwrite`."""
     result = check(values, tier)
     if not result.ok:
-        n = len(result.errors)
-        first = next(iter(result.errors.values()))
-        raise FormFileError(f"not saved: the form has {n} error{'s' if n > 1 else ''} "
-                            f"(first: {first})")
+        raise FormFileError(f"not saved: {result.problem}")
     if path.suffix.lower() not in YAML_SUFFIXES:
         raise FormFileError(f"not saved: {path.name} must end in .yaml or .yml")
     if path.is_dir():

@@ -1,8 +1,6 @@
-"""The tabs and their panes. A pane's layout is built the first time its tab is shown (the
-Training tab's at page load), then stays mounted, hidden while another tab is shown: a page
-starts with one tab's components instead of thirteen's, and callbacks whose components are not
-mounted yet do not run (Dash skips them), so a page load pays for the visible tab only; once
-mounted, a tab keeps what the user set in it (gui/pages/header/panes.py)."""
+"""The tabs and their panes. A pane is built the first time its tab is shown, then stays mounted
+(hidden behind other tabs, keeping what the user set): a page load pays for the visible tab only,
+as Dash skips callbacks whose components are not mounted yet (gui/pages/header/panes.py)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -15,9 +13,8 @@ from .pages import PAGES
 from .pages.base import Page
 
 PANES: dict[str, Page] = {p.tab_id: p for p in PAGES}     # tab id -> page, in tab bar order
-# the checkpoint pickers in each pane: what each applied of a loss-chart selection is kept in the
-# same pane (checkpoint_select), so none of their callbacks writes outside it: Dash skips a
-# callback whose outputs are all missing, not one that could still write a store elsewhere
+# each pane's checkpoint pickers: what each applied of a loss-chart selection is kept in its pane,
+# so their callbacks write nothing outside it (Dash skips a callback only when all outputs are missing)
 PICKERS: dict[str, tuple[str, ...]] = {
     ids.TAB_TRAINING: (ids.RESUME_CHECKPOINT,),
     ids.TAB_COMPRESSION: (ids.COMPRESS_CHECKPOINT, ids.COMPRESS_MODEL),

@@ -1,8 +1,6 @@
-"""The cockpit's pages: one folder per tab (layout.py, callbacks.py and the tab's own helpers;
-`PAGE` in its __init__), and the parts around them (header/, sidebar/, notifications/: each a
-`register`). PAGES is the tab bar, in order; gui/panes.py builds it and app.py registers
-everything (register_all). Adding a tab: a folder like these (its own component ids in its ids.py),
-its tab id in gui/ids.py, a line here.
+"""The cockpit's pages: one folder per tab (layout, callbacks, ids; `PAGE` in its __init__) and
+the parts around them (header/, sidebar/, notifications/: each a `register`). PAGES is the tab
+bar, in order. Adding a tab: a folder like these, its tab id in gui/ids.py, a line here.
 """
 from .. import ids
 from . import (

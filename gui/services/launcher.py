@@ -1,19 +1,11 @@
 """Start, stop and resume training processes from the cockpit.
 
-A run is started as an argument list (never a shell string) in its own session, so Stop can
-signal the whole process group (torchrun and its workers included); stdout and stderr go to
-RUNDIR/process.log. The supervisor (gui/services/supervisor.py, which does the spawning,
-reaping and signalling) reaps it the moment it exits (no zombies) and records the real exit
-code. If the child died without writing a final status.json (killed, crashed before its first
-heartbeat), the Launcher then writes one: `crashed` with the exit code and the last line the
-process printed, so the run stays honestly "Crashed (exit code N)" after the cockpit restarts.
-
-Stop = SIGTERM (the trainer finishes its step, saves a checkpoint and exits 0), then SIGKILL if
-it has not exited after `stop_timeout` seconds, and the status says which happened. Runs started
-by an earlier cockpit are stopped through the pid and start time in their status.json (the
-supervisor adopts them: a recycled pid is never signalled).
-The cockpit's files in the run folder (launch.yaml, launch.json, process.log) are named by
-umoec.run.RunDir.
+The supervisor (supervisor.py) spawns each run in its own process group, output to
+RUNDIR/process.log, and reaps it at exit. A child that died without a final status.json gets one
+here (`crashed`, exit code, last printed line), so the run stays honest after a cockpit restart.
+Stop = SIGTERM (the trainer checkpoints and exits 0), SIGKILL after `stop_timeout` s. Runs started
+by an earlier cockpit are stopped by the pid and start time in their status.json (adopted: a
+recycled pid is never signalled). The run folder's file names come from umoec.run.RunDir.
 """
 from __future__ import annotations
 
@@ -22,13 +14,11 @@ import os
 import re
 import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
 
 import psutil
 
@@ -36,6 +26,7 @@ from umoec import config as C
 from umoec.run import RunDir, RunState, RunStatus, effective_state, pid_alive
 from umoec.run.atomic import atomic_write_text
 
+from .runs import ACTIVE
 from .supervisor import HEADER, Adopted, Child, SpawnError, Supervisor, terminate_all
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,8 +49,7 @@ def trainer_available(root: Path = ROOT) -> tuple[bool, str]:
 
 def sanitise_name(text: str | None) -> str:
     """A safe folder name: letters, digits, '.', '_' and '-' only; never '.', '..' or hidden."""
-    name = NAME_RE.sub("-", (text or "").strip()).strip(".-")[:64]
-    return name
+    return NAME_RE.sub("-", (text or "").strip()).strip(".-")[:64]
 
 
 def default_name(cfg: C.Config, now: float | None = None) -> str:
@@ -134,13 +124,10 @@ class Launched:
     run_dir: Path
     argv: list[str]
     runner: str
-    proc: subprocess.Popen | None = None
     pid: int = 0
     started: float = field(default_factory=time.time)
     total_steps: int = 0
-    log: IO | None = None
     exit_code: int | None = None
-    ended: float | None = None
     stop_requested: float | None = None
     stop_note: str = ""
     killed: bool = False
@@ -150,6 +137,11 @@ class Launched:
     @property
     def alive(self) -> bool:
         return not self.done.is_set()
+
+    @property
+    def ours(self) -> bool:
+        """Started by this cockpit (not adopted to be stopped)."""
+        return isinstance(self.child, Child)
 
 
 class Launcher:
@@ -209,13 +201,10 @@ class Launcher:
         """Restart `run` from one of its checkpoints, with the runner that wrote it."""
         if not checkpoint:
             raise LaunchError("choose a checkpoint to resume from")
-        try:
-            status = run.read_status()
-        except ValueError as exc:
-            raise LaunchError(str(exc)) from None
+        status = _read_status(run)
         state, detail = effective_state(status)
         live = self.get(run.name)
-        if state in (RunState.RUNNING, RunState.STALLED) or (live and live.alive):
+        if state in ACTIVE or (live and live.alive):
             raise LaunchError(f"{run.name} is still {state.value} ({detail}); stop it first")
         ck = next((c for c in run.checkpoints() if c.path.name == checkpoint), None)
         if ck is None:
@@ -232,17 +221,15 @@ class Launcher:
                              gpus=cfg.hardware.gpus, resume=ck.path, rate=rate,
                              python=self.python)
         launched = self._spawn(run.root, argv, runner, cfg.training.steps, "a")
-        # The old status.json (crashed/stopped) would show until the child writes its own, after
-        # its start-up (seconds): say now that it is running. _finalise corrects it if the child
-        # dies before taking over.
+        # Until the child writes its own status.json (seconds), the old one says crashed/stopped:
+        # say now that it is running (_finalise corrects it if the child dies before taking over).
         try:
             started = psutil.Process(launched.pid).create_time()
             current = run.read_status()
             if current is not None and current.pid == launched.pid:
                 return launched  # the child already took over
             run.write_status(RunStatus(state=RunState.RUNNING.value, pid=launched.pid,
-                                       step=ck.step, total_steps=cfg.training.steps,
-                                       kind="simulate" if runner == "simulate" else "train",
+                                       step=ck.step, total_steps=cfg.training.steps, kind=runner,
                                        message=f"starting: resuming from {ck.path.name}",
                                        proc_start=started))
         except (psutil.Error, OSError, ValueError):
@@ -266,14 +253,12 @@ class Launcher:
         except SpawnError as exc:
             if exc.stage == "output":
                 raise LaunchError(f"cannot write {log_path}: {exc.reason}") from None
-            if isinstance(exc.cause, FileNotFoundError):
-                raise LaunchError(f"cannot start {argv[0]}: no such program (is the environment "
-                                  "complete? torchrun comes with torch)") from None
-            if isinstance(exc.cause, PermissionError):
-                raise LaunchError(f"cannot start {argv[0]}: permission denied") from None
-            raise LaunchError(f"cannot start {argv[0]}: {exc.reason}") from None
-        launched = Launched(run_dir.name, run_dir, argv, runner, proc=child.proc, pid=child.pid,
-                            total_steps=total_steps, log=child.log, child=child)
+            why = ("no such program (is the environment complete? torchrun comes with torch)"
+                   if isinstance(exc.cause, FileNotFoundError) else
+                   "permission denied" if isinstance(exc.cause, PermissionError) else exc.reason)
+            raise LaunchError(f"cannot start {argv[0]}: {why}") from None
+        launched = Launched(run_dir.name, run_dir, argv, runner, pid=child.pid,
+                            total_steps=total_steps, child=child)
         _write_launch_info(run_dir, launched)
         with self._lock:
             self._runs[launched.name] = launched
@@ -284,7 +269,6 @@ class Launcher:
     def _ended(self, launched: Launched, child: Child | Adopted) -> None:
         """The supervisor reaped the child (or saw an adopted process go): make its final status
         honest. An adopted process's exit code is unknown: 0, or -9 after SIGKILL."""
-        launched.ended = child.ended
         if child.killed:
             launched.killed = True
             launched.stop_note = (f"did not exit within {self.stop_timeout:g} s of SIGTERM: "
@@ -319,8 +303,7 @@ class Launcher:
                 message = "exited with code 0 without writing a final status"
         if status is None:
             status = RunStatus(state=state.value, pid=launched.pid, total_steps=launched.total_steps,
-                               kind="simulate" if launched.runner == "simulate" else "train",
-                               started_at=launched.started)
+                               kind=launched.runner, started_at=launched.started)
         status.state, status.exit_code, status.message = state.value, code, message
         status.updated_at = time.time()
         try:
@@ -332,7 +315,7 @@ class Launcher:
     def stop(self, run: RunDir) -> str:
         """SIGTERM the run's process group, escalate to SIGKILL after stop_timeout seconds."""
         launched = self.get(run.name)
-        if launched is not None and launched.alive and launched.proc is not None:
+        if launched is not None and launched.alive and launched.ours:
             if launched.stop_requested is not None:
                 return (f"Stop already requested {time.time() - launched.stop_requested:.0f} s "
                         "ago; waiting for the process to exit")
@@ -345,12 +328,9 @@ class Launcher:
     def _stop_external(self, run: RunDir) -> str:
         """Stop a run this cockpit did not start (e.g. started before a restart), by pid and the
         start time in its status.json."""
-        try:
-            status = run.read_status()
-        except ValueError as exc:
-            raise LaunchError(str(exc)) from None
+        status = _read_status(run)
         state, detail = effective_state(status)
-        if status is None or state not in (RunState.RUNNING, RunState.STALLED):
+        if status is None or state not in ACTIVE:
             raise LaunchError(f"{run.name} is not running ({state.value}: {detail})")
         if status.host != socket.gethostname():
             raise LaunchError(f"{run.name} runs on host {status.host}; stop it there")
@@ -392,15 +372,22 @@ class Launcher:
             return f"process {launched.pid} started by this cockpit ({RUNNERS[launched.runner]})"
         if launched.killed:
             return f"Stop: {launched.stop_note}"
-        if launched.exit_code is not None and launched.proc is not None:
+        if launched.exit_code is not None and launched.ours:
             return f"process {launched.pid} {describe_exit(launched.exit_code)}"
         return ""
 
     def shutdown(self, timeout: float = 10.0) -> None:
         """Stop every live process this cockpit started (tests; the CLI leaves runs going)."""
         with self._lock:
-            items = [r for r in self._runs.values() if r.alive and r.proc is not None]
-        terminate_all([r.child for r in items if r.child is not None], timeout)
+            items = [r.child for r in self._runs.values() if r.alive and r.ours]
+        terminate_all(items, timeout)
+
+
+def _read_status(run: RunDir) -> RunStatus | None:
+    try:
+        return run.read_status()
+    except ValueError as exc:
+        raise LaunchError(str(exc)) from None
 
 
 def _check_rate(rate: float) -> None:

@@ -1,14 +1,10 @@
-"""Named presets beyond the tiers, and config import/export for the editor.
+"""Named presets beyond the tiers, and config import/export for the editor. No Dash here.
 
-User presets are ordinary commented config YAML files, `<presets-dir>/<name>.yaml`, in a folder
-the cockpit owns (`--presets-dir`, default `<runs-dir>/../presets`). Names are sanitised to
-letters, digits, '.', '_' and '-' (never hidden, never a path) and may not shadow a tier
-(`configs/*.yaml`). A preset's `tier` field is its own name, so the editor's tier/preset
-dropdown shows it as selected and runs started from it record where their config came from.
-
-Import reads YAML or JSON text (at most 1 MB, `yaml.safe_load` / `json.loads`) into form values
-without validating (the form marks bad fields); export writes the form as commented YAML or as
-JSON, only when the form is valid. No Dash in this module.
+User presets are commented config YAML files, `<presets-dir>/<name>.yaml` (`--presets-dir`,
+default `<runs-dir>/../presets`); names are sanitised (never hidden, never a path) and may not
+shadow a tier. A preset's `tier` is its own name, so the dropdown shows it selected and runs
+started from it record where their config came from. Import reads YAML or JSON (at most 1 MB)
+into form values unvalidated (the form marks bad fields); export needs a valid form.
 """
 from __future__ import annotations
 
@@ -16,7 +12,6 @@ import base64
 import binascii
 import json
 import os
-import re
 import time
 from pathlib import Path
 from typing import Any
@@ -26,9 +21,8 @@ import yaml
 from umoec import config as C
 
 from .. import form
+from .launcher import sanitise_name as sanitise
 
-NAME_RE = re.compile(r"[^A-Za-z0-9._-]+")
-MAX_NAME = 64
 MAX_IMPORT_BYTES = 1 << 20
 
 
@@ -45,10 +39,6 @@ def active_dir() -> Path | None:
     from ..context import current
     ctx = current()
     return ctx.settings.presets_dir if ctx is not None else None
-
-
-def sanitise(name: str | None) -> str:
-    return NAME_RE.sub("-", (name or "").strip()).strip(".-")[:MAX_NAME]
 
 
 def tier_options(tier: str | None) -> list[dict]:
@@ -104,9 +94,7 @@ def save(values: dict[str, Any], name: str | None, folder: Path | None) -> tuple
     clean = check_name(name)
     result = form.check(values, clean)
     if not result.ok:
-        n = len(result.errors)
-        raise PresetError(f"not saved: the form has {n} error{'s' if n > 1 else ''} "
-                          f"(first: {next(iter(result.errors.values()))})")
+        raise PresetError(f"not saved: {result.problem}")
     try:
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{clean}.yaml"
@@ -167,9 +155,7 @@ def export_text(values: dict[str, Any], tier: Any, fmt: str) -> tuple[str, str]:
     """(file name, text) of the form as 'yaml' (commented) or 'json'; only a valid form."""
     result = form.check(values, tier)
     if not result.ok:
-        n = len(result.errors)
-        raise PresetError(f"not exported: the form has {n} error{'s' if n > 1 else ''} "
-                          f"(first: {next(iter(result.errors.values()))})")
+        raise PresetError(f"not exported: {result.problem}")
     base = sanitise(str(result.config.tier)) or "config"
     if fmt == "json":
         return f"{base}.json", json.dumps(C.to_dict(result.config), indent=2) + "\n"

@@ -1,18 +1,10 @@
-"""The page's pulse: one small request per refresh tick that says whether anything a page shows
-may have changed, so an idle page with finished runs costs one cheap request per tick instead of
-one per callback (gui/pages/header/ticks.py routes a changed pulse to the visible tab).
+"""The page's pulse: one cheap request per refresh tick saying whether anything a page shows may
+have changed (gui/pages/header/ticks.py routes a changed pulse to the visible tab).
 
-The signature covers what the pages read:
-- every run's state, step and heartbeat (the watchdog's version: gui/services/watchdog.py);
-- the selected run's folder (metrics.db and its WAL but not the -shm index readers write,
-  status.json, logs, log.csv, the checkpoints/
-  and compressed/ folders): name, size and mtime of each top-level entry, one scandir;
-- the datasets folder's entries (a dataset built from the command line appears);
-- runs started here that have no status yet;
-- a 30 s time bucket, so time-derived text ("3 min ago") and anything not listed above is never
-  more than 30 s old.
-While this cockpit runs a job (compression, verification, evaluation, export, dataset build) the
-signature is new at every tick: progress moves in memory, not in files.
+Its signature covers every run's state (the watchdog's version), the selected run's folder and the
+datasets folder (name, size, mtime of each top-level entry; not SQLite's -shm, which readers
+write), runs started here without a status yet, and a 30 s time bucket (for "3 min ago"). While a
+job of this cockpit runs, it is new at every tick: progress moves in memory, not in files.
 """
 from __future__ import annotations
 
@@ -36,17 +28,15 @@ def folder_entries(folder: Path | None) -> list[tuple]:
     try:
         with os.scandir(folder) as it:
             for entry in it:
-                if entry.name.endswith(READER_WRITTEN):
-                    continue
                 try:
-                    st = entry.stat(follow_symlinks=False)
+                    if not entry.name.endswith(READER_WRITTEN):
+                        st = entry.stat(follow_symlinks=False)
+                        out.append((entry.name, st.st_size, st.st_mtime_ns))
                 except OSError:
                     continue
-                out.append((entry.name, st.st_size, st.st_mtime_ns))
     except OSError:
         return []
-    out.sort()
-    return out
+    return sorted(out)
 
 
 def any_busy(jobs: Any = None, builder: Any = None) -> bool:

@@ -67,8 +67,7 @@ def rename_run(runs_dir: Path, old: str | None, new: str | None, launcher: Any =
         raise RunAdminError("type a new name (letters, digits, '.', '_' or '-')")
     if clean == run.name:
         raise RunAdminError(f"{run.name} already has that name")
-    reason = busy_reason(run, launcher)
-    if reason:
+    if reason := busy_reason(run, launcher):
         raise RunAdminError(f"not renamed: {reason}")
     target = Path(runs_dir) / clean
     if os.path.lexists(target):
@@ -83,8 +82,7 @@ def rename_run(runs_dir: Path, old: str | None, new: str | None, launcher: Any =
 def delete_run(runs_dir: Path, name: str | None, launcher: Any = None) -> str:
     """Delete run `name` (its whole folder); returns what was removed."""
     run = _own_run(runs_dir, name)
-    reason = busy_reason(run, launcher)
-    if reason:
+    if reason := busy_reason(run, launcher):
         raise RunAdminError(f"not deleted: {reason}")
     try:
         if run.root.is_symlink():
@@ -152,6 +150,10 @@ def tags_of(text: str) -> str:
                                             key=str.lower))
 
 
+def _when(t: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(t)) if t else ""
+
+
 def run_rows(runs_dir: Path) -> list[dict[str, Any]]:
     """The Runs tab's table: ours (newest first), then Forge runs."""
     rows = []
@@ -161,16 +163,13 @@ def run_rows(runs_dir: Path) -> list[dict[str, Any]]:
             text = run.notes_path.read_text(encoding="utf-8").strip()
         except (OSError, UnicodeDecodeError):
             text = ""
-        note = text.splitlines()
-        try:
-            updated = max(p.stat().st_mtime for p in (run.status_path, run.config_path) if p.exists())
-        except ValueError:
-            updated = 0.0
+        updated = max((p.stat().st_mtime for p in (run.status_path, run.config_path) if p.exists()),
+                      default=0.0)
         rows.append({"run": run.name, "key": run.name,
                      "kind": "simulated" if s.kind == "simulate" else "u-moec-tiny",
                      "status": s.label, "steps": s.step, "total_steps": s.total_steps,
-                     "updated": time.strftime("%Y-%m-%d %H:%M", time.localtime(updated)) if updated
-                     else "", "tags": tags_of(text), "notes": _first_line(note)})
+                     "updated": _when(updated), "tags": tags_of(text),
+                     "notes": _first_line(text.splitlines())})
     for fr in forge.forge_runs(runs_dir):
         age = fr.log_age()
         try:
@@ -180,6 +179,6 @@ def run_rows(runs_dir: Path) -> list[dict[str, Any]]:
             last = None
         rows.append({"run": fr.label, "key": fr.key, "kind": "Forge", "status": fr.status_label(),
                      "steps": last, "total_steps": None,
-                     "updated": time.strftime("%Y-%m-%d %H:%M", time.localtime(time.time() - age))
-                     if age is not None else "", "tags": "", "notes": "read-only"})
+                     "updated": _when(None if age is None else time.time() - age), "tags": "",
+                     "notes": "read-only"})
     return rows

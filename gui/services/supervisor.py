@@ -1,34 +1,22 @@
-"""The one place the cockpit starts, watches, times out and cancels its children: worker processes
-(training runs, compression jobs, dataset builds) and worker threads (the Generate tab's jobs).
-No Dash and no torch here; launcher.py, compress_jobs.py, datasets.py and generation.py (beside
-it in gui/services/) keep their own records and messages and leave the mechanics to this module.
+"""The one place the cockpit starts, watches, times out and cancels its children: processes
+(training runs, compression jobs, dataset builds) and threads (the Generate tab's jobs). No Dash,
+no torch; launcher.py, compress_jobs.py, datasets.py and generation.py keep their own records.
 
-Vocabulary (processes and threads alike):
-    state      running | done | failed | cancelled | timed-out
-    started    time.time() when it started
-    ended      time.time() when it ended (a process: when it was reaped); None while running
-    cancel()   ask it to stop. A process gets SIGTERM to its process group, then SIGKILL to the
-               group if it is still there `grace` seconds later (`killed` says so). A thread gets
-               its cancel Event set; its work checks the Event.
-    done       an Event set once it has ended and every exit callback has run
-    add_exit_callback(fn)   fn(task) once it has ended (at once if it already has)
+Processes and threads alike have `state` (running | done | failed | cancelled | timed-out),
+`started` / `ended` (time.time(); a process ends when reaped), `cancel()` (a process: SIGTERM to
+its group, SIGKILL `grace` s later if still there, `killed` says so; a thread: its cancel Event
+is set), `done` (an Event set once ended and every exit callback ran) and `add_exit_callback(fn)`.
 
-Processes (`Supervisor.start` -> `Child`):
-- an argument list, never a shell string; a new session, so the child leads its own process
-  group (torchrun's workers and a shell's children are signalled with it); stdin /dev/null;
-  PYTHONUNBUFFERED=1 added to the environment;
-- output either to a file (a `# cockpit: TIME ARGV` line first, then stdout and stderr together)
-  or to two pipes read line by line by threads that hand each raw line to a callback;
-- one watcher thread per child waits for it to exit without reaping it (waitid WNOWAIT), then
-  reaps it under the lock every signal is sent under. A child is signalled only while it is
-  unreaped, so its pid (and process group) cannot have been given to another process;
-- an optional time limit: once it passes, the child is terminated as by cancel() and
-  `timed_out` is set (a cancel already under way is not turned into a timeout).
+Processes (`Supervisor.start` -> `Child`): an argument list, never a shell string, in a new
+session (its process group is signalled with it), stdin /dev/null, PYTHONUNBUFFERED=1; output to
+a file (after a `# cockpit: TIME ARGV` line) or to two pipes whose lines go to callbacks. A
+watcher thread waits without reaping (waitid WNOWAIT), then reaps under the lock every signal is
+sent under: a child is signalled only while unreaped, so its pid cannot be another's. An optional
+time limit terminates it as cancel() does and sets `timed_out` (not over a cancel under way).
 
 Processes this cockpit did not start (`Supervisor.adopt` -> `Adopted`: a run started before a
-restart) are known by pid and create time, watched by polling, and signalled only while that pid
-still belongs to the process that started at that time: a recycled pid is never signalled.
-Their exit code cannot be known (`exit_code` stays None).
+restart) are known by pid and create time, polled, and signalled only while that pid is still that
+process (a recycled pid never is); their `exit_code` stays None.
 """
 from __future__ import annotations
 
@@ -39,7 +27,6 @@ import signal
 import subprocess
 import threading
 import time
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import IO
@@ -111,6 +98,13 @@ def signal_group(pid: int, sig: int, create_time: float | None = None) -> bool:
     return True
 
 
+def _daemon(name: str, target: Callable, *args) -> threading.Thread:
+    """A started daemon thread running target(*args)."""
+    thread = threading.Thread(target=target, args=args, daemon=True, name=name)
+    thread.start()
+    return thread
+
+
 def _seconds(value: float) -> float:
     """A wait in seconds that Event.wait accepts (an infinite limit waits as long as it can)."""
     return min(max(0.0, value), threading.TIMEOUT_MAX)
@@ -163,8 +157,10 @@ class _Task:
         self.done.set()
 
 
-class _Process(_Task, ABC):
-    """A process: cancel with grace and SIGKILL, optional time limit."""
+class _Process(_Task):
+    """A process: cancel with grace and SIGKILL, optional time limit. A subclass's `_send(sig,
+    escalation)` signals the group unless the process is gone (Child: reaped; Adopted: not the
+    same pid and create time); `escalation` marks the SIGKILL after a grace period."""
 
     def __init__(self, name: str, pid: int, create_time: float | None, grace: float):
         super().__init__(name)
@@ -201,8 +197,7 @@ class _Process(_Task, ABC):
         """SIGTERM to the group, and a thread that SIGKILLs it `grace` s later if still there."""
         grace = self.grace if grace is None else float(grace)
         self._send(signal.SIGTERM)
-        threading.Thread(target=self._escalate, args=(grace,), daemon=True,
-                         name=f"{self.name}-escalate").start()
+        _daemon(f"{self.name}-escalate", self._escalate, grace)
 
     def _escalate(self, grace: float) -> None:
         if not self.exited.wait(_seconds(grace)):
@@ -216,11 +211,6 @@ class _Process(_Task, ABC):
                 return
             self.timed_out = True
         self.terminate()
-
-    @abstractmethod
-    def _send(self, sig: int, escalation: bool = False) -> bool:
-        """Signal the process group unless the process is gone (Child: unreaped; Adopted: the
-        same pid and create time); `escalation` marks the SIGKILL after a grace period."""
 
 
 class Child(_Process):
@@ -238,8 +228,7 @@ class Child(_Process):
         with self._reap_lock:      # unreaped: the pid is still ours
             if self._reaped:
                 return False
-            if escalation:
-                self.killed = True  # before the signal: the watcher may reap at once after it
+            self.killed |= escalation  # before the signal: the watcher may reap at once after it
             return signal_group(self.pid, sig)
 
     def _watch(self) -> None:
@@ -266,8 +255,7 @@ class Adopted(_Process):
     def _send(self, sig: int, escalation: bool = False) -> bool:
         if self.create_time is None or not same_process(self.pid, self.create_time):
             return False
-        if escalation:
-            self.killed = True
+        self.killed |= escalation
         return signal_group(self.pid, sig, self.create_time)
 
     def _watch(self) -> None:
@@ -365,17 +353,12 @@ class Supervisor:
             raise SpawnError("start", argv[0], exc) from None
         child = Child(name, argv, proc, grace, log_file)
         if log_file is None:
-            child._readers = [threading.Thread(target=_pump, args=(stream, fn), daemon=True,
-                                               name=f"{name}-{tag}")
-                              for stream, fn, tag in ((proc.stdout, on_stdout, "out"),
-                                                      (proc.stderr, on_stderr, "err"))]
-            for t in child._readers:
-                t.start()
+            child._readers = [_daemon(f"{name}-out", _pump, proc.stdout, on_stdout),
+                              _daemon(f"{name}-err", _pump, proc.stderr, on_stderr)]
         self._track(child)
-        threading.Thread(target=child._watch, daemon=True, name=f"{name}-watch").start()
+        _daemon(f"{name}-watch", child._watch)
         if time_limit is not None:
-            threading.Thread(target=child._limit, args=(time_limit,), daemon=True,
-                             name=f"{name}-limit").start()
+            _daemon(f"{name}-limit", child._limit, time_limit)
         return child
 
     def adopt(self, pid: int, create_time: float | None, *, name: str,
@@ -386,7 +369,7 @@ class Supervisor:
             create_time = create_time_of(pid)
         adopted = Adopted(name, pid, create_time, grace)
         self._track(adopted)
-        threading.Thread(target=adopted._watch, daemon=True, name=f"{name}-watch").start()
+        _daemon(f"{name}-watch", adopted._watch)
         return adopted
 
     def run_thread(self, target: Callable[[threading.Event], None], *, name: str,
@@ -395,7 +378,7 @@ class Supervisor:
         when it returned) or failed (it raised an Exception, kept in `error`)."""
         task = ThreadTask(name, cancel)
         self._track(task)
-        threading.Thread(target=task._run, args=(target,), daemon=True, name=name).start()
+        _daemon(name, task._run, target)
         return task
 
     def live(self) -> list[_Task]:

@@ -16,17 +16,10 @@ from ...components.visible import visible_only
 from ...context import AppContext
 from ...services import forge, run_admin
 from ...services.runs import resolve, run_options
+from ..base import bad, ok
 from . import ids
 
 MANAGE_OUTPUTS = ("message", "modal_open", "modal_body", "target", "options", "value", "table")
-
-
-def _ok(text: str) -> html.Span:
-    return html.Span(text, className="text-success")
-
-
-def _bad(text: str) -> html.Span:
-    return html.Span(text, className="text-danger")
 
 
 def table_rows(runs_dir: Path) -> list[dict[str, Any]]:
@@ -57,12 +50,11 @@ def manage_action(trigger: str | None, runs_dir: Path, launcher: Any, selected: 
     try:
         if trigger == ids.RUNS_RENAME_BTN:
             new = run_admin.rename_run(runs_dir, selected, new_name, launcher)
-            out.update(message=_ok(f"Renamed {selected} to {new}."), options=run_options(runs_dir),
+            out.update(message=ok(f"Renamed {selected} to {new}."), options=run_options(runs_dir),
                        value=new, table=table_rows(runs_dir))
         elif trigger == ids.RUNS_DELETE_BTN:
             run = run_admin._own_run(runs_dir, selected)
-            reason = run_admin.busy_reason(run, launcher)
-            if reason:
+            if reason := run_admin.busy_reason(run, launcher):
                 raise run_admin.RunAdminError(f"not deleted: {reason}")
             files, size = run_admin.folder_size(run.root)
             out.update(modal_open=True, target=run.name, message=None, modal_body=[
@@ -74,15 +66,15 @@ def manage_action(trigger: str | None, runs_dir: Path, launcher: Any, selected: 
             out["modal_open"], out["target"] = False, None
             text = run_admin.delete_run(runs_dir, target, launcher)
             options = run_options(runs_dir)
-            out.update(message=_ok(text), options=options, table=table_rows(runs_dir),
+            out.update(message=ok(text), options=options, table=table_rows(runs_dir),
                        value=options[0]["value"] if options else None)
         elif trigger == ids.RUNS_DELETE_CANCEL:
             out.update(modal_open=False, target=None, message="Nothing deleted.")
         elif trigger == ids.RUNS_NOTES_SAVE:
-            out.update(message=_ok(run_admin.write_notes(runs_dir, selected, notes)),
+            out.update(message=ok(run_admin.write_notes(runs_dir, selected, notes)),
                        table=table_rows(runs_dir))
     except run_admin.RunAdminError as exc:
-        out["message"] = _bad(str(exc))
+        out["message"] = bad(str(exc))
     return out
 
 
@@ -154,6 +146,6 @@ def register(app, cockpit: AppContext) -> None:
         try:
             run = forge.open_path(path_text, forge.registry())
         except ForgeFormatError as exc:
-            return _bad(f"Not opened: {exc}"), no_update, no_update
-        return (_ok(f"Opened {run.label}: it is selected in the top bar and listed in Compare."),
+            return bad(f"Not opened: {exc}"), no_update, no_update
+        return (ok(f"Opened {run.label}: it is selected in the top bar and listed in Compare."),
                 run_options(runs_dir), run.key)

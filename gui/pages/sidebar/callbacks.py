@@ -1,17 +1,10 @@
-"""Config sidebar and training control.
+"""Config sidebar and training control. Callback bodies are module functions (tests call them).
 
-- `fill_form`: every way values get into the form: the saved form on page load, a tier, Load
-  Config, Reset to Default, the component checklist <-> section switches, values pushed by other
-  tabs through common.CONFIG_INJECT.
-- `check_form`: on every change, validates the whole form (schema messages under each bad field,
-  error counts on the accordion headers, Start disabled), shows the derived quantities and the LR
-  preview, and saves the form to localStorage (it survives a reload).
-- `save_config`: Save Config.
-- `control`: Start / Stop / Resume (gui/services/launcher.py does the process work).
-- `show_status`: config-status, honest for the selected run, plus what this cockpit knows about
-  the process (exit code, SIGKILL escalation); enables Stop/Resume; trainer availability.
-
-Callback bodies are module functions so tests can call them without a browser.
+- `fill_form`: the saved form at page load, a tier, Load Config, Reset to Default, the component
+  checklist <-> section switches, values other tabs push through common.CONFIG_INJECT.
+- `check_form`: validates the form on every change (field messages, section error counts, Start
+  disabled), derived quantities, LR preview; saves the form to localStorage.
+- `save_config`, `control` (Start / Stop / Resume: services/launcher.py), `show_status`.
 """
 from __future__ import annotations
 
@@ -39,6 +32,7 @@ from ...services.launcher import RUNNERS, Launcher, LaunchError, last_output_lin
 from ...services.runs import ACTIVE, BADGE_COLOURS, resolve, run_list, summarise
 from ...view import derived
 from ...view.training import step_rate
+from ..base import bad, ok
 from . import ids
 from .layout import LR_PREVIEW_HEIGHT
 
@@ -46,14 +40,6 @@ FIELD_IDS = form.FIELD_IDS
 SWITCH_KEYS = list(form.COMPONENTS)
 INVALIDABLE = [f for f in form.FIELDS if f.widget not in ("switch", "slider")]
 SECTIONS = C.section_names()
-
-
-def _ok(text: str) -> html.Span:
-    return html.Span(text, className="text-success")
-
-
-def _bad(text: str) -> html.Span:
-    return html.Span(text, className="text-danger")
 
 
 def save_action(values: dict, tier, path_text, pending) -> tuple:
@@ -65,8 +51,8 @@ def save_action(values: dict, tier, path_text, pending) -> tuple:
     except form.NeedsConfirmation as exc:
         return html.Span(str(exc), className="text-warning"), str(path)
     except FormFileError as exc:
-        return _bad(str(exc)), None
-    return _ok(f"Saved {done}."), None
+        return bad(str(exc)), None
+    return ok(f"Saved {done}."), None
 
 
 # -- filling the form -------------------------------------------------------------------------
@@ -77,9 +63,8 @@ def fill(trigger: str | None, tier: str | None, checklist: list | None,
     "message"}; missing entries mean "leave as is"."""
     out: dict[str, Any] = {}
     values: dict | None = None
-    if trigger is None:  # page load: restore the saved form where it differs from the layout's
-        # defaults (re-sending the 67 values the page already holds cost a second render of
-        # the whole form); the tier is always sent, which is what makes check_form run at load
+    if trigger is None:  # page load: the saved form where it differs from the layout's defaults
+        # (re-sending every value costs a second render); the tier is always sent: check_form runs
         values = {}
         out["tier"] = tier or form.TIER_INFO.default
         if isinstance(stored, dict) and isinstance(stored.get("values"), dict):
@@ -91,28 +76,28 @@ def fill(trigger: str | None, tier: str | None, checklist: list | None,
     elif trigger == common.CONFIG_TIER:
         try:
             values = form.preset_values(tier)
-            out["message"] = _ok(f"Loaded the {tier} preset.")
+            out["message"] = ok(f"Loaded the {tier} preset.")
         except C.ConfigError as exc:
-            out["message"] = _bad(str(exc))
+            out["message"] = bad(str(exc))
     elif trigger == ids.CONFIG_RESET_BTN:
         if tier in C.preset_names() or user_presets.is_user_preset(tier):
             values = form.preset_values(tier)
-            out["message"] = _ok(f"Reset to the {tier} defaults.")
+            out["message"] = ok(f"Reset to the {tier} defaults.")
         else:
             values = form.default_values()
             out["tier"] = form.TIER_INFO.default
-            out["message"] = _ok(f"{tier!r} is not a preset: reset to the schema defaults "
+            out["message"] = ok(f"{tier!r} is not a preset: reset to the schema defaults "
                                  f"({form.TIER_INFO.default}).")
     elif trigger == ids.CONFIG_LOAD_BTN:
         try:
             path = form.resolve_path(load_path, base)
             loaded = form.load_file(path)
         except FormFileError as exc:
-            out["message"] = _bad(f"Not loaded: {exc}")
+            out["message"] = bad(f"Not loaded: {exc}")
         else:
             values, out["tier"] = loaded.values, loaded.tier
             note = f" ({'; '.join(loaded.notes)})" if loaded.notes else ""
-            out["message"] = _ok(f"Loaded {path}{note}.")
+            out["message"] = ok(f"Loaded {path}{note}.")
     elif trigger == ids.CONFIG_COMPONENTS:
         chosen = set(checklist or [])
         out["values"] = {k: k in chosen for k in SWITCH_KEYS if switches.get(k) != (k in chosen)}
@@ -126,7 +111,7 @@ def fill(trigger: str | None, tier: str | None, checklist: list | None,
             values = {k: form.to_form(form.BY_KEY[k], v) if isinstance(v, (list, tuple)) else v
                       for k, v in pushed.items() if k in form.BY_KEY}
             source = inject.get("source") or "another tab"
-            out["message"] = _ok(f"Applied {len(values)} value(s) from {source}.")
+            out["message"] = ok(f"Applied {len(values)} value(s) from {source}.")
             if isinstance(inject.get("tier"), str) and inject["tier"]:  # an imported config's tier
                 out["tier"] = inject["tier"]
     if values is not None:
@@ -191,14 +176,9 @@ def derived_view(values: dict[str, Any], tier: Any, result: form.FormCheck) -> o
 def check(values: dict[str, Any], tier: Any) -> dict[str, Any]:
     """What `check_form` writes, from the form's current values."""
     result = form.check(values, tier)
-    messages = {}
-    for f in form.FIELDS:
-        if f.key in result.errors:
-            messages[f.key] = html.Span(result.errors[f.key], className="text-danger")
-        elif f.key in result.warnings:
-            messages[f.key] = html.Span(result.warnings[f.key], className="text-warning-emphasis")
-        else:
-            messages[f.key] = None
+    warned = {k: html.Span(m, className="text-warning-emphasis") for k, m in result.warnings.items()}
+    messages = {f.key: bad(result.errors[f.key]) if f.key in result.errors else warned.get(f.key)
+                for f in form.FIELDS}
     titles = {}
     for section in SECTIONS:
         n = sum(1 for k in result.errors if k.rsplit(".", 1)[0] == section)
@@ -215,11 +195,8 @@ def check(values: dict[str, Any], tier: Any) -> dict[str, Any]:
 
 
 def mark_fields(out: dict[str, Any]) -> None:
-    """Each field's red outline and message line and each section's error count, from `check`,
-    as side updates (dash.set_props) instead of ~140 declared outputs of check_form. Dash's
-    renderer walks every output reachable from each pending callback, copying its table at each
-    step (quadratic in their number); these outputs, reachable from the form and everything that
-    fills it, were the largest part of a page load (bench_page, docs/cockpit.md)."""
+    """Field outlines, message lines and section error counts as side updates (set_props): as ~140
+    declared outputs they were most of a page load (Dash's renderer is quadratic in them)."""
     for f in INVALIDABLE:
         set_props(f.component_id, {"invalid": out["invalid"][f.key]})
     for f in form.FIELDS:
@@ -229,8 +206,6 @@ def mark_fields(out: dict[str, Any]) -> None:
 
 
 # -- status -----------------------------------------------------------------------------------
-
-
 def status_view(runs_dir: Path, launcher: Launcher, name: str | None,
                 control: Any, offered: list | None = None) -> dict[str, Any]:
     """config-status for the selected run, and whether Stop / Resume make sense now: Resume
@@ -241,16 +216,14 @@ def status_view(runs_dir: Path, launcher: Launcher, name: str | None,
     run = resolve(runs_dir, name)
     launched = launcher.get(name)
     if run is None and launched is not None:
+        stop_ok = launched.alive
         if launched.alive:
-            lines.append(dbc.Badge("Starting", color="info", class_name="me-2"))
-            lines.append(html.Span(f"{name}: process {launched.pid} launched, waiting for its "
-                                   "first status"))
-            stop_ok = True
+            lines += [dbc.Badge("Starting", color="info", class_name="me-2"),
+                      html.Span(f"{name}: process {launched.pid} launched, waiting for its first status")]
         else:
-            reason = last_output_line(RunDir(launched.run_dir).process_log_path)
-            lines.append(dbc.Badge(f"Crashed (exit code {launched.exit_code})", color="danger",
-                                   class_name="me-2"))
-            lines.append(html.Span(reason))
+            lines += [dbc.Badge(f"Crashed (exit code {launched.exit_code})", color="danger",
+                                class_name="me-2"),
+                      html.Span(last_output_line(RunDir(launched.run_dir).process_log_path))]
     elif run is None and resolve_forge(runs_dir, name) is not None:  # Forge folders are read-only
         lines.append(html.Span(f"{name} is a Forge run, opened read-only: start, stop and resume "
                                "it with forge itself.", className="text-muted"))
@@ -266,18 +239,17 @@ def status_view(runs_dir: Path, launcher: Launcher, name: str | None,
                 f", {rate:.1f} steps/s)" if rate else ")")
             if s.detail.startswith("slow step"):  # alive and working on a long step
                 label += f" - {s.detail}"
-        lines.append(dbc.Badge(label, color=BADGE_COLOURS[s.state], class_name="me-2 text-wrap",
-                               id="config-status-badge"))
-        lines.append(html.Span(f"{run.name}" + (" (simulated)" if s.kind == "simulate" else ""),
-                               className="text-muted"))
+        lines += [dbc.Badge(label, color=BADGE_COLOURS[s.state], class_name="me-2 text-wrap",
+                            id="config-status-badge"),
+                  html.Span(run.name + (" (simulated)" if s.kind == "simulate" else ""),
+                            className="text-muted")]
         stop_ok = s.state in ACTIVE
         cks = run.checkpoints()
         resume_ok = not stop_ok and bool(cks) and not (launched and launched.alive)
         if resume_ok and offered is not None:
             resume_ok = cks[-1].path.name in {o.get("value") for o in offered
                                                if isinstance(o, dict)}
-    note = launcher.note(name)
-    if note:
+    if note := launcher.note(name):
         lines.append(html.Div(note, className="text-muted"))
     done_stopping = (isinstance(control, dict) and control.get("action") == "stop"
                      and run is not None and control.get("run") == run.name and not stop_ok)
@@ -305,6 +277,9 @@ def control_action(trigger: str, launcher: Launcher, runs_dir: Path, values: dic
                    runner: str | None, run_name: str | None, rate: Any,
                    selected: str | None, checkpoint: str | None) -> dict[str, Any]:
     """Start, Stop or Resume; returns {"ok", "text", "run"} (run: the run to select)."""
+    def refused(text: str) -> dict[str, Any]:
+        return {"ok": False, "text": text, "run": None}
+
     try:
         rate_f = float(rate) if rate not in (None, "") else 20.0
     except (TypeError, ValueError):
@@ -313,8 +288,7 @@ def control_action(trigger: str, launcher: Launcher, runs_dir: Path, values: dic
         if trigger == ids.CONFIG_START:
             result = form.check(values, tier)
             if not result.ok:
-                return {"ok": False, "text": "Not started: the config has errors (see the "
-                        "highlighted fields).", "run": None}
+                return refused("Not started: the config has errors (see the highlighted fields).")
             launched = launcher.start(result.config, runner or "simulate", run_name, rate_f)
             return {"ok": True, "run": launched.name,
                     "text": f"Started {launched.name} ({RUNNERS[launched.runner]}, pid "
@@ -324,7 +298,7 @@ def control_action(trigger: str, launcher: Launcher, runs_dir: Path, values: dic
         if run is None and starting is not None and starting.alive:  # no status.json yet
             run = RunDir(starting.run_dir)
         if run is None:
-            return {"ok": False, "text": "No run selected.", "run": None}
+            return refused("No run selected.")
         if trigger == ids.CONFIG_STOP:
             return {"ok": True, "text": launcher.stop(run), "run": run.name, "action": "stop"}
         if trigger == common.RESUME_BTN:
@@ -332,10 +306,10 @@ def control_action(trigger: str, launcher: Launcher, runs_dir: Path, values: dic
             return {"ok": True, "run": run.name,
                     "text": f"Resuming {run.name} from {checkpoint} (pid {launched.pid})"}
     except LaunchError as exc:
-        return {"ok": False, "text": str(exc), "run": None}
+        return refused(str(exc))
     except OSError as exc:
-        return {"ok": False, "text": f"Failed: {exc.strerror or exc}", "run": None}
-    return {"ok": False, "text": f"unknown action {trigger}", "run": None}
+        return refused(f"Failed: {exc.strerror or exc}")
+    return refused(f"unknown action {trigger}")
 
 
 # -- wiring -----------------------------------------------------------------------------------

@@ -16,7 +16,6 @@ from ... import form
 from ... import ids as common
 from ...services.launcher import DEFAULT_RATE, RUNNERS
 from . import ids
-from . import presets_layout as presets_panel
 
 DEBOUNCE_MS = 300
 LR_PREVIEW_HEIGHT = 190
@@ -77,23 +76,44 @@ def accordion(values: dict) -> dbc.Accordion:
 
 
 def _file_controls() -> html.Div:
+    rows = [dbc.InputGroup([
+        dbc.Input(id=path_id, placeholder=placeholder, size="sm", persistence=True,
+                  persistence_type="local"),
+        dbc.Button(label, id=btn_id, color="secondary", size="sm", outline=True),
+    ], size="sm", class_name="mb-1") for path_id, placeholder, label, btn_id in (
+        (ids.CONFIG_LOAD_PATH, "path/to/config.yaml", "Load Config", ids.CONFIG_LOAD_BTN),
+        (ids.CONFIG_SAVE_PATH, "path/to/new.yaml", "Save Config", ids.CONFIG_SAVE_BTN))]
     return html.Div([
-        dbc.InputGroup([
-            dbc.Input(id=ids.CONFIG_LOAD_PATH, placeholder="path/to/config.yaml", size="sm",
-                      persistence=True, persistence_type="local"),
-            dbc.Button("Load Config", id=ids.CONFIG_LOAD_BTN, color="secondary", size="sm",
-                       outline=True),
-        ], size="sm", class_name="mb-1"),
-        dbc.InputGroup([
-            dbc.Input(id=ids.CONFIG_SAVE_PATH, placeholder="path/to/new.yaml", size="sm",
-                      persistence=True, persistence_type="local"),
-            dbc.Button("Save Config", id=ids.CONFIG_SAVE_BTN, color="secondary", size="sm",
-                       outline=True),
-        ], size="sm", class_name="mb-1"),
+        *rows,
         dcc.Store(id=ids.CONFIG_SAVE_PENDING),
         dbc.Button("Reset to Default", id=ids.CONFIG_RESET_BTN, color="link", size="sm",
                    class_name="px-0"),
         html.Div(id=ids.CONFIG_FILE_STATUS, className="small", role="status"),
+    ], className="mb-2")
+
+
+def _presets() -> html.Div:
+    """Save the form as a named preset (then listed in the tier dropdown), delete one, and
+    import/export the form as YAML or JSON (callbacks: presets.py)."""
+    return html.Div([
+        dbc.InputGroup([
+            dbc.Input(id=ids.PRESET_NAME, placeholder="preset name", size="sm"),
+            dbc.Button("Save preset", id=ids.PRESET_SAVE_BTN, color="secondary", size="sm",
+                       outline=True),
+            dbc.Button("Delete", id=ids.PRESET_DELETE_BTN, color="secondary", size="sm",
+                       outline=True, title="delete the saved preset of this name"),
+        ], size="sm", class_name="mb-1"),
+        html.Div([
+            dcc.Upload(dbc.Button("Import YAML/JSON", color="link", size="sm", class_name="px-0"),
+                       id=ids.CONFIG_IMPORT, accept=".yaml,.yml,.json", max_size=1 << 20,
+                       multiple=False, className="me-3"),
+            dbc.Button("Export YAML", id=ids.CONFIG_EXPORT_YAML, color="link", size="sm",
+                       class_name="px-0 me-3"),
+            dbc.Button("Export JSON", id=ids.CONFIG_EXPORT_JSON, color="link", size="sm",
+                       class_name="px-0"),
+            dcc.Download(id=ids.CONFIG_EXPORT),
+        ], className="d-flex align-items-center"),
+        html.Div(id=ids.PRESET_STATUS, className="small", role="status"),
     ], className="mb-2")
 
 
@@ -153,7 +173,7 @@ def layout() -> html.Div:
                           inline=True, class_name="small"),
         ], className="mb-2"),
         _file_controls(),
-        presets_panel.layout(),
+        _presets(),
         _control(),
         _derived(),
         accordion(values),

@@ -13,22 +13,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dash import Input, Output, State, ctx, dcc, html, no_update
+from dash import Input, Output, State, ctx, dcc, no_update
 from dash.exceptions import PreventUpdate
 
 from ... import form
 from ... import ids as common
 from ...context import AppContext
 from ...services import presets
+from ..base import bad, ok
 from . import ids
-
-
-def _ok(text: str) -> html.Span:
-    return html.Span(text, className="text-success")
-
-
-def _bad(text: str) -> html.Span:
-    return html.Span(text, className="text-danger")
 
 
 def preset_action(trigger: str | None, folder: Path | None, name: str | None,
@@ -38,17 +31,17 @@ def preset_action(trigger: str | None, folder: Path | None, name: str | None,
     try:
         if trigger == ids.PRESET_SAVE_BTN:
             clean, existed = presets.save(values, name, folder)
-            out.update(message=_ok(f"{'Updated' if existed else 'Saved'} preset {clean} "
+            out.update(message=ok(f"{'Updated' if existed else 'Saved'} preset {clean} "
                                    f"({folder / (clean + '.yaml')})."),
                        options=presets.tier_options(clean), tier=clean)
         elif trigger == ids.PRESET_DELETE_BTN:
             if not presets.sanitise(name):
                 raise presets.PresetError("type the name of the saved preset to delete")
             gone = presets.delete(presets.sanitise(name), folder)
-            out.update(message=_ok(f"Deleted preset {gone}."),
+            out.update(message=ok(f"Deleted preset {gone}."),
                        options=presets.tier_options(tier if tier != gone else None))
     except presets.PresetError as exc:
-        out["message"] = _bad(str(exc))
+        out["message"] = bad(str(exc))
     return out
 
 
@@ -58,10 +51,10 @@ def import_action(contents: str | None, filename: str | None) -> dict[str, Any]:
     try:
         loaded = presets.import_text(presets.decode_upload(contents, filename), filename)
     except presets.PresetError as exc:
-        return {"inject": no_update, "message": _bad(f"Not imported: {exc}")}
+        return {"inject": no_update, "message": bad(f"Not imported: {exc}")}
     note = f" ({'; '.join(loaded.notes)})" if loaded.notes else ""
     return {"inject": {"values": loaded.values, "tier": loaded.tier, "source": f"import of {filename}"},
-            "message": _ok(f"Imported {filename}{note}.")}
+            "message": ok(f"Imported {filename}{note}.")}
 
 
 def register(app, cockpit: AppContext) -> None:
@@ -100,5 +93,5 @@ def register(app, cockpit: AppContext) -> None:
         try:
             name, text = presets.export_text(values, tier, fmt)
         except presets.PresetError as exc:
-            return no_update, _bad(str(exc))
-        return dcc.send_string(text, name), _ok(f"Exported {name}.")
+            return no_update, bad(str(exc))
+        return dcc.send_string(text, name), ok(f"Exported {name}.")
