@@ -101,21 +101,15 @@ def create_app(runs_dir: str | os.PathLike = DEFAULT_RUNS_DIR, token: str | None
                presets_dir: str | os.PathLike | None = None) -> dash.Dash:
     runs_dir = Path(runs_dir).resolve()
     settings = CockpitSettings(
-        runs_dir=runs_dir,
-        data_dir=Path(data_dir or DEFAULT_DATA_DIR).resolve(),   # the Datasets tab's folder
-        # user presets (default <runs-dir>/../presets)
-        presets_dir=(Path(presets_dir).resolve() if presets_dir
-                     else user_presets.default_dir(runs_dir)),
-        # Compression / Evaluation tabs: upload sandbox, its size limit, the job time limit
+        runs_dir=runs_dir, data_dir=Path(data_dir or DEFAULT_DATA_DIR).resolve(),
+        presets_dir=Path(presets_dir).resolve() if presets_dir else user_presets.default_dir(runs_dir),
         upload_dir=Path(upload_dir or DEFAULT_UPLOAD_DIR),
         max_upload_mb=float(max_upload_mb or DEFAULT_MAX_UPLOAD_MB),
         job_timeout_s=float(job_timeout or DEFAULT_JOB_TIMEOUT_S),
         stop_timeout_s=float(stop_timeout), refresh_ms=int(refresh_ms))
+    # callbacks of panes not built yet wait for them; all are checked on the full layout (below)
     app = dash.Dash(__name__, title="u-moec-tiny cockpit", update_title=None,
-                    assets_folder=str(Path(__file__).parent / "assets"),
-                    # the panes of tabs not shown yet are not in the page (gui/panes.py): their
-                    # callbacks wait for them; they are checked on the full layout (below)
-                    suppress_callback_exceptions=False)
+                    assets_folder=str(Path(__file__).parent / "assets"), suppress_callback_exceptions=False)
     # Uploads arrive base64-encoded inside a callback request: cap any request body at that size.
     app.server.config["MAX_CONTENT_LENGTH"] = int(1.4 * settings.max_upload_mb * 1e6) + (1 << 20)
     # Watchdog: runs whose process died while no cockpit was running are marked crashed now;
@@ -150,16 +144,13 @@ def main(argv=None) -> int:
     p.add_argument("--token", default=os.environ.get("UMOEC_TOKEN"),
                    help="access token, required for a non-loopback --host (or UMOEC_TOKEN)")
     p.add_argument("--refresh-ms", type=int, default=2000, help="refresh interval")
-    p.add_argument("--presets-dir", type=Path, default=None,
-                   help="folder of user-saved config presets (default: <runs-dir>/../presets)")
-    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR,
-                   help="datasets folder of the Datasets tab (default: <repo>/data)")
+    p.add_argument("--presets-dir", type=Path, help="user presets folder (default: <runs-dir>/../presets)")
+    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help="the Datasets tab's folder")
     p.add_argument("--stop-timeout", type=float, default=STOP_TIMEOUT_S,
                    help="seconds Stop waits after SIGTERM before SIGKILL (default %(default)s)")
     p.add_argument("--upload-dir", type=Path, default=DEFAULT_UPLOAD_DIR,
                    help="folder the Compression tab stores uploads in (default %(default)s)")
-    p.add_argument("--max-upload-mb", type=float, default=DEFAULT_MAX_UPLOAD_MB,
-                   help="largest upload in MB (default %(default)s)")
+    p.add_argument("--max-upload-mb", type=float, default=DEFAULT_MAX_UPLOAD_MB, help="largest upload in MB")
     p.add_argument("--job-timeout", type=float, default=DEFAULT_JOB_TIMEOUT_S,
                    help="seconds a compression / evaluation job may run (default %(default)s)")
     p.add_argument("--debug", action="store_true", help="Dash debug mode (loopback only)")

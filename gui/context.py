@@ -22,10 +22,10 @@ EXTENSION = "umoec"   # the key in the Flask app's `extensions` dict
 @dataclass(frozen=True)
 class CockpitSettings:
     runs_dir: Path
-    data_dir: Path
-    presets_dir: Path
-    upload_dir: Path
-    max_upload_mb: float
+    data_dir: Path                # the Datasets tab's folder
+    presets_dir: Path             # user presets (default <runs-dir>/../presets)
+    upload_dir: Path              # Compression / Evaluation tabs: the upload sandbox, its size
+    max_upload_mb: float          # limit, and the job time limit
     job_timeout_s: float
     stop_timeout_s: float
     refresh_ms: int

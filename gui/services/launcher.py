@@ -177,8 +177,7 @@ class Launcher:
               rate: float = DEFAULT_RATE) -> Launched:
         """Freeze `cfg` into a new run folder and start the runner on it; a config the trainer
         would refuse before its first step is refused here, with its reason."""
-        self._check_runner(runner)
-        _check_rate(rate)
+        self._check(runner, rate)
         if runner == "train":
             from umoec.train.preflight import refusals
             why = refusals(cfg, self.root)
@@ -193,9 +192,7 @@ class Launcher:
                    f"({time.strftime('%Y-%m-%d %H:%M:%S')}); the run writes its own config.yaml.")
         except OSError as exc:
             raise LaunchError(f"cannot write {config_path}: {exc.strerror or exc}") from None
-        argv = build_command(runner, run_dir, config_path, steps=cfg.training.steps,
-                             gpus=cfg.hardware.gpus, rate=rate, python=self.python)
-        return self._spawn(run_dir, argv, runner, cfg.training.steps, "w")
+        return self._spawn(run_dir, config_path, cfg, runner, rate)
 
     def resume(self, run: RunDir, checkpoint: str | None, rate: float = DEFAULT_RATE) -> Launched:
         """Restart `run` from one of its checkpoints, with the runner that wrote it."""
@@ -211,16 +208,12 @@ class Launcher:
             raise LaunchError(f"checkpoint {checkpoint!r} is not in {run.checkpoints_dir} "
                               "(deleted? pick another)")
         runner = "simulate" if status is not None and status.kind == "simulate" else "train"
-        self._check_runner(runner)
-        _check_rate(rate)
+        self._check(runner, rate)
         try:
             cfg = C.load(run.config_path)
         except C.ConfigError as exc:
             raise LaunchError(f"cannot resume: {exc}") from None
-        argv = build_command(runner, run.root, run.config_path, steps=cfg.training.steps,
-                             gpus=cfg.hardware.gpus, resume=ck.path, rate=rate,
-                             python=self.python)
-        launched = self._spawn(run.root, argv, runner, cfg.training.steps, "a")
+        launched = self._spawn(run.root, run.config_path, cfg, runner, rate, resume=ck.path)
         # Until the child writes its own status.json (seconds), the old one says crashed/stopped:
         # say now that it is running (_finalise corrects it if the child dies before taking over).
         try:
@@ -236,20 +229,26 @@ class Launcher:
             pass  # the child is already gone or the folder unwritable: _watch reports it
         return launched
 
-    def _check_runner(self, runner: str) -> None:
+    def _check(self, runner: str, rate: float) -> None:
+        """The runner exists (the trainer: is built) and the simulation rate is sane."""
         if runner not in RUNNERS:
             raise LaunchError(f"unknown runner {runner!r}; choose one of {', '.join(RUNNERS)}")
-        if runner == "train":
-            ok, why = trainer_available(self.root)
-            if not ok:
-                raise LaunchError(f"cannot train: {why}; choose '{RUNNERS['simulate']}'")
+        ok, why = trainer_available(self.root) if runner == "train" else (True, "")
+        if not ok:
+            raise LaunchError(f"cannot train: {why}; choose '{RUNNERS['simulate']}'")
+        if not isinstance(rate, (int, float)) or not 0 < rate <= 10_000:
+            raise LaunchError(f"simulation rate {rate!r} must be a number of steps per second in (0, 10000]")
 
-    def _spawn(self, run_dir: Path, argv: list[str], runner: str, total_steps: int,
-               mode: str) -> Launched:
+    def _spawn(self, run_dir: Path, config_path: Path, cfg: C.Config, runner: str, rate: float,
+               resume: Path | None = None) -> Launched:
+        """Start the runner on `run_dir` (appending to its process.log when resuming)."""
+        steps = cfg.training.steps
+        argv = build_command(runner, run_dir, config_path, steps=steps, gpus=cfg.hardware.gpus,
+                             resume=resume, rate=rate, python=self.python)
         log_path = RunDir(run_dir).process_log_path
         try:
             child = self.supervisor.start(argv, name=f"run-{run_dir.name}", cwd=self.root,
-                                          log_path=log_path, log_mode=mode)
+                                          log_path=log_path, log_mode="a" if resume else "w")
         except SpawnError as exc:
             if exc.stage == "output":
                 raise LaunchError(f"cannot write {log_path}: {exc.reason}") from None
@@ -257,8 +256,8 @@ class Launcher:
                    if isinstance(exc.cause, FileNotFoundError) else
                    "permission denied" if isinstance(exc.cause, PermissionError) else exc.reason)
             raise LaunchError(f"cannot start {argv[0]}: {why}") from None
-        launched = Launched(run_dir.name, run_dir, argv, runner, pid=child.pid,
-                            total_steps=total_steps, child=child)
+        launched = Launched(run_dir.name, run_dir, argv, runner, pid=child.pid, total_steps=steps,
+                            child=child)
         _write_launch_info(run_dir, launched)
         with self._lock:
             self._runs[launched.name] = launched
@@ -271,14 +270,11 @@ class Launcher:
         honest. An adopted process's exit code is unknown: 0, or -9 after SIGKILL."""
         if child.killed:
             launched.killed = True
-            launched.stop_note = (f"did not exit within {self.stop_timeout:g} s of SIGTERM: "
-                                  "killed with SIGKILL (no final checkpoint; resume from the "
-                                  "last one)")
-        code = child.exit_code
+            launched.stop_note = (f"did not exit within {self.stop_timeout:g} s of SIGTERM: killed "
+                                  "with SIGKILL (no final checkpoint; resume from the last one)")
+        launched.exit_code = code = child.exit_code
         if code is None:
             code = -signal.SIGKILL if launched.killed else 0
-        else:
-            launched.exit_code = code
         try:
             self._finalise(launched, code)
         finally:
@@ -295,12 +291,11 @@ class Launcher:
             return  # the process wrote its own final status
         if launched.killed:
             state, message = RunState.STOPPED, launched.stop_note
+        elif code == 0:
+            state, message = RunState.CRASHED, "exited with code 0 without writing a final status"
         else:
             state = RunState.CRASHED
-            message = describe_exit(code) if code < 0 else (
-                last_output_line(run.process_log_path) or describe_exit(code))
-            if code == 0:
-                message = "exited with code 0 without writing a final status"
+            message = (code > 0 and last_output_line(run.process_log_path)) or describe_exit(code)
         if status is None:
             status = RunStatus(state=state.value, pid=launched.pid, total_steps=launched.total_steps,
                                kind=launched.runner, started_at=launched.started)
@@ -388,12 +383,6 @@ def _read_status(run: RunDir) -> RunStatus | None:
         return run.read_status()
     except ValueError as exc:
         raise LaunchError(str(exc)) from None
-
-
-def _check_rate(rate: float) -> None:
-    if not isinstance(rate, (int, float)) or not 0 < rate <= 10_000:
-        raise LaunchError(f"simulation rate {rate!r} must be a number of steps per second in "
-                          "(0, 10000]")
 
 
 def _write_launch_info(run_dir: Path, launched: Launched) -> None:

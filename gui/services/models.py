@@ -43,15 +43,10 @@ def model_entries(runs_dir: Path, errors: list | None = None) -> list[store.Entr
     return list(unique.values())
 
 
-def where_text(e: store.Entry) -> str:
-    if e.where == "runs":
-        return f"run {e.path.parent.parent.name}"
-    return WHERE.get(e.where, e.where)
-
-
 def entry_label(e: store.Entry, default_hash: str | None = None) -> str:
     """'general-v1 · 186335b9d17d · shipped · default' (name, short hash, where)."""
-    label = f"{e.name} · {e.short} · {where_text(e)}"
+    where = f"run {e.path.parent.parent.name}" if e.where == "runs" else WHERE.get(e.where, e.where)
+    label = f"{e.name} · {e.short} · {where}"
     return label + " · default" if e.hash == default_hash else label
 
 

@@ -1,6 +1,5 @@
-"""Runs tab: the run list, rename / delete (confirmation dialog) / notes of the run
-chosen in the top bar, and opening a Forge run folder by path. The file work is gui/services/run_admin.py
-and gui/services/forge.py; `manage_action` is the callback body as a plain function."""
+"""Runs tab: the run list; rename, delete (after a dialog) and notes of the run chosen in the top
+bar; opening a Forge run folder. File work: services/run_admin.py and services/forge.py."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -43,8 +42,7 @@ def selected_view(runs_dir: Path, name: str | None) -> dict[str, Any]:
 
 
 def manage_action(trigger: str | None, runs_dir: Path, launcher: Any, selected: str | None,
-                  new_name: str | None, notes: str | None,
-                  target: str | None) -> dict[str, Any]:
+                  new_name: str | None, notes: str | None, target: str | None) -> dict[str, Any]:
     """Rename / ask to delete / confirm delete / cancel / save notes."""
     out: dict[str, Any] = {k: no_update for k in MANAGE_OUTPUTS}
     try:
@@ -112,11 +110,10 @@ def register(app, cockpit: AppContext) -> None:
     def show_selected(name, _tab, shown):
         v = selected_view(runs_dir, name)
         d = v["disabled"]
-        same = v["title"] == shown            # the same run again: keep what is being typed
-        return dict(title=no_update if same else v["title"],
-                    notes=no_update if same else v["notes"], notes_disabled=d,
-                    placeholder=v["placeholder"], rename_disabled=d, delete_disabled=d,
-                    save_disabled=d, new_name=no_update if same else "")
+        keep = v["title"] == shown            # the same run again: keep what is being typed
+        return dict(title=no_update if keep else v["title"], notes=no_update if keep else v["notes"],
+                    new_name=no_update if keep else "", placeholder=v["placeholder"],
+                    notes_disabled=d, rename_disabled=d, delete_disabled=d, save_disabled=d)
 
     @app.callback(output=dict(message=Output(ids.RUNS_MESSAGE, "children"),
                               modal_open=Output(ids.RUNS_DELETE_MODAL, "is_open"),
@@ -125,17 +122,14 @@ def register(app, cockpit: AppContext) -> None:
                               options=Output(common.RUN_SELECT, "options", allow_duplicate=True),
                               value=Output(common.RUN_SELECT, "value", allow_duplicate=True),
                               table=Output(ids.RUNS_TABLE, "data", allow_duplicate=True)),
-                  inputs=[Input(ids.RUNS_RENAME_BTN, "n_clicks"),
-                          Input(ids.RUNS_DELETE_BTN, "n_clicks"),
-                          Input(ids.RUNS_DELETE_CONFIRM, "n_clicks"),
-                          Input(ids.RUNS_DELETE_CANCEL, "n_clicks"),
-                          Input(ids.RUNS_NOTES_SAVE, "n_clicks")],
+                  inputs=[Input(i, "n_clicks") for i in (ids.RUNS_RENAME_BTN, ids.RUNS_DELETE_BTN,
+                                                         ids.RUNS_DELETE_CONFIRM, ids.RUNS_DELETE_CANCEL,
+                                                         ids.RUNS_NOTES_SAVE)],
                   state=[State(common.RUN_SELECT, "value"), State(ids.RUNS_RENAME_INPUT, "value"),
                          State(ids.RUNS_NOTES, "value"), State(ids.RUNS_DELETE_TARGET, "data")],
                   prevent_initial_call=True)
     def manage(_rename, _delete, _confirm, _cancel, _notes, selected, new_name, notes, target):
-        return manage_action(ctx.triggered_id, runs_dir, launcher, selected, new_name, notes,
-                             target)
+        return manage_action(ctx.triggered_id, runs_dir, launcher, selected, new_name, notes, target)
 
     @app.callback(Output(ids.FORGE_MESSAGE, "children"),
                   Output(common.RUN_SELECT, "options", allow_duplicate=True),

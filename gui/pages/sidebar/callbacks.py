@@ -96,14 +96,13 @@ def fill(trigger: str | None, tier: str | None, checklist: list | None,
             out["message"] = bad(f"Not loaded: {exc}")
         else:
             values, out["tier"] = loaded.values, loaded.tier
-            note = f" ({'; '.join(loaded.notes)})" if loaded.notes else ""
-            out["message"] = ok(f"Loaded {path}{note}.")
+            out["message"] = ok(f"Loaded {path}{loaded.note}.")
     elif trigger == ids.CONFIG_COMPONENTS:
         chosen = set(checklist or [])
         out["values"] = {k: k in chosen for k in SWITCH_KEYS if switches.get(k) != (k in chosen)}
         return out
     elif trigger in {form.BY_KEY[k].component_id for k in SWITCH_KEYS}:
-        out["checklist"] = [k for k in SWITCH_KEYS if switches.get(k) is True]
+        out["checklist"] = form.checklist_value(switches)
         return out
     elif trigger == common.CONFIG_INJECT:
         pushed = inject.get("values") if isinstance(inject, dict) else None
@@ -116,8 +115,7 @@ def fill(trigger: str | None, tier: str | None, checklist: list | None,
                 out["tier"] = inject["tier"]
     if values is not None:
         out["values"] = values
-        merged = {**switches, **{k: v for k, v in values.items() if k in SWITCH_KEYS}}
-        out["checklist"] = [k for k in SWITCH_KEYS if merged.get(k) is True]
+        out["checklist"] = form.checklist_value({**switches, **values})
     return out
 
 

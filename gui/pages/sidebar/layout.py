@@ -34,8 +34,7 @@ def _hint(info: FieldInfo) -> str:
 
 def widget(info: FieldInfo, value) -> object:
     """The input component of one field, by its schema widget kind."""
-    cid = info.component_id
-    w = info.widget
+    cid, w = info.component_id, info.widget
     if w == "switch":
         return dbc.Switch(id=cid, value=bool(value), label=info.name, class_name="mb-0")
     if w == "slider":
@@ -53,11 +52,13 @@ def widget(info: FieldInfo, value) -> object:
                      class_name="font-monospace" if w in ("display", "list") else None)
 
 
+def _label(text: str, target: str) -> dbc.Label:
+    return dbc.Label(text, html_for=target, class_name="small mb-0 fw-semibold")
+
+
 def field_row(info: FieldInfo, value) -> html.Div:
-    label = [] if info.widget == "switch" else [
-        dbc.Label(info.name, html_for=info.component_id, class_name="small mb-0 fw-semibold")]
     return html.Div([
-        *label,
+        *([] if info.widget == "switch" else [_label(info.name, info.component_id)]),
         widget(info, value),
         html.Div(_hint(info), className="form-text mt-0"),
         html.Div(id=ids.field_msg_id(info.component_id), className="small"),
@@ -65,12 +66,10 @@ def field_row(info: FieldInfo, value) -> html.Div:
 
 
 def accordion(values: dict) -> dbc.Accordion:
-    items = []
-    for section in C.section_names():
-        fields = [f for f in form.FIELDS if f.section == section]
-        items.append(dbc.AccordionItem([field_row(f, values[f.key]) for f in fields],
-                                       title=C.SECTION_TITLES[section],
-                                       item_id=section, id=ids.section_item_id(section)))
+    items = [dbc.AccordionItem([field_row(f, values[f.key]) for f in form.FIELDS if f.section == section],
+                               title=C.SECTION_TITLES[section], item_id=section,
+                               id=ids.section_item_id(section))
+             for section in C.section_names()]
     return dbc.Accordion(items, id=ids.CONFIG_ACCORDION, always_open=True, start_collapsed=True,
                          flush=True, persistence=True, persistence_type="local")
 
@@ -98,8 +97,7 @@ def _presets() -> html.Div:
     return html.Div([
         dbc.InputGroup([
             dbc.Input(id=ids.PRESET_NAME, placeholder="preset name", size="sm"),
-            dbc.Button("Save preset", id=ids.PRESET_SAVE_BTN, color="secondary", size="sm",
-                       outline=True),
+            dbc.Button("Save preset", id=ids.PRESET_SAVE_BTN, color="secondary", size="sm", outline=True),
             dbc.Button("Delete", id=ids.PRESET_DELETE_BTN, color="secondary", size="sm",
                        outline=True, title="delete the saved preset of this name"),
         ], size="sm", class_name="mb-1"),
@@ -109,8 +107,7 @@ def _presets() -> html.Div:
                        multiple=False, className="me-3"),
             dbc.Button("Export YAML", id=ids.CONFIG_EXPORT_YAML, color="link", size="sm",
                        class_name="px-0 me-3"),
-            dbc.Button("Export JSON", id=ids.CONFIG_EXPORT_JSON, color="link", size="sm",
-                       class_name="px-0"),
+            dbc.Button("Export JSON", id=ids.CONFIG_EXPORT_JSON, color="link", size="sm", class_name="px-0"),
             dcc.Download(id=ids.CONFIG_EXPORT),
         ], className="d-flex align-items-center"),
         html.Div(id=ids.PRESET_STATUS, className="small", role="status"),
@@ -130,10 +127,8 @@ def _control() -> dbc.Card:
             dbc.InputGroupText("sim steps/s", class_name="small"),
         ], size="sm", class_name="mb-2"),
         html.Div([
-            dbc.Button("Start", id=ids.CONFIG_START, color="success", size="sm",
-                       class_name="me-2"),
-            dbc.Button("Stop", id=ids.CONFIG_STOP, color="danger", size="sm", outline=True,
-                       disabled=True),
+            dbc.Button("Start", id=ids.CONFIG_START, color="success", size="sm", class_name="me-2"),
+            dbc.Button("Stop", id=ids.CONFIG_STOP, color="danger", size="sm", outline=True, disabled=True),
             dcc.ConfirmDialog(id=ids.CONFIG_STOP_CONFIRM, message=""),
         ], className="mb-2"),
         html.Div(id=ids.CONFIG_STATUS, className="small", role="status"),
@@ -154,22 +149,19 @@ def _derived() -> dbc.Card:
 
 def layout() -> html.Div:
     values = form.default_values()
-    presets = C.preset_names()
     return html.Div([
         dcc.Store(id=ids.CONFIG_FORM_STORE, storage_type="local"),
         dcc.Store(id=common.CONFIG_INJECT, storage_type="memory"),
         dcc.Store(id=ids.CONFIG_CONTROL_MSG, storage_type="memory"),
         html.Div([
-            dbc.Label("Tier", html_for=common.CONFIG_TIER, class_name="small mb-0 fw-semibold"),
+            _label("Tier", common.CONFIG_TIER),
             dbc.Select(id=common.CONFIG_TIER, value=form.TIER_INFO.default, size="sm",
-                       options=[{"label": p, "value": p} for p in presets]),
+                       options=[{"label": p, "value": p} for p in C.preset_names()]),
         ], className="mb-2"),
         html.Div([
-            dbc.Label("Components", html_for=ids.CONFIG_COMPONENTS,
-                      class_name="small mb-0 fw-semibold"),
+            _label("Components", ids.CONFIG_COMPONENTS),
             dbc.Checklist(id=ids.CONFIG_COMPONENTS, value=form.checklist_value(values),
-                          options=[{"label": label, "value": key}
-                                   for key, label in form.COMPONENTS.items()],
+                          options=[{"label": label, "value": key} for key, label in form.COMPONENTS.items()],
                           inline=True, class_name="small"),
         ], className="mb-2"),
         _file_controls(),

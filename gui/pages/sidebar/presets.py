@@ -52,9 +52,8 @@ def import_action(contents: str | None, filename: str | None) -> dict[str, Any]:
         loaded = presets.import_text(presets.decode_upload(contents, filename), filename)
     except presets.PresetError as exc:
         return {"inject": no_update, "message": bad(f"Not imported: {exc}")}
-    note = f" ({'; '.join(loaded.notes)})" if loaded.notes else ""
     return {"inject": {"values": loaded.values, "tier": loaded.tier, "source": f"import of {filename}"},
-            "message": ok(f"Imported {filename}{note}.")}
+            "message": ok(f"Imported {filename}{loaded.note}.")}
 
 
 def register(app, cockpit: AppContext) -> None:
