@@ -17,6 +17,7 @@ import socket
 import sys
 import threading
 import time
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -215,8 +216,9 @@ class Launcher:
             raise LaunchError(f"cannot resume: {exc}") from None
         launched = self._spawn(run.root, run.config_path, cfg, runner, rate, resume=ck.path)
         # Until the child writes its own status.json (seconds), the old one says crashed/stopped:
-        # say now that it is running (_finalise corrects it if the child dies before taking over).
-        try:
+        # say now that it is running (_finalise corrects it if the child dies before taking over;
+        # a child already gone or an unwritable folder is reported there too).
+        with suppress(psutil.Error, OSError, ValueError):
             started = psutil.Process(launched.pid).create_time()
             current = run.read_status()
             if current is not None and current.pid == launched.pid:
@@ -225,8 +227,6 @@ class Launcher:
                                        step=ck.step, total_steps=cfg.training.steps, kind=runner,
                                        message=f"starting: resuming from {ck.path.name}",
                                        proc_start=started))
-        except (psutil.Error, OSError, ValueError):
-            pass  # the child is already gone or the folder unwritable: _watch reports it
         return launched
 
     def _check(self, runner: str, rate: float) -> None:
@@ -301,10 +301,8 @@ class Launcher:
                                kind=launched.runner, started_at=launched.started)
         status.state, status.exit_code, status.message = state.value, code, message
         status.updated_at = time.time()
-        try:
+        with suppress(OSError):  # the folder is gone or read-only; the in-memory exit code still shows
             run.write_status(status)
-        except OSError:
-            pass  # the folder is gone or read-only; the in-memory exit code still shows
 
     # -- stopping --------------------------------------------------------------------------
     def stop(self, run: RunDir) -> str:
@@ -388,7 +386,5 @@ def _read_status(run: RunDir) -> RunStatus | None:
 def _write_launch_info(run_dir: Path, launched: Launched) -> None:
     info = {"argv": launched.argv, "runner": launched.runner, "pid": launched.pid,
             "started_at": launched.started, "cockpit_pid": os.getpid()}
-    try:
+    with suppress(OSError):  # informational only
         atomic_write_text(RunDir(run_dir).launch_info_path, json.dumps(info, indent=1) + "\n")
-    except OSError:
-        pass  # informational only

@@ -1,14 +1,9 @@
-"""Run management: the run list, rename, delete and notes, kept inside the runs folder.
+"""Run management: the run list, rename, delete and notes, kept inside the runs folder. No Dash.
 
-Safety rules (tests/gui/services/test_run_admin.py):
-- only our run folders directly inside the runs folder can be renamed, deleted or annotated
-  (gui.services.runs.resolve: a plain name, never a path); Forge folders are read-only;
-- a run whose process is alive (running, stalled, or just started by this cockpit) is neither
-  renamed nor deleted: its process keeps writing into the folder;
-- a new name is sanitised (letters, digits, '.', '_', '-') and never replaces an existing folder;
-- a symlinked run folder is renamed or removed as a link, its target is never touched;
-- notes live in RUNDIR/notes.md (RunDir.notes_path; written atomically, at most 100,000 characters).
-No Dash in this module.
+Only our run folders directly inside the runs folder (a plain name, never a path) are changed;
+Forge folders are read-only. A run whose process is alive is neither renamed nor deleted. A new
+name is sanitised and never replaces a folder; a symlinked run is renamed or removed as a link.
+Notes live in RUNDIR/notes.md (atomic writes, at most MAX_NOTES characters).
 """
 from __future__ import annotations
 
@@ -16,6 +11,7 @@ import os
 import re
 import shutil
 import time
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -100,11 +96,9 @@ def folder_size(path: Path) -> tuple[int, int]:
     files = size = 0
     for root, _dirs, names in os.walk(path):
         for n in names:
-            try:
+            with suppress(OSError):
                 size += os.lstat(os.path.join(root, n)).st_size
                 files += 1
-            except OSError:
-                pass
     return files, size
 
 

@@ -1,8 +1,6 @@
-"""The config sidebar: tier, components, load/save/reset, training control, derived
-quantities and the 17-section accordion, generated from the config schema (gui/form.py).
-
-Every field gets the widget the schema names (FieldInfo.widget) and the id FieldInfo.component_id
-(config-<section>-<field>); a message line under it (ids.field_msg_id) shows the schema's error.
+"""The config sidebar: tier, components, load/save/reset, presets, training control, derived
+quantities and the section accordion, generated from the schema: each field gets its widget
+(FieldInfo.widget), id (FieldInfo.component_id) and a message line (ids.field_msg_id).
 """
 from __future__ import annotations
 

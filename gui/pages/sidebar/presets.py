@@ -1,12 +1,8 @@
-"""Presets and config import/export in the config sidebar.
+"""Presets and config import/export in the config sidebar (file work: services/presets.py).
 
-- Save preset: the (valid) form becomes `<presets-dir>/<name>.yaml` and is selected in the
-  tier/preset dropdown (callbacks.fill_form then loads it like a tier).
-- Delete: removes the saved preset whose name is typed in the box (tiers cannot be deleted).
-- Import: a YAML or JSON upload fills the form through the `config-inject` store (invalid values
-  are shown as written and marked by the validator, like Load Config).
-- Export YAML / JSON: the valid form, downloaded.
-`preset_action` and `import_action` are the callback bodies as plain functions.
+Save preset selects the new preset in the tier dropdown (fill_form then loads it like a tier);
+Delete removes the saved preset named in the box; Import fills the form through `config-inject`
+(invalid values marked, as with Load Config); Export downloads the valid form as YAML or JSON.
 """
 from __future__ import annotations
 
