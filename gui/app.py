@@ -23,7 +23,7 @@ from dash import dcc, html
 from flask import Response, request
 
 from gui import ids, panes
-from gui.context import AppContext, CockpitSettings, attach
+from gui.context import EXTENSION, AppContext, CockpitSettings
 from gui.pages import register_all
 from gui.pages.header import layout as header
 from gui.pages.header.ticks import served_pulse
@@ -97,8 +97,7 @@ def create_app(runs_dir: str | os.PathLike = DEFAULT_RUNS_DIR, token: str | None
                refresh_ms: int = 2000, stop_timeout: float = STOP_TIMEOUT_S,
                data_dir: str | os.PathLike | None = None,
                upload_dir: str | os.PathLike | None = None, max_upload_mb: float | None = None,
-               job_timeout: float | None = None,
-               presets_dir: str | os.PathLike | None = None) -> dash.Dash:
+               job_timeout: float | None = None, presets_dir: str | os.PathLike | None = None) -> dash.Dash:
     runs_dir = Path(runs_dir).resolve()
     settings = CockpitSettings(
         runs_dir=runs_dir, data_dir=Path(data_dir or DEFAULT_DATA_DIR).resolve(),
@@ -116,7 +115,7 @@ def create_app(runs_dir: str | os.PathLike = DEFAULT_RUNS_DIR, token: str | None
     # then a server thread keeps every run's honest state, with or without a browser open.
     reconcile_dead_runs(runs_dir)
     ctx = AppContext.build(settings)
-    attach(app.server, ctx)
+    app.server.extensions[EXTENSION] = ctx
     ctx.watchdog.start(owner=app.server)
     if token:
         _install_token_check(app.server, token)
@@ -157,8 +156,7 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     if not is_loopback(a.host) and not a.token:
         print(f"app.py: refusing to serve on {a.host} without an access token: pass --token "
-              "or set UMOEC_TOKEN (anyone who can reach the port could start runs)",
-              file=sys.stderr)
+              "or set UMOEC_TOKEN (anyone who can reach the port could start runs)", file=sys.stderr)
         return 2
     if a.debug and not is_loopback(a.host):
         print("app.py: --debug is only allowed on a loopback host", file=sys.stderr)
@@ -168,8 +166,7 @@ def main(argv=None) -> int:
         logging.getLogger("werkzeug").setLevel(logging.WARNING)
     app = create_app(**{k: v for k, v in vars(a).items() if k not in ("host", "port", "debug")})
     suffix = f"/?token={a.token}" if a.token else "/"
-    print(f"u-moec-tiny cockpit on http://{a.host}:{a.port}{suffix} (runs: {a.runs_dir})",
-          flush=True)
+    print(f"u-moec-tiny cockpit on http://{a.host}:{a.port}{suffix} (runs: {a.runs_dir})", flush=True)
     app.run(host=a.host, port=a.port, debug=a.debug)
     return 0
 

@@ -51,8 +51,7 @@ class AppContext:
         """The services of one cockpit; jobs a previous cockpit left behind are reconciled
         (their sidecars say what happened, orphaned workers are stopped)."""
         supervisor = Supervisor()
-        launcher = Launcher(settings.runs_dir, stop_timeout=settings.stop_timeout_s,
-                            supervisor=supervisor)
+        launcher = Launcher(settings.runs_dir, stop_timeout=settings.stop_timeout_s, supervisor=supervisor)
         jobs = JobManager(settings.runs_dir, timeout=settings.job_timeout_s,
                           runner=JobRunner(supervisor=supervisor))
         jobs.reconcile()
@@ -61,10 +60,6 @@ class AppContext:
                    forge=ForgeRegistry(settings.runs_dir / OPENED_FILE),
                    datasets=DatasetBuilder(settings.data_dir, supervisor=supervisor), jobs=jobs,
                    generation=Generation(supervisor))
-
-
-def attach(server: Any, ctx: AppContext) -> None:
-    server.extensions[EXTENSION] = ctx
 
 
 def of(app: Any) -> AppContext:

@@ -118,8 +118,7 @@ def check(values: Mapping[str, Any], tier: Any) -> FormCheck:
         errors.setdefault(issue.key, issue.message)
     if errors:
         return FormCheck(None, errors)
-    return FormCheck(cfg, {}, {i.key: i.message for i in config_warnings(cfg)},
-                     refusals(cfg, ROOT))
+    return FormCheck(cfg, {}, {i.key: i.message for i in config_warnings(cfg)}, refusals(cfg, ROOT))
 
 
 # -- files ------------------------------------------------------------------------------------

@@ -29,6 +29,5 @@ assert tuple(p.tab_id for p in PAGES) == ids.TAB_IDS
 def register_all(app, ctx) -> None:
     """Every callback of the cockpit: the parts around the tabs, then each tab's."""
     from . import header, notifications, sidebar  # they use gui/panes.py, which uses PAGES
-    for register in (header.register, sidebar.register, notifications.register,
-                     *(p.register for p in PAGES)):
+    for register in (header.register, sidebar.register, notifications.register, *(p.register for p in PAGES)):
         register(app, ctx)

@@ -225,8 +225,7 @@ class Launcher:
                 return launched  # the child already took over
             run.write_status(RunStatus(state=RunState.RUNNING.value, pid=launched.pid,
                                        step=ck.step, total_steps=cfg.training.steps, kind=runner,
-                                       message=f"starting: resuming from {ck.path.name}",
-                                       proc_start=started))
+                                       message=f"starting: resuming from {ck.path.name}", proc_start=started))
         return launched
 
     def _check(self, runner: str, rate: float) -> None:

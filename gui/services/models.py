@@ -15,8 +15,7 @@ from umoec.engine import store
 from umoec.run import RunDir
 
 CHECKPOINT_CHOICE = "checkpoint"    # the option "a checkpoint of the selected run"
-WHERE = {"shipped": "shipped", "user": "your model store", "path": "UMOEC_MODEL_PATH",
-         "file": "file"}
+WHERE = {"shipped": "shipped", "user": "your model store", "path": "UMOEC_MODEL_PATH", "file": "file"}
 
 
 def store_env(runs_dir: Path) -> dict[str, str]:

@@ -44,12 +44,12 @@ def active_dir() -> Path | None:
 def tier_options(tier: str | None) -> list[dict]:
     """The tier dropdown: the shipped tiers, the user's saved presets, and `tier` when it is
     neither (a config loaded from a file)."""
-    presets = C.preset_names()
-    saved = names()
-    extra = [tier] if tier and tier not in presets and tier not in saved else []
-    return [{"label": p, "value": p} for p in presets] + [
-        {"label": f"{s} (saved preset)", "value": s} for s in saved] + [
-        {"label": f"{t} (loaded)", "value": t} for t in extra]
+    presets, saved = C.preset_names(), names()
+    options = [{"label": p, "value": p} for p in presets]
+    options += [{"label": f"{s} (saved preset)", "value": s} for s in saved]
+    if tier and tier not in presets and tier not in saved:
+        options.append({"label": f"{tier} (loaded)", "value": tier})
+    return options
 
 
 def names(folder: Path | None = None) -> list[str]:
@@ -78,20 +78,15 @@ def is_user_preset(name: str | None, folder: Path | None = None) -> bool:
     return user_preset_path(name, folder) is not None
 
 
-def check_name(name: str | None) -> str:
+def save(values: dict[str, Any], name: str | None, folder: Path | None) -> tuple[str, bool]:
+    """Save the form as user preset `name`; returns (name, True if it replaced one)."""
+    if folder is None:
+        raise PresetError("this cockpit has no presets folder")
     clean = sanitise(name)
     if not clean:
         raise PresetError("type a preset name (letters, digits, '.', '_' or '-')")
     if clean in C.preset_names():
         raise PresetError(f"{clean!r} is a tier; choose another name")
-    return clean
-
-
-def save(values: dict[str, Any], name: str | None, folder: Path | None) -> tuple[str, bool]:
-    """Save the form as user preset `name`; returns (name, True if it replaced one)."""
-    if folder is None:
-        raise PresetError("this cockpit has no presets folder")
-    clean = check_name(name)
     result = form.check(values, clean)
     if not result.ok:
         raise PresetError(f"not saved: {result.problem}")

@@ -47,8 +47,7 @@ def any_busy(jobs: Any = None, builder: Any = None) -> bool:
 
 
 def signature(watch_version: int, run_folder: Path | None, data_dir: Path | None,
-              pending: Iterable[str] = (), busy: bool = False,
-              now: float | None = None) -> str:
+              pending: Iterable[str] = (), busy: bool = False, now: float | None = None) -> str:
     """A short hex digest that changes whenever what the pages show may have changed."""
     now = time.time() if now is None else now
     if busy:

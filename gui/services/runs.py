@@ -83,8 +83,7 @@ def run_list(runs_dir: Path, launcher=None) -> list[dict]:
     options = run_options(runs_dir)
     if launcher is not None:
         known = {o["value"] for o in options}
-        options += [{"label": f"{n} - starting", "value": n} for n in launcher.pending()
-                    if n not in known]
+        options += [{"label": f"{n} - starting", "value": n} for n in launcher.pending() if n not in known]
     return options
 
 

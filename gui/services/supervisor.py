@@ -216,8 +216,7 @@ class _Process(_Task):
 class Child(_Process):
     """A process the supervisor started (see Supervisor.start)."""
 
-    def __init__(self, name: str, argv: list[str], proc: subprocess.Popen, grace: float,
-                 log_file: IO | None):
+    def __init__(self, name: str, argv: list[str], proc: subprocess.Popen, grace: float, log_file: IO | None):
         super().__init__(name, proc.pid, create_time_of(proc.pid), grace)
         self.argv, self.proc, self.log = argv, proc, log_file
         self._reap_lock = threading.Lock()
@@ -335,16 +334,14 @@ class Supervisor:
                 log_file = open(log_path, log_mode, encoding="utf-8")  # noqa: SIM115 (the child's log)
             except OSError as exc:
                 raise SpawnError("output", str(log_path), exc) from None
-            log_file.write(f"{HEADER} {time.strftime('%Y-%m-%d %H:%M:%S')} {shlex.join(argv)}\n")
-            for note in notes:
-                log_file.write(f"{HEADER} {note}\n")
+            header = [f"{time.strftime('%Y-%m-%d %H:%M:%S')} {shlex.join(argv)}", *notes]
+            log_file.writelines(f"{HEADER} {line}\n" for line in header)
             log_file.flush()
             out, err = log_file, subprocess.STDOUT
         else:
             out = err = subprocess.PIPE
         try:
-            proc = subprocess.Popen(argv, cwd=cwd, env={**os.environ, **(env or {}),
-                                                        "PYTHONUNBUFFERED": "1"},
+            proc = subprocess.Popen(argv, cwd=cwd, env={**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"},
                                     stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                     start_new_session=True, close_fds=True)
         except OSError as exc:
@@ -365,9 +362,7 @@ class Supervisor:
               grace: float = DEFAULT_GRACE_S) -> Adopted:
         """Watch process `pid`, started elsewhere at `create_time` (None: whatever runs as pid
         now). If it is not that process (gone, or the pid is another's), it is ended at once."""
-        if create_time is None:
-            create_time = create_time_of(pid)
-        adopted = Adopted(name, pid, create_time, grace)
+        adopted = Adopted(name, pid, create_time_of(pid) if create_time is None else create_time, grace)
         self._track(adopted)
         _daemon(f"{name}-watch", adopted._watch)
         return adopted

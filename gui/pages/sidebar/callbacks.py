@@ -69,8 +69,7 @@ def fill(trigger: str | None, tier: str | None, checklist: list | None,
         out["tier"] = tier or form.TIER_INFO.default
         if isinstance(stored, dict) and isinstance(stored.get("values"), dict):
             defaults = form.default_values()
-            values = {k: v for k, v in stored["values"].items()
-                      if k in form.BY_KEY and v != defaults[k]}
+            values = {k: v for k, v in stored["values"].items() if k in form.BY_KEY and v != defaults[k]}
             if isinstance(stored.get("tier"), str) and stored["tier"]:
                 out["tier"] = stored["tier"]
     elif trigger == common.CONFIG_TIER:
@@ -129,8 +128,7 @@ def derived_table(cfg: C.Config) -> html.Table:
 
 def lr_preview(cfg: C.Config | None):
     if cfg is None:
-        return empty_fig("Fix the highlighted fields to preview the schedule",
-                         height=LR_PREVIEW_HEIGHT)
+        return empty_fig("Fix the highlighted fields to preview the schedule", height=LR_PREVIEW_HEIGHT)
     t = cfg.training
     steps, adamw = lr_curve(t.steps, t.warmup_steps, t.cosine_schedule, cfg.optimizer.adamw.lr)
     _, muon = lr_curve(t.steps, t.warmup_steps, t.cosine_schedule, cfg.optimizer.muon.lr)
@@ -145,8 +143,7 @@ def summary(result: form.FormCheck) -> object:
                                       "fixed."), html.Ul(items, className="mb-0 ps-3")],
                          color="danger", class_name="py-1 px-2 mb-0 small")
     lines = [html.Div("Config valid.", className="text-muted")]
-    lines += [html.Div(f"Warning: {m}", className="text-warning-emphasis")
-              for m in result.warnings.values()]
+    lines += [html.Div(f"Warning: {m}", className="text-warning-emphasis") for m in result.warnings.values()]
     lines += [html.Div(f"The trainer will refuse it: {m}. Start with the trainer is refused; the "
                        "simulator runs it.", className="text-danger") for m in result.refusals.values()]
     return html.Div(lines) if len(lines) > 1 else lines[0]
@@ -163,8 +160,7 @@ def derived_view(values: dict[str, Any], tier: Any, result: form.FormCheck) -> o
         base = form.default_values()
     patched = form.check({**values, **{k: base[k] for k in result.errors if k in base}}, tier)
     if not patched.ok:
-        return html.Span("Derived quantities appear when the form is valid.",
-                         className="text-muted")
+        return html.Span("Derived quantities appear when the form is valid.", className="text-muted")
     keys = ", ".join(sorted(result.errors))
     return html.Div([html.Div(f"With the preset's values for {keys} (in error above):",
                               className="text-warning-emphasis small"),
@@ -245,8 +241,7 @@ def status_view(runs_dir: Path, launcher: Launcher, name: str | None,
         cks = run.checkpoints()
         resume_ok = not stop_ok and bool(cks) and not (launched and launched.alive)
         if resume_ok and offered is not None:
-            resume_ok = cks[-1].path.name in {o.get("value") for o in offered
-                                               if isinstance(o, dict)}
+            resume_ok = cks[-1].path.name in {o.get("value") for o in offered if isinstance(o, dict)}
     if note := launcher.note(name):
         lines.append(html.Div(note, className="text-muted"))
     done_stopping = (isinstance(control, dict) and control.get("action") == "stop"
@@ -255,8 +250,7 @@ def status_view(runs_dir: Path, launcher: Launcher, name: str | None,
         # (a "SIGTERM sent ... waiting" note ends when the run has stopped: its badge says so)
         cls = "text-success" if control.get("ok") else "text-danger"
         lines.append(html.Div(control["text"], className=cls))
-    return {"status": html.Div(lines), "stop_disabled": not stop_ok,
-            "resume_disabled": not resume_ok}
+    return {"status": html.Div(lines), "stop_disabled": not stop_ok, "resume_disabled": not resume_ok}
 
 
 def _progress(run) -> tuple[int | None, float | None]:
@@ -410,5 +404,4 @@ def register(app, cockpit: AppContext) -> None:
             options_out, value_out = options, ("train" if train_ok else "simulate")
         if runner == "train" and not train_ok:
             value_out = "simulate"
-        return (view["status"], view["stop_disabled"], view["resume_disabled"], options_out,
-                value_out, note)
+        return (view["status"], view["stop_disabled"], view["resume_disabled"], options_out, value_out, note)

@@ -74,8 +74,7 @@ def accordion(values: dict) -> dbc.Accordion:
 
 def _file_controls() -> html.Div:
     rows = [dbc.InputGroup([
-        dbc.Input(id=path_id, placeholder=placeholder, size="sm", persistence=True,
-                  persistence_type="local"),
+        dbc.Input(id=path_id, placeholder=placeholder, size="sm", persistence=True, persistence_type="local"),
         dbc.Button(label, id=btn_id, color="secondary", size="sm", outline=True),
     ], size="sm", class_name="mb-1") for path_id, placeholder, label, btn_id in (
         (ids.CONFIG_LOAD_PATH, "path/to/config.yaml", "Load Config", ids.CONFIG_LOAD_BTN),
@@ -83,8 +82,7 @@ def _file_controls() -> html.Div:
     return html.Div([
         *rows,
         dcc.Store(id=ids.CONFIG_SAVE_PENDING),
-        dbc.Button("Reset to Default", id=ids.CONFIG_RESET_BTN, color="link", size="sm",
-                   class_name="px-0"),
+        dbc.Button("Reset to Default", id=ids.CONFIG_RESET_BTN, color="link", size="sm", class_name="px-0"),
         html.Div(id=ids.CONFIG_FILE_STATUS, className="small", role="status"),
     ], className="mb-2")
 
