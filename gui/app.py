@@ -42,9 +42,8 @@ DEFAULT_DATA_DIR = ROOT / "data"
 TOKEN_COOKIE = "umoec_token"
 
 
-def build_layout(runs_dir: Path, refresh_ms: int,
-                 mounted: tuple[str, ...] = (panes.FIRST,), runs: list[dict] | None = None,
-                 pulse: dict | None = None) -> html.Div:
+def build_layout(runs_dir: Path, refresh_ms: int, mounted: tuple[str, ...] = (panes.FIRST,),
+                 runs: list[dict] | None = None, pulse: dict | None = None) -> html.Div:
     """The page: header, stores, config sidebar, tabs; only the panes in `mounted` built (all of
     them: the validation layout). `runs`, `pulse`: as the page is served (serve_layout)."""
     return html.Div([

@@ -112,10 +112,9 @@ def check(values: Mapping[str, Any], tier: Any) -> FormCheck:
             set_value(cfg, info.key, coerce(info, raw))
         except FieldError as exc:
             errors[info.key] = str(exc)
-    if errors:
-        return FormCheck(None, errors)
-    for issue in cross_check(cfg):
-        errors.setdefault(issue.key, issue.message)
+    if not errors:
+        for issue in cross_check(cfg):
+            errors.setdefault(issue.key, issue.message)
     if errors:
         return FormCheck(None, errors)
     return FormCheck(cfg, {}, {i.key: i.message for i in config_warnings(cfg)}, refusals(cfg, ROOT))

@@ -42,8 +42,7 @@ def layout(mounted: Iterable[str] = (FIRST,)) -> list:
     tabs = dbc.Tabs([dbc.Tab(label=p.label, tab_id=p.tab_id) for p in PAGES],
                     id=ids.TABS, active_tab=FIRST, class_name="mb-3")
     slots = [html.Div(build(tab) if tab in mounted else None, id=ids.pane(tab),
-                      className=pane_class(tab, FIRST))
-             for tab in PANES]
+                      className=pane_class(tab, FIRST)) for tab in PANES]
     return [tabs, *slots]
 
 

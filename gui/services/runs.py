@@ -11,8 +11,7 @@ from umoec.run import RunDir, RunState, effective_state
 from umoec.run.layout import list_runs
 
 BADGE_COLOURS = {RunState.RUNNING: "primary", RunState.COMPLETED: "success",
-                 RunState.STOPPED: "secondary", RunState.CRASHED: "danger",
-                 RunState.STALLED: "warning"}
+                 RunState.STOPPED: "secondary", RunState.CRASHED: "danger", RunState.STALLED: "warning"}
 ACTIVE = (RunState.RUNNING, RunState.STALLED)   # a process is (or should be) working on the run
 
 

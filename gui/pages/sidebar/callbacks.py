@@ -218,12 +218,11 @@ def status_view(runs_dir: Path, launcher: Launcher, name: str | None,
             lines += [dbc.Badge(f"Crashed (exit code {launched.exit_code})", color="danger",
                                 class_name="me-2"),
                       html.Span(last_output_line(RunDir(launched.run_dir).process_log_path))]
-    elif run is None and resolve_forge(runs_dir, name) is not None:  # Forge folders are read-only
-        lines.append(html.Span(f"{name} is a Forge run, opened read-only: start, stop and resume "
-                               "it with forge itself.", className="text-muted"))
-    elif run is None:
-        lines.append(html.Span("No run selected. Press Start to launch one from this config.",
-                               className="text-muted"))
+    elif run is None:   # nothing selected, or a Forge folder (read-only)
+        text = ("No run selected. Press Start to launch one from this config."
+                if resolve_forge(runs_dir, name) is None else
+                f"{name} is a Forge run, opened read-only: start, stop and resume it with forge itself.")
+        lines.append(html.Span(text, className="text-muted"))
     else:
         s = summarise(run, launched=launched)
         label = s.label
@@ -394,14 +393,12 @@ def register(app, cockpit: AppContext) -> None:
                   State(ids.CONFIG_RUNNER, "options"), State(ids.CONFIG_RUNNER, "value"))
     def show_status(_n, name, control_msg, offered, runner_options, runner):
         view = status_view(runs_dir, launcher, name, control_msg, offered or [])
+        train_ok, why = trainer_available(launcher.root)
         options = launcher.runner_options()
-        train_ok = not options[0]["disabled"]
-        note = "" if train_ok else (f"{RUNNERS['train']} is unavailable: "
-                                    f"{trainer_available(launcher.root)[1]}")
-        if options == runner_options:
-            options_out, value_out = no_update, no_update
-        else:  # availability changed (or first tick): prefer the real trainer when it exists
-            options_out, value_out = options, ("train" if train_ok else "simulate")
+        changed = options != runner_options   # availability changed (or first tick): prefer the trainer
+        value = ("train" if train_ok else "simulate") if changed else no_update
         if runner == "train" and not train_ok:
-            value_out = "simulate"
-        return (view["status"], view["stop_disabled"], view["resume_disabled"], options_out, value_out, note)
+            value = "simulate"
+        note = "" if train_ok else f"{RUNNERS['train']} is unavailable: {why}"
+        return (view["status"], view["stop_disabled"], view["resume_disabled"],
+                options if changed else no_update, value, note)
