@@ -63,8 +63,7 @@ def build_layout(runs_dir: Path, refresh_ms: int, mounted: tuple[str, ...] = (pa
 
 
 def serve_layout(ctx: AppContext):
-    """The layout function: each page load gets the run list and its first run's pulse as they
-    are now, so its tabs read their run at once (pages/header)."""
+    """The layout function: each page load gets the run list and its first run's pulse as of now."""
     settings = ctx.settings
 
     def layout() -> html.Div:

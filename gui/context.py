@@ -48,8 +48,7 @@ class AppContext:
 
     @classmethod
     def build(cls, settings: CockpitSettings) -> AppContext:
-        """The services of one cockpit; jobs a previous cockpit left behind are reconciled
-        (their sidecars say what happened, orphaned workers are stopped)."""
+        """The services of one cockpit; jobs a previous cockpit left behind are reconciled."""
         supervisor = Supervisor()
         launcher = Launcher(settings.runs_dir, stop_timeout=settings.stop_timeout_s, supervisor=supervisor)
         jobs = JobManager(settings.runs_dir, timeout=settings.job_timeout_s,

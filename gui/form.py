@@ -221,8 +221,7 @@ class NeedsConfirmation(FormFileError):
 
 
 def save_file(values: Mapping[str, Any], tier: Any, path: Path, overwrite: bool = False) -> Path:
-    """Write the form as a commented YAML config (only when the form is valid). A shipped preset
-    (configs/) is never overwritten; any other existing file only with `overwrite`."""
+    """Write the valid form as commented YAML; never over a shipped preset, over others if `overwrite`."""
     result = check(values, tier)
     if not result.ok:
         raise FormFileError(f"not saved: {result.problem}")

@@ -65,6 +65,5 @@ def pick_seen(picker: str) -> str:
 
 
 def x_zoom(graph: str) -> str:
-    """Memory store: `graph`'s last x-axis zoom, pan or double-click, {"event": relayoutData,
-    "at": ms} (gui/components/zoom_events.py)."""
+    """Memory store: `graph`'s last x-axis zoom, pan or double-click (components/zoom_events.py)."""
     return f"{graph}-x-zoom"

@@ -36,8 +36,7 @@ def build(tab: str) -> html.Div:
 
 
 def layout(mounted: Iterable[str] = (FIRST,)) -> list:
-    """The tab bar and one pane per tab; the panes in `mounted` built (all of them: the layout
-    every callback is checked against)."""
+    """The tab bar and one pane per tab, those in `mounted` built (all: the validation layout)."""
     mounted = set(mounted)
     tabs = dbc.Tabs([dbc.Tab(label=p.label, tab_id=p.tab_id) for p in PAGES],
                     id=ids.TABS, active_tab=FIRST, class_name="mb-3")
@@ -47,8 +46,7 @@ def layout(mounted: Iterable[str] = (FIRST,)) -> list:
 
 
 def mount(active: str | None, mounted: list | None) -> tuple[dict[str, object], list]:
-    """The panes to build now ({tab: layout}: the shown tab, when not built yet) and the new list
-    of built panes."""
+    """({tab: layout} of the shown tab when not built yet, the new list of built panes)."""
     mounted = list(mounted or [FIRST])
     if active not in PANES or active in mounted:
         return {}, mounted

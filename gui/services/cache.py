@@ -20,8 +20,7 @@ class SignatureCache:
         self._items: OrderedDict[Hashable, tuple[Any, Any]] = OrderedDict()
 
     def get(self, key: Hashable, sig: Any, build: Callable[[Any | None], Any]) -> Any:
-        """The value cached for `key` when its signature is `sig`, else build(stale value or
-        None), kept as the most recently used."""
+        """The value cached for `key` if its signature is `sig`, else build(stale value or None)."""
         with self._lock:
             hit = self._items.get(key)
             if hit is not None and hit[0] == sig:

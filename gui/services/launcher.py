@@ -1,11 +1,9 @@
-"""Start, stop and resume training processes from the cockpit.
+"""Start, stop and resume training processes from the cockpit (the supervisor spawns and reaps).
 
-The supervisor (supervisor.py) spawns each run in its own process group, output to
-RUNDIR/process.log, and reaps it at exit. A child that died without a final status.json gets one
-here (`crashed`, exit code, last printed line), so the run stays honest after a cockpit restart.
-Stop = SIGTERM (the trainer checkpoints and exits 0), SIGKILL after `stop_timeout` s. Runs started
-by an earlier cockpit are stopped by the pid and start time in their status.json (adopted: a
-recycled pid is never signalled). The run folder's file names come from umoec.run.RunDir.
+A child that died without a final status.json gets one here (`crashed`, exit code, last printed
+line), so the run stays honest after a restart. Stop = SIGTERM (the trainer checkpoints and exits),
+SIGKILL after `stop_timeout` s. Runs started by an earlier cockpit are stopped by the pid and start
+time in their status.json (adopted: a recycled pid is never signalled).
 """
 from __future__ import annotations
 
@@ -176,8 +174,7 @@ class Launcher:
     # -- start / resume --------------------------------------------------------------------
     def start(self, cfg: C.Config, runner: str, name: str | None = None,
               rate: float = DEFAULT_RATE) -> Launched:
-        """Freeze `cfg` into a new run folder and start the runner on it; a config the trainer
-        would refuse before its first step is refused here, with its reason."""
+        """Freeze `cfg` into a new run folder and start it; refused if the trainer would refuse it."""
         self._check(runner, rate)
         if runner == "train":
             from umoec.train.preflight import refusals
@@ -318,8 +315,7 @@ class Launcher:
         return self._stop_external(run)
 
     def _stop_external(self, run: RunDir) -> str:
-        """Stop a run this cockpit did not start (e.g. started before a restart), by pid and the
-        start time in its status.json."""
+        """Stop a run started elsewhere (before a restart) by the pid and start time in status.json."""
         status = _read_status(run)
         state, detail = effective_state(status)
         if status is None or state not in ACTIVE:

@@ -42,8 +42,7 @@ def active_dir() -> Path | None:
 
 
 def tier_options(tier: str | None) -> list[dict]:
-    """The tier dropdown: the shipped tiers, the user's saved presets, and `tier` when it is
-    neither (a config loaded from a file)."""
+    """The tier dropdown: tiers, saved presets, and `tier` when it is neither (a loaded file)."""
     presets, saved = C.preset_names(), names()
     options = [{"label": p, "value": p} for p in presets]
     options += [{"label": f"{s} (saved preset)", "value": s} for s in saved]

@@ -1,10 +1,8 @@
 """The page's pulse: one cheap request per refresh tick saying whether anything a page shows may
-have changed (gui/pages/header/ticks.py routes a changed pulse to the visible tab).
-
-Its signature covers every run's state (the watchdog's version), the selected run's folder and the
-datasets folder (name, size, mtime of each top-level entry; not SQLite's -shm, which readers
-write), runs started here without a status yet, and a 30 s time bucket (for "3 min ago"). While a
-job of this cockpit runs, it is new at every tick: progress moves in memory, not in files.
+have changed (gui/pages/header/ticks.py routes it to the visible tab). Its signature covers every
+run's state (the watchdog's version), the selected run's folder and the datasets folder (top-level
+entries, not SQLite's reader-written -shm), runs starting here, and a 30 s time bucket; while a
+job of this cockpit runs it changes at every tick (progress moves in memory, not in files).
 """
 from __future__ import annotations
 

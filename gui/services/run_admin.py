@@ -138,8 +138,7 @@ TAG_RE = re.compile(r"(?<![\w&])#([A-Za-z][\w.-]*)")
 
 
 def tags_of(text: str) -> str:
-    """The #tags written anywhere in a run's notes ("#baseline #lr-sweep"), sorted, as the Runs
-    table shows and filters them."""
+    """The #tags anywhere in a run's notes, sorted ("#baseline #lr-sweep"), for the Runs table."""
     return " ".join("#" + t for t in sorted({m.rstrip(".-") for m in TAG_RE.findall(text)},
                                             key=str.lower))
 

@@ -1,10 +1,7 @@
-"""Config sidebar and training control. Callback bodies are module functions (tests call them).
-
-- `fill_form`: the saved form at page load, a tier, Load Config, Reset to Default, the component
-  checklist <-> section switches, values other tabs push through common.CONFIG_INJECT.
-- `check_form`: validates the form on every change (field messages, section error counts, Start
-  disabled), derived quantities, LR preview; saves the form to localStorage.
-- `save_config`, `control` (Start / Stop / Resume: services/launcher.py), `show_status`.
+"""Config sidebar and training control. Callback bodies are module functions (tests call them):
+`fill_form` (page load, tier, Load, Reset, checklist <-> switches, CONFIG_INJECT), `check_form`
+(validation, derived quantities, LR preview, the form saved to localStorage), `save_config`,
+`control` (Start / Stop / Resume: services/launcher.py) and `show_status`.
 """
 from __future__ import annotations
 
@@ -43,8 +40,7 @@ SECTIONS = C.section_names()
 
 
 def save_action(values: dict, tier, path_text, pending) -> tuple:
-    """Save Config: (status, pending path). An existing file is overwritten only by a second
-    click on the same path (the first says so); a shipped preset never."""
+    """Save Config: (status, pending path); overwrites only on a second click on the same path."""
     try:
         path = form.resolve_path(path_text)
         done = form.save_file(values, tier, path, overwrite=pending == str(path))
@@ -59,8 +55,7 @@ def save_action(values: dict, tier, path_text, pending) -> tuple:
 def fill(trigger: str | None, tier: str | None, checklist: list | None,
          switches: dict[str, Any], inject: Any, load_path: str | None, stored: Any,
          base: Path | None = None) -> dict[str, Any]:
-    """What `fill_form` writes: {"values": {key: value} (only changed keys), "tier", "checklist",
-    "message"}; missing entries mean "leave as is"."""
+    """What `fill_form` writes: {"values" (changed keys), "tier", "checklist", "message"}, if any."""
     out: dict[str, Any] = {}
     values: dict | None = None
     if trigger is None:  # page load: the saved form where it differs from the layout's defaults
@@ -150,8 +145,7 @@ def summary(result: form.FormCheck) -> object:
 
 
 def derived_view(values: dict[str, Any], tier: Any, result: form.FormCheck) -> object:
-    """The derived quantities; while fields are in error, computed with the preset's values for
-    those fields (and said so) rather than hidden."""
+    """The derived quantities; with fields in error, from the preset's values for them (said so)."""
     if result.ok:
         return derived_table(result.config)
     try:

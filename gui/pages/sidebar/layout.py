@@ -88,8 +88,7 @@ def _file_controls() -> html.Div:
 
 
 def _presets() -> html.Div:
-    """Save the form as a named preset (then listed in the tier dropdown), delete one, and
-    import/export the form as YAML or JSON (callbacks: presets.py)."""
+    """Save / delete a named preset (listed in the tier dropdown), import / export the form."""
     return html.Div([
         dbc.InputGroup([
             dbc.Input(id=ids.PRESET_NAME, placeholder="preset name", size="sm"),
