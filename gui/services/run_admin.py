@@ -35,9 +35,8 @@ class RunAdminError(ValueError):
 def _own_run(runs_dir: Path, name: str | None) -> RunDir:
     run = resolve(runs_dir, name)
     if run is None:
-        if forge.resolve_forge(runs_dir, name) is not None:
-            raise RunAdminError(f"{forge.resolve_forge(runs_dir, name).label}: Forge runs are opened "
-                                "read-only")
+        if (fr := forge.resolve_forge(runs_dir, name)) is not None:
+            raise RunAdminError(f"{fr.label}: Forge runs are opened read-only")
         raise RunAdminError(f"{name!r} is not a run in {runs_dir}")
     if Path(os.path.abspath(run.root)).parent != Path(os.path.abspath(runs_dir)):
         raise RunAdminError(f"{run.root} is not directly inside the runs folder")
@@ -126,9 +125,7 @@ def write_notes(runs_dir: Path, name: str | None, text: str | None) -> str:
 
 def _first_line(lines: list[str], limit: int = NOTE_PREVIEW) -> str:
     """The notes' first line for the table, cut at a word with an ellipsis when long."""
-    if not lines:
-        return ""
-    line = lines[0]
+    line = lines[0] if lines else ""
     if len(line) <= limit:
         return line
     return line[:limit].rsplit(" ", 1)[0].rstrip(" ,;:.") + "…"

@@ -1,22 +1,16 @@
 """The one place the cockpit starts, watches, times out and cancels its children: processes
-(training runs, compression jobs, dataset builds) and threads (the Generate tab's jobs). No Dash,
-no torch; launcher.py, compress_jobs.py, datasets.py and generation.py keep their own records.
+(training runs, compression jobs, dataset builds) and threads (the Generate tab's jobs). No Dash.
 
-Processes and threads alike have `state` (running | done | failed | cancelled | timed-out),
-`started` / `ended` (time.time(); a process ends when reaped), `cancel()` (a process: SIGTERM to
-its group, SIGKILL `grace` s later if still there, `killed` says so; a thread: its cancel Event
-is set), `done` (an Event set once ended and every exit callback ran) and `add_exit_callback(fn)`.
+Every task has `state` (running | done | failed | cancelled | timed-out), `started` / `ended`,
+`cancel()` (a process: SIGTERM to its group, SIGKILL `grace` s later, `killed` says so; a thread:
+its cancel Event is set), `done` (set once ended and every exit callback ran), add_exit_callback.
 
-Processes (`Supervisor.start` -> `Child`): an argument list, never a shell string, in a new
-session (its process group is signalled with it), stdin /dev/null, PYTHONUNBUFFERED=1; output to
-a file (after a `# cockpit: TIME ARGV` line) or to two pipes whose lines go to callbacks. A
-watcher thread waits without reaping (waitid WNOWAIT), then reaps under the lock every signal is
-sent under: a child is signalled only while unreaped, so its pid cannot be another's. An optional
-time limit terminates it as cancel() does and sets `timed_out` (not over a cancel under way).
-
-Processes this cockpit did not start (`Supervisor.adopt` -> `Adopted`: a run started before a
-restart) are known by pid and create time, polled, and signalled only while that pid is still that
-process (a recycled pid never is); their `exit_code` stays None.
+`Supervisor.start` -> `Child`: an argument list (never a shell string) in a new session, stdin
+/dev/null, PYTHONUNBUFFERED=1, output to a file (after a `# cockpit: TIME ARGV` line) or to line
+callbacks. Its watcher reaps it under the lock every signal is sent under, so a signalled pid is
+never another's; an optional time limit terminates it as cancel() does and sets `timed_out`.
+`Supervisor.adopt` -> `Adopted`: a process started elsewhere, known by pid and create time,
+polled, signalled only while that pid is still that process; its `exit_code` stays None.
 """
 from __future__ import annotations
 
@@ -321,12 +315,9 @@ class Supervisor:
               on_stdout: Callable[[bytes], None] | None = None,
               on_stderr: Callable[[bytes], None] | None = None,
               time_limit: float | None = None, grace: float = DEFAULT_GRACE_S) -> Child:
-        """Start `argv` and watch it.
-
-        log_path: stdout and stderr go there (opened with log_mode "w" or "a"), after a header
-        line `# cockpit: TIME ARGV` and one `# cockpit: NOTE` line per note; without it, both
-        are pipes whose raw lines go to on_stdout / on_stderr (from reader threads).
-        env: added to the cockpit's environment. Raises SpawnError."""
+        """Start `argv` and watch it; raises SpawnError. With `log_path` (opened with `log_mode`),
+        stdout and stderr go there after a `# cockpit: TIME ARGV` line and a `# cockpit: NOTE` line
+        per note; without, their raw lines go to on_stdout / on_stderr. `env` adds to os.environ."""
         argv = _check_argv(argv)
         log_file = None
         if log_path is not None:

@@ -22,7 +22,6 @@ from ... import ids as common
 from ...context import AppContext
 from ...figures.base import empty_fig
 from ...figures.training import lr_preview_fig
-from ...form import FormFileError
 from ...services import presets as user_presets
 from ...services.forge import resolve_forge
 from ...services.launcher import RUNNERS, Launcher, LaunchError, last_output_line, trainer_available
@@ -33,7 +32,6 @@ from ..base import bad, ok
 from . import ids
 from .layout import LR_PREVIEW_HEIGHT
 
-FIELD_IDS = form.FIELD_IDS
 SWITCH_KEYS = list(form.COMPONENTS)
 INVALIDABLE = [f for f in form.FIELDS if f.widget not in ("switch", "slider")]
 SECTIONS = C.section_names()
@@ -46,7 +44,7 @@ def save_action(values: dict, tier, path_text, pending) -> tuple:
         done = form.save_file(values, tier, path, overwrite=pending == str(path))
     except form.NeedsConfirmation as exc:
         return html.Span(str(exc), className="text-warning"), str(path)
-    except FormFileError as exc:
+    except form.FormFileError as exc:
         return bad(str(exc)), None
     return ok(f"Saved {done}."), None
 
@@ -86,7 +84,7 @@ def fill(trigger: str | None, tier: str | None, checklist: list | None,
         try:
             path = form.resolve_path(load_path, base)
             loaded = form.load_file(path)
-        except FormFileError as exc:
+        except form.FormFileError as exc:
             out["message"] = bad(f"Not loaded: {exc}")
         else:
             values, out["tier"] = loaded.values, loaded.tier
@@ -312,7 +310,7 @@ def register(app, cockpit: AppContext) -> None:
     launcher = cockpit.launcher
     switch_ids = [form.BY_KEY[k].component_id for k in SWITCH_KEYS]
 
-    @app.callback(*[Output(i, "value") for i in FIELD_IDS],
+    @app.callback(*[Output(i, "value") for i in form.FIELD_IDS],
                   Output(common.CONFIG_TIER, "value"), Output(common.CONFIG_TIER, "options"),
                   Output(ids.CONFIG_COMPONENTS, "value"), Output(ids.CONFIG_FILE_STATUS, "children"),
                   Input(common.CONFIG_TIER, "value"), Input(ids.CONFIG_LOAD_BTN, "n_clicks"),
@@ -332,7 +330,7 @@ def register(app, cockpit: AppContext) -> None:
     @app.callback(Output(ids.CONFIG_START, "disabled"), Output(ids.CONFIG_VALIDATION, "children"),
                   Output(ids.CONFIG_DERIVED, "children"), Output(ids.CONFIG_LR_PREVIEW, "figure"),
                   Output(ids.CONFIG_FORM_STORE, "data"),
-                  *[Input(i, "value") for i in FIELD_IDS], Input(common.CONFIG_TIER, "value"))
+                  *[Input(i, "value") for i in form.FIELD_IDS], Input(common.CONFIG_TIER, "value"))
     def check_form(*args):
         values, tier = form.values_of(list(args[:-1])), args[-1]
         out = check(values, tier)
@@ -343,7 +341,7 @@ def register(app, cockpit: AppContext) -> None:
                   Output(ids.CONFIG_SAVE_PENDING, "data"),
                   Input(ids.CONFIG_SAVE_BTN, "n_clicks"), State(ids.CONFIG_SAVE_PATH, "value"),
                   State(ids.CONFIG_SAVE_PENDING, "data"),
-                  *[State(i, "value") for i in FIELD_IDS], State(common.CONFIG_TIER, "value"),
+                  *[State(i, "value") for i in form.FIELD_IDS], State(common.CONFIG_TIER, "value"),
                   prevent_initial_call=True)
     def save_config(_n, path_text, pending, *args):
         values, tier = form.values_of(list(args[:-1])), args[-1]
@@ -358,7 +356,7 @@ def register(app, cockpit: AppContext) -> None:
                   State(ids.CONFIG_RUNNER, "value"), State(ids.CONFIG_RUN_NAME, "value"),
                   State(ids.CONFIG_SIM_RATE, "value"), State(common.RUN_SELECT, "value"),
                   State(common.RESUME_CHECKPOINT, "value"),
-                  *[State(i, "value") for i in FIELD_IDS], State(common.CONFIG_TIER, "value"),
+                  *[State(i, "value") for i in form.FIELD_IDS], State(common.CONFIG_TIER, "value"),
                   prevent_initial_call=True)
     def control(_start, _stop, _resume, runner, run_name, rate, selected, checkpoint, *args):
         values, tier = form.values_of(list(args[:-1])), args[-1]
