@@ -124,10 +124,8 @@ def create_app(runs_dir: str | os.PathLike = DEFAULT_RUNS_DIR, token: str | None
 
 
 def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
 

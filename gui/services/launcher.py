@@ -60,11 +60,9 @@ def claim_run_dir(runs_dir: Path, name: str) -> Path:
     runs_dir.mkdir(parents=True, exist_ok=True)
     for i in range(1, 1000):
         candidate = runs_dir / (name if i == 1 else f"{name}-{i}")
-        try:
+        with suppress(FileExistsError):
             candidate.mkdir()
-        except FileExistsError:
-            continue
-        return candidate
+            return candidate
     raise LaunchError(f"could not find a free run folder name for {name!r} in {runs_dir}")
 
 
@@ -109,10 +107,7 @@ def last_output_line(path: Path, max_bytes: int = 8192) -> str:
             lines = fh.read().decode("utf-8", errors="replace").splitlines()
     except OSError:
         return ""
-    for line in reversed(lines):
-        if line.strip() and not line.startswith(HEADER):
-            return line.strip()[:300]
-    return ""
+    return next((s.strip()[:300] for s in reversed(lines) if s.strip() and not s.startswith(HEADER)), "")
 
 
 @dataclass
