@@ -248,8 +248,7 @@ def save_file(values: Mapping[str, Any], tier: Any, path: Path, overwrite: bool 
 def preset_values(tier: str) -> dict[str, Any]:
     """Form values of a tier or a user-saved preset; ConfigError if it is missing or broken."""
     from .services import presets
-    user = presets.user_preset_path(tier)
-    if user is not None:
+    if (user := presets.user_preset_path(tier)) is not None:
         try:
             return load_file(user).values
         except FormFileError as exc:

@@ -173,8 +173,7 @@ class Launcher:
         self._check(runner, rate)
         if runner == "train":
             from umoec.train.preflight import refusals
-            why = refusals(cfg, self.root)
-            if why:
+            if why := refusals(cfg, self.root):
                 raise LaunchError("not started: the trainer would refuse this config: "
                                   + "; ".join(why.values()))
         base = sanitise_name(name) or default_name(cfg)
@@ -344,8 +343,7 @@ class Launcher:
 
     def note(self, name: str | None) -> str:
         """What this cockpit knows about the run's process beyond its status.json."""
-        launched = self.get(name)
-        if launched is None:
+        if (launched := self.get(name)) is None:
             return ""
         if launched.alive:
             if launched.stop_requested is not None:

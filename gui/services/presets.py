@@ -81,8 +81,7 @@ def save(values: dict[str, Any], name: str | None, folder: Path | None) -> tuple
     """Save the form as user preset `name`; returns (name, True if it replaced one)."""
     if folder is None:
         raise PresetError("this cockpit has no presets folder")
-    clean = sanitise(name)
-    if not clean:
+    if not (clean := sanitise(name)):
         raise PresetError("type a preset name (letters, digits, '.', '_' or '-')")
     if clean in C.preset_names():
         raise PresetError(f"{clean!r} is a tier; choose another name")
@@ -101,8 +100,7 @@ def save(values: dict[str, Any], name: str | None, folder: Path | None) -> tuple
 
 
 def delete(name: str | None, folder: Path | None) -> str:
-    path = user_preset_path(name, folder)
-    if path is None:
+    if (path := user_preset_path(name, folder)) is None:
         raise PresetError(f"{name!r} is not a saved preset (tiers cannot be deleted)")
     try:
         os.unlink(path)

@@ -39,9 +39,7 @@ def folder_entries(folder: Path | None) -> list[tuple]:
 
 def any_busy(jobs: Any = None, builder: Any = None) -> bool:
     """True while a compression/evaluation job or a dataset build of this cockpit is running."""
-    if jobs is not None and jobs.any_running():
-        return True
-    return builder is not None and bool(builder.building())
+    return bool(jobs is not None and jobs.any_running()) or bool(builder is not None and builder.building())
 
 
 def signature(watch_version: int, run_folder: Path | None, data_dir: Path | None,

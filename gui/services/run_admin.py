@@ -57,8 +57,7 @@ def busy_reason(run: RunDir, launcher: Any = None) -> str | None:
 def rename_run(runs_dir: Path, old: str | None, new: str | None, launcher: Any = None) -> str:
     """Rename run `old` to the sanitised `new`; returns the new name."""
     run = _own_run(runs_dir, old)
-    clean = sanitise_name(new)
-    if not clean:
+    if not (clean := sanitise_name(new)):
         raise RunAdminError("type a new name (letters, digits, '.', '_' or '-')")
     if clean == run.name:
         raise RunAdminError(f"{run.name} already has that name")

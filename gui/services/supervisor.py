@@ -83,10 +83,7 @@ def signal_group(pid: int, sig: int, create_time: float | None = None) -> bool:
     if pid <= 0 or (create_time is not None and not same_process(pid, create_time)):
         return False
     try:
-        if os.getpgid(pid) == pid:
-            os.killpg(pid, sig)
-        else:
-            os.kill(pid, sig)
+        (os.killpg if os.getpgid(pid) == pid else os.kill)(pid, sig)
     except ProcessLookupError:
         return False
     return True

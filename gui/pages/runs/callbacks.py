@@ -30,8 +30,7 @@ def selected_view(runs_dir: Path, name: str | None) -> dict[str, Any]:
     if not name:
         return dict(title="none (choose one in the top bar or click a row)", notes="",
                     disabled=True, placeholder="")
-    fr = forge.resolve_forge(runs_dir, name) if resolve(runs_dir, name) is None else None
-    if fr is not None:
+    if resolve(runs_dir, name) is None and (fr := forge.resolve_forge(runs_dir, name)) is not None:
         return dict(title=fr.label, notes="", disabled=True,
                     placeholder="Forge runs are read-only: no rename, delete or notes")
     try:

@@ -19,15 +19,15 @@ DEBOUNCE_MS = 300
 LR_PREVIEW_HEIGHT = 190
 
 
+# how to type a value, by field kind (or widget)
+EXAMPLES = {"int_list": "comma-separated, e.g. 4,7", "float_pair": "two numbers, e.g. 0.9,0.95",
+            "display": "letters S D s d, repeated to n_blocks"}
+
+
 def _hint(info: FieldInfo) -> str:
-    parts = [p for p in (info.range_text() if info.widget != "dropdown" else "", info.spec.unit) if p]
-    if info.kind == "int_list":
-        parts.append("comma-separated, e.g. 4,7")
-    elif info.kind == "float_pair":
-        parts.append("two numbers, e.g. 0.9,0.95")
-    elif info.widget == "display":
-        parts.append("letters S D s d, repeated to n_blocks")
-    return " · ".join(parts)
+    ranges = info.range_text() if info.widget != "dropdown" else ""
+    example = EXAMPLES.get(info.kind) or EXAMPLES.get(info.widget)
+    return " · ".join(p for p in (ranges, info.spec.unit, example) if p)
 
 
 def widget(info: FieldInfo, value) -> object:
