@@ -109,8 +109,7 @@ def create_app(runs_dir: str | os.PathLike = DEFAULT_RUNS_DIR, token: str | None
                     assets_folder=str(Path(__file__).parent / "assets"), suppress_callback_exceptions=False)
     # Uploads arrive base64-encoded inside a callback request: cap any request body at that size.
     app.server.config["MAX_CONTENT_LENGTH"] = int(1.4 * settings.max_upload_mb * 1e6) + (1 << 20)
-    # Watchdog: runs whose process died while no cockpit was running are marked crashed now;
-    # then a server thread keeps every run's honest state, with or without a browser open.
+    # runs that died while no cockpit ran are marked crashed now; then the watchdog keeps them honest
     reconcile_dead_runs(runs_dir)
     ctx = AppContext.build(settings)
     app.server.extensions[EXTENSION] = ctx

@@ -54,8 +54,7 @@ EVAL_CHECKPOINT = "eval-checkpoint"
 EVAL_MODEL = "eval-model"
 GEN_CHECKPOINT = "generate-checkpoint"
 
-# checkpoint markers on the Training tab's loss chart: a click selects that checkpoint in every
-# picker of the same run (gui/pages/training/checkpoint_select.py)
+# a click on a loss-chart checkpoint selects it in every picker of the run (training/checkpoint_select.py)
 SELECTED_CHECKPOINT = "selected-checkpoint"            # memory: {"run", "checkpoint", "ts"}
 
 

@@ -1,5 +1,5 @@
-"""Start, stop and resume training processes from the cockpit (the supervisor spawns and reaps).
-
+"""Start, stop and resume training processes from the cockpit. The supervisor spawns each run in
+its own process group (Stop reaches torchrun's workers too), output to RUNDIR/process.log.
 A child that died without a final status.json gets one here (`crashed`, exit code, last printed
 line), so the run stays honest after a restart. Stop = SIGTERM (the trainer checkpoints and exits),
 SIGKILL after `stop_timeout` s. Runs started by an earlier cockpit are stopped by the pid and start
@@ -206,9 +206,8 @@ class Launcher:
         except C.ConfigError as exc:
             raise LaunchError(f"cannot resume: {exc}") from None
         launched = self._spawn(run.root, run.config_path, cfg, runner, rate, resume=ck.path)
-        # Until the child writes its own status.json (seconds), the old one says crashed/stopped:
-        # say now that it is running (_finalise corrects it if the child dies before taking over;
-        # a child already gone or an unwritable folder is reported there too).
+        # Until the child writes its own status.json, the old one says crashed/stopped: say now that
+        # it runs (_finalise corrects it, or reports a child already gone or an unwritable folder).
         with suppress(psutil.Error, OSError, ValueError):
             started = psutil.Process(launched.pid).create_time()
             current = run.read_status()

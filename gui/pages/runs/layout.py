@@ -77,8 +77,7 @@ def layout() -> html.Div:
     return html.Div([
         dcc.Store(id=ids.RUNS_DELETE_TARGET, storage_type="memory"),
         delete_modal(),
-        # the table gets the tab's full width (status messages and notes are long); the run's
-        # management and the Forge opener sit side by side under it
+        # the table gets the full width (long messages and notes); the two cards sit under it
         dbc.Card([dbc.CardHeader("Runs (click a row to select it)"), dbc.CardBody(run_table())],
                  class_name="mb-3"),
         dbc.Row([dbc.Col(manage_card(), lg=6), dbc.Col(forge_card(), lg=6)], class_name="g-3"),

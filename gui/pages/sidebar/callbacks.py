@@ -79,7 +79,7 @@ def fill(trigger: str | None, tier: str | None, checklist: list | None,
             values = form.default_values()
             out["tier"] = form.TIER_INFO.default
             out["message"] = ok(f"{tier!r} is not a preset: reset to the schema defaults "
-                                 f"({form.TIER_INFO.default}).")
+                                f"({form.TIER_INFO.default}).")
     elif trigger == ids.CONFIG_LOAD_BTN:
         try:
             path = form.resolve_path(load_path, base)
@@ -296,8 +296,7 @@ def control_action(trigger: str, launcher: Launcher, runs_dir: Path, values: dic
 
 
 # -- wiring -----------------------------------------------------------------------------------
-# Stop asks first (the browser's own confirm dialog, no server round trip): a stray click must not
-# end a long run. The trainer then finishes its step, saves a checkpoint and exits.
+# Stop asks first (the browser's confirm dialog, no round trip): a stray click must not end a long run.
 STOP_CONFIRM_JS = """function(n, run) {
     if (!n) { return [false, window.dash_clientside.no_update]; }
     return [true, "Stop run " + (run || "?") + "? It finishes its current step, saves a checkpoint " +
@@ -379,8 +378,7 @@ def register(app, cockpit: AppContext) -> None:
                   Output(ids.CONFIG_RUNNER, "value"), Output(ids.CONFIG_RUNNER_NOTE, "children"),
                   Input(common.HEADER_TICK, "data"), Input(common.RUN_SELECT, "value"),
                   Input(ids.CONFIG_CONTROL_MSG, "data"),
-                  # a State: as an Input, the Training tab's refresh would gate this callback (Dash
-                  # waits for it, and drops this call when it prevents its update)
+                  # a State: as an Input, the Training tab's refresh would gate (and drop) this call
                   State(common.RESUME_CHECKPOINT, "options"),
                   State(ids.CONFIG_RUNNER, "options"), State(ids.CONFIG_RUNNER, "value"))
     def show_status(_n, name, control_msg, offered, runner_options, runner):

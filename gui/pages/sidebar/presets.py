@@ -28,7 +28,7 @@ def preset_action(trigger: str | None, folder: Path | None, name: str | None,
         if trigger == ids.PRESET_SAVE_BTN:
             clean, existed = presets.save(values, name, folder)
             out.update(message=ok(f"{'Updated' if existed else 'Saved'} preset {clean} "
-                                   f"({folder / (clean + '.yaml')})."),
+                                  f"({folder / (clean + '.yaml')})."),
                        options=presets.tier_options(clean), tier=clean)
         elif trigger == ids.PRESET_DELETE_BTN:
             if not presets.sanitise(name):
