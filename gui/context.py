@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flask import current_app, has_app_context
+
 from .services.compress_jobs import JobManager, JobRunner
 from .services.datasets import DatasetBuilder
 from .services.forge import OPENED_FILE, ForgeRegistry
@@ -69,8 +71,4 @@ def of(app: Any) -> AppContext:
 
 def current() -> AppContext | None:
     """The serving cockpit's context inside a request, else None."""
-    try:
-        from flask import current_app, has_app_context
-    except ImportError:  # pragma: no cover - flask ships with dash
-        return None
     return current_app.extensions.get(EXTENSION) if has_app_context() else None
