@@ -22,6 +22,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import IO
 
@@ -223,10 +224,8 @@ class Child(_Process):
 
     def _watch(self) -> None:
         if hasattr(os, "waitid"):
-            try:
+            with suppress(ChildProcessError):  # reaped by another's poll(): proc.wait() knows the code
                 os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
-            except ChildProcessError:
-                pass  # reaped by someone else's poll(): proc.wait() still knows the code
         with self._reap_lock:
             code = self.proc.wait()
             self._reaped = True
