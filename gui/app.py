@@ -23,7 +23,7 @@ from dash import dcc, html
 from flask import Response, request
 
 from gui import ids, panes
-from gui.context import AppContext, CockpitSettings, attach
+from gui.context import EXTENSION, AppContext, CockpitSettings
 from gui.pages import register_all
 from gui.pages.header import layout as header
 from gui.pages.header.ticks import served_pulse
@@ -42,13 +42,10 @@ DEFAULT_DATA_DIR = ROOT / "data"
 TOKEN_COOKIE = "umoec_token"
 
 
-def build_layout(runs_dir: Path, refresh_ms: int,
-                 mounted: tuple[str, ...] = (panes.FIRST,), runs: list[dict] | None = None,
-                 pulse: dict | None = None) -> html.Div:
-    """The page: header, stores, config sidebar, tabs. Only the panes in `mounted` are built (a
-    page starts with the first tab's; the others are built when first shown, gui/panes.py);
-    with every tab's, it is the layout every callback is checked against. `runs` and `pulse`:
-    the run list and the page pulse as the page is served (serve_layout)."""
+def build_layout(runs_dir: Path, refresh_ms: int, mounted: tuple[str, ...] = (panes.FIRST,),
+                 runs: list[dict] | None = None, pulse: dict | None = None) -> html.Div:
+    """The page: header, stores, config sidebar, tabs; only the panes in `mounted` built (all of
+    them: the validation layout). `runs`, `pulse`: as the page is served (serve_layout)."""
     return html.Div([
         header.layout(str(runs_dir), refresh_ms, runs),
         dcc.Store(id=ids.PULSE, storage_type="memory", data=pulse),
@@ -66,8 +63,7 @@ def build_layout(runs_dir: Path, refresh_ms: int,
 
 
 def serve_layout(ctx: AppContext):
-    """The layout function: each page load gets the run list as it is now and the pulse for the
-    run it will show first, so its tabs read their run at once (pages/header: callbacks.py, ticks.py)."""
+    """The layout function: each page load gets the run list and its first run's pulse as of now."""
     settings = ctx.settings
 
     def layout() -> html.Div:
@@ -99,32 +95,24 @@ def create_app(runs_dir: str | os.PathLike = DEFAULT_RUNS_DIR, token: str | None
                refresh_ms: int = 2000, stop_timeout: float = STOP_TIMEOUT_S,
                data_dir: str | os.PathLike | None = None,
                upload_dir: str | os.PathLike | None = None, max_upload_mb: float | None = None,
-               job_timeout: float | None = None,
-               presets_dir: str | os.PathLike | None = None) -> dash.Dash:
+               job_timeout: float | None = None, presets_dir: str | os.PathLike | None = None) -> dash.Dash:
     runs_dir = Path(runs_dir).resolve()
     settings = CockpitSettings(
-        runs_dir=runs_dir,
-        data_dir=Path(data_dir or DEFAULT_DATA_DIR).resolve(),   # the Datasets tab's folder
-        # user presets (default <runs-dir>/../presets)
-        presets_dir=(Path(presets_dir).resolve() if presets_dir
-                     else user_presets.default_dir(runs_dir)),
-        # Compression / Evaluation tabs: upload sandbox, its size limit, the job time limit
+        runs_dir=runs_dir, data_dir=Path(data_dir or DEFAULT_DATA_DIR).resolve(),
+        presets_dir=Path(presets_dir).resolve() if presets_dir else user_presets.default_dir(runs_dir),
         upload_dir=Path(upload_dir or DEFAULT_UPLOAD_DIR),
         max_upload_mb=float(max_upload_mb or DEFAULT_MAX_UPLOAD_MB),
         job_timeout_s=float(job_timeout or DEFAULT_JOB_TIMEOUT_S),
         stop_timeout_s=float(stop_timeout), refresh_ms=int(refresh_ms))
+    # callbacks of panes not built yet wait for them; all are checked on the full layout (below)
     app = dash.Dash(__name__, title="u-moec-tiny cockpit", update_title=None,
-                    assets_folder=str(Path(__file__).parent / "assets"),
-                    # the panes of tabs not shown yet are not in the page (gui/panes.py): their
-                    # callbacks wait for them; they are checked on the full layout (below)
-                    suppress_callback_exceptions=False)
+                    assets_folder=str(Path(__file__).parent / "assets"), suppress_callback_exceptions=False)
     # Uploads arrive base64-encoded inside a callback request: cap any request body at that size.
     app.server.config["MAX_CONTENT_LENGTH"] = int(1.4 * settings.max_upload_mb * 1e6) + (1 << 20)
-    # Watchdog: runs whose process died while no cockpit was running are marked crashed now;
-    # then a server thread keeps every run's honest state, with or without a browser open.
+    # runs that died while no cockpit ran are marked crashed now; then the watchdog keeps them honest
     reconcile_dead_runs(runs_dir)
     ctx = AppContext.build(settings)
-    attach(app.server, ctx)
+    app.server.extensions[EXTENSION] = ctx
     ctx.watchdog.start(owner=app.server)
     if token:
         _install_token_check(app.server, token)
@@ -135,10 +123,8 @@ def create_app(runs_dir: str | os.PathLike = DEFAULT_RUNS_DIR, token: str | None
 
 
 def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
 
@@ -152,24 +138,20 @@ def main(argv=None) -> int:
     p.add_argument("--token", default=os.environ.get("UMOEC_TOKEN"),
                    help="access token, required for a non-loopback --host (or UMOEC_TOKEN)")
     p.add_argument("--refresh-ms", type=int, default=2000, help="refresh interval")
-    p.add_argument("--presets-dir", type=Path, default=None,
-                   help="folder of user-saved config presets (default: <runs-dir>/../presets)")
-    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR,
-                   help="datasets folder of the Datasets tab (default: <repo>/data)")
+    p.add_argument("--presets-dir", type=Path, help="user presets folder (default: <runs-dir>/../presets)")
+    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help="the Datasets tab's folder")
     p.add_argument("--stop-timeout", type=float, default=STOP_TIMEOUT_S,
                    help="seconds Stop waits after SIGTERM before SIGKILL (default %(default)s)")
     p.add_argument("--upload-dir", type=Path, default=DEFAULT_UPLOAD_DIR,
                    help="folder the Compression tab stores uploads in (default %(default)s)")
-    p.add_argument("--max-upload-mb", type=float, default=DEFAULT_MAX_UPLOAD_MB,
-                   help="largest upload in MB (default %(default)s)")
+    p.add_argument("--max-upload-mb", type=float, default=DEFAULT_MAX_UPLOAD_MB, help="largest upload in MB")
     p.add_argument("--job-timeout", type=float, default=DEFAULT_JOB_TIMEOUT_S,
                    help="seconds a compression / evaluation job may run (default %(default)s)")
     p.add_argument("--debug", action="store_true", help="Dash debug mode (loopback only)")
     a = p.parse_args(argv)
     if not is_loopback(a.host) and not a.token:
         print(f"app.py: refusing to serve on {a.host} without an access token: pass --token "
-              "or set UMOEC_TOKEN (anyone who can reach the port could start runs)",
-              file=sys.stderr)
+              "or set UMOEC_TOKEN (anyone who can reach the port could start runs)", file=sys.stderr)
         return 2
     if a.debug and not is_loopback(a.host):
         print("app.py: --debug is only allowed on a loopback host", file=sys.stderr)
@@ -177,12 +159,9 @@ def main(argv=None) -> int:
     a.runs_dir.mkdir(parents=True, exist_ok=True)
     if not a.debug:  # one line per request (several per refresh tick) drowns everything else
         logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    app = create_app(a.runs_dir, a.token, a.refresh_ms, a.stop_timeout, data_dir=a.data_dir,
-                     upload_dir=a.upload_dir, max_upload_mb=a.max_upload_mb,
-                     job_timeout=a.job_timeout, presets_dir=a.presets_dir)
+    app = create_app(**{k: v for k, v in vars(a).items() if k not in ("host", "port", "debug")})
     suffix = f"/?token={a.token}" if a.token else "/"
-    print(f"u-moec-tiny cockpit on http://{a.host}:{a.port}{suffix} (runs: {a.runs_dir})",
-          flush=True)
+    print(f"u-moec-tiny cockpit on http://{a.host}:{a.port}{suffix} (runs: {a.runs_dir})", flush=True)
     app.run(host=a.host, port=a.port, debug=a.debug)
     return 0
 

@@ -1,16 +1,14 @@
-"""What a cockpit is made of, built once in `create_app` and handed to every page's `register`.
-
-`CockpitSettings` holds the typed settings (from `python gui/app.py`'s arguments or a test);
-`AppContext` the long-lived services built from them. No Dash imports here: a page reads
-through these objects, never through string keys in the server's config. Code that runs inside a
-request without a handle on the app (Forge folder lookup, the user-preset folder) reaches the
-context with `current()`.
+"""What a cockpit is made of, built once in `create_app` and handed to every page's `register`:
+`CockpitSettings` (typed settings from the command line or a test) and `AppContext` (the services
+built from them). No Dash here. Code inside a request without the app reaches it by `current()`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from flask import current_app, has_app_context
 
 from .services.compress_jobs import JobManager, JobRunner
 from .services.datasets import DatasetBuilder
@@ -26,10 +24,10 @@ EXTENSION = "umoec"   # the key in the Flask app's `extensions` dict
 @dataclass(frozen=True)
 class CockpitSettings:
     runs_dir: Path
-    data_dir: Path
-    presets_dir: Path
-    upload_dir: Path
-    max_upload_mb: float
+    data_dir: Path                # the Datasets tab's folder
+    presets_dir: Path             # user presets (default <runs-dir>/../presets)
+    upload_dir: Path              # Compression / Evaluation tabs: the upload sandbox, its size
+    max_upload_mb: float          # limit, and the job time limit
     job_timeout_s: float
     stop_timeout_s: float
     refresh_ms: int
@@ -52,11 +50,9 @@ class AppContext:
 
     @classmethod
     def build(cls, settings: CockpitSettings) -> AppContext:
-        """The services of one cockpit; jobs a previous cockpit left behind are reconciled
-        (their sidecars say what happened, orphaned workers are stopped)."""
+        """The services of one cockpit; jobs a previous cockpit left behind are reconciled."""
         supervisor = Supervisor()
-        launcher = Launcher(settings.runs_dir, stop_timeout=settings.stop_timeout_s,
-                            supervisor=supervisor)
+        launcher = Launcher(settings.runs_dir, stop_timeout=settings.stop_timeout_s, supervisor=supervisor)
         jobs = JobManager(settings.runs_dir, timeout=settings.job_timeout_s,
                           runner=JobRunner(supervisor=supervisor))
         jobs.reconcile()
@@ -67,10 +63,6 @@ class AppContext:
                    generation=Generation(supervisor))
 
 
-def attach(server: Any, ctx: AppContext) -> None:
-    server.extensions[EXTENSION] = ctx
-
-
 def of(app: Any) -> AppContext:
     """The context of a Dash app (or its Flask server)."""
     server = getattr(app, "server", app)
@@ -79,8 +71,4 @@ def of(app: Any) -> AppContext:
 
 def current() -> AppContext | None:
     """The serving cockpit's context inside a request, else None."""
-    try:
-        from flask import current_app, has_app_context
-    except ImportError:  # pragma: no cover - flask ships with dash
-        return None
     return current_app.extensions.get(EXTENSION) if has_app_context() else None

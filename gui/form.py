@@ -1,12 +1,8 @@
-"""The config editor's model: schema fields <-> form values, validation, load and save.
+"""The config editor's model: schema fields <-> form values, validation, load and save. No Dash.
 
-Pure functions over `umoec.config` (no Dash): the config panel draws one widget per
-`FieldInfo` in `FIELDS`, the callbacks pass widget values around as a dict keyed by dotted key,
-and everything here turns those values into a checked `Config` or field-by-field messages.
-
-Form representation of a value (what the widget holds):
-  bool -> bool (switch); int/float -> number (number input, slider); str -> text or select;
-  int_list -> "4,16" (text); float_pair -> "0.9,0.95" (text); dropdown choices -> str(choice).
+The panel draws one widget per `FieldInfo` in `FIELDS`; callbacks pass values as {dotted key:
+value}. A widget holds: bool (switch), number (number input, slider), text or select (str),
+"4,16" (int_list), "0.9,0.95" (float_pair), str(choice) (dropdown).
 """
 from __future__ import annotations
 
@@ -29,12 +25,6 @@ ROOT = Path(__file__).resolve().parents[1]   # where the launcher runs the train
 # Every field the accordion shows (the top-level `tier` is the tier dropdown instead).
 FIELDS: tuple[FieldInfo, ...] = tuple(f for f in C.all_fields() if f.section)
 FIELD_IDS: list[str] = [f.component_id for f in FIELDS]     # the form's widgets, in FIELDS order
-
-
-def values_of(raw: list) -> dict[str, Any]:
-    """The widgets' values in FIELD_IDS order (a callback's arguments) -> {dotted key: value}."""
-    return dict(zip((f.key for f in FIELDS), raw, strict=True))
-
 BY_KEY: dict[str, FieldInfo] = {f.key: f for f in FIELDS}
 TIER_INFO: FieldInfo = C.fields_by_key()["tier"]
 
@@ -50,8 +40,12 @@ COMPONENTS: dict[str, str] = {
     "entropy.probability_sharpening": "Probability sharpening",
 }
 
-MAX_CONFIG_BYTES = 1 << 20
 YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def values_of(raw: list) -> dict[str, Any]:
+    """The widgets' values in FIELD_IDS order (a callback's arguments) -> {dotted key: value}."""
+    return dict(zip((f.key for f in FIELDS), raw, strict=True))
 
 
 # -- representation ---------------------------------------------------------------------------
@@ -93,6 +87,12 @@ class FormCheck:
     def ok(self) -> bool:
         return self.config is not None
 
+    @property
+    def problem(self) -> str:
+        """Why the form cannot be used, e.g. 'the form has 2 errors (first: ...)'."""
+        n = len(self.errors)
+        return f"the form has {n} error{'s' if n > 1 else ''} (first: {next(iter(self.errors.values()))})"
+
 
 def check(values: Mapping[str, Any], tier: Any) -> FormCheck:
     """Coerce every field (type, range, choices), then the cross-field rules."""
@@ -112,14 +112,12 @@ def check(values: Mapping[str, Any], tier: Any) -> FormCheck:
             set_value(cfg, info.key, coerce(info, raw))
         except FieldError as exc:
             errors[info.key] = str(exc)
+    if not errors:
+        for issue in cross_check(cfg):
+            errors.setdefault(issue.key, issue.message)
     if errors:
         return FormCheck(None, errors)
-    for issue in cross_check(cfg):
-        errors.setdefault(issue.key, issue.message)
-    if errors:
-        return FormCheck(None, errors)
-    return FormCheck(cfg, {}, {i.key: i.message for i in config_warnings(cfg)},
-                     refusals(cfg, ROOT))
+    return FormCheck(cfg, {}, {i.key: i.message for i in config_warnings(cfg)}, refusals(cfg, ROOT))
 
 
 # -- files ------------------------------------------------------------------------------------
@@ -140,19 +138,16 @@ def resolve_path(text: str | None, base: Path | None = None) -> Path:
     return path
 
 
-def read_config_text(path: Path) -> str:
-    """The file's text, with the config loader's checks (regular file, size, UTF-8)."""
-    try:
-        return C.read_config_file(path)
-    except C.ConfigError as exc:
-        raise FormFileError(f"{path}: {exc.issues[0].message}") from None
-
-
 @dataclass
 class Loaded:
     values: dict[str, Any]
     tier: str
     notes: list[str]  # keys that were ignored or could not be shown
+
+    @property
+    def note(self) -> str:
+        """' (note; note)' to append to a message, '' without notes."""
+        return f" ({'; '.join(self.notes)})" if self.notes else ""
 
 
 def _flatten(data: Any, prefix: str, out: dict[str, Any], notes: list[str]) -> None:
@@ -188,17 +183,14 @@ def _raw_to_form(info: FieldInfo, raw: Any, notes: list[str]) -> Any:
             except ValueError:
                 return raw
         return raw
-    if info.widget == "dropdown":
-        return "" if raw is None else str(raw)
-    return "" if raw is None else raw
+    if raw is None:
+        return ""
+    return str(raw) if info.widget == "dropdown" else raw
 
 
 def values_from_text(text: str, source: str) -> Loaded:
-    """Form values from YAML text; keys the file omits take the schema defaults.
-
-    Invalid values are kept as written so the form marks them; only unreadable YAML, a file
-    that is not a mapping, or unknown keys are reported here.
-    """
+    """Form values from YAML text; omitted keys take the schema defaults. Invalid values are kept
+    as written (the form marks them); unreadable YAML, a non-mapping or unknown keys are reported."""
     try:
         data = read_yaml_text(text, source)
     except C.ConfigError as exc:
@@ -210,15 +202,18 @@ def values_from_text(text: str, source: str) -> Loaded:
     notes: list[str] = []
     _flatten(data, "", flat, notes)
     values = default_values()
-    for key, raw in flat.items():
-        if key in BY_KEY:
-            values[key] = _raw_to_form(BY_KEY[key], raw, notes)
+    values.update({k: _raw_to_form(BY_KEY[k], raw, notes) for k, raw in flat.items() if k in BY_KEY})
     tier = flat.get("tier", TIER_INFO.default)
     return Loaded(values, str(tier) if tier is not None else "", notes)
 
 
 def load_file(path: Path) -> Loaded:
-    return values_from_text(read_config_text(path), str(path))
+    """Form values from a config file, with the config loader's checks (regular file, size, UTF-8)."""
+    try:
+        text = C.read_config_file(path)
+    except C.ConfigError as exc:
+        raise FormFileError(f"{path}: {exc.issues[0].message}") from None
+    return values_from_text(text, str(path))
 
 
 class NeedsConfirmation(FormFileError):
@@ -226,14 +221,10 @@ class NeedsConfirmation(FormFileError):
 
 
 def save_file(values: Mapping[str, Any], tier: Any, path: Path, overwrite: bool = False) -> Path:
-    """Write the form as a commented YAML config (only when the form is valid). A shipped preset
-    (configs/) is never overwritten; any other existing file only with `overwrite`."""
+    """Write the valid form as commented YAML; never over a shipped preset, over others if `overwrite`."""
     result = check(values, tier)
     if not result.ok:
-        n = len(result.errors)
-        first = next(iter(result.errors.values()))
-        raise FormFileError(f"not saved: the form has {n} error{'s' if n > 1 else ''} "
-                            f"(first: {first})")
+        raise FormFileError(f"not saved: {result.problem}")
     if path.suffix.lower() not in YAML_SUFFIXES:
         raise FormFileError(f"not saved: {path.name} must end in .yaml or .yml")
     if path.is_dir():
@@ -255,11 +246,9 @@ def save_file(values: Mapping[str, Any], tier: Any, path: Path, overwrite: bool 
 
 
 def preset_values(tier: str) -> dict[str, Any]:
-    """Form values of a tier preset or of a user-saved preset (gui/services/presets.py); ConfigError if
-    the preset is missing or broken."""
+    """Form values of a tier or a user-saved preset; ConfigError if it is missing or broken."""
     from .services import presets
-    user = presets.user_preset_path(tier)
-    if user is not None:
+    if (user := presets.user_preset_path(tier)) is not None:
         try:
             return load_file(user).values
         except FormFileError as exc:

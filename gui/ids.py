@@ -1,7 +1,5 @@
-"""The component ids more than one part of the cockpit uses (spec ids are binding): the tabs, the
-header's run picker and ticks, the checkpoint pickers the pane builder and a tab share, the stores
-the tabs write into the config form. An id one page alone uses lives in that page's ids.py
-(gui/pages/<page>/ids.py); tests/gui/test_layers.py holds every id to being unique."""
+"""The component ids more than one part of the cockpit uses (spec ids are binding). An id one page
+alone uses lives in gui/pages/<page>/ids.py; tests/gui/test_layers.py holds every id unique."""
 
 # header / run selection
 RUN_SELECT = "run-select"
@@ -25,9 +23,8 @@ TAB_GROWTH = "tab-growth"
 TAB_DATASETS = "tab-datasets"
 TAB_GENERATE = "tab-generate"
 
-# Every tab, in the order of the tab bar; a tab's refresh-driven callbacks listen to
-# tab_tick(tab), which a clientside callback advances only while that tab is shown and only when
-# the page pulse changed, so hidden tabs and idle ticks cost no request (gui/pages/header/ticks.py).
+# Every tab, in tab bar order; a tab's refresh callbacks listen to tab_tick(tab), advanced only while
+# it is shown and the page pulse changed (gui/pages/header/ticks.py).
 TAB_IDS = (TAB_TRAINING, TAB_COMPARE, TAB_RUNS, TAB_ARCH, TAB_ROUTING, TAB_MOD, TAB_ACTIVATIONS,
            TAB_BRAIN, TAB_COMPRESSION, TAB_EVAL, TAB_GROWTH, TAB_DATASETS, TAB_GENERATE)
 
@@ -57,8 +54,7 @@ EVAL_CHECKPOINT = "eval-checkpoint"
 EVAL_MODEL = "eval-model"
 GEN_CHECKPOINT = "generate-checkpoint"
 
-# checkpoint markers on the Training tab's loss chart: a click selects that checkpoint in every
-# picker of the same run (gui/pages/training/checkpoint_select.py)
+# a click on a loss-chart checkpoint selects it in every picker of the run (training/checkpoint_select.py)
 SELECTED_CHECKPOINT = "selected-checkpoint"            # memory: {"run", "checkpoint", "ts"}
 
 
@@ -68,6 +64,5 @@ def pick_seen(picker: str) -> str:
 
 
 def x_zoom(graph: str) -> str:
-    """Memory store: `graph`'s last x-axis zoom, pan or double-click, {"event": relayoutData,
-    "at": ms} (gui/components/zoom_events.py); its other relayout events are not passed on."""
+    """Memory store: `graph`'s last x-axis zoom, pan or double-click (components/zoom_events.py)."""
     return f"{graph}-x-zoom"

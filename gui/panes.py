@@ -1,8 +1,6 @@
-"""The tabs and their panes. A pane's layout is built the first time its tab is shown (the
-Training tab's at page load), then stays mounted, hidden while another tab is shown: a page
-starts with one tab's components instead of thirteen's, and callbacks whose components are not
-mounted yet do not run (Dash skips them), so a page load pays for the visible tab only; once
-mounted, a tab keeps what the user set in it (gui/pages/header/panes.py)."""
+"""The tabs and their panes. A pane is built the first time its tab is shown, then stays mounted
+(hidden behind other tabs, keeping what the user set): a page load pays for the visible tab only,
+as Dash skips callbacks whose components are not mounted yet (gui/pages/header/panes.py)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -15,9 +13,8 @@ from .pages import PAGES
 from .pages.base import Page
 
 PANES: dict[str, Page] = {p.tab_id: p for p in PAGES}     # tab id -> page, in tab bar order
-# the checkpoint pickers in each pane: what each applied of a loss-chart selection is kept in the
-# same pane (checkpoint_select), so none of their callbacks writes outside it: Dash skips a
-# callback whose outputs are all missing, not one that could still write a store elsewhere
+# each pane's checkpoint pickers: what each applied of a loss-chart selection is kept in its pane,
+# so their callbacks write nothing outside it (Dash skips a callback only when all outputs are missing)
 PICKERS: dict[str, tuple[str, ...]] = {
     ids.TAB_TRAINING: (ids.RESUME_CHECKPOINT,),
     ids.TAB_COMPRESSION: (ids.COMPRESS_CHECKPOINT, ids.COMPRESS_MODEL),
@@ -39,20 +36,17 @@ def build(tab: str) -> html.Div:
 
 
 def layout(mounted: Iterable[str] = (FIRST,)) -> list:
-    """The tab bar and one pane per tab; the panes in `mounted` built (all of them: the layout
-    every callback is checked against)."""
+    """The tab bar and one pane per tab, those in `mounted` built (all: the validation layout)."""
     mounted = set(mounted)
     tabs = dbc.Tabs([dbc.Tab(label=p.label, tab_id=p.tab_id) for p in PAGES],
                     id=ids.TABS, active_tab=FIRST, class_name="mb-3")
     slots = [html.Div(build(tab) if tab in mounted else None, id=ids.pane(tab),
-                      className=pane_class(tab, FIRST))
-             for tab in PANES]
+                      className=pane_class(tab, FIRST)) for tab in PANES]
     return [tabs, *slots]
 
 
 def mount(active: str | None, mounted: list | None) -> tuple[dict[str, object], list]:
-    """The panes to build now ({tab: layout}: the shown tab, when not built yet) and the new list
-    of built panes."""
+    """({tab: layout} of the shown tab when not built yet, the new list of built panes)."""
     mounted = list(mounted or [FIRST])
     if active not in PANES or active in mounted:
         return {}, mounted

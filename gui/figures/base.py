@@ -1,8 +1,5 @@
-"""What every figure shares: the "umoec" plotly template, the blank-with-a-reason figure, the
-palettes, the dashed reference line and the dcc.Graph config (a plain dict; no Dash import).
-
-Importing this module registers the template in plotly.io.templates; every figure module imports
-TEMPLATE from here, so the template exists before any figure is built.
+"""What every figure shares: the "umoec" plotly template (registered on import), the
+blank-with-a-reason figure, the palettes, the reference line and the dcc.Graph config. No Dash.
 """
 from __future__ import annotations
 
@@ -12,8 +9,7 @@ from plotly.colors import qualitative
 
 
 def _template() -> str:
-    """plotly_white with numbers people read: 55,380 rather than 5.538e+04 or 55.38k on axes
-    and in hover labels."""
+    """plotly_white with numbers people read: 55,380 rather than 5.538e+04 or 55.38k."""
     t = go.layout.Template(pio.templates["plotly_white"])
     for axis in ("xaxis", "yaxis"):
         t.layout[axis].update(exponentformat="none", separatethousands=True)
@@ -42,8 +38,7 @@ def empty_fig(message: str, height: int = 320) -> go.Figure:
 
 
 def crosshair(fig: go.Figure) -> go.Figure:
-    """A vertical spike line across the plot at the cursor's step, and one callout listing every
-    trace's value at that step (W&B/TensorBoard-style reading of several curves at once)."""
+    """A spike line at the cursor's step and one callout of every trace's value there (W&B-style)."""
     fig.update_layout(hovermode="x unified")
     fig.update_xaxes(showspikes=True, spikemode="across", spikesnap="cursor", spikethickness=1,
                      spikedash="dot", spikecolor="#6c757d")
@@ -51,11 +46,9 @@ def crosshair(fig: go.Figure) -> go.Figure:
 
 
 def line_trace(**trace) -> go.Scatter | go.Scattergl:
-    """A line trace: SVG up to SVG_MAX_POINTS points, WebGL beyond. Every line of the charts is
-    downsampled to a few thousand points (series.py), which SVG draws faster than WebGL (the
-    Training tab's three charts: 0.25 s against 0.68 s in headless Chromium), and each WebGL
-    chart holds one of the few WebGL contexts a browser gives a page (Chromium: 16, the oldest
-    is dropped and its chart goes blank), so WebGL is kept for what SVG cannot draw quickly."""
+    """A line trace: SVG up to SVG_MAX_POINTS points, WebGL beyond. SVG draws the downsampled
+    lines faster (Training tab: 0.25 s against 0.68 s), and a page gets few WebGL contexts
+    (Chromium: 16, the oldest chart goes blank), so WebGL is kept for what SVG cannot draw."""
     x = trace.get("x")
     return go.Scatter(**trace) if x is None or len(x) <= SVG_MAX_POINTS else go.Scattergl(**trace)
 

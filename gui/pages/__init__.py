@@ -1,8 +1,6 @@
-"""The cockpit's pages: one folder per tab (layout.py, callbacks.py and the tab's own helpers;
-`PAGE` in its __init__), and the parts around them (header/, sidebar/, notifications/: each a
-`register`). PAGES is the tab bar, in order; gui/panes.py builds it and app.py registers
-everything (register_all). Adding a tab: a folder like these (its own component ids in its ids.py),
-its tab id in gui/ids.py, a line here.
+"""The cockpit's pages: one folder per tab (layout, callbacks, ids; `PAGE` in its __init__) and
+the parts around them (header/, sidebar/, notifications/: each a `register`). PAGES is the tab
+bar, in order. Adding a tab: a folder like these, its tab id in gui/ids.py, a line here.
 """
 from .. import ids
 from . import (
@@ -31,6 +29,5 @@ assert tuple(p.tab_id for p in PAGES) == ids.TAB_IDS
 def register_all(app, ctx) -> None:
     """Every callback of the cockpit: the parts around the tabs, then each tab's."""
     from . import header, notifications, sidebar  # they use gui/panes.py, which uses PAGES
-    for register in (header.register, sidebar.register, notifications.register,
-                     *(p.register for p in PAGES)):
+    for register in (header.register, sidebar.register, notifications.register, *(p.register for p in PAGES)):
         register(app, ctx)

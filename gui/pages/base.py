@@ -1,9 +1,12 @@
-"""What a tab of the cockpit is: its id, label, pane layout and callbacks (gui/pages/*/)."""
+"""What a tab of the cockpit is: its id, label, pane layout and callbacks (gui/pages/*/); and the
+one-line outcome messages its callbacks show."""
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from dash import html
 
 Register = Callable[[Any, Any], None]      # (the Dash app, the AppContext) -> None
 
@@ -22,3 +25,11 @@ def registers(*parts: Register) -> Register:
         for part in parts:
             part(app, ctx)
     return register
+
+
+def ok(text: str) -> html.Span:
+    return html.Span(text, className="text-success")
+
+
+def bad(text: str) -> html.Span:
+    return html.Span(text, className="text-danger")

@@ -1,11 +1,7 @@
-"""The cockpit's one cache: a small thread-safe LRU of values keyed by name and checked by a
-signature (what the value was built from: a file's size and mtime, a run's generation, ...).
-
-A lookup whose signature differs rebuilds the value, and the builder gets the stale value, so a
-reader can extend what it had (the Compare tab appends a live run's new rows instead of reading
-the whole database again). Builds run outside the lock: two threads missing the same key at
-once both build, the later one is kept (values are pure functions of their signature).
-No Dash here.
+"""The cockpit's one cache: a thread-safe LRU of values keyed by name and checked by a signature
+(what the value was built from: a file's size and mtime, ...). A signature miss rebuilds, and the
+builder gets the stale value to extend (the Compare tab appends a live run's new rows). Builds run
+outside the lock: racing misses both build, the later is kept. No Dash here.
 """
 from __future__ import annotations
 
@@ -24,8 +20,7 @@ class SignatureCache:
         self._items: OrderedDict[Hashable, tuple[Any, Any]] = OrderedDict()
 
     def get(self, key: Hashable, sig: Any, build: Callable[[Any | None], Any]) -> Any:
-        """The value cached for `key` when its signature is `sig`, else build(stale value or
-        None), kept as the most recently used."""
+        """The value cached for `key` if its signature is `sig`, else build(stale value or None)."""
         with self._lock:
             hit = self._items.get(key)
             if hit is not None and hit[0] == sig:

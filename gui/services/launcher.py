@@ -1,19 +1,9 @@
-"""Start, stop and resume training processes from the cockpit.
-
-A run is started as an argument list (never a shell string) in its own session, so Stop can
-signal the whole process group (torchrun and its workers included); stdout and stderr go to
-RUNDIR/process.log. The supervisor (gui/services/supervisor.py, which does the spawning,
-reaping and signalling) reaps it the moment it exits (no zombies) and records the real exit
-code. If the child died without writing a final status.json (killed, crashed before its first
-heartbeat), the Launcher then writes one: `crashed` with the exit code and the last line the
-process printed, so the run stays honestly "Crashed (exit code N)" after the cockpit restarts.
-
-Stop = SIGTERM (the trainer finishes its step, saves a checkpoint and exits 0), then SIGKILL if
-it has not exited after `stop_timeout` seconds, and the status says which happened. Runs started
-by an earlier cockpit are stopped through the pid and start time in their status.json (the
-supervisor adopts them: a recycled pid is never signalled).
-The cockpit's files in the run folder (launch.yaml, launch.json, process.log) are named by
-umoec.run.RunDir.
+"""Start, stop and resume training processes from the cockpit. The supervisor spawns each run in
+its own process group (Stop reaches torchrun's workers too), output to RUNDIR/process.log.
+A child that died without a final status.json gets one here (`crashed`, exit code, last printed
+line), so the run stays honest after a restart. Stop = SIGTERM (the trainer checkpoints and exits),
+SIGKILL after `stop_timeout` s. Runs started by an earlier cockpit are stopped by the pid and start
+time in their status.json (adopted: a recycled pid is never signalled).
 """
 from __future__ import annotations
 
@@ -22,13 +12,12 @@ import os
 import re
 import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
 
 import psutil
 
@@ -36,6 +25,7 @@ from umoec import config as C
 from umoec.run import RunDir, RunState, RunStatus, effective_state, pid_alive
 from umoec.run.atomic import atomic_write_text
 
+from .runs import ACTIVE
 from .supervisor import HEADER, Adopted, Child, SpawnError, Supervisor, terminate_all
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,8 +48,7 @@ def trainer_available(root: Path = ROOT) -> tuple[bool, str]:
 
 def sanitise_name(text: str | None) -> str:
     """A safe folder name: letters, digits, '.', '_' and '-' only; never '.', '..' or hidden."""
-    name = NAME_RE.sub("-", (text or "").strip()).strip(".-")[:64]
-    return name
+    return NAME_RE.sub("-", (text or "").strip()).strip(".-")[:64]
 
 
 def default_name(cfg: C.Config, now: float | None = None) -> str:
@@ -71,11 +60,9 @@ def claim_run_dir(runs_dir: Path, name: str) -> Path:
     runs_dir.mkdir(parents=True, exist_ok=True)
     for i in range(1, 1000):
         candidate = runs_dir / (name if i == 1 else f"{name}-{i}")
-        try:
+        with suppress(FileExistsError):
             candidate.mkdir()
-        except FileExistsError:
-            continue
-        return candidate
+            return candidate
     raise LaunchError(f"could not find a free run folder name for {name!r} in {runs_dir}")
 
 
@@ -120,10 +107,7 @@ def last_output_line(path: Path, max_bytes: int = 8192) -> str:
             lines = fh.read().decode("utf-8", errors="replace").splitlines()
     except OSError:
         return ""
-    for line in reversed(lines):
-        if line.strip() and not line.startswith(HEADER):
-            return line.strip()[:300]
-    return ""
+    return next((s.strip()[:300] for s in reversed(lines) if s.strip() and not s.startswith(HEADER)), "")
 
 
 @dataclass
@@ -134,13 +118,10 @@ class Launched:
     run_dir: Path
     argv: list[str]
     runner: str
-    proc: subprocess.Popen | None = None
     pid: int = 0
     started: float = field(default_factory=time.time)
     total_steps: int = 0
-    log: IO | None = None
     exit_code: int | None = None
-    ended: float | None = None
     stop_requested: float | None = None
     stop_note: str = ""
     killed: bool = False
@@ -150,6 +131,11 @@ class Launched:
     @property
     def alive(self) -> bool:
         return not self.done.is_set()
+
+    @property
+    def ours(self) -> bool:
+        """Started by this cockpit (not adopted to be stopped)."""
+        return isinstance(self.child, Child)
 
 
 class Launcher:
@@ -183,14 +169,11 @@ class Launcher:
     # -- start / resume --------------------------------------------------------------------
     def start(self, cfg: C.Config, runner: str, name: str | None = None,
               rate: float = DEFAULT_RATE) -> Launched:
-        """Freeze `cfg` into a new run folder and start the runner on it; a config the trainer
-        would refuse before its first step is refused here, with its reason."""
-        self._check_runner(runner)
-        _check_rate(rate)
+        """Freeze `cfg` into a new run folder and start it; refused if the trainer would refuse it."""
+        self._check(runner, rate)
         if runner == "train":
             from umoec.train.preflight import refusals
-            why = refusals(cfg, self.root)
-            if why:
+            if why := refusals(cfg, self.root):
                 raise LaunchError("not started: the trainer would refuse this config: "
                                   + "; ".join(why.values()))
         base = sanitise_name(name) or default_name(cfg)
@@ -201,79 +184,69 @@ class Launcher:
                    f"({time.strftime('%Y-%m-%d %H:%M:%S')}); the run writes its own config.yaml.")
         except OSError as exc:
             raise LaunchError(f"cannot write {config_path}: {exc.strerror or exc}") from None
-        argv = build_command(runner, run_dir, config_path, steps=cfg.training.steps,
-                             gpus=cfg.hardware.gpus, rate=rate, python=self.python)
-        return self._spawn(run_dir, argv, runner, cfg.training.steps, "w")
+        return self._spawn(run_dir, config_path, cfg, runner, rate)
 
     def resume(self, run: RunDir, checkpoint: str | None, rate: float = DEFAULT_RATE) -> Launched:
         """Restart `run` from one of its checkpoints, with the runner that wrote it."""
         if not checkpoint:
             raise LaunchError("choose a checkpoint to resume from")
-        try:
-            status = run.read_status()
-        except ValueError as exc:
-            raise LaunchError(str(exc)) from None
+        status = _read_status(run)
         state, detail = effective_state(status)
         live = self.get(run.name)
-        if state in (RunState.RUNNING, RunState.STALLED) or (live and live.alive):
+        if state in ACTIVE or (live and live.alive):
             raise LaunchError(f"{run.name} is still {state.value} ({detail}); stop it first")
         ck = next((c for c in run.checkpoints() if c.path.name == checkpoint), None)
         if ck is None:
             raise LaunchError(f"checkpoint {checkpoint!r} is not in {run.checkpoints_dir} "
                               "(deleted? pick another)")
         runner = "simulate" if status is not None and status.kind == "simulate" else "train"
-        self._check_runner(runner)
-        _check_rate(rate)
+        self._check(runner, rate)
         try:
             cfg = C.load(run.config_path)
         except C.ConfigError as exc:
             raise LaunchError(f"cannot resume: {exc}") from None
-        argv = build_command(runner, run.root, run.config_path, steps=cfg.training.steps,
-                             gpus=cfg.hardware.gpus, resume=ck.path, rate=rate,
-                             python=self.python)
-        launched = self._spawn(run.root, argv, runner, cfg.training.steps, "a")
-        # The old status.json (crashed/stopped) would show until the child writes its own, after
-        # its start-up (seconds): say now that it is running. _finalise corrects it if the child
-        # dies before taking over.
-        try:
+        launched = self._spawn(run.root, run.config_path, cfg, runner, rate, resume=ck.path)
+        # Until the child writes its own status.json, the old one says crashed/stopped: say now that
+        # it runs (_finalise corrects it, or reports a child already gone or an unwritable folder).
+        with suppress(psutil.Error, OSError, ValueError):
             started = psutil.Process(launched.pid).create_time()
             current = run.read_status()
             if current is not None and current.pid == launched.pid:
                 return launched  # the child already took over
             run.write_status(RunStatus(state=RunState.RUNNING.value, pid=launched.pid,
-                                       step=ck.step, total_steps=cfg.training.steps,
-                                       kind="simulate" if runner == "simulate" else "train",
-                                       message=f"starting: resuming from {ck.path.name}",
-                                       proc_start=started))
-        except (psutil.Error, OSError, ValueError):
-            pass  # the child is already gone or the folder unwritable: _watch reports it
+                                       step=ck.step, total_steps=cfg.training.steps, kind=runner,
+                                       message=f"starting: resuming from {ck.path.name}", proc_start=started))
         return launched
 
-    def _check_runner(self, runner: str) -> None:
+    def _check(self, runner: str, rate: float) -> None:
+        """The runner exists (the trainer: is built) and the simulation rate is sane."""
         if runner not in RUNNERS:
             raise LaunchError(f"unknown runner {runner!r}; choose one of {', '.join(RUNNERS)}")
-        if runner == "train":
-            ok, why = trainer_available(self.root)
-            if not ok:
-                raise LaunchError(f"cannot train: {why}; choose '{RUNNERS['simulate']}'")
+        ok, why = trainer_available(self.root) if runner == "train" else (True, "")
+        if not ok:
+            raise LaunchError(f"cannot train: {why}; choose '{RUNNERS['simulate']}'")
+        if not isinstance(rate, (int, float)) or not 0 < rate <= 10_000:
+            raise LaunchError(f"simulation rate {rate!r} must be a number of steps per second in (0, 10000]")
 
-    def _spawn(self, run_dir: Path, argv: list[str], runner: str, total_steps: int,
-               mode: str) -> Launched:
+    def _spawn(self, run_dir: Path, config_path: Path, cfg: C.Config, runner: str, rate: float,
+               resume: Path | None = None) -> Launched:
+        """Start the runner on `run_dir` (appending to its process.log when resuming)."""
+        steps = cfg.training.steps
+        argv = build_command(runner, run_dir, config_path, steps=steps, gpus=cfg.hardware.gpus,
+                             resume=resume, rate=rate, python=self.python)
         log_path = RunDir(run_dir).process_log_path
         try:
             child = self.supervisor.start(argv, name=f"run-{run_dir.name}", cwd=self.root,
-                                          log_path=log_path, log_mode=mode)
+                                          log_path=log_path, log_mode="a" if resume else "w")
         except SpawnError as exc:
             if exc.stage == "output":
                 raise LaunchError(f"cannot write {log_path}: {exc.reason}") from None
-            if isinstance(exc.cause, FileNotFoundError):
-                raise LaunchError(f"cannot start {argv[0]}: no such program (is the environment "
-                                  "complete? torchrun comes with torch)") from None
-            if isinstance(exc.cause, PermissionError):
-                raise LaunchError(f"cannot start {argv[0]}: permission denied") from None
-            raise LaunchError(f"cannot start {argv[0]}: {exc.reason}") from None
-        launched = Launched(run_dir.name, run_dir, argv, runner, proc=child.proc, pid=child.pid,
-                            total_steps=total_steps, log=child.log, child=child)
+            why = ("no such program (is the environment complete? torchrun comes with torch)"
+                   if isinstance(exc.cause, FileNotFoundError) else
+                   "permission denied" if isinstance(exc.cause, PermissionError) else exc.reason)
+            raise LaunchError(f"cannot start {argv[0]}: {why}") from None
+        launched = Launched(run_dir.name, run_dir, argv, runner, pid=child.pid, total_steps=steps,
+                            child=child)
         _write_launch_info(run_dir, launched)
         with self._lock:
             self._runs[launched.name] = launched
@@ -284,17 +257,13 @@ class Launcher:
     def _ended(self, launched: Launched, child: Child | Adopted) -> None:
         """The supervisor reaped the child (or saw an adopted process go): make its final status
         honest. An adopted process's exit code is unknown: 0, or -9 after SIGKILL."""
-        launched.ended = child.ended
         if child.killed:
             launched.killed = True
-            launched.stop_note = (f"did not exit within {self.stop_timeout:g} s of SIGTERM: "
-                                  "killed with SIGKILL (no final checkpoint; resume from the "
-                                  "last one)")
-        code = child.exit_code
+            launched.stop_note = (f"did not exit within {self.stop_timeout:g} s of SIGTERM: killed "
+                                  "with SIGKILL (no final checkpoint; resume from the last one)")
+        launched.exit_code = code = child.exit_code
         if code is None:
             code = -signal.SIGKILL if launched.killed else 0
-        else:
-            launched.exit_code = code
         try:
             self._finalise(launched, code)
         finally:
@@ -311,28 +280,24 @@ class Launcher:
             return  # the process wrote its own final status
         if launched.killed:
             state, message = RunState.STOPPED, launched.stop_note
+        elif code == 0:
+            state, message = RunState.CRASHED, "exited with code 0 without writing a final status"
         else:
             state = RunState.CRASHED
-            message = describe_exit(code) if code < 0 else (
-                last_output_line(run.process_log_path) or describe_exit(code))
-            if code == 0:
-                message = "exited with code 0 without writing a final status"
+            message = (code > 0 and last_output_line(run.process_log_path)) or describe_exit(code)
         if status is None:
             status = RunStatus(state=state.value, pid=launched.pid, total_steps=launched.total_steps,
-                               kind="simulate" if launched.runner == "simulate" else "train",
-                               started_at=launched.started)
+                               kind=launched.runner, started_at=launched.started)
         status.state, status.exit_code, status.message = state.value, code, message
         status.updated_at = time.time()
-        try:
+        with suppress(OSError):  # the folder is gone or read-only; the in-memory exit code still shows
             run.write_status(status)
-        except OSError:
-            pass  # the folder is gone or read-only; the in-memory exit code still shows
 
     # -- stopping --------------------------------------------------------------------------
     def stop(self, run: RunDir) -> str:
         """SIGTERM the run's process group, escalate to SIGKILL after stop_timeout seconds."""
         launched = self.get(run.name)
-        if launched is not None and launched.alive and launched.proc is not None:
+        if launched is not None and launched.alive and launched.ours:
             if launched.stop_requested is not None:
                 return (f"Stop already requested {time.time() - launched.stop_requested:.0f} s "
                         "ago; waiting for the process to exit")
@@ -343,14 +308,10 @@ class Launcher:
         return self._stop_external(run)
 
     def _stop_external(self, run: RunDir) -> str:
-        """Stop a run this cockpit did not start (e.g. started before a restart), by pid and the
-        start time in its status.json."""
-        try:
-            status = run.read_status()
-        except ValueError as exc:
-            raise LaunchError(str(exc)) from None
+        """Stop a run started elsewhere (before a restart) by the pid and start time in status.json."""
+        status = _read_status(run)
         state, detail = effective_state(status)
-        if status is None or state not in (RunState.RUNNING, RunState.STALLED):
+        if status is None or state not in ACTIVE:
             raise LaunchError(f"{run.name} is not running ({state.value}: {detail})")
         if status.host != socket.gethostname():
             raise LaunchError(f"{run.name} runs on host {status.host}; stop it there")
@@ -381,8 +342,7 @@ class Launcher:
 
     def note(self, name: str | None) -> str:
         """What this cockpit knows about the run's process beyond its status.json."""
-        launched = self.get(name)
-        if launched is None:
+        if (launched := self.get(name)) is None:
             return ""
         if launched.alive:
             if launched.stop_requested is not None:
@@ -392,27 +352,26 @@ class Launcher:
             return f"process {launched.pid} started by this cockpit ({RUNNERS[launched.runner]})"
         if launched.killed:
             return f"Stop: {launched.stop_note}"
-        if launched.exit_code is not None and launched.proc is not None:
+        if launched.exit_code is not None and launched.ours:
             return f"process {launched.pid} {describe_exit(launched.exit_code)}"
         return ""
 
     def shutdown(self, timeout: float = 10.0) -> None:
         """Stop every live process this cockpit started (tests; the CLI leaves runs going)."""
         with self._lock:
-            items = [r for r in self._runs.values() if r.alive and r.proc is not None]
-        terminate_all([r.child for r in items if r.child is not None], timeout)
+            items = [r.child for r in self._runs.values() if r.alive and r.ours]
+        terminate_all(items, timeout)
 
 
-def _check_rate(rate: float) -> None:
-    if not isinstance(rate, (int, float)) or not 0 < rate <= 10_000:
-        raise LaunchError(f"simulation rate {rate!r} must be a number of steps per second in "
-                          "(0, 10000]")
+def _read_status(run: RunDir) -> RunStatus | None:
+    try:
+        return run.read_status()
+    except ValueError as exc:
+        raise LaunchError(str(exc)) from None
 
 
 def _write_launch_info(run_dir: Path, launched: Launched) -> None:
     info = {"argv": launched.argv, "runner": launched.runner, "pid": launched.pid,
             "started_at": launched.started, "cockpit_pid": os.getpid()}
-    try:
+    with suppress(OSError):  # informational only
         atomic_write_text(RunDir(run_dir).launch_info_path, json.dumps(info, indent=1) + "\n")
-    except OSError:
-        pass  # informational only

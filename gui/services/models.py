@@ -1,12 +1,9 @@
 """The coding models the cockpit offers (umoec.engine.store), as dropdown options and labels.
 
-The Compression and Evaluation tabs choose a model from the store: the shipped default (first and
-preselected), the user's store, $UMOEC_MODEL_PATH and the models exported into the runs folder
-(RUN/models/stepNNNNNN.umm), or "a checkpoint of the selected run" (exported on use). The cockpit's
-runs folder is the store's runs folder here (`store_env`), also for its workers, so a model the
-Training tab exports is listed at once and a .umc file written with it decodes in a verification.
-
-Reads model headers only (`modelfile.describe`): no weights, no torch.
+The Compression and Evaluation tabs choose the shipped default (first, preselected), the user's
+store, $UMOEC_MODEL_PATH, models exported into the runs folder (RUN/models/stepNNNNNN.umm), or "a
+checkpoint of the selected run" (exported on use). The cockpit's runs folder is the store's
+(`store_env`, workers too). Reads model headers only: no weights, no torch.
 """
 from __future__ import annotations
 
@@ -18,8 +15,7 @@ from umoec.engine import store
 from umoec.run import RunDir
 
 CHECKPOINT_CHOICE = "checkpoint"    # the option "a checkpoint of the selected run"
-WHERE = {"shipped": "shipped", "user": "your model store", "path": "UMOEC_MODEL_PATH",
-         "file": "file"}
+WHERE = {"shipped": "shipped", "user": "your model store", "path": "UMOEC_MODEL_PATH", "file": "file"}
 
 
 def store_env(runs_dir: Path) -> dict[str, str]:
@@ -40,24 +36,16 @@ def model_entries(runs_dir: Path, errors: list | None = None) -> list[store.Entr
     default, why = default_entry()
     if why and errors is not None:
         errors.append(why)
-    found = store.entries(store_env(runs_dir), errors)
-    out, seen = [], set()
-    for e in ([default] if default else []) + found:
-        if e.hash not in seen:
-            seen.add(e.hash)
-            out.append(e)
-    return out
-
-
-def where_text(e: store.Entry) -> str:
-    if e.where == "runs":
-        return f"run {e.path.parent.parent.name}"
-    return WHERE.get(e.where, e.where)
+    unique: dict[str, store.Entry] = {}
+    for e in ([default] if default else []) + store.entries(store_env(runs_dir), errors):
+        unique.setdefault(e.hash, e)
+    return list(unique.values())
 
 
 def entry_label(e: store.Entry, default_hash: str | None = None) -> str:
     """'general-v1 · 186335b9d17d · shipped · default' (name, short hash, where)."""
-    label = f"{e.name} · {e.short} · {where_text(e)}"
+    where = f"run {e.path.parent.parent.name}" if e.where == "runs" else WHERE.get(e.where, e.where)
+    label = f"{e.name} · {e.short} · {where}"
     return label + " · default" if e.hash == default_hash else label
 
 
@@ -84,8 +72,7 @@ def model_options(runs_dir: Path, run: RunDir | None,
     default, _ = default_entry()
     default_hash = default.hash if default else None
     options = [{"label": entry_label(e, default_hash), "value": e.hash} for e in found]
-    extra = checkpoint_option(run) if with_checkpoint else None
-    if extra:
+    if with_checkpoint and (extra := checkpoint_option(run)):
         options.append(extra)
     return options, default_hash, errors
 

@@ -1,14 +1,10 @@
-"""Named presets beyond the tiers, and config import/export for the editor.
+"""Named presets beyond the tiers, and config import/export for the editor. No Dash here.
 
-User presets are ordinary commented config YAML files, `<presets-dir>/<name>.yaml`, in a folder
-the cockpit owns (`--presets-dir`, default `<runs-dir>/../presets`). Names are sanitised to
-letters, digits, '.', '_' and '-' (never hidden, never a path) and may not shadow a tier
-(`configs/*.yaml`). A preset's `tier` field is its own name, so the editor's tier/preset
-dropdown shows it as selected and runs started from it record where their config came from.
-
-Import reads YAML or JSON text (at most 1 MB, `yaml.safe_load` / `json.loads`) into form values
-without validating (the form marks bad fields); export writes the form as commented YAML or as
-JSON, only when the form is valid. No Dash in this module.
+User presets are commented config YAML files, `<presets-dir>/<name>.yaml` (`--presets-dir`,
+default `<runs-dir>/../presets`); names are sanitised (never hidden, never a path) and may not
+shadow a tier. A preset's `tier` is its own name, so the dropdown shows it selected and runs
+started from it record where their config came from. Import reads YAML or JSON (at most 1 MB)
+into form values unvalidated (the form marks bad fields); export needs a valid form.
 """
 from __future__ import annotations
 
@@ -16,7 +12,6 @@ import base64
 import binascii
 import json
 import os
-import re
 import time
 from pathlib import Path
 from typing import Any
@@ -26,9 +21,8 @@ import yaml
 from umoec import config as C
 
 from .. import form
+from .launcher import sanitise_name as sanitise
 
-NAME_RE = re.compile(r"[^A-Za-z0-9._-]+")
-MAX_NAME = 64
 MAX_IMPORT_BYTES = 1 << 20
 
 
@@ -47,19 +41,14 @@ def active_dir() -> Path | None:
     return ctx.settings.presets_dir if ctx is not None else None
 
 
-def sanitise(name: str | None) -> str:
-    return NAME_RE.sub("-", (name or "").strip()).strip(".-")[:MAX_NAME]
-
-
 def tier_options(tier: str | None) -> list[dict]:
-    """The tier dropdown: the shipped tiers, the user's saved presets, and `tier` when it is
-    neither (a config loaded from a file)."""
-    presets = C.preset_names()
-    saved = names()
-    extra = [tier] if tier and tier not in presets and tier not in saved else []
-    return [{"label": p, "value": p} for p in presets] + [
-        {"label": f"{s} (saved preset)", "value": s} for s in saved] + [
-        {"label": f"{t} (loaded)", "value": t} for t in extra]
+    """The tier dropdown: tiers, saved presets, and `tier` when it is neither (a loaded file)."""
+    presets, saved = C.preset_names(), names()
+    options = [{"label": p, "value": p} for p in presets]
+    options += [{"label": f"{s} (saved preset)", "value": s} for s in saved]
+    if tier and tier not in presets and tier not in saved:
+        options.append({"label": f"{tier} (loaded)", "value": tier})
+    return options
 
 
 def names(folder: Path | None = None) -> list[str]:
@@ -88,25 +77,17 @@ def is_user_preset(name: str | None, folder: Path | None = None) -> bool:
     return user_preset_path(name, folder) is not None
 
 
-def check_name(name: str | None) -> str:
-    clean = sanitise(name)
-    if not clean:
-        raise PresetError("type a preset name (letters, digits, '.', '_' or '-')")
-    if clean in C.preset_names():
-        raise PresetError(f"{clean!r} is a tier; choose another name")
-    return clean
-
-
 def save(values: dict[str, Any], name: str | None, folder: Path | None) -> tuple[str, bool]:
     """Save the form as user preset `name`; returns (name, True if it replaced one)."""
     if folder is None:
         raise PresetError("this cockpit has no presets folder")
-    clean = check_name(name)
+    if not (clean := sanitise(name)):
+        raise PresetError("type a preset name (letters, digits, '.', '_' or '-')")
+    if clean in C.preset_names():
+        raise PresetError(f"{clean!r} is a tier; choose another name")
     result = form.check(values, clean)
     if not result.ok:
-        n = len(result.errors)
-        raise PresetError(f"not saved: the form has {n} error{'s' if n > 1 else ''} "
-                          f"(first: {next(iter(result.errors.values()))})")
+        raise PresetError(f"not saved: {result.problem}")
     try:
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{clean}.yaml"
@@ -119,8 +100,7 @@ def save(values: dict[str, Any], name: str | None, folder: Path | None) -> tuple
 
 
 def delete(name: str | None, folder: Path | None) -> str:
-    path = user_preset_path(name, folder)
-    if path is None:
+    if (path := user_preset_path(name, folder)) is None:
         raise PresetError(f"{name!r} is not a saved preset (tiers cannot be deleted)")
     try:
         os.unlink(path)
@@ -167,9 +147,7 @@ def export_text(values: dict[str, Any], tier: Any, fmt: str) -> tuple[str, str]:
     """(file name, text) of the form as 'yaml' (commented) or 'json'; only a valid form."""
     result = form.check(values, tier)
     if not result.ok:
-        n = len(result.errors)
-        raise PresetError(f"not exported: the form has {n} error{'s' if n > 1 else ''} "
-                          f"(first: {next(iter(result.errors.values()))})")
+        raise PresetError(f"not exported: {result.problem}")
     base = sanitise(str(result.config.tier)) or "config"
     if fmt == "json":
         return f"{base}.json", json.dumps(C.to_dict(result.config), indent=2) + "\n"

@@ -1,18 +1,8 @@
-"""The page's pulse: one small request per refresh tick that says whether anything a page shows
-may have changed, so an idle page with finished runs costs one cheap request per tick instead of
-one per callback (gui/pages/header/ticks.py routes a changed pulse to the visible tab).
-
-The signature covers what the pages read:
-- every run's state, step and heartbeat (the watchdog's version: gui/services/watchdog.py);
-- the selected run's folder (metrics.db and its WAL but not the -shm index readers write,
-  status.json, logs, log.csv, the checkpoints/
-  and compressed/ folders): name, size and mtime of each top-level entry, one scandir;
-- the datasets folder's entries (a dataset built from the command line appears);
-- runs started here that have no status yet;
-- a 30 s time bucket, so time-derived text ("3 min ago") and anything not listed above is never
-  more than 30 s old.
-While this cockpit runs a job (compression, verification, evaluation, export, dataset build) the
-signature is new at every tick: progress moves in memory, not in files.
+"""The page's pulse: one cheap request per refresh tick saying whether anything a page shows may
+have changed (gui/pages/header/ticks.py routes it to the visible tab). Its signature covers every
+run's state (the watchdog's version), the selected run's folder and the datasets folder (top-level
+entries, not SQLite's reader-written -shm), runs starting here, and a 30 s time bucket; while a
+job of this cockpit runs it changes at every tick (progress moves in memory, not in files).
 """
 from __future__ import annotations
 
@@ -36,29 +26,24 @@ def folder_entries(folder: Path | None) -> list[tuple]:
     try:
         with os.scandir(folder) as it:
             for entry in it:
-                if entry.name.endswith(READER_WRITTEN):
-                    continue
                 try:
-                    st = entry.stat(follow_symlinks=False)
+                    if not entry.name.endswith(READER_WRITTEN):
+                        st = entry.stat(follow_symlinks=False)
+                        out.append((entry.name, st.st_size, st.st_mtime_ns))
                 except OSError:
                     continue
-                out.append((entry.name, st.st_size, st.st_mtime_ns))
     except OSError:
         return []
-    out.sort()
-    return out
+    return sorted(out)
 
 
 def any_busy(jobs: Any = None, builder: Any = None) -> bool:
     """True while a compression/evaluation job or a dataset build of this cockpit is running."""
-    if jobs is not None and jobs.any_running():
-        return True
-    return builder is not None and bool(builder.building())
+    return bool(jobs is not None and jobs.any_running()) or bool(builder is not None and builder.building())
 
 
 def signature(watch_version: int, run_folder: Path | None, data_dir: Path | None,
-              pending: Iterable[str] = (), busy: bool = False,
-              now: float | None = None) -> str:
+              pending: Iterable[str] = (), busy: bool = False, now: float | None = None) -> str:
     """A short hex digest that changes whenever what the pages show may have changed."""
     now = time.time() if now is None else now
     if busy:

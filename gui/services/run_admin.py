@@ -1,14 +1,9 @@
-"""Run management: the run list, rename, delete and notes, kept inside the runs folder.
+"""Run management: the run list, rename, delete and notes, kept inside the runs folder. No Dash.
 
-Safety rules (tests/gui/services/test_run_admin.py):
-- only our run folders directly inside the runs folder can be renamed, deleted or annotated
-  (gui.services.runs.resolve: a plain name, never a path); Forge folders are read-only;
-- a run whose process is alive (running, stalled, or just started by this cockpit) is neither
-  renamed nor deleted: its process keeps writing into the folder;
-- a new name is sanitised (letters, digits, '.', '_', '-') and never replaces an existing folder;
-- a symlinked run folder is renamed or removed as a link, its target is never touched;
-- notes live in RUNDIR/notes.md (RunDir.notes_path; written atomically, at most 100,000 characters).
-No Dash in this module.
+Only our run folders directly inside the runs folder (a plain name, never a path) are changed;
+Forge folders are read-only. A run whose process is alive is neither renamed nor deleted. A new
+name is sanitised and never replaces a folder; a symlinked run is renamed or removed as a link.
+Notes live in RUNDIR/notes.md (atomic writes, at most MAX_NOTES characters).
 """
 from __future__ import annotations
 
@@ -16,6 +11,7 @@ import os
 import re
 import shutil
 import time
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +35,8 @@ class RunAdminError(ValueError):
 def _own_run(runs_dir: Path, name: str | None) -> RunDir:
     run = resolve(runs_dir, name)
     if run is None:
-        if forge.resolve_forge(runs_dir, name) is not None:
-            raise RunAdminError(f"{forge.resolve_forge(runs_dir, name).label}: Forge runs are opened "
-                                "read-only")
+        if (fr := forge.resolve_forge(runs_dir, name)) is not None:
+            raise RunAdminError(f"{fr.label}: Forge runs are opened read-only")
         raise RunAdminError(f"{name!r} is not a run in {runs_dir}")
     if Path(os.path.abspath(run.root)).parent != Path(os.path.abspath(runs_dir)):
         raise RunAdminError(f"{run.root} is not directly inside the runs folder")
@@ -62,13 +57,11 @@ def busy_reason(run: RunDir, launcher: Any = None) -> str | None:
 def rename_run(runs_dir: Path, old: str | None, new: str | None, launcher: Any = None) -> str:
     """Rename run `old` to the sanitised `new`; returns the new name."""
     run = _own_run(runs_dir, old)
-    clean = sanitise_name(new)
-    if not clean:
+    if not (clean := sanitise_name(new)):
         raise RunAdminError("type a new name (letters, digits, '.', '_' or '-')")
     if clean == run.name:
         raise RunAdminError(f"{run.name} already has that name")
-    reason = busy_reason(run, launcher)
-    if reason:
+    if reason := busy_reason(run, launcher):
         raise RunAdminError(f"not renamed: {reason}")
     target = Path(runs_dir) / clean
     if os.path.lexists(target):
@@ -83,8 +76,7 @@ def rename_run(runs_dir: Path, old: str | None, new: str | None, launcher: Any =
 def delete_run(runs_dir: Path, name: str | None, launcher: Any = None) -> str:
     """Delete run `name` (its whole folder); returns what was removed."""
     run = _own_run(runs_dir, name)
-    reason = busy_reason(run, launcher)
-    if reason:
+    if reason := busy_reason(run, launcher):
         raise RunAdminError(f"not deleted: {reason}")
     try:
         if run.root.is_symlink():
@@ -102,11 +94,9 @@ def folder_size(path: Path) -> tuple[int, int]:
     files = size = 0
     for root, _dirs, names in os.walk(path):
         for n in names:
-            try:
+            with suppress(OSError):
                 size += os.lstat(os.path.join(root, n)).st_size
                 files += 1
-            except OSError:
-                pass
     return files, size
 
 
@@ -134,9 +124,7 @@ def write_notes(runs_dir: Path, name: str | None, text: str | None) -> str:
 
 def _first_line(lines: list[str], limit: int = NOTE_PREVIEW) -> str:
     """The notes' first line for the table, cut at a word with an ellipsis when long."""
-    if not lines:
-        return ""
-    line = lines[0]
+    line = lines[0] if lines else ""
     if len(line) <= limit:
         return line
     return line[:limit].rsplit(" ", 1)[0].rstrip(" ,;:.") + "…"
@@ -146,10 +134,13 @@ TAG_RE = re.compile(r"(?<![\w&])#([A-Za-z][\w.-]*)")
 
 
 def tags_of(text: str) -> str:
-    """The #tags written anywhere in a run's notes ("#baseline #lr-sweep"), sorted, as the Runs
-    table shows and filters them."""
+    """The #tags anywhere in a run's notes, sorted ("#baseline #lr-sweep"), for the Runs table."""
     return " ".join("#" + t for t in sorted({m.rstrip(".-") for m in TAG_RE.findall(text)},
                                             key=str.lower))
+
+
+def _when(t: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(t)) if t else ""
 
 
 def run_rows(runs_dir: Path) -> list[dict[str, Any]]:
@@ -161,16 +152,13 @@ def run_rows(runs_dir: Path) -> list[dict[str, Any]]:
             text = run.notes_path.read_text(encoding="utf-8").strip()
         except (OSError, UnicodeDecodeError):
             text = ""
-        note = text.splitlines()
-        try:
-            updated = max(p.stat().st_mtime for p in (run.status_path, run.config_path) if p.exists())
-        except ValueError:
-            updated = 0.0
+        updated = max((p.stat().st_mtime for p in (run.status_path, run.config_path) if p.exists()),
+                      default=0.0)
         rows.append({"run": run.name, "key": run.name,
                      "kind": "simulated" if s.kind == "simulate" else "u-moec-tiny",
                      "status": s.label, "steps": s.step, "total_steps": s.total_steps,
-                     "updated": time.strftime("%Y-%m-%d %H:%M", time.localtime(updated)) if updated
-                     else "", "tags": tags_of(text), "notes": _first_line(note)})
+                     "updated": _when(updated), "tags": tags_of(text),
+                     "notes": _first_line(text.splitlines())})
     for fr in forge.forge_runs(runs_dir):
         age = fr.log_age()
         try:
@@ -180,6 +168,6 @@ def run_rows(runs_dir: Path) -> list[dict[str, Any]]:
             last = None
         rows.append({"run": fr.label, "key": fr.key, "kind": "Forge", "status": fr.status_label(),
                      "steps": last, "total_steps": None,
-                     "updated": time.strftime("%Y-%m-%d %H:%M", time.localtime(time.time() - age))
-                     if age is not None else "", "tags": "", "notes": "read-only"})
+                     "updated": _when(None if age is None else time.time() - age), "tags": "",
+                     "notes": "read-only"})
     return rows

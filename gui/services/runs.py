@@ -11,8 +11,7 @@ from umoec.run import RunDir, RunState, effective_state
 from umoec.run.layout import list_runs
 
 BADGE_COLOURS = {RunState.RUNNING: "primary", RunState.COMPLETED: "success",
-                 RunState.STOPPED: "secondary", RunState.CRASHED: "danger",
-                 RunState.STALLED: "warning"}
+                 RunState.STOPPED: "secondary", RunState.CRASHED: "danger", RunState.STALLED: "warning"}
 ACTIVE = (RunState.RUNNING, RunState.STALLED)   # a process is (or should be) working on the run
 
 
@@ -39,10 +38,8 @@ class RunSummary:
 
 
 def summarise(run: RunDir, now: float | None = None, launched: Any = None) -> RunSummary:
-    """The run's honest state. `launched` (the Launcher's entry for this run, if any): a process
-    started here after the status file was last written, while that file still holds the old
-    process's final state, is a run *resuming* (shown as running, with no ETA yet), not the
-    "Completed, ETA 0 steps" the file says."""
+    """The run's honest state. With `launched` (the Launcher's entry), a process started after the
+    status file was written while it still holds a final state is *resuming*, not "Completed"."""
     try:
         status = run.read_status()
     except ValueError as exc:
@@ -78,13 +75,11 @@ def run_options(runs_dir: Path) -> list[dict]:
 
 
 def run_list(runs_dir: Path, launcher=None) -> list[dict]:
-    """The run selector's options: run_options, then the runs `launcher` (process.Launcher)
-    started that have no status.json yet."""
+    """run_options, then the runs `launcher` started that have no status.json yet."""
     options = run_options(runs_dir)
     if launcher is not None:
         known = {o["value"] for o in options}
-        options += [{"label": f"{n} - starting", "value": n} for n in launcher.pending()
-                    if n not in known]
+        options += [{"label": f"{n} - starting", "value": n} for n in launcher.pending() if n not in known]
     return options
 
 

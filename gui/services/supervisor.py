@@ -1,34 +1,16 @@
-"""The one place the cockpit starts, watches, times out and cancels its children: worker processes
-(training runs, compression jobs, dataset builds) and worker threads (the Generate tab's jobs).
-No Dash and no torch here; launcher.py, compress_jobs.py, datasets.py and generation.py (beside
-it in gui/services/) keep their own records and messages and leave the mechanics to this module.
+"""The one place the cockpit starts, watches, times out and cancels its children: processes
+(training runs, compression jobs, dataset builds) and threads (the Generate tab's jobs). No Dash.
 
-Vocabulary (processes and threads alike):
-    state      running | done | failed | cancelled | timed-out
-    started    time.time() when it started
-    ended      time.time() when it ended (a process: when it was reaped); None while running
-    cancel()   ask it to stop. A process gets SIGTERM to its process group, then SIGKILL to the
-               group if it is still there `grace` seconds later (`killed` says so). A thread gets
-               its cancel Event set; its work checks the Event.
-    done       an Event set once it has ended and every exit callback has run
-    add_exit_callback(fn)   fn(task) once it has ended (at once if it already has)
+Every task has `state` (running | done | failed | cancelled | timed-out), `started` / `ended`,
+`cancel()` (a process: SIGTERM to its group, SIGKILL `grace` s later, `killed` says so; a thread:
+its cancel Event is set), `done` (set once ended and every exit callback ran), add_exit_callback.
 
-Processes (`Supervisor.start` -> `Child`):
-- an argument list, never a shell string; a new session, so the child leads its own process
-  group (torchrun's workers and a shell's children are signalled with it); stdin /dev/null;
-  PYTHONUNBUFFERED=1 added to the environment;
-- output either to a file (a `# cockpit: TIME ARGV` line first, then stdout and stderr together)
-  or to two pipes read line by line by threads that hand each raw line to a callback;
-- one watcher thread per child waits for it to exit without reaping it (waitid WNOWAIT), then
-  reaps it under the lock every signal is sent under. A child is signalled only while it is
-  unreaped, so its pid (and process group) cannot have been given to another process;
-- an optional time limit: once it passes, the child is terminated as by cancel() and
-  `timed_out` is set (a cancel already under way is not turned into a timeout).
-
-Processes this cockpit did not start (`Supervisor.adopt` -> `Adopted`: a run started before a
-restart) are known by pid and create time, watched by polling, and signalled only while that pid
-still belongs to the process that started at that time: a recycled pid is never signalled.
-Their exit code cannot be known (`exit_code` stays None).
+`Supervisor.start` -> `Child`: an argument list (never a shell string) in a new session, stdin
+/dev/null, PYTHONUNBUFFERED=1, output to a file (after a `# cockpit: TIME ARGV` line) or to line
+callbacks. Its watcher reaps it under the lock every signal is sent under, so a signalled pid is
+never another's; an optional time limit terminates it as cancel() does and sets `timed_out`.
+`Supervisor.adopt` -> `Adopted`: a process started elsewhere, known by pid and create time,
+polled, signalled only while that pid is still that process; its `exit_code` stays None.
 """
 from __future__ import annotations
 
@@ -39,8 +21,8 @@ import signal
 import subprocess
 import threading
 import time
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import IO
 
@@ -102,13 +84,17 @@ def signal_group(pid: int, sig: int, create_time: float | None = None) -> bool:
     if pid <= 0 or (create_time is not None and not same_process(pid, create_time)):
         return False
     try:
-        if os.getpgid(pid) == pid:
-            os.killpg(pid, sig)
-        else:
-            os.kill(pid, sig)
+        (os.killpg if os.getpgid(pid) == pid else os.kill)(pid, sig)
     except ProcessLookupError:
         return False
     return True
+
+
+def _daemon(name: str, target: Callable, *args) -> threading.Thread:
+    """A started daemon thread running target(*args)."""
+    thread = threading.Thread(target=target, args=args, daemon=True, name=name)
+    thread.start()
+    return thread
 
 
 def _seconds(value: float) -> float:
@@ -163,8 +149,10 @@ class _Task:
         self.done.set()
 
 
-class _Process(_Task, ABC):
-    """A process: cancel with grace and SIGKILL, optional time limit."""
+class _Process(_Task):
+    """A process: cancel with grace and SIGKILL, optional time limit. A subclass's `_send(sig,
+    escalation)` signals the group unless the process is gone (Child: reaped; Adopted: not the
+    same pid and create time); `escalation` marks the SIGKILL after a grace period."""
 
     def __init__(self, name: str, pid: int, create_time: float | None, grace: float):
         super().__init__(name)
@@ -201,8 +189,7 @@ class _Process(_Task, ABC):
         """SIGTERM to the group, and a thread that SIGKILLs it `grace` s later if still there."""
         grace = self.grace if grace is None else float(grace)
         self._send(signal.SIGTERM)
-        threading.Thread(target=self._escalate, args=(grace,), daemon=True,
-                         name=f"{self.name}-escalate").start()
+        _daemon(f"{self.name}-escalate", self._escalate, grace)
 
     def _escalate(self, grace: float) -> None:
         if not self.exited.wait(_seconds(grace)):
@@ -217,17 +204,11 @@ class _Process(_Task, ABC):
             self.timed_out = True
         self.terminate()
 
-    @abstractmethod
-    def _send(self, sig: int, escalation: bool = False) -> bool:
-        """Signal the process group unless the process is gone (Child: unreaped; Adopted: the
-        same pid and create time); `escalation` marks the SIGKILL after a grace period."""
-
 
 class Child(_Process):
     """A process the supervisor started (see Supervisor.start)."""
 
-    def __init__(self, name: str, argv: list[str], proc: subprocess.Popen, grace: float,
-                 log_file: IO | None):
+    def __init__(self, name: str, argv: list[str], proc: subprocess.Popen, grace: float, log_file: IO | None):
         super().__init__(name, proc.pid, create_time_of(proc.pid), grace)
         self.argv, self.proc, self.log = argv, proc, log_file
         self._reap_lock = threading.Lock()
@@ -238,16 +219,13 @@ class Child(_Process):
         with self._reap_lock:      # unreaped: the pid is still ours
             if self._reaped:
                 return False
-            if escalation:
-                self.killed = True  # before the signal: the watcher may reap at once after it
+            self.killed |= escalation  # before the signal: the watcher may reap at once after it
             return signal_group(self.pid, sig)
 
     def _watch(self) -> None:
         if hasattr(os, "waitid"):
-            try:
+            with suppress(ChildProcessError):  # reaped by another's poll(): proc.wait() knows the code
                 os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
-            except ChildProcessError:
-                pass  # reaped by someone else's poll(): proc.wait() still knows the code
         with self._reap_lock:
             code = self.proc.wait()
             self._reaped = True
@@ -266,8 +244,7 @@ class Adopted(_Process):
     def _send(self, sig: int, escalation: bool = False) -> bool:
         if self.create_time is None or not same_process(self.pid, self.create_time):
             return False
-        if escalation:
-            self.killed = True
+        self.killed |= escalation
         return signal_group(self.pid, sig, self.create_time)
 
     def _watch(self) -> None:
@@ -334,12 +311,9 @@ class Supervisor:
               on_stdout: Callable[[bytes], None] | None = None,
               on_stderr: Callable[[bytes], None] | None = None,
               time_limit: float | None = None, grace: float = DEFAULT_GRACE_S) -> Child:
-        """Start `argv` and watch it.
-
-        log_path: stdout and stderr go there (opened with log_mode "w" or "a"), after a header
-        line `# cockpit: TIME ARGV` and one `# cockpit: NOTE` line per note; without it, both
-        are pipes whose raw lines go to on_stdout / on_stderr (from reader threads).
-        env: added to the cockpit's environment. Raises SpawnError."""
+        """Start `argv` and watch it; raises SpawnError. With `log_path` (opened with `log_mode`),
+        stdout and stderr go there after a `# cockpit: TIME ARGV` line and a `# cockpit: NOTE` line
+        per note; without, their raw lines go to on_stdout / on_stderr. `env` adds to os.environ."""
         argv = _check_argv(argv)
         log_file = None
         if log_path is not None:
@@ -347,16 +321,14 @@ class Supervisor:
                 log_file = open(log_path, log_mode, encoding="utf-8")  # noqa: SIM115 (the child's log)
             except OSError as exc:
                 raise SpawnError("output", str(log_path), exc) from None
-            log_file.write(f"{HEADER} {time.strftime('%Y-%m-%d %H:%M:%S')} {shlex.join(argv)}\n")
-            for note in notes:
-                log_file.write(f"{HEADER} {note}\n")
+            header = [f"{time.strftime('%Y-%m-%d %H:%M:%S')} {shlex.join(argv)}", *notes]
+            log_file.writelines(f"{HEADER} {line}\n" for line in header)
             log_file.flush()
             out, err = log_file, subprocess.STDOUT
         else:
             out = err = subprocess.PIPE
         try:
-            proc = subprocess.Popen(argv, cwd=cwd, env={**os.environ, **(env or {}),
-                                                        "PYTHONUNBUFFERED": "1"},
+            proc = subprocess.Popen(argv, cwd=cwd, env={**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"},
                                     stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                     start_new_session=True, close_fds=True)
         except OSError as exc:
@@ -365,28 +337,21 @@ class Supervisor:
             raise SpawnError("start", argv[0], exc) from None
         child = Child(name, argv, proc, grace, log_file)
         if log_file is None:
-            child._readers = [threading.Thread(target=_pump, args=(stream, fn), daemon=True,
-                                               name=f"{name}-{tag}")
-                              for stream, fn, tag in ((proc.stdout, on_stdout, "out"),
-                                                      (proc.stderr, on_stderr, "err"))]
-            for t in child._readers:
-                t.start()
+            child._readers = [_daemon(f"{name}-out", _pump, proc.stdout, on_stdout),
+                              _daemon(f"{name}-err", _pump, proc.stderr, on_stderr)]
         self._track(child)
-        threading.Thread(target=child._watch, daemon=True, name=f"{name}-watch").start()
+        _daemon(f"{name}-watch", child._watch)
         if time_limit is not None:
-            threading.Thread(target=child._limit, args=(time_limit,), daemon=True,
-                             name=f"{name}-limit").start()
+            _daemon(f"{name}-limit", child._limit, time_limit)
         return child
 
     def adopt(self, pid: int, create_time: float | None, *, name: str,
               grace: float = DEFAULT_GRACE_S) -> Adopted:
         """Watch process `pid`, started elsewhere at `create_time` (None: whatever runs as pid
         now). If it is not that process (gone, or the pid is another's), it is ended at once."""
-        if create_time is None:
-            create_time = create_time_of(pid)
-        adopted = Adopted(name, pid, create_time, grace)
+        adopted = Adopted(name, pid, create_time_of(pid) if create_time is None else create_time, grace)
         self._track(adopted)
-        threading.Thread(target=adopted._watch, daemon=True, name=f"{name}-watch").start()
+        _daemon(f"{name}-watch", adopted._watch)
         return adopted
 
     def run_thread(self, target: Callable[[threading.Event], None], *, name: str,
@@ -395,7 +360,7 @@ class Supervisor:
         when it returned) or failed (it raised an Exception, kept in `error`)."""
         task = ThreadTask(name, cancel)
         self._track(task)
-        threading.Thread(target=task._run, args=(target,), daemon=True, name=name).start()
+        _daemon(name, task._run, target)
         return task
 
     def live(self) -> list[_Task]:

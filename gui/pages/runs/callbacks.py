@@ -1,6 +1,5 @@
-"""Runs tab: the run list, rename / delete (confirmation dialog) / notes of the run
-chosen in the top bar, and opening a Forge run folder by path. The file work is gui/services/run_admin.py
-and gui/services/forge.py; `manage_action` is the callback body as a plain function."""
+"""Runs tab: the run list; rename, delete (after a dialog) and notes of the run chosen in the top
+bar; opening a Forge run folder. File work: services/run_admin.py and services/forge.py."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,17 +15,10 @@ from ...components.visible import visible_only
 from ...context import AppContext
 from ...services import forge, run_admin
 from ...services.runs import resolve, run_options
+from ..base import bad, ok
 from . import ids
 
 MANAGE_OUTPUTS = ("message", "modal_open", "modal_body", "target", "options", "value", "table")
-
-
-def _ok(text: str) -> html.Span:
-    return html.Span(text, className="text-success")
-
-
-def _bad(text: str) -> html.Span:
-    return html.Span(text, className="text-danger")
 
 
 def table_rows(runs_dir: Path) -> list[dict[str, Any]]:
@@ -38,8 +30,7 @@ def selected_view(runs_dir: Path, name: str | None) -> dict[str, Any]:
     if not name:
         return dict(title="none (choose one in the top bar or click a row)", notes="",
                     disabled=True, placeholder="")
-    fr = forge.resolve_forge(runs_dir, name) if resolve(runs_dir, name) is None else None
-    if fr is not None:
+    if resolve(runs_dir, name) is None and (fr := forge.resolve_forge(runs_dir, name)) is not None:
         return dict(title=fr.label, notes="", disabled=True,
                     placeholder="Forge runs are read-only: no rename, delete or notes")
     try:
@@ -50,19 +41,17 @@ def selected_view(runs_dir: Path, name: str | None) -> dict[str, Any]:
 
 
 def manage_action(trigger: str | None, runs_dir: Path, launcher: Any, selected: str | None,
-                  new_name: str | None, notes: str | None,
-                  target: str | None) -> dict[str, Any]:
+                  new_name: str | None, notes: str | None, target: str | None) -> dict[str, Any]:
     """Rename / ask to delete / confirm delete / cancel / save notes."""
     out: dict[str, Any] = {k: no_update for k in MANAGE_OUTPUTS}
     try:
         if trigger == ids.RUNS_RENAME_BTN:
             new = run_admin.rename_run(runs_dir, selected, new_name, launcher)
-            out.update(message=_ok(f"Renamed {selected} to {new}."), options=run_options(runs_dir),
+            out.update(message=ok(f"Renamed {selected} to {new}."), options=run_options(runs_dir),
                        value=new, table=table_rows(runs_dir))
         elif trigger == ids.RUNS_DELETE_BTN:
             run = run_admin._own_run(runs_dir, selected)
-            reason = run_admin.busy_reason(run, launcher)
-            if reason:
+            if reason := run_admin.busy_reason(run, launcher):
                 raise run_admin.RunAdminError(f"not deleted: {reason}")
             files, size = run_admin.folder_size(run.root)
             out.update(modal_open=True, target=run.name, message=None, modal_body=[
@@ -74,15 +63,15 @@ def manage_action(trigger: str | None, runs_dir: Path, launcher: Any, selected: 
             out["modal_open"], out["target"] = False, None
             text = run_admin.delete_run(runs_dir, target, launcher)
             options = run_options(runs_dir)
-            out.update(message=_ok(text), options=options, table=table_rows(runs_dir),
+            out.update(message=ok(text), options=options, table=table_rows(runs_dir),
                        value=options[0]["value"] if options else None)
         elif trigger == ids.RUNS_DELETE_CANCEL:
             out.update(modal_open=False, target=None, message="Nothing deleted.")
         elif trigger == ids.RUNS_NOTES_SAVE:
-            out.update(message=_ok(run_admin.write_notes(runs_dir, selected, notes)),
+            out.update(message=ok(run_admin.write_notes(runs_dir, selected, notes)),
                        table=table_rows(runs_dir))
     except run_admin.RunAdminError as exc:
-        out["message"] = _bad(str(exc))
+        out["message"] = bad(str(exc))
     return out
 
 
@@ -120,11 +109,10 @@ def register(app, cockpit: AppContext) -> None:
     def show_selected(name, _tab, shown):
         v = selected_view(runs_dir, name)
         d = v["disabled"]
-        same = v["title"] == shown            # the same run again: keep what is being typed
-        return dict(title=no_update if same else v["title"],
-                    notes=no_update if same else v["notes"], notes_disabled=d,
-                    placeholder=v["placeholder"], rename_disabled=d, delete_disabled=d,
-                    save_disabled=d, new_name=no_update if same else "")
+        keep = v["title"] == shown            # the same run again: keep what is being typed
+        return dict(title=no_update if keep else v["title"], notes=no_update if keep else v["notes"],
+                    new_name=no_update if keep else "", placeholder=v["placeholder"],
+                    notes_disabled=d, rename_disabled=d, delete_disabled=d, save_disabled=d)
 
     @app.callback(output=dict(message=Output(ids.RUNS_MESSAGE, "children"),
                               modal_open=Output(ids.RUNS_DELETE_MODAL, "is_open"),
@@ -133,17 +121,14 @@ def register(app, cockpit: AppContext) -> None:
                               options=Output(common.RUN_SELECT, "options", allow_duplicate=True),
                               value=Output(common.RUN_SELECT, "value", allow_duplicate=True),
                               table=Output(ids.RUNS_TABLE, "data", allow_duplicate=True)),
-                  inputs=[Input(ids.RUNS_RENAME_BTN, "n_clicks"),
-                          Input(ids.RUNS_DELETE_BTN, "n_clicks"),
-                          Input(ids.RUNS_DELETE_CONFIRM, "n_clicks"),
-                          Input(ids.RUNS_DELETE_CANCEL, "n_clicks"),
-                          Input(ids.RUNS_NOTES_SAVE, "n_clicks")],
+                  inputs=[Input(i, "n_clicks") for i in (ids.RUNS_RENAME_BTN, ids.RUNS_DELETE_BTN,
+                                                         ids.RUNS_DELETE_CONFIRM, ids.RUNS_DELETE_CANCEL,
+                                                         ids.RUNS_NOTES_SAVE)],
                   state=[State(common.RUN_SELECT, "value"), State(ids.RUNS_RENAME_INPUT, "value"),
                          State(ids.RUNS_NOTES, "value"), State(ids.RUNS_DELETE_TARGET, "data")],
                   prevent_initial_call=True)
     def manage(_rename, _delete, _confirm, _cancel, _notes, selected, new_name, notes, target):
-        return manage_action(ctx.triggered_id, runs_dir, launcher, selected, new_name, notes,
-                             target)
+        return manage_action(ctx.triggered_id, runs_dir, launcher, selected, new_name, notes, target)
 
     @app.callback(Output(ids.FORGE_MESSAGE, "children"),
                   Output(common.RUN_SELECT, "options", allow_duplicate=True),
@@ -154,6 +139,6 @@ def register(app, cockpit: AppContext) -> None:
         try:
             run = forge.open_path(path_text, forge.registry())
         except ForgeFormatError as exc:
-            return _bad(f"Not opened: {exc}"), no_update, no_update
-        return (_ok(f"Opened {run.label}: it is selected in the top bar and listed in Compare."),
+            return bad(f"Not opened: {exc}"), no_update, no_update
+        return (ok(f"Opened {run.label}: it is selected in the top bar and listed in Compare."),
                 run_options(runs_dir), run.key)

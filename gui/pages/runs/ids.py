@@ -1,5 +1,4 @@
-"""The Runs tab's own component ids (spec strings unchanged; the ids other parts share are in
-gui/ids.py)."""
+"""The Runs tab's own component ids (shared ones: gui/ids.py)."""
 RUNS_TABLE = "runs-table"
 RUNS_SELECTED = "runs-selected"                  # which run the management card acts on
 RUNS_RENAME_INPUT = "runs-rename-input"

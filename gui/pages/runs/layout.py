@@ -1,5 +1,5 @@
-"""Runs tab: every run (ours and Forge's) in a sortable list; rename, delete (with a
-confirmation dialog) and notes for the run chosen in the top bar; open a Forge run folder."""
+"""Runs tab: every run (ours and Forge's) in a sortable list; rename, delete (after a dialog) and
+notes of the run chosen in the top bar; open a Forge run folder."""
 from __future__ import annotations
 
 import dash_bootstrap_components as dbc
@@ -7,24 +7,20 @@ from dash import dash_table, dcc, html
 
 from . import ids
 
-RUN_COLUMNS = [("run", "run"), ("kind", "kind"), ("status", "status"), ("steps", "steps"),
-               ("updated", "updated"), ("tags", "tags"), ("notes", "notes")]
+RUN_COLUMNS = ("run", "kind", "status", "steps", "updated", "tags", "notes")   # header = id
 
 
 def run_table() -> dash_table.DataTable:
     return dash_table.DataTable(
         id=ids.RUNS_TABLE, data=[], sort_action="native",
-        # a filter row under the header: type to search a column ("crashed", "#baseline",
-        # ">1000" on steps), as W&B's run table does
+        # a filter row under the header ("crashed", "#baseline", ">1000" on steps), as W&B's
         filter_action="native", filter_options={"case": "insensitive"},
-        columns=[{"name": n, "id": c, "type": "numeric" if c == "steps" else "text"}
-                 for c, n in RUN_COLUMNS],
+        columns=[{"name": c, "id": c, "type": "numeric" if c == "steps" else "text"} for c in RUN_COLUMNS],
         style_table={"overflowX": "auto", "maxHeight": "420px", "overflowY": "auto"},
         style_as_list_view=True, page_action="none",
         style_cell={"fontSize": "13px", "padding": "4px 8px", "fontFamily": "inherit",
                     "textAlign": "left", "cursor": "pointer"},
-        # long names, crash messages and notes wrap inside their column instead of pushing
-        # steps/updated out of view behind a horizontal scroll
+        # long names, crash messages and notes wrap rather than push steps/updated out of view
         style_cell_conditional=[{"if": {"column_id": c}, "whiteSpace": "normal", "height": "auto",
                                  "minWidth": w, "maxWidth": "320px"}
                                 for c, w in (("run", "140px"), ("status", "160px"), ("notes", "140px"))],
@@ -37,10 +33,8 @@ def manage_card() -> dbc.Card:
         dbc.CardBody([
             dbc.InputGroup([
                 dbc.Input(id=ids.RUNS_RENAME_INPUT, placeholder="new name", size="sm"),
-                dbc.Button("Rename", id=ids.RUNS_RENAME_BTN, color="secondary", size="sm",
-                           outline=True),
-                dbc.Button("Delete...", id=ids.RUNS_DELETE_BTN, color="danger", size="sm",
-                           outline=True),
+                dbc.Button("Rename", id=ids.RUNS_RENAME_BTN, color="secondary", size="sm", outline=True),
+                dbc.Button("Delete...", id=ids.RUNS_DELETE_BTN, color="danger", size="sm", outline=True),
             ], size="sm", class_name="mb-2"),
             dbc.Label("Notes (saved in the run folder as notes.md)", html_for=ids.RUNS_NOTES,
                       class_name="small mb-0"),
@@ -58,8 +52,7 @@ def forge_card() -> dbc.Card:
         dbc.CardHeader("Open a Forge run folder (read-only)"),
         dbc.CardBody([
             dbc.InputGroup([
-                dbc.Input(id=ids.FORGE_PATH, placeholder="/path/to/forge/out (holds log.csv)",
-                          size="sm"),
+                dbc.Input(id=ids.FORGE_PATH, placeholder="/path/to/forge/out (holds log.csv)", size="sm"),
                 dbc.Button("Open", id=ids.FORGE_OPEN_BTN, color="secondary", size="sm"),
             ], size="sm", class_name="mb-1"),
             html.Div("Forge folders inside the runs folder (log.csv and ckpt_*.bin, no "
@@ -84,8 +77,7 @@ def layout() -> html.Div:
     return html.Div([
         dcc.Store(id=ids.RUNS_DELETE_TARGET, storage_type="memory"),
         delete_modal(),
-        # the table gets the tab's full width (status messages and notes are long); the run's
-        # management and the Forge opener sit side by side under it
+        # the table gets the full width (long messages and notes); the two cards sit under it
         dbc.Card([dbc.CardHeader("Runs (click a row to select it)"), dbc.CardBody(run_table())],
                  class_name="mb-3"),
         dbc.Row([dbc.Col(manage_card(), lg=6), dbc.Col(forge_card(), lg=6)], class_name="g-3"),

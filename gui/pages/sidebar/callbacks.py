@@ -1,17 +1,7 @@
-"""Config sidebar and training control.
-
-- `fill_form`: every way values get into the form: the saved form on page load, a tier, Load
-  Config, Reset to Default, the component checklist <-> section switches, values pushed by other
-  tabs through common.CONFIG_INJECT.
-- `check_form`: on every change, validates the whole form (schema messages under each bad field,
-  error counts on the accordion headers, Start disabled), shows the derived quantities and the LR
-  preview, and saves the form to localStorage (it survives a reload).
-- `save_config`: Save Config.
-- `control`: Start / Stop / Resume (gui/services/launcher.py does the process work).
-- `show_status`: config-status, honest for the selected run, plus what this cockpit knows about
-  the process (exit code, SIGKILL escalation); enables Stop/Resume; trainer availability.
-
-Callback bodies are module functions so tests can call them without a browser.
+"""Config sidebar and training control. Callback bodies are module functions (tests call them):
+`fill_form` (page load, tier, Load, Reset, checklist <-> switches, CONFIG_INJECT), `check_form`
+(validation, derived quantities, LR preview, the form saved to localStorage), `save_config`,
+`control` (Start / Stop / Resume: services/launcher.py) and `show_status`.
 """
 from __future__ import annotations
 
@@ -32,93 +22,79 @@ from ... import ids as common
 from ...context import AppContext
 from ...figures.base import empty_fig
 from ...figures.training import lr_preview_fig
-from ...form import FormFileError
 from ...services import presets as user_presets
 from ...services.forge import resolve_forge
 from ...services.launcher import RUNNERS, Launcher, LaunchError, last_output_line, trainer_available
 from ...services.runs import ACTIVE, BADGE_COLOURS, resolve, run_list, summarise
 from ...view import derived
 from ...view.training import step_rate
+from ..base import bad, ok
 from . import ids
 from .layout import LR_PREVIEW_HEIGHT
 
-FIELD_IDS = form.FIELD_IDS
 SWITCH_KEYS = list(form.COMPONENTS)
 INVALIDABLE = [f for f in form.FIELDS if f.widget not in ("switch", "slider")]
 SECTIONS = C.section_names()
 
 
-def _ok(text: str) -> html.Span:
-    return html.Span(text, className="text-success")
-
-
-def _bad(text: str) -> html.Span:
-    return html.Span(text, className="text-danger")
-
-
 def save_action(values: dict, tier, path_text, pending) -> tuple:
-    """Save Config: (status, pending path). An existing file is overwritten only by a second
-    click on the same path (the first says so); a shipped preset never."""
+    """Save Config: (status, pending path); overwrites only on a second click on the same path."""
     try:
         path = form.resolve_path(path_text)
         done = form.save_file(values, tier, path, overwrite=pending == str(path))
     except form.NeedsConfirmation as exc:
         return html.Span(str(exc), className="text-warning"), str(path)
-    except FormFileError as exc:
-        return _bad(str(exc)), None
-    return _ok(f"Saved {done}."), None
+    except form.FormFileError as exc:
+        return bad(str(exc)), None
+    return ok(f"Saved {done}."), None
 
 
 # -- filling the form -------------------------------------------------------------------------
 def fill(trigger: str | None, tier: str | None, checklist: list | None,
          switches: dict[str, Any], inject: Any, load_path: str | None, stored: Any,
          base: Path | None = None) -> dict[str, Any]:
-    """What `fill_form` writes: {"values": {key: value} (only changed keys), "tier", "checklist",
-    "message"}; missing entries mean "leave as is"."""
+    """What `fill_form` writes: {"values" (changed keys), "tier", "checklist", "message"}, if any."""
     out: dict[str, Any] = {}
     values: dict | None = None
-    if trigger is None:  # page load: restore the saved form where it differs from the layout's
-        # defaults (re-sending the 67 values the page already holds cost a second render of
-        # the whole form); the tier is always sent, which is what makes check_form run at load
+    if trigger is None:  # page load: the saved form where it differs from the layout's defaults
+        # (re-sending every value costs a second render); the tier is always sent: check_form runs
         values = {}
         out["tier"] = tier or form.TIER_INFO.default
         if isinstance(stored, dict) and isinstance(stored.get("values"), dict):
             defaults = form.default_values()
-            values = {k: v for k, v in stored["values"].items()
-                      if k in form.BY_KEY and v != defaults[k]}
+            values = {k: v for k, v in stored["values"].items() if k in form.BY_KEY and v != defaults[k]}
             if isinstance(stored.get("tier"), str) and stored["tier"]:
                 out["tier"] = stored["tier"]
     elif trigger == common.CONFIG_TIER:
         try:
             values = form.preset_values(tier)
-            out["message"] = _ok(f"Loaded the {tier} preset.")
+            out["message"] = ok(f"Loaded the {tier} preset.")
         except C.ConfigError as exc:
-            out["message"] = _bad(str(exc))
+            out["message"] = bad(str(exc))
     elif trigger == ids.CONFIG_RESET_BTN:
         if tier in C.preset_names() or user_presets.is_user_preset(tier):
             values = form.preset_values(tier)
-            out["message"] = _ok(f"Reset to the {tier} defaults.")
+            out["message"] = ok(f"Reset to the {tier} defaults.")
         else:
             values = form.default_values()
             out["tier"] = form.TIER_INFO.default
-            out["message"] = _ok(f"{tier!r} is not a preset: reset to the schema defaults "
-                                 f"({form.TIER_INFO.default}).")
+            out["message"] = ok(f"{tier!r} is not a preset: reset to the schema defaults "
+                                f"({form.TIER_INFO.default}).")
     elif trigger == ids.CONFIG_LOAD_BTN:
         try:
             path = form.resolve_path(load_path, base)
             loaded = form.load_file(path)
-        except FormFileError as exc:
-            out["message"] = _bad(f"Not loaded: {exc}")
+        except form.FormFileError as exc:
+            out["message"] = bad(f"Not loaded: {exc}")
         else:
             values, out["tier"] = loaded.values, loaded.tier
-            note = f" ({'; '.join(loaded.notes)})" if loaded.notes else ""
-            out["message"] = _ok(f"Loaded {path}{note}.")
+            out["message"] = ok(f"Loaded {path}{loaded.note}.")
     elif trigger == ids.CONFIG_COMPONENTS:
         chosen = set(checklist or [])
         out["values"] = {k: k in chosen for k in SWITCH_KEYS if switches.get(k) != (k in chosen)}
         return out
     elif trigger in {form.BY_KEY[k].component_id for k in SWITCH_KEYS}:
-        out["checklist"] = [k for k in SWITCH_KEYS if switches.get(k) is True]
+        out["checklist"] = form.checklist_value(switches)
         return out
     elif trigger == common.CONFIG_INJECT:
         pushed = inject.get("values") if isinstance(inject, dict) else None
@@ -126,13 +102,12 @@ def fill(trigger: str | None, tier: str | None, checklist: list | None,
             values = {k: form.to_form(form.BY_KEY[k], v) if isinstance(v, (list, tuple)) else v
                       for k, v in pushed.items() if k in form.BY_KEY}
             source = inject.get("source") or "another tab"
-            out["message"] = _ok(f"Applied {len(values)} value(s) from {source}.")
+            out["message"] = ok(f"Applied {len(values)} value(s) from {source}.")
             if isinstance(inject.get("tier"), str) and inject["tier"]:  # an imported config's tier
                 out["tier"] = inject["tier"]
     if values is not None:
         out["values"] = values
-        merged = {**switches, **{k: v for k, v in values.items() if k in SWITCH_KEYS}}
-        out["checklist"] = [k for k in SWITCH_KEYS if merged.get(k) is True]
+        out["checklist"] = form.checklist_value({**switches, **values})
     return out
 
 
@@ -146,8 +121,7 @@ def derived_table(cfg: C.Config) -> html.Table:
 
 def lr_preview(cfg: C.Config | None):
     if cfg is None:
-        return empty_fig("Fix the highlighted fields to preview the schedule",
-                         height=LR_PREVIEW_HEIGHT)
+        return empty_fig("Fix the highlighted fields to preview the schedule", height=LR_PREVIEW_HEIGHT)
     t = cfg.training
     steps, adamw = lr_curve(t.steps, t.warmup_steps, t.cosine_schedule, cfg.optimizer.adamw.lr)
     _, muon = lr_curve(t.steps, t.warmup_steps, t.cosine_schedule, cfg.optimizer.muon.lr)
@@ -162,16 +136,14 @@ def summary(result: form.FormCheck) -> object:
                                       "fixed."), html.Ul(items, className="mb-0 ps-3")],
                          color="danger", class_name="py-1 px-2 mb-0 small")
     lines = [html.Div("Config valid.", className="text-muted")]
-    lines += [html.Div(f"Warning: {m}", className="text-warning-emphasis")
-              for m in result.warnings.values()]
+    lines += [html.Div(f"Warning: {m}", className="text-warning-emphasis") for m in result.warnings.values()]
     lines += [html.Div(f"The trainer will refuse it: {m}. Start with the trainer is refused; the "
                        "simulator runs it.", className="text-danger") for m in result.refusals.values()]
     return html.Div(lines) if len(lines) > 1 else lines[0]
 
 
 def derived_view(values: dict[str, Any], tier: Any, result: form.FormCheck) -> object:
-    """The derived quantities; while fields are in error, computed with the preset's values for
-    those fields (and said so) rather than hidden."""
+    """The derived quantities; with fields in error, from the preset's values for them (said so)."""
     if result.ok:
         return derived_table(result.config)
     try:
@@ -180,8 +152,7 @@ def derived_view(values: dict[str, Any], tier: Any, result: form.FormCheck) -> o
         base = form.default_values()
     patched = form.check({**values, **{k: base[k] for k in result.errors if k in base}}, tier)
     if not patched.ok:
-        return html.Span("Derived quantities appear when the form is valid.",
-                         className="text-muted")
+        return html.Span("Derived quantities appear when the form is valid.", className="text-muted")
     keys = ", ".join(sorted(result.errors))
     return html.Div([html.Div(f"With the preset's values for {keys} (in error above):",
                               className="text-warning-emphasis small"),
@@ -191,14 +162,9 @@ def derived_view(values: dict[str, Any], tier: Any, result: form.FormCheck) -> o
 def check(values: dict[str, Any], tier: Any) -> dict[str, Any]:
     """What `check_form` writes, from the form's current values."""
     result = form.check(values, tier)
-    messages = {}
-    for f in form.FIELDS:
-        if f.key in result.errors:
-            messages[f.key] = html.Span(result.errors[f.key], className="text-danger")
-        elif f.key in result.warnings:
-            messages[f.key] = html.Span(result.warnings[f.key], className="text-warning-emphasis")
-        else:
-            messages[f.key] = None
+    warned = {k: html.Span(m, className="text-warning-emphasis") for k, m in result.warnings.items()}
+    messages = {f.key: bad(result.errors[f.key]) if f.key in result.errors else warned.get(f.key)
+                for f in form.FIELDS}
     titles = {}
     for section in SECTIONS:
         n = sum(1 for k in result.errors if k.rsplit(".", 1)[0] == section)
@@ -215,11 +181,8 @@ def check(values: dict[str, Any], tier: Any) -> dict[str, Any]:
 
 
 def mark_fields(out: dict[str, Any]) -> None:
-    """Each field's red outline and message line and each section's error count, from `check`,
-    as side updates (dash.set_props) instead of ~140 declared outputs of check_form. Dash's
-    renderer walks every output reachable from each pending callback, copying its table at each
-    step (quadratic in their number); these outputs, reachable from the form and everything that
-    fills it, were the largest part of a page load (bench_page, docs/cockpit.md)."""
+    """Field outlines, message lines and section error counts as side updates (set_props): as ~140
+    declared outputs they were most of a page load (Dash's renderer is quadratic in them)."""
     for f in INVALIDABLE:
         set_props(f.component_id, {"invalid": out["invalid"][f.key]})
     for f in form.FIELDS:
@@ -229,8 +192,6 @@ def mark_fields(out: dict[str, Any]) -> None:
 
 
 # -- status -----------------------------------------------------------------------------------
-
-
 def status_view(runs_dir: Path, launcher: Launcher, name: str | None,
                 control: Any, offered: list | None = None) -> dict[str, Any]:
     """config-status for the selected run, and whether Stop / Resume make sense now: Resume
@@ -241,22 +202,19 @@ def status_view(runs_dir: Path, launcher: Launcher, name: str | None,
     run = resolve(runs_dir, name)
     launched = launcher.get(name)
     if run is None and launched is not None:
+        stop_ok = launched.alive
         if launched.alive:
-            lines.append(dbc.Badge("Starting", color="info", class_name="me-2"))
-            lines.append(html.Span(f"{name}: process {launched.pid} launched, waiting for its "
-                                   "first status"))
-            stop_ok = True
+            lines += [dbc.Badge("Starting", color="info", class_name="me-2"),
+                      html.Span(f"{name}: process {launched.pid} launched, waiting for its first status")]
         else:
-            reason = last_output_line(RunDir(launched.run_dir).process_log_path)
-            lines.append(dbc.Badge(f"Crashed (exit code {launched.exit_code})", color="danger",
-                                   class_name="me-2"))
-            lines.append(html.Span(reason))
-    elif run is None and resolve_forge(runs_dir, name) is not None:  # Forge folders are read-only
-        lines.append(html.Span(f"{name} is a Forge run, opened read-only: start, stop and resume "
-                               "it with forge itself.", className="text-muted"))
-    elif run is None:
-        lines.append(html.Span("No run selected. Press Start to launch one from this config.",
-                               className="text-muted"))
+            lines += [dbc.Badge(f"Crashed (exit code {launched.exit_code})", color="danger",
+                                class_name="me-2"),
+                      html.Span(last_output_line(RunDir(launched.run_dir).process_log_path))]
+    elif run is None:   # nothing selected, or a Forge folder (read-only)
+        text = ("No run selected. Press Start to launch one from this config."
+                if resolve_forge(runs_dir, name) is None else
+                f"{name} is a Forge run, opened read-only: start, stop and resume it with forge itself.")
+        lines.append(html.Span(text, className="text-muted"))
     else:
         s = summarise(run, launched=launched)
         label = s.label
@@ -266,18 +224,16 @@ def status_view(runs_dir: Path, launcher: Launcher, name: str | None,
                 f", {rate:.1f} steps/s)" if rate else ")")
             if s.detail.startswith("slow step"):  # alive and working on a long step
                 label += f" - {s.detail}"
-        lines.append(dbc.Badge(label, color=BADGE_COLOURS[s.state], class_name="me-2 text-wrap",
-                               id="config-status-badge"))
-        lines.append(html.Span(f"{run.name}" + (" (simulated)" if s.kind == "simulate" else ""),
-                               className="text-muted"))
+        lines += [dbc.Badge(label, color=BADGE_COLOURS[s.state], class_name="me-2 text-wrap",
+                            id="config-status-badge"),
+                  html.Span(run.name + (" (simulated)" if s.kind == "simulate" else ""),
+                            className="text-muted")]
         stop_ok = s.state in ACTIVE
         cks = run.checkpoints()
         resume_ok = not stop_ok and bool(cks) and not (launched and launched.alive)
         if resume_ok and offered is not None:
-            resume_ok = cks[-1].path.name in {o.get("value") for o in offered
-                                               if isinstance(o, dict)}
-    note = launcher.note(name)
-    if note:
+            resume_ok = cks[-1].path.name in {o.get("value") for o in offered if isinstance(o, dict)}
+    if note := launcher.note(name):
         lines.append(html.Div(note, className="text-muted"))
     done_stopping = (isinstance(control, dict) and control.get("action") == "stop"
                      and run is not None and control.get("run") == run.name and not stop_ok)
@@ -285,8 +241,7 @@ def status_view(runs_dir: Path, launcher: Launcher, name: str | None,
         # (a "SIGTERM sent ... waiting" note ends when the run has stopped: its badge says so)
         cls = "text-success" if control.get("ok") else "text-danger"
         lines.append(html.Div(control["text"], className=cls))
-    return {"status": html.Div(lines), "stop_disabled": not stop_ok,
-            "resume_disabled": not resume_ok}
+    return {"status": html.Div(lines), "stop_disabled": not stop_ok, "resume_disabled": not resume_ok}
 
 
 def _progress(run) -> tuple[int | None, float | None]:
@@ -305,6 +260,9 @@ def control_action(trigger: str, launcher: Launcher, runs_dir: Path, values: dic
                    runner: str | None, run_name: str | None, rate: Any,
                    selected: str | None, checkpoint: str | None) -> dict[str, Any]:
     """Start, Stop or Resume; returns {"ok", "text", "run"} (run: the run to select)."""
+    def refused(text: str) -> dict[str, Any]:
+        return {"ok": False, "text": text, "run": None}
+
     try:
         rate_f = float(rate) if rate not in (None, "") else 20.0
     except (TypeError, ValueError):
@@ -313,8 +271,7 @@ def control_action(trigger: str, launcher: Launcher, runs_dir: Path, values: dic
         if trigger == ids.CONFIG_START:
             result = form.check(values, tier)
             if not result.ok:
-                return {"ok": False, "text": "Not started: the config has errors (see the "
-                        "highlighted fields).", "run": None}
+                return refused("Not started: the config has errors (see the highlighted fields).")
             launched = launcher.start(result.config, runner or "simulate", run_name, rate_f)
             return {"ok": True, "run": launched.name,
                     "text": f"Started {launched.name} ({RUNNERS[launched.runner]}, pid "
@@ -324,7 +281,7 @@ def control_action(trigger: str, launcher: Launcher, runs_dir: Path, values: dic
         if run is None and starting is not None and starting.alive:  # no status.json yet
             run = RunDir(starting.run_dir)
         if run is None:
-            return {"ok": False, "text": "No run selected.", "run": None}
+            return refused("No run selected.")
         if trigger == ids.CONFIG_STOP:
             return {"ok": True, "text": launcher.stop(run), "run": run.name, "action": "stop"}
         if trigger == common.RESUME_BTN:
@@ -332,15 +289,14 @@ def control_action(trigger: str, launcher: Launcher, runs_dir: Path, values: dic
             return {"ok": True, "run": run.name,
                     "text": f"Resuming {run.name} from {checkpoint} (pid {launched.pid})"}
     except LaunchError as exc:
-        return {"ok": False, "text": str(exc), "run": None}
+        return refused(str(exc))
     except OSError as exc:
-        return {"ok": False, "text": f"Failed: {exc.strerror or exc}", "run": None}
-    return {"ok": False, "text": f"unknown action {trigger}", "run": None}
+        return refused(f"Failed: {exc.strerror or exc}")
+    return refused(f"unknown action {trigger}")
 
 
 # -- wiring -----------------------------------------------------------------------------------
-# Stop asks first (the browser's own confirm dialog, no server round trip): a stray click must not
-# end a long run. The trainer then finishes its step, saves a checkpoint and exits.
+# Stop asks first (the browser's confirm dialog, no round trip): a stray click must not end a long run.
 STOP_CONFIRM_JS = """function(n, run) {
     if (!n) { return [false, window.dash_clientside.no_update]; }
     return [true, "Stop run " + (run || "?") + "? It finishes its current step, saves a checkpoint " +
@@ -353,7 +309,7 @@ def register(app, cockpit: AppContext) -> None:
     launcher = cockpit.launcher
     switch_ids = [form.BY_KEY[k].component_id for k in SWITCH_KEYS]
 
-    @app.callback(*[Output(i, "value") for i in FIELD_IDS],
+    @app.callback(*[Output(i, "value") for i in form.FIELD_IDS],
                   Output(common.CONFIG_TIER, "value"), Output(common.CONFIG_TIER, "options"),
                   Output(ids.CONFIG_COMPONENTS, "value"), Output(ids.CONFIG_FILE_STATUS, "children"),
                   Input(common.CONFIG_TIER, "value"), Input(ids.CONFIG_LOAD_BTN, "n_clicks"),
@@ -373,7 +329,7 @@ def register(app, cockpit: AppContext) -> None:
     @app.callback(Output(ids.CONFIG_START, "disabled"), Output(ids.CONFIG_VALIDATION, "children"),
                   Output(ids.CONFIG_DERIVED, "children"), Output(ids.CONFIG_LR_PREVIEW, "figure"),
                   Output(ids.CONFIG_FORM_STORE, "data"),
-                  *[Input(i, "value") for i in FIELD_IDS], Input(common.CONFIG_TIER, "value"))
+                  *[Input(i, "value") for i in form.FIELD_IDS], Input(common.CONFIG_TIER, "value"))
     def check_form(*args):
         values, tier = form.values_of(list(args[:-1])), args[-1]
         out = check(values, tier)
@@ -384,7 +340,7 @@ def register(app, cockpit: AppContext) -> None:
                   Output(ids.CONFIG_SAVE_PENDING, "data"),
                   Input(ids.CONFIG_SAVE_BTN, "n_clicks"), State(ids.CONFIG_SAVE_PATH, "value"),
                   State(ids.CONFIG_SAVE_PENDING, "data"),
-                  *[State(i, "value") for i in FIELD_IDS], State(common.CONFIG_TIER, "value"),
+                  *[State(i, "value") for i in form.FIELD_IDS], State(common.CONFIG_TIER, "value"),
                   prevent_initial_call=True)
     def save_config(_n, path_text, pending, *args):
         values, tier = form.values_of(list(args[:-1])), args[-1]
@@ -399,7 +355,7 @@ def register(app, cockpit: AppContext) -> None:
                   State(ids.CONFIG_RUNNER, "value"), State(ids.CONFIG_RUN_NAME, "value"),
                   State(ids.CONFIG_SIM_RATE, "value"), State(common.RUN_SELECT, "value"),
                   State(common.RESUME_CHECKPOINT, "value"),
-                  *[State(i, "value") for i in FIELD_IDS], State(common.CONFIG_TIER, "value"),
+                  *[State(i, "value") for i in form.FIELD_IDS], State(common.CONFIG_TIER, "value"),
                   prevent_initial_call=True)
     def control(_start, _stop, _resume, runner, run_name, rate, selected, checkpoint, *args):
         values, tier = form.values_of(list(args[:-1])), args[-1]
@@ -422,21 +378,17 @@ def register(app, cockpit: AppContext) -> None:
                   Output(ids.CONFIG_RUNNER, "value"), Output(ids.CONFIG_RUNNER_NOTE, "children"),
                   Input(common.HEADER_TICK, "data"), Input(common.RUN_SELECT, "value"),
                   Input(ids.CONFIG_CONTROL_MSG, "data"),
-                  # a State: as an Input, the Training tab's refresh would gate this callback (Dash
-                  # waits for it, and drops this call when it prevents its update)
+                  # a State: as an Input, the Training tab's refresh would gate (and drop) this call
                   State(common.RESUME_CHECKPOINT, "options"),
                   State(ids.CONFIG_RUNNER, "options"), State(ids.CONFIG_RUNNER, "value"))
     def show_status(_n, name, control_msg, offered, runner_options, runner):
         view = status_view(runs_dir, launcher, name, control_msg, offered or [])
+        train_ok, why = trainer_available(launcher.root)
         options = launcher.runner_options()
-        train_ok = not options[0]["disabled"]
-        note = "" if train_ok else (f"{RUNNERS['train']} is unavailable: "
-                                    f"{trainer_available(launcher.root)[1]}")
-        if options == runner_options:
-            options_out, value_out = no_update, no_update
-        else:  # availability changed (or first tick): prefer the real trainer when it exists
-            options_out, value_out = options, ("train" if train_ok else "simulate")
+        changed = options != runner_options   # availability changed (or first tick): prefer the trainer
+        value = ("train" if train_ok else "simulate") if changed else no_update
         if runner == "train" and not train_ok:
-            value_out = "simulate"
-        return (view["status"], view["stop_disabled"], view["resume_disabled"], options_out,
-                value_out, note)
+            value = "simulate"
+        note = "" if train_ok else f"{RUNNERS['train']} is unavailable: {why}"
+        return (view["status"], view["stop_disabled"], view["resume_disabled"],
+                options if changed else no_update, value, note)

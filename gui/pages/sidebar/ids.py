@@ -1,5 +1,5 @@
-"""The config sidebar's own component ids (spec strings unchanged; the ids other parts share are in
-gui/ids.py). Each schema field's id is FieldInfo.component_id (config-<section>-<field>)."""
+"""The config sidebar's own component ids (shared ones: gui/ids.py); a schema field's id is
+FieldInfo.component_id (config-<section>-<field>)."""
 CONFIG_COMPONENTS = "config-components"
 CONFIG_LOAD_PATH = "config-load-path"
 CONFIG_LOAD_BTN = "config-load-btn"

@@ -1,8 +1,6 @@
-"""The config sidebar: tier, components, load/save/reset, training control, derived
-quantities and the 17-section accordion, generated from the config schema (gui/form.py).
-
-Every field gets the widget the schema names (FieldInfo.widget) and the id FieldInfo.component_id
-(config-<section>-<field>); a message line under it (ids.field_msg_id) shows the schema's error.
+"""The config sidebar: tier, components, load/save/reset, presets, training control, derived
+quantities and the section accordion, generated from the schema: each field gets its widget
+(FieldInfo.widget), id (FieldInfo.component_id) and a message line (ids.field_msg_id).
 """
 from __future__ import annotations
 
@@ -16,27 +14,25 @@ from ... import form
 from ... import ids as common
 from ...services.launcher import DEFAULT_RATE, RUNNERS
 from . import ids
-from . import presets_layout as presets_panel
 
 DEBOUNCE_MS = 300
 LR_PREVIEW_HEIGHT = 190
 
 
+# how to type a value, by field kind (or widget)
+EXAMPLES = {"int_list": "comma-separated, e.g. 4,7", "float_pair": "two numbers, e.g. 0.9,0.95",
+            "display": "letters S D s d, repeated to n_blocks"}
+
+
 def _hint(info: FieldInfo) -> str:
-    parts = [p for p in (info.range_text() if info.widget != "dropdown" else "", info.spec.unit) if p]
-    if info.kind == "int_list":
-        parts.append("comma-separated, e.g. 4,7")
-    elif info.kind == "float_pair":
-        parts.append("two numbers, e.g. 0.9,0.95")
-    elif info.widget == "display":
-        parts.append("letters S D s d, repeated to n_blocks")
-    return " · ".join(parts)
+    ranges = info.range_text() if info.widget != "dropdown" else ""
+    example = EXAMPLES.get(info.kind) or EXAMPLES.get(info.widget)
+    return " · ".join(p for p in (ranges, info.spec.unit, example) if p)
 
 
 def widget(info: FieldInfo, value) -> object:
     """The input component of one field, by its schema widget kind."""
-    cid = info.component_id
-    w = info.widget
+    cid, w = info.component_id, info.widget
     if w == "switch":
         return dbc.Switch(id=cid, value=bool(value), label=info.name, class_name="mb-0")
     if w == "slider":
@@ -54,11 +50,13 @@ def widget(info: FieldInfo, value) -> object:
                      class_name="font-monospace" if w in ("display", "list") else None)
 
 
+def _label(text: str, target: str) -> dbc.Label:
+    return dbc.Label(text, html_for=target, class_name="small mb-0 fw-semibold")
+
+
 def field_row(info: FieldInfo, value) -> html.Div:
-    label = [] if info.widget == "switch" else [
-        dbc.Label(info.name, html_for=info.component_id, class_name="small mb-0 fw-semibold")]
     return html.Div([
-        *label,
+        *([] if info.widget == "switch" else [_label(info.name, info.component_id)]),
         widget(info, value),
         html.Div(_hint(info), className="form-text mt-0"),
         html.Div(id=ids.field_msg_id(info.component_id), className="small"),
@@ -66,34 +64,48 @@ def field_row(info: FieldInfo, value) -> html.Div:
 
 
 def accordion(values: dict) -> dbc.Accordion:
-    items = []
-    for section in C.section_names():
-        fields = [f for f in form.FIELDS if f.section == section]
-        items.append(dbc.AccordionItem([field_row(f, values[f.key]) for f in fields],
-                                       title=C.SECTION_TITLES[section],
-                                       item_id=section, id=ids.section_item_id(section)))
+    items = [dbc.AccordionItem([field_row(f, values[f.key]) for f in form.FIELDS if f.section == section],
+                               title=C.SECTION_TITLES[section], item_id=section,
+                               id=ids.section_item_id(section))
+             for section in C.section_names()]
     return dbc.Accordion(items, id=ids.CONFIG_ACCORDION, always_open=True, start_collapsed=True,
                          flush=True, persistence=True, persistence_type="local")
 
 
 def _file_controls() -> html.Div:
+    rows = [dbc.InputGroup([
+        dbc.Input(id=path_id, placeholder=placeholder, size="sm", persistence=True, persistence_type="local"),
+        dbc.Button(label, id=btn_id, color="secondary", size="sm", outline=True),
+    ], size="sm", class_name="mb-1") for path_id, placeholder, label, btn_id in (
+        (ids.CONFIG_LOAD_PATH, "path/to/config.yaml", "Load Config", ids.CONFIG_LOAD_BTN),
+        (ids.CONFIG_SAVE_PATH, "path/to/new.yaml", "Save Config", ids.CONFIG_SAVE_BTN))]
+    return html.Div([
+        *rows,
+        dcc.Store(id=ids.CONFIG_SAVE_PENDING),
+        dbc.Button("Reset to Default", id=ids.CONFIG_RESET_BTN, color="link", size="sm", class_name="px-0"),
+        html.Div(id=ids.CONFIG_FILE_STATUS, className="small", role="status"),
+    ], className="mb-2")
+
+
+def _presets() -> html.Div:
+    """Save / delete a named preset (listed in the tier dropdown), import / export the form."""
     return html.Div([
         dbc.InputGroup([
-            dbc.Input(id=ids.CONFIG_LOAD_PATH, placeholder="path/to/config.yaml", size="sm",
-                      persistence=True, persistence_type="local"),
-            dbc.Button("Load Config", id=ids.CONFIG_LOAD_BTN, color="secondary", size="sm",
-                       outline=True),
+            dbc.Input(id=ids.PRESET_NAME, placeholder="preset name", size="sm"),
+            dbc.Button("Save preset", id=ids.PRESET_SAVE_BTN, color="secondary", size="sm", outline=True),
+            dbc.Button("Delete", id=ids.PRESET_DELETE_BTN, color="secondary", size="sm",
+                       outline=True, title="delete the saved preset of this name"),
         ], size="sm", class_name="mb-1"),
-        dbc.InputGroup([
-            dbc.Input(id=ids.CONFIG_SAVE_PATH, placeholder="path/to/new.yaml", size="sm",
-                      persistence=True, persistence_type="local"),
-            dbc.Button("Save Config", id=ids.CONFIG_SAVE_BTN, color="secondary", size="sm",
-                       outline=True),
-        ], size="sm", class_name="mb-1"),
-        dcc.Store(id=ids.CONFIG_SAVE_PENDING),
-        dbc.Button("Reset to Default", id=ids.CONFIG_RESET_BTN, color="link", size="sm",
-                   class_name="px-0"),
-        html.Div(id=ids.CONFIG_FILE_STATUS, className="small", role="status"),
+        html.Div([
+            dcc.Upload(dbc.Button("Import YAML/JSON", color="link", size="sm", class_name="px-0"),
+                       id=ids.CONFIG_IMPORT, accept=".yaml,.yml,.json", max_size=1 << 20,
+                       multiple=False, className="me-3"),
+            dbc.Button("Export YAML", id=ids.CONFIG_EXPORT_YAML, color="link", size="sm",
+                       class_name="px-0 me-3"),
+            dbc.Button("Export JSON", id=ids.CONFIG_EXPORT_JSON, color="link", size="sm", class_name="px-0"),
+            dcc.Download(id=ids.CONFIG_EXPORT),
+        ], className="d-flex align-items-center"),
+        html.Div(id=ids.PRESET_STATUS, className="small", role="status"),
     ], className="mb-2")
 
 
@@ -110,10 +122,8 @@ def _control() -> dbc.Card:
             dbc.InputGroupText("sim steps/s", class_name="small"),
         ], size="sm", class_name="mb-2"),
         html.Div([
-            dbc.Button("Start", id=ids.CONFIG_START, color="success", size="sm",
-                       class_name="me-2"),
-            dbc.Button("Stop", id=ids.CONFIG_STOP, color="danger", size="sm", outline=True,
-                       disabled=True),
+            dbc.Button("Start", id=ids.CONFIG_START, color="success", size="sm", class_name="me-2"),
+            dbc.Button("Stop", id=ids.CONFIG_STOP, color="danger", size="sm", outline=True, disabled=True),
             dcc.ConfirmDialog(id=ids.CONFIG_STOP_CONFIRM, message=""),
         ], className="mb-2"),
         html.Div(id=ids.CONFIG_STATUS, className="small", role="status"),
@@ -134,26 +144,23 @@ def _derived() -> dbc.Card:
 
 def layout() -> html.Div:
     values = form.default_values()
-    presets = C.preset_names()
     return html.Div([
         dcc.Store(id=ids.CONFIG_FORM_STORE, storage_type="local"),
         dcc.Store(id=common.CONFIG_INJECT, storage_type="memory"),
         dcc.Store(id=ids.CONFIG_CONTROL_MSG, storage_type="memory"),
         html.Div([
-            dbc.Label("Tier", html_for=common.CONFIG_TIER, class_name="small mb-0 fw-semibold"),
+            _label("Tier", common.CONFIG_TIER),
             dbc.Select(id=common.CONFIG_TIER, value=form.TIER_INFO.default, size="sm",
-                       options=[{"label": p, "value": p} for p in presets]),
+                       options=[{"label": p, "value": p} for p in C.preset_names()]),
         ], className="mb-2"),
         html.Div([
-            dbc.Label("Components", html_for=ids.CONFIG_COMPONENTS,
-                      class_name="small mb-0 fw-semibold"),
+            _label("Components", ids.CONFIG_COMPONENTS),
             dbc.Checklist(id=ids.CONFIG_COMPONENTS, value=form.checklist_value(values),
-                          options=[{"label": label, "value": key}
-                                   for key, label in form.COMPONENTS.items()],
+                          options=[{"label": label, "value": key} for key, label in form.COMPONENTS.items()],
                           inline=True, class_name="small"),
         ], className="mb-2"),
         _file_controls(),
-        presets_panel.layout(),
+        _presets(),
         _control(),
         _derived(),
         accordion(values),

@@ -1,34 +1,23 @@
-"""Presets and config import/export in the config sidebar.
+"""Presets and config import/export in the config sidebar (file work: services/presets.py).
 
-- Save preset: the (valid) form becomes `<presets-dir>/<name>.yaml` and is selected in the
-  tier/preset dropdown (callbacks.fill_form then loads it like a tier).
-- Delete: removes the saved preset whose name is typed in the box (tiers cannot be deleted).
-- Import: a YAML or JSON upload fills the form through the `config-inject` store (invalid values
-  are shown as written and marked by the validator, like Load Config).
-- Export YAML / JSON: the valid form, downloaded.
-`preset_action` and `import_action` are the callback bodies as plain functions.
+Save preset selects the new preset in the tier dropdown (fill_form then loads it like a tier);
+Delete removes the saved preset named in the box; Import fills the form through `config-inject`
+(invalid values marked, as with Load Config); Export downloads the valid form as YAML or JSON.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from dash import Input, Output, State, ctx, dcc, html, no_update
+from dash import Input, Output, State, ctx, dcc, no_update
 from dash.exceptions import PreventUpdate
 
 from ... import form
 from ... import ids as common
 from ...context import AppContext
 from ...services import presets
+from ..base import bad, ok
 from . import ids
-
-
-def _ok(text: str) -> html.Span:
-    return html.Span(text, className="text-success")
-
-
-def _bad(text: str) -> html.Span:
-    return html.Span(text, className="text-danger")
 
 
 def preset_action(trigger: str | None, folder: Path | None, name: str | None,
@@ -38,17 +27,17 @@ def preset_action(trigger: str | None, folder: Path | None, name: str | None,
     try:
         if trigger == ids.PRESET_SAVE_BTN:
             clean, existed = presets.save(values, name, folder)
-            out.update(message=_ok(f"{'Updated' if existed else 'Saved'} preset {clean} "
-                                   f"({folder / (clean + '.yaml')})."),
+            out.update(message=ok(f"{'Updated' if existed else 'Saved'} preset {clean} "
+                                  f"({folder / (clean + '.yaml')})."),
                        options=presets.tier_options(clean), tier=clean)
         elif trigger == ids.PRESET_DELETE_BTN:
             if not presets.sanitise(name):
                 raise presets.PresetError("type the name of the saved preset to delete")
             gone = presets.delete(presets.sanitise(name), folder)
-            out.update(message=_ok(f"Deleted preset {gone}."),
+            out.update(message=ok(f"Deleted preset {gone}."),
                        options=presets.tier_options(tier if tier != gone else None))
     except presets.PresetError as exc:
-        out["message"] = _bad(str(exc))
+        out["message"] = bad(str(exc))
     return out
 
 
@@ -58,10 +47,9 @@ def import_action(contents: str | None, filename: str | None) -> dict[str, Any]:
     try:
         loaded = presets.import_text(presets.decode_upload(contents, filename), filename)
     except presets.PresetError as exc:
-        return {"inject": no_update, "message": _bad(f"Not imported: {exc}")}
-    note = f" ({'; '.join(loaded.notes)})" if loaded.notes else ""
+        return {"inject": no_update, "message": bad(f"Not imported: {exc}")}
     return {"inject": {"values": loaded.values, "tier": loaded.tier, "source": f"import of {filename}"},
-            "message": _ok(f"Imported {filename}{note}.")}
+            "message": ok(f"Imported {filename}{loaded.note}.")}
 
 
 def register(app, cockpit: AppContext) -> None:
@@ -100,5 +88,5 @@ def register(app, cockpit: AppContext) -> None:
         try:
             name, text = presets.export_text(values, tier, fmt)
         except presets.PresetError as exc:
-            return no_update, _bad(str(exc))
-        return dcc.send_string(text, name), _ok(f"Exported {name}.")
+            return no_update, bad(str(exc))
+        return dcc.send_string(text, name), ok(f"Exported {name}.")
