@@ -17,8 +17,6 @@ same Patch; a click on one selects it in every picker (checkpoint_select.py).
 from __future__ import annotations
 
 import json
-import math
-import time
 from pathlib import Path
 from typing import Any
 
@@ -31,17 +29,17 @@ from umoec import config as C
 from umoec.metrics import read
 from umoec.run import RunState
 from umoec.run.forge import log_text
+from umoec.units import LN2, fmt_bytes
 
 from ... import ids as common
 from ... import report
 from ...components.visible import visible_only
 from ...context import AppContext
 from ...figures.base import empty_fig
-from ...figures.series import MAX_POINTS, Smoothing, ema, smooth_continue, smooth_state
+from ...figures.series import MAX_POINTS, Smoothing, ema, smooth_state
 from ...figures.training import (
     CHECKPOINT_COLUMNS,
     CHECKPOINT_TRACE,
-    best_val_name,
     checkpoint_points,
     loss_fig,
     lr_grad_fig,
@@ -53,29 +51,16 @@ from ...services.forge import resolve_forge
 from ...services.runs import resolve, summarise
 from ...services.series import cached_train_series
 from ...view.checkpoints import pick
-from ...view.derived import fmt_bytes
 from ...view.read_errors import db_read_error
-from ...view.training import step_rate
+from ...view.training import fmt_duration, step_rate
 from . import ids
 from .forge import KEYS as FORGE_KEYS
 from .forge import forge_training_update
-from .layout import RESUME_HIDDEN, RESUME_SHOWN, kpi_card
+from .layout import RESUME_HIDDEN, RESUME_SHOWN, checkpoint_table, clock, kpi_card
+from .live import REDRAW_AFTER, extend_train, extend_val
 from .zoom import keep_zoom
 
-LN2 = math.log(2.0)
-REDRAW_AFTER = 2 * MAX_POINTS   # points in a trace before it is downsampled again
 EMPTY_RUNS_HINT = "No run selected. Create one with: python -m bin.simulate_training --steps 5000 --out {}"
-
-
-def _fmt_bytes(n: float) -> str:
-    return fmt_bytes(n)
-
-
-def _fmt_duration(seconds: float) -> str:
-    seconds = int(max(0, seconds))
-    h, rem = divmod(seconds, 3600)
-    m, s = divmod(rem, 60)
-    return f"{h}h {m:02d}m {s:02d}s" if h else f"{m}m {s:02d}s"
 
 
 def kpis(latest: dict | None, total_steps: int) -> list:
@@ -87,8 +72,8 @@ def kpis(latest: dict | None, total_steps: int) -> list:
         kpi_card("learning rate", f"{latest['lr']:.2e}", "AdamW group"),
         kpi_card("bytes / s", f"{latest['tokens_per_sec']:,.0f}", "training throughput"),
         kpi_card("grad norm", f"{latest['grad_norm']:.3f}", "before clipping"),
-        kpi_card("bytes seen", _fmt_bytes(latest["bytes_seen"]),
-                 f"elapsed {_fmt_duration(latest['elapsed_s'])}"),
+        kpi_card("bytes seen", fmt_bytes(latest["bytes_seen"]),
+                 f"elapsed {fmt_duration(latest['elapsed_s'])}"),
     ]
 
 
@@ -105,7 +90,7 @@ def eta_text(train, state: RunState, total_steps: int, resuming: bool = False) -
     if rate is None:
         return "ETA: measuring..."
     left = max(0, total_steps - int(recent["step"].iloc[-1]))
-    return f"ETA {_fmt_duration(left / rate)} ({rate:.2f} steps/s, {left:,} steps left)"
+    return f"ETA {fmt_duration(left / rate)} ({rate:.2f} steps/s, {left:,} steps left)"
 
 
 def heads_table(heads) -> object:
@@ -154,23 +139,15 @@ def checkpoint_list(cks, exported: dict | None = None, simulated: bool = False) 
     column: the exported coding model or an Export model button."""
     if not cks:
         return html.Div("No checkpoints yet.", className="text-muted")
-    with_models = exported is not None
-    rows = [html.Tr([html.Td(f"{c.step:,}"), html.Td(_fmt_bytes(c.size)),
-                     html.Td(time.strftime("%H:%M:%S", time.localtime(c.mtime))),
-                     html.Td(c.path.name, className="font-monospace small")]
-                    + ([html.Td(export_cell(c, exported.get(c.path.name), simulated))]
-                       if with_models else []))
+    models = exported is not None
+    rows = [(f"{c.step:,}", c.size, c.mtime, c.path.name)
+            + ((export_cell(c, exported.get(c.path.name), simulated),) if models else ())
             for c in reversed(cks)]
-    head = [html.Th("step"), html.Th("size"), html.Th("time"), html.Th("file")]
-    head += [html.Th("coding model")] if with_models else []
-    return html.Div(dbc.Table([html.Thead(html.Tr(head)), html.Tbody(rows)], size="sm",
-                              class_name="mb-0 align-middle"),
-                    style={"maxHeight": "260px", "overflowY": "auto"})
+    return checkpoint_table(rows, ("coding model",) if models else ())
 
 
 def checkpoint_options(cks) -> list[dict]:
-    return [{"label": f"step {c.step:,} ({_fmt_bytes(c.size)}, "
-                      f"{time.strftime('%H:%M:%S', time.localtime(c.mtime))})",
+    return [{"label": f"step {c.step:,} ({fmt_bytes(c.size)}, {clock(c.mtime)})",
              "value": c.path.name} for c in reversed(cks)]
 
 
@@ -198,14 +175,11 @@ def _read_log(run, state: dict | None) -> tuple[Any, list | None]:
     try:
         st = run.log_path.stat()
         sig = [st.st_size, st.st_mtime]
+        if state and state.get("log_sig") == sig:
+            return no_update, sig
+        lines = run.tail_log(100)
     except FileNotFoundError:
         return "(training.log does not exist yet)", None
-    except OSError as exc:
-        return f"(cannot read training.log: {exc.strerror or exc})", None
-    if state and state.get("log_sig") == sig:
-        return no_update, sig
-    try:
-        lines = run.tail_log(100)
     except OSError as exc:
         return f"(cannot read training.log: {exc.strerror or exc})", None
     return ("\n".join(lines) or "(training.log is empty)"), sig
@@ -257,34 +231,13 @@ def _patch_charts(conn, state: dict, smoothing: Smoothing) -> tuple[Any, Any, An
     if new.empty and val.empty:
         return no_update, no_update, no_update, state
     state = dict(state)
-    loss, lr, throughput = Patch(), Patch(), Patch()
-    if not new.empty:
-        steps = new["step"].tolist()
-        bpb = new["bpb"].to_numpy(dtype=float)
-        smoothed, state["smooth"] = smooth_continue(bpb, smoothing, state["smooth"])
-        loss["data"][0]["x"].extend(steps)
-        loss["data"][0]["y"].extend(bpb.tolist())
-        loss["data"][1]["x"].extend(steps)
-        loss["data"][1]["y"].extend(smoothed.tolist())
-        lr["data"][0]["x"].extend(steps)
-        lr["data"][0]["y"].extend(new["lr"].astype(float).tolist())
-        lr["data"][1]["x"].extend(steps)
-        lr["data"][1]["y"].extend(new["grad_norm"].astype(float).tolist())
-        throughput["data"][0]["x"].extend(steps)
-        throughput["data"][0]["y"].extend(new["tokens_per_sec"].astype(float).tolist())
-        state["last_step"] = int(steps[-1])
-        state["points"] += len(steps)
-    else:
-        lr = throughput = no_update
+    loss, lr, throughput = extend_train(new, new["bpb"].to_numpy(dtype=float), smoothing, state)
     if not val.empty:
-        loss["data"][2]["x"].extend(val["step"].tolist())
-        loss["data"][2]["y"].extend(val["bpb"].astype(float).tolist())
         i = val["bpb"].idxmin()
         low = float(val.loc[i, "bpb"])
-        if state.get("best_val") is None or low < state["best_val"]:
-            loss["data"][3]["x"] = [int(val.loc[i, "step"])]
-            loss["data"][3]["y"] = [low]
-            loss["data"][3]["name"] = best_val_name(low)
+        better = state.get("best_val") is None or low < state["best_val"]
+        extend_val(loss, val["step"], val["bpb"], (val.loc[i, "step"], low) if better else None)
+        if better:
             state["best_val"] = low
         state["last_val_step"] = int(val["step"].iloc[-1])
     return loss, lr, throughput, state

@@ -12,40 +12,25 @@ dash.Patch as our runs' charts are (`_extend_charts`), so a held zoom survives a
 """
 from __future__ import annotations
 
-import math
-import time
 from typing import Any
 
 import dash_bootstrap_components as dbc
 import pandas as pd
-from dash import Patch, html, no_update
+from dash import html, no_update
 
 from umoec.run.forge import ForgeCheckpoint, ForgeFormatError, ForgeLog, log_tail
+from umoec.units import LN2
 
 from ...figures.base import empty_fig
-from ...figures.series import MAX_POINTS, Smoothing, smooth_continue, smooth_state
-from ...figures.training import (
-    CHECKPOINT_COLUMNS,
-    best_val_name,
-    loss_fig,
-    lr_grad_fig,
-    throughput_fig,
-)
+from ...figures.series import MAX_POINTS, Smoothing, smooth_state
+from ...figures.training import CHECKPOINT_COLUMNS, loss_fig, lr_grad_fig, throughput_fig
 from ...services import forge
-from ...view.derived import fmt_bytes
-from .layout import kpi_card
+from ...view.training import fmt_duration
+from .layout import checkpoint_table, kpi_card
+from .live import REDRAW_AFTER, extend_train, extend_val
 
-LN2 = math.log(2.0)
-REDRAW_AFTER = 2 * MAX_POINTS   # points in a trace before it is downsampled again (as ours)
 KEYS = ("kpis", "eta", "loss", "lr", "throughput", "heads", "checkpoints", "log", "error", "state",
         "ck_options", "ck_value")
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(max(0, seconds))
-    h, rem = divmod(seconds, 3600)
-    m, s = divmod(rem, 60)
-    return f"{h}h {m:02d}m {s:02d}s" if h else f"{m}m {s:02d}s"
 
 
 def kpis(train: pd.DataFrame) -> list:
@@ -59,22 +44,16 @@ def kpis(train: pd.DataFrame) -> list:
         kpi_card("learning rate", f"{last['lr']:.2e}", ""),
         kpi_card("tokens / s", f"{last['tokens_per_sec']:,.0f}", "training throughput"),
         kpi_card("grad norm", f"{last['grad_norm']:.3f}", ""),
-        kpi_card("elapsed", _duration(elapsed) if pd.notna(elapsed) else "n/a",
+        kpi_card("elapsed", fmt_duration(elapsed) if pd.notna(elapsed) else "n/a",
                  "" if pd.notna(elapsed) else "older log.csv: no elapsed_s column"),
     ]
 
 
-def checkpoint_table(cks: list[ForgeCheckpoint]) -> Any:
+def checkpoint_list(cks: list[ForgeCheckpoint]) -> Any:
     if not cks:
         return html.Div("No ckpt_*.bin yet.", className="text-muted")
-    rows = [html.Tr([html.Td(f"{c.step:,}" if c.step is not None else "latest"),
-                     html.Td(fmt_bytes(c.size)),
-                     html.Td(time.strftime("%H:%M:%S", time.localtime(c.mtime))),
-                     html.Td(c.name, className="font-monospace small")]) for c in reversed(cks)]
-    return html.Div(dbc.Table([html.Thead(html.Tr([html.Th("step"), html.Th("size"),
-                                                   html.Th("time"), html.Th("file")])),
-                               html.Tbody(rows)], size="sm", class_name="mb-0"),
-                    style={"maxHeight": "260px", "overflowY": "auto"})
+    return checkpoint_table([(f"{c.step:,}" if c.step is not None else "latest", c.size, c.mtime,
+                              c.name) for c in reversed(cks)])
 
 
 def checkpoint_frame(cks: list[ForgeCheckpoint]) -> pd.DataFrame:
@@ -112,32 +91,15 @@ def _extend_charts(log: ForgeLog, state: dict, smoothing: Smoothing):
             or (val_rows and int(val["step"].iloc[val_rows - 1]) != state.get("last_val_step"))
             or state.get("points", 0) + len(train) - rows >= REDRAW_AFTER):
         return None
-    state = dict(state)
-    loss, lr, throughput = Patch(), Patch(), Patch()
+    state = dict(state, rows=len(train))
     new = train.iloc[rows:]
-    if len(new):
-        steps = new["step"].tolist()
-        bits = (new["loss"] / LN2).to_numpy(dtype=float)
-        smoothed, state["smooth"] = smooth_continue(bits, smoothing, state["smooth"])
-        for trace, ys in ((0, bits.tolist()), (1, smoothed.tolist())):
-            loss["data"][trace]["x"].extend(steps)
-            loss["data"][trace]["y"].extend(ys)
-        for trace, col in ((0, "lr"), (1, "grad_norm")):
-            lr["data"][trace]["x"].extend(steps)
-            lr["data"][trace]["y"].extend(new[col].astype(float).tolist())
-        throughput["data"][0]["x"].extend(steps)
-        throughput["data"][0]["y"].extend(new["tokens_per_sec"].astype(float).tolist())
-        state.update(rows=len(train), last_step=int(steps[-1]), points=state["points"] + len(steps))
-    else:
-        lr = throughput = no_update
+    loss, lr, throughput = extend_train(new, (new["loss"] / LN2).to_numpy(dtype=float), smoothing,
+                                        state)
     if len(val) > val_rows:
         added = val.iloc[val_rows:]
-        loss["data"][2]["x"].extend(added["step"].tolist())
-        loss["data"][2]["y"].extend((added["val_loss"] / LN2).astype(float).tolist())
         best = val.loc[val["val_loss"].idxmin()]
-        loss["data"][3]["x"] = [int(best["step"])]
-        loss["data"][3]["y"] = [float(best["val_loss"] / LN2)]
-        loss["data"][3]["name"] = best_val_name(best["val_loss"] / LN2)
+        extend_val(loss, added["step"], added["val_loss"] / LN2,
+                   (best["step"], best["val_loss"] / LN2))
         state.update(val_rows=len(val), last_val_step=int(val["step"].iloc[-1]))
     elif not len(new):
         loss = no_update
@@ -159,7 +121,7 @@ def forge_training_update(run: forge.ForgeRun, smoothing: Smoothing, log_y: bool
                       "to it; resume it with forge train --resume.",
                   heads=html.Div("Forge logs a single loss (no per-head losses).",
                                  className="text-muted"),
-                  checkpoints=checkpoint_table(cks),
+                  checkpoints=checkpoint_list(cks),
                   log="# log.csv (Forge writes no training.log)\n" + log_tail(run.log_path),
                   ck_options=[], ck_value=None)
     try:

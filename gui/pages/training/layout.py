@@ -3,8 +3,12 @@ clickable checkpoint markers), lr and throughput charts, head losses, checkpoint
 Export model, log tail."""
 from __future__ import annotations
 
+import time
+
 import dash_bootstrap_components as dbc
 from dash import dcc, html
+
+from umoec.units import fmt_bytes
 
 from ... import ids as common
 from ...figures.base import graph_config
@@ -22,6 +26,20 @@ def kpi_card(title: str, value: str, sub: str = "") -> dbc.Col:
         html.Div(value, className="fs-4 fw-semibold"),
         html.Div(sub, className="text-muted small"),
     ]), class_name="h-100"), xs=6, md=4, xl=2, class_name="mb-2")
+
+
+def clock(mtime: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(mtime))
+
+
+def checkpoint_table(rows, extra_heads: tuple = ()) -> html.Div:
+    """Checkpoints as a scrolling table; `rows`: (step text, size, mtime, file, extra cells...)."""
+    body = [html.Tr([html.Td(step), html.Td(fmt_bytes(size)), html.Td(clock(mtime)),
+                     html.Td(file, className="font-monospace small"), *map(html.Td, extra)])
+            for step, size, mtime, file, *extra in rows]
+    head = html.Thead(html.Tr([html.Th(h) for h in ("step", "size", "time", "file", *extra_heads)]))
+    return html.Div(dbc.Table([head, html.Tbody(body)], size="sm", class_name="mb-0 align-middle"),
+                    style={"maxHeight": "260px", "overflowY": "auto"})
 
 
 SMOOTH_METHODS = [{"label": "EMA", "value": "ema"}, {"label": "running mean", "value": "mean"},
