@@ -1,37 +1,12 @@
 """Long series made cheap and honest to draw. Pure numpy; no Dash, no I/O.
 
-- `ema(values, smoothing)`: debiased EMA (TensorBoard's smoothing), on full-resolution data;
-  `ema_state` / `ema_continue` carry it on row by row for the live training charts.
-- `Smoothing` (method, slider strength, clip) and `smooth(values, spec)`: the loss chart's
-  smoothed line. Methods: "ema" (above; the slider is its factor a), "mean" (a trailing running
-  mean, `running_mean`, over `window_of(s)` = round(1 / (1 - s)) rows, half up: the number of rows
-  an EMA of factor s effectively averages; 0 -> 1 row, 0.6 -> 3, 0.9 -> 10, 0.95 -> 20,
-  0.99 -> 100; the first rows average the rows there are) and "none". `smooth_state` /
-  `smooth_continue` carry any of them on row by row.
-- `clip_outliers(values)`: the "clip outliers" rule, applied before smoothing (the raw trace
-  stays unclipped). Each value x_t is clipped to c_t +- CLIP_K * sigma_t, where c_t is the median
-  of the last CENTER_WINDOW raw values (x_t included) and sigma_t = 1.0483 * the median of the
-  last CLIP_WINDOW step sizes |x_i - x_(i-1)| (the noise's standard deviation for normal noise;
-  steps, not deviations from a window's median, so a falling loss curve does not widen the
-  band). A spike lasting one or two rows is clipped; a jump that lasts CENTER_WINDOW // 2 + 1
-  rows or more moves the median and is kept (shown after that lag). Trailing windows only, so a
-  row's clipped value never changes as rows arrive (the live chart extends it exactly); the first
-  row, and rows where sigma_t is 0 (a flat stretch), are left as they are.
-- `downsample(x, y, n_out)`: indices of ~n_out points keeping the shape (MinMaxLTTB via
-  tsdownsample, peaks kept); `thin(x, ys, n_out)`: the same for several series sharing x.
-- `view_indices(x, y, lo, hi)` / `points(...)`: which points to draw. Without a zoom, the whole
-  series downsampled. With a zoom [lo, hi], the visible part re-aggregated *at full resolution*
-  (downsampled only if it still holds more than `n_out` points; one point beyond each edge so
-  lines reach the frame), plus a coarse overview of what lies outside so a pan shows something
-  before the next re-aggregation arrives.
-- `parse_relayout(relayoutData)`: what a zoom, pan or double-click on a chart asked for.
-
-Smoothing (and clipping) is never computed by the point pickers: callers smooth the
-full-resolution series first and pick points of the smoothed series, so a zoom never changes the
-smoothed values.
-
-Point budgets (per trace), all passed as `n_out`: MAX_POINTS for the live Training/Forge charts,
-VIEW_POINTS for a chart's view (Compare) and every line of the analysis tabs.
+Smoothing (`ema`, `running_mean`, `clip_outliers`, under one `Smoothing` spec) is computed on
+every row, and carried on row by row for the live charts (`smooth_state` / `smooth_continue`);
+the point pickers (`downsample`, `thin`, `view_indices` / `points`: a zoomed range at full
+resolution plus a coarse overview around it) only ever pick points of a smoothed series, so a
+zoom never changes the smoothed values. `parse_relayout` reads what a zoom asked for.
+Point budgets per trace (`n_out`): MAX_POINTS for the live Training/Forge charts, VIEW_POINTS
+for a chart's view (Compare) and the analysis tabs.
 """
 from __future__ import annotations
 
@@ -40,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 MAX_POINTS = 2000        # per trace of the live training charts; longer series are downsampled
 VIEW_POINTS = 1500       # per trace on screen (Forge Studio's snapshot is 1,200)
@@ -59,7 +35,6 @@ def ema(values: np.ndarray, smoothing: float) -> np.ndarray:
     x = np.asarray(values, dtype=np.float64)
     if smoothing <= 0 or x.size == 0:
         return x.copy()
-    import pandas as pd
     return pd.Series(x).ewm(alpha=1.0 - smoothing, adjust=True).mean().to_numpy()
 
 
@@ -137,12 +112,11 @@ class Smoothing:
 
 
 def _rolling_median(x: np.ndarray, window: int) -> np.ndarray:
-    import pandas as pd
     return pd.Series(x).rolling(window, min_periods=1).median().to_numpy()
 
 
 def _clip(x: np.ndarray, prev_x: np.ndarray, prev_d: np.ndarray) -> tuple[np.ndarray, dict]:
-    """`x` clipped (module docstring), after raw rows `prev_x` (the last CENTER_WINDOW - 1, or
+    """`x` clipped (`clip_outliers`), after raw rows `prev_x` (the last CENTER_WINDOW - 1, or
     none at the start) whose step sizes end with `prev_d`; returns (clipped, state to go on)."""
     if x.size == 0:
         return x.copy(), {"clip_x": prev_x.tolist(), "clip_d": prev_d.tolist()}
@@ -160,8 +134,14 @@ def _clip(x: np.ndarray, prev_x: np.ndarray, prev_d: np.ndarray) -> tuple[np.nda
 
 
 def clip_outliers(values: np.ndarray) -> np.ndarray:
-    """`values` clipped to their trailing median +- CLIP_K noise standard deviations (module
-    docstring)."""
+    """The "clip outliers" rule, applied before smoothing (the raw trace stays unclipped).
+
+    x_t is clipped to c_t +- CLIP_K * sigma_t: c_t the median of the last CENTER_WINDOW raw values
+    (x_t included), sigma_t = STEP_MAD_TO_SD * the median of the last CLIP_WINDOW step sizes
+    |x_i - x_(i-1)| (steps, so a falling curve does not widen the band). A spike of one or two
+    rows is clipped; a jump lasting CENTER_WINDOW // 2 + 1 rows moves the median and is kept.
+    Trailing windows only, so a clipped value never changes as rows arrive; the first row and
+    flat stretches (sigma_t 0) are left as they are."""
     x = np.asarray(values, dtype=np.float64)
     return _clip(x, np.zeros(0), np.zeros(0))[0]
 
@@ -171,7 +151,6 @@ def running_mean(values: np.ndarray, window: int) -> np.ndarray:
     x = np.asarray(values, dtype=np.float64)
     if window <= 1 or x.size == 0:
         return x.copy()
-    import pandas as pd
     return pd.Series(x).rolling(window, min_periods=1).mean().to_numpy()
 
 
@@ -295,10 +274,6 @@ class Zoom:
     lo: float | None = None
     hi: float | None = None
     reset: bool = False
-
-    @property
-    def window(self) -> tuple[float, float] | None:
-        return None if self.reset or self.lo is None else (self.lo, self.hi)
 
 
 def _number(value: Any) -> float | None:
