@@ -36,11 +36,11 @@ def best_val_name(bpb: float) -> str:
     return f"best val {bpb:.3f}"
 
 
-def checkpoint_points(checkpoints: pd.DataFrame) -> dict:
+def checkpoint_points(checkpoints) -> dict:
     """The checkpoint trace's x, y, text (hover) and customdata (file name: what a click
-    selects), one point per row of `checkpoints` (CHECKPOINT_COLUMNS); y is the middle of the
-    marker lane. Live updates assign these to the trace whole (a handful of points)."""
-    rows = checkpoints.to_dict("records")
+    selects), one point per row of `checkpoints` (CHECKPOINT_COLUMNS: a frame, or tuples); y is
+    the middle of the marker lane. Live updates assign these to the trace whole."""
+    rows = pd.DataFrame(checkpoints, columns=list(CHECKPOINT_COLUMNS)).to_dict("records")
     return {"x": [int(r["step"]) for r in rows], "y": [0.5] * len(rows),
             "customdata": [str(r["file"]) for r in rows],
             "text": [f"{r['file']}: step {int(r['step']):,}, {fmt_bytes(float(r['size']))}, "
@@ -48,7 +48,7 @@ def checkpoint_points(checkpoints: pd.DataFrame) -> dict:
                      for r in rows]}
 
 
-def _checkpoint_lane(fig: go.Figure, checkpoints: pd.DataFrame) -> None:
+def _checkpoint_lane(fig: go.Figure, checkpoints) -> None:
     """Checkpoint markers in a thin lane of their own under the curves (y2), so they never hide
     a curve and stay put under any zoom or log y; the x axis is drawn under the lane."""
     fig.add_trace(go.Scatter(**checkpoint_points(checkpoints), name="checkpoints", mode="markers",
@@ -64,7 +64,7 @@ def _checkpoint_lane(fig: go.Figure, checkpoints: pd.DataFrame) -> None:
 
 def loss_fig(train: pd.DataFrame, val: pd.DataFrame, smoothing: Smoothing = Smoothing(),
              log_y: bool = False, max_points: int | None = None,
-             checkpoints: pd.DataFrame | None = None) -> go.Figure:
+             checkpoints=None) -> go.Figure:
     """Training bpb (raw, and smoothed as `smoothing` says) and validation bpb against step,
     best val marked; with `checkpoints` (CHECKPOINT_COLUMNS, possibly no rows), a marker per
     checkpoint in a lane under the curves, which a click selects (gui/pages/training/checkpoint_select.py).

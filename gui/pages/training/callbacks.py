@@ -1,17 +1,12 @@
-"""Training tab: KPIs, ETA, live charts, head losses, checkpoints (each with its coding
-model, or an Export model button: gui/pages/training/model_export.py), resume list, log.
+"""Training tab: KPIs, ETA, live charts, head losses, checkpoints (with their coding models or
+an Export model button: model_export.py), resume list, log.
 
-The loss, lr and throughput charts are drawn once (smoothing on every row, each trace
-downsampled to about series.MAX_POINTS points) and then only extended: every tick reads the rows
-newer than the page's last step and sends them as a `dash.Patch` (the smoothing, clipping
-included, carried on by series.smooth_continue). A full redraw happens when the run, its
-generation (a resume rewrites rows), the smoothing (method, strength, clipping) or the log-Y
-toggle changes, or when enough points have been appended that the charts should be downsampled
-again.
-Each checkpoint is a marker in a lane under the loss curves (figures.training.CHECKPOINT_TRACE),
-drawn with the chart and, when the run's checkpoints change between full draws, replaced in the
-same Patch; a click on one selects it in every picker (checkpoint_select.py).
-
+The loss, lr and throughput charts are drawn once (smoothing on every row, traces downsampled to
+about series.MAX_POINTS points), then only extended by `dash.Patch` with the rows newer than the
+page's (live.py). They are redrawn when the run, its generation (a resume rewrites rows), the
+smoothing or log y changes, or when enough points were appended to downsample again. The
+checkpoint markers under the loss curves are replaced in the same Patch when the run's
+checkpoints change; a click on one selects it (checkpoint_select.py).
 `training_update` is the callback body as a plain function (tests and bench/bench_gui.py call it).
 """
 from __future__ import annotations
@@ -21,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import dash_bootstrap_components as dbc
-import pandas as pd
 from dash import Input, Output, Patch, State, html, no_update
 from dash.exceptions import PreventUpdate
 
@@ -38,7 +32,6 @@ from ...context import AppContext
 from ...figures.base import empty_fig
 from ...figures.series import MAX_POINTS, Smoothing, ema, smooth_state
 from ...figures.training import (
-    CHECKPOINT_COLUMNS,
     CHECKPOINT_TRACE,
     checkpoint_points,
     loss_fig,
@@ -158,10 +151,6 @@ def _mtime(path: Path) -> float | None:
         return None
 
 
-def _error(text: str, colour: str = "danger") -> dbc.Alert:
-    return dbc.Alert(text, color=colour, class_name="py-2 mb-2")
-
-
 def db_error_text(path: Path, exc: BaseException) -> str:
     """What a user can do about a metrics database that cannot be read."""
     if isinstance(exc, FileNotFoundError):
@@ -197,10 +186,9 @@ def grad_clip_of(run) -> float | None:
 CHART_COLUMNS = ("step", "bpb", "lr", "grad_norm", "tokens_per_sec")
 
 
-def checkpoint_frame(cks) -> pd.DataFrame:
+def marker_rows(cks) -> list[tuple]:
     """The run's checkpoints as the loss chart's markers take them (CHECKPOINT_COLUMNS)."""
-    return pd.DataFrame([(c.step, c.path.name, c.size, c.mtime) for c in cks],
-                        columns=list(CHECKPOINT_COLUMNS))
+    return [(c.step, c.path.name, c.size, c.mtime) for c in cks]
 
 
 def _full_charts(conn, path: Path, smoothing: Smoothing, log_y: bool,
@@ -211,7 +199,7 @@ def _full_charts(conn, path: Path, smoothing: Smoothing, log_y: bool,
     train = cached_train_series(conn, path, CHART_COLUMNS)
     val = read.val_metrics(conn)
     loss = loss_fig(train, val, smoothing, log_y, max_points=MAX_POINTS,
-                    checkpoints=checkpoint_frame(cks))
+                    checkpoints=marker_rows(cks))
     lr = lr_grad_fig(train, max_points=MAX_POINTS, grad_clip=grad_clip)
     throughput = throughput_fig(train, max_points=MAX_POINTS)
     if train.empty:
@@ -286,16 +274,15 @@ def training_update(runs_dir: Path, name: str | None, smoothing: float = 0.6,
         with read.open_db(run.db_path) as conn:
             gen = read.run_generation(conn)
             latest = read.latest_metrics(conn)
-            same = (state is not None and state.get("run") == name and state.get("gen") == gen
+            same = (same_run is not None and state.get("gen") == gen
                     and Smoothing.from_state(state) == spec and state.get("log_y") == log_y
                     and "last_step" in state and "smooth" in state and latest is not None
-                    and latest["step"] >= state["last_step"]
-                    and state.get("points", 0) < REDRAW_AFTER)
+                    and latest["step"] >= state["last_step"] and state.get("points", 0) < REDRAW_AFTER)
             if same:
                 loss, lr, throughput, chart = _patch_charts(conn, state, spec)
                 if state.get("ck_sig") != ck_sig:  # a checkpoint written, or deleted
                     loss = loss if loss is not no_update else Patch()
-                    for key, value in checkpoint_points(checkpoint_frame(cks)).items():
+                    for key, value in checkpoint_points(marker_rows(cks)).items():
                         loss["data"][CHECKPOINT_TRACE][key] = value
             else:
                 loss, lr, throughput, chart = _full_charts(conn, run.db_path, spec, log_y,
@@ -311,7 +298,7 @@ def training_update(runs_dir: Path, name: str | None, smoothing: float = 0.6,
             text = (f"The run crashed before its first logged step ({summary.detail}); the log "
                     "below says more.")
         return dict(out, kpis=[], eta="", loss=empty, lr=empty, throughput=empty, heads="",
-                    error=_error(text, colour),
+                    error=dbc.Alert(text, color=colour, class_name="py-2 mb-2"),
                     state={"run": name, "log_sig": log_sig, "ck_sig": ck_sig})
     new_state = {**chart, **spec.as_state(), "run": name, "gen": gen, "log_y": log_y,
                  "log_sig": log_sig, "ck_sig": ck_sig}

@@ -23,7 +23,7 @@ from umoec.units import LN2
 
 from ...figures.base import empty_fig
 from ...figures.series import MAX_POINTS, Smoothing, smooth_state
-from ...figures.training import CHECKPOINT_COLUMNS, loss_fig, lr_grad_fig, throughput_fig
+from ...figures.training import loss_fig, lr_grad_fig, throughput_fig
 from ...services import forge
 from ...view.training import fmt_duration
 from .layout import checkpoint_table, kpi_card
@@ -56,19 +56,13 @@ def checkpoint_list(cks: list[ForgeCheckpoint]) -> Any:
                               c.name) for c in reversed(cks)])
 
 
-def checkpoint_frame(cks: list[ForgeCheckpoint]) -> pd.DataFrame:
-    """The numbered checkpoints as the loss chart's markers take them (ckpt_latest.bin has no
-    step to stand at)."""
-    return pd.DataFrame([(c.step, c.name, c.size, c.mtime) for c in cks if c.step is not None],
-                        columns=list(CHECKPOINT_COLUMNS))
-
-
 def loss_figure(log: ForgeLog, smoothing: Smoothing, log_y: bool,
                 cks: tuple = ()):
     train = pd.DataFrame({"step": log.train["step"], "bpb": log.train["loss"] / LN2})
     val = pd.DataFrame({"step": log.val["step"], "bpb": log.val["val_loss"] / LN2})
     fig = loss_fig(train, val, smoothing, log_y, max_points=MAX_POINTS,
-                   checkpoints=checkpoint_frame(list(cks)))
+                   checkpoints=[(c.step, c.name, c.size, c.mtime) for c in cks
+                                if c.step is not None])   # ckpt_latest.bin has no step
     if train.empty:
         return fig
     fig.data[0].name = "train bits/token"
