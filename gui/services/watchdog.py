@@ -1,15 +1,10 @@
 """The run watchdog: a server thread that keeps every run's honest state, with or without a browser.
 
-Each pass (every `period_s`):
-- a status.json that says running while its process (on this host) is gone is rewritten as
-  crashed (`gui/services/notify.reconcile_dead_runs`), except runs this cockpit's Launcher watches (it
-  records their real exit code);
-- every run's honest state is taken (`gui/services/notify.snapshot`: stalled, crashed...) and kept;
-  `version` goes up whenever a run appears, disappears, changes state or moves on a step or a
-  heartbeat, so a page asks for new data only then (gui/services/pulse.py).
-Pages read `current()`; the notifications panel compares it with what each browser last saw.
-The thread stops with `stop()`, or by itself once the object that owns it (the app's server)
-is gone, so tests that build many apps do not leave watchers behind.
+Each pass rewrites dead 'running' statuses as crashed (notify.reconcile_dead_runs; not the
+Launcher's runs) and takes every run's state (notify.snapshot); `version` goes up whenever a
+run appears, goes, changes state or moves on, so pages ask for new data only then
+(gui/services/pulse.py). The thread stops with `stop()`, or once its owner (the app's server)
+is gone, so tests that build many apps leave no watchers behind.
 """
 from __future__ import annotations
 

@@ -1,17 +1,10 @@
 """The refresh tick: one pulse request per tick, and only a changed pulse refreshes anything.
 
-- `pulse` (server, every tick of ids.REFRESH): a short signature of what the pages show
-  (gui/services/pulse.py). When it equals the page's last one the answer is "no update" (a few
-  bytes) and nothing else runs: an idle page with finished runs costs one request per tick.
-- the router (clientside, no request): when the pulse changes, it advances common.HEADER_TICK (run
-  list, status badge, run controls, notifications) and the visible tab's store
-  `common.tab_tick(tab)`; hidden tabs are never refreshed. A tab that becomes visible refreshes
-  through its own `active_tab` input.
-- at page load neither runs: the page is served with its pulse (`served_pulse`) and its run list
-  (gui/app.py), and every shown callback reads its run by itself.
-Before the pulse, every tick sent one request per listening callback (~15 per tick, hidden tabs
-included, then ~7 with per-tab routing), and on a slow machine the answers came back stale faster
-than they were applied.
+`pulse` (server, every ids.REFRESH tick) is a short signature of what the pages show
+(gui/services/pulse.py); unchanged, the answer is "no update" and nothing else runs. When it
+changes, the clientside router advances common.HEADER_TICK (run list, status, run controls,
+notifications) and the visible tab's `common.tab_tick(tab)`; hidden tabs refresh when shown.
+At page load neither runs: the page is served with its pulse (`served_pulse`) and run list.
 """
 from __future__ import annotations
 

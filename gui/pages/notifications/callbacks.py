@@ -1,13 +1,10 @@
 """Notifications: a toast (and a desktop notification, once the user has allowed them) when a run
 completes, crashes or stalls.
 
-The run watchdog (gui/services/watchdog.py, a server thread started with the app) keeps every
-run's honest state and marks as crashed the runs whose process died unseen, whether or not a page
-is open. When the page pulse changes, this panel compares the watchdog's states with the last ones
-this browser saw (ids.NOTIFY_SEEN, localStorage; gui/services/notify.py decides what is news), so a reload
-never repeats a toast and N open tabs do not mean N watchdogs. Desktop notifications use the
-browser's Notification API from clientside callbacks: permission is asked only when the user
-clicks "Enable desktop notifications".
+When the page pulse changes, the run watchdog's states (gui/services/watchdog.py) are compared
+with the last ones this browser saw (ids.NOTIFY_SEEN, localStorage; gui/services/notify.py says
+what is news), so a reload never repeats a toast. Desktop notifications use the browser's
+Notification API, whose permission is asked only on a click of "Enable desktop notifications".
 """
 from __future__ import annotations
 

@@ -1,14 +1,9 @@
-"""The Training tab for a Forge run folder, read-only.
-
-callbacks.training_update hands Forge runs (gui/services/forge.py) to `forge_training_update`,
-which returns the same outputs: KPIs from the newest log.csv row, the loss chart (Forge's loss in
-bits per *token* = loss / ln 2, raw, smoothed and validation, best point starred; same trace order
-as ours so the zoom re-aggregation works unchanged; a marker per numbered ckpt_*.bin, whose
-click only says that Forge checkpoints cannot be resumed or coded here), lr and gradient norm,
-tokens/s, the ckpt_*.bin list, and the tail of log.csv in place of training.log. No resume (the
-cockpit does not drive Forge), no per-head losses (Forge logs one). The charts are redrawn only
-when log.csv or the checkpoint files changed; rows merely appended to log.csv extend them by a
-dash.Patch as our runs' charts are (`_extend_charts`), so a held zoom survives a live Forge run.
+"""The Training tab for a Forge run folder, read-only: `forge_training_update` returns the same
+outputs as callbacks.training_update, from log.csv (the loss in bits per *token* = loss / ln 2,
+same trace order as ours so the zoom works unchanged), the ckpt_*.bin list (their markers cannot
+be resumed or coded here) and the tail of log.csv in place of training.log. No resume, no
+per-head losses. The charts are redrawn only when log.csv or the checkpoints changed otherwise
+than by appended rows, which extend them by Patch (live.py), so a held zoom survives a live run.
 """
 from __future__ import annotations
 
@@ -56,8 +51,7 @@ def checkpoint_list(cks: list[ForgeCheckpoint]) -> Any:
                               c.name) for c in reversed(cks)])
 
 
-def loss_figure(log: ForgeLog, smoothing: Smoothing, log_y: bool,
-                cks: tuple = ()):
+def loss_figure(log: ForgeLog, smoothing: Smoothing, log_y: bool, cks: tuple = ()):
     train = pd.DataFrame({"step": log.train["step"], "bpb": log.train["loss"] / LN2})
     val = pd.DataFrame({"step": log.val["step"], "bpb": log.val["val_loss"] / LN2})
     fig = loss_fig(train, val, smoothing, log_y, max_points=MAX_POINTS,
@@ -73,10 +67,9 @@ def loss_figure(log: ForgeLog, smoothing: Smoothing, log_y: bool,
 
 
 def _extend_charts(log: ForgeLog, state: dict, smoothing: Smoothing):
-    """(loss, lr, throughput Patches, new state) extending the charts with the rows appended to
-    log.csv since `state` was drawn, as our runs' charts are extended (a held zoom keeps its
-    range and its full-resolution window); None when the log was not just appended to (a
-    resume rewrote rows) or the traces are due to be downsampled again."""
+    """(loss, lr, throughput Patches, new state) with the rows appended to log.csv since `state`
+    was drawn; None when the log was not just appended to (a resume rewrote rows) or the traces
+    are due to be downsampled again."""
     train, val = log.train, log.val
     rows, val_rows = state.get("rows"), state.get("val_rows")
     if (not rows or val_rows is None or "smooth" not in state or log.resumes != state.get("resumes")
@@ -108,8 +101,9 @@ def forge_training_update(run: forge.ForgeRun, smoothing: Smoothing, log_y: bool
     cks = run.checkpoints()
     sig = "-".join([str(v) for v in (run.signature() or (-1, -1))]
                    + [f"{c.name}:{c.size}" for c in cks])
-    if (state and state.get("run") == run.key and state.get("forge_sig") == sig
-            and Smoothing.from_state(state) == smoothing and state.get("log_y") == log_y):
+    same_view = (state and state.get("run") == run.key and state.get("log_y") == log_y
+                 and Smoothing.from_state(state) == smoothing)
+    if same_view and state.get("forge_sig") == sig:
         return {k: no_update for k in KEYS}
     common = dict(eta=f"{run.status_label()}. The cockpit reads this folder and never writes "
                       "to it; resume it with forge train --resume.",
@@ -133,20 +127,16 @@ def forge_training_update(run: forge.ForgeRun, smoothing: Smoothing, log_y: bool
         info.append(" (" + "; ".join(log.notes) + ")")
     info.append(". Loss is in nats per token, so the chart shows bits per token, not per byte.")
     error = dbc.Alert(info, color="secondary", class_name="py-2 mb-2 small")
-    # rows appended (and the same checkpoints): the charts are extended, not redrawn, so a
-    # held zoom is not undone on every write of a live run's log.csv
+    # rows appended (and the same checkpoints): the charts are extended, not redrawn
     extended = (_extend_charts(log, state, smoothing)
-                if state and state.get("run") == run.key and state.get("forge_cks") == ck_key
-                and Smoothing.from_state(state) == smoothing and state.get("log_y") == log_y
-                else None)
+                if same_view and state.get("forge_cks") == ck_key else None)
     if extended is not None:
         loss, lr, throughput, chart = extended
         return dict(common, kpis=kpis(train), loss=loss, lr=lr, throughput=throughput,
                     error=error, state={**chart, "forge_sig": sig})
-    lr = lr_grad_fig(train[["step", "lr", "grad_norm"]], max_points=MAX_POINTS,
-                     lr_label="lr")
     val = log.val
-    return dict(common, kpis=kpis(train), loss=loss_figure(log, smoothing, log_y, cks), lr=lr,
+    return dict(common, kpis=kpis(train), loss=loss_figure(log, smoothing, log_y, cks),
+                lr=lr_grad_fig(train[["step", "lr", "grad_norm"]], max_points=MAX_POINTS, lr_label="lr"),
                 throughput=throughput_fig(train[["step", "tokens_per_sec"]], max_points=MAX_POINTS),
                 error=error,
                 state={"run": run.key, "forge_sig": sig, **smoothing.as_state(), "log_y": log_y,
