@@ -36,15 +36,10 @@ text-align:left}pre{background:#f8f9fa;padding:1rem;font-size:.75rem;overflow-x:
 
 
 def _table(df: pd.DataFrame, columns: Iterable[str], empty: str) -> str:
-    cols = [c for c in columns if c in df.columns]
+    """`columns` of `df` as an HTML table (pandas escapes every cell), or `empty` when no rows."""
     if df.empty:
         return f'<p class="muted">{html.escape(empty)}</p>'
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
-    rows = []
-    for _, row in df[cols].iterrows():
-        cells = "".join(f"<td>{html.escape(_fmt(row[c]))}</td>" for c in cols)
-        rows.append(f"<tr>{cells}</tr>")
-    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+    return df[[c for c in columns if c in df.columns]].map(_fmt).to_html(index=False, border=0)
 
 
 def _fmt(value) -> str:

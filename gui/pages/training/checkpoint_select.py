@@ -1,15 +1,10 @@
 """Selecting a checkpoint from the Training tab's loss chart.
 
-A click on a checkpoint marker (figures.training.CHECKPOINT_TRACE; its customdata is the file
-name) writes common.SELECTED_CHECKPOINT = {"run", "checkpoint", "ts"} and says so under the chart.
-Every checkpoint picker of the cockpit (gui/panes.PICKERS: the Training tab's resume picker,
-the Compression and Evaluation tabs' checkpoint and model dropdowns, the Generate tab's picker)
-reads the store when its own callback runs, which is only while its tab is shown (hidden tabs do
-no reads: the selection waits until the tab is opened). A picker applies a selection once and
-keeps its stamp in its own store (common.pick_seen), so a pick the user makes afterwards wins until
-the next click. A selection of another run, or of a file the picker does not offer (deleted, or
-a simulated run on the Generate tab), is left as it is. A Forge run's markers only say that its
-checkpoints cannot be resumed or coded here.
+A click on a checkpoint marker (its customdata is the file name) writes
+common.SELECTED_CHECKPOINT = {"run", "checkpoint", "ts"} and says so under the chart. Every
+checkpoint picker (gui/panes.PICKERS) applies it once, when its own tab is shown, and keeps its
+stamp (common.pick_seen), so a pick the user makes afterwards wins until the next click. A Forge
+run's markers only say that its checkpoints cannot be resumed or coded here.
 """
 from __future__ import annotations
 
