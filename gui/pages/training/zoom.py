@@ -55,11 +55,12 @@ def y_range(ys: list, xs: list, window: tuple[float, float], log_y: bool) -> lis
     return [bottom - pad, top + pad]
 
 
-def _view(runs_dir: Path, name: str, smoothing: Smoothing, window: list | None,
-          log_y: bool = False, fit_y: bool = True) -> tuple[list, dict] | None:
-    """(train traces 0 and 1 as (x, y), axis settings) for `window` (None: the whole run); with
-    `fit_y` the y axis fits what is inside (off when the user chose a y range). The window is
-    drawn at full resolution with a coarse overview around it; None when the run is unreadable."""
+def _view(runs_dir: Path, name: str, chart: dict | None, window: list | None,
+          fit_y: bool = True) -> tuple[list, dict] | None:
+    """(train traces 0 and 1 as (x, y), axis settings) for `window` (None: the whole run) with the
+    smoothing and log y of the chart state `chart`; with `fit_y` the y axis fits what is inside
+    (off when the user chose a y range). The window is drawn at full resolution with a coarse
+    overview around it; None when the run is unreadable."""
     try:
         run = load_run(runs_dir, name)
     except CompareError:
@@ -67,23 +68,23 @@ def _view(runs_dir: Path, name: str, smoothing: Smoothing, window: list | None,
     if not len(run.step):
         return None
     traces = [series.points(run.step.astype(float), y, tuple(window) if window else None, MAX_POINTS)
-              for y in (run.train_bits, smooth(run.train_bits, smoothing))]
+              for y in (run.train_bits, smooth(run.train_bits, Smoothing.from_state(chart)))]
     if not window:
         return traces, {"xaxis": {"autorange": True}} | ({"yaxis": {"autorange": True}} if fit_y else {})
     axes = {"xaxis": {"range": list(window), "autorange": False}}
     xs, ys = ([v for t in traces for v in t[i]] for i in (0, 1))
-    fitted = y_range(ys, xs, tuple(window), log_y) if fit_y else None
+    fitted = y_range(ys, xs, tuple(window), bool((chart or {}).get("log_y"))) if fit_y else None
     if fitted is not None:
         axes["yaxis"] = {"range": fitted, "autorange": False}
     return traces, axes
 
 
-def _patch(runs_dir: Path, name: str, smoothing: Smoothing, window: list | None,
-           log_y: bool = False, fit_y: bool = True) -> Patch | None:
-    """`_view` written into the figure as a Patch; None when the run is unreadable."""
-    view = _view(runs_dir, name, smoothing, window, log_y, fit_y)
+def _patch(runs_dir: Path, name: str, chart: dict | None, window: list | None,
+           fit_y: bool = True) -> Any:
+    """`_view` written into the figure as a Patch; no_update when the run is unreadable."""
+    view = _view(runs_dir, name, chart, window, fit_y)
     if view is None:
-        return None
+        return no_update
     patch = Patch()
     for trace, (xs, ys) in enumerate(view[0]):
         patch["data"][trace]["x"] = xs
@@ -107,7 +108,7 @@ def keep_zoom(runs_dir: Path, out: dict[str, Any], name: str | None, zoom: dict 
     window = _held_window(zoom, name)
     if not window or len(figure.data) < 2 or not name:
         return
-    view = _view(runs_dir, name, Smoothing.from_state(state), window, bool(state.get("log_y")))
+    view = _view(runs_dir, name, state, window)
     if view is None:
         return
     for trace, (xs, ys) in enumerate(view[0]):
@@ -137,8 +138,6 @@ def training_zoom(runs_dir: Path, name: str | None, trigger: str | None, relayou
     out: dict[str, Any] = {k: no_update for k in OUTPUTS}
     if not name:
         return out
-    smoothing = Smoothing.from_state(chart)
-    log_y = bool((chart or {}).get("log_y"))
     zoom = dict(zoom or {})
     window = _held_window(zoom, name)
     if trigger == ids.TRAINING_LOSS:
@@ -150,16 +149,14 @@ def training_zoom(runs_dir: Path, name: str | None, trigger: str | None, relayou
             out["follow"] = False
         elif window is None and not follow:
             out["follow"] = True  # a double-click fits the whole run, which then grows: following
-        out["figure"] = _patch(runs_dir, name, smoothing, window, log_y,
-                               fit_y=not _user_set_y(relayout)) or no_update
+        out["figure"] = _patch(runs_dir, name, chart, window, fit_y=not _user_set_y(relayout))
     elif trigger == ids.TRAINING_FOLLOW:
         if follow:
             window = None
-            out["figure"] = _patch(runs_dir, name, smoothing, None, log_y) or no_update
+            out["figure"] = _patch(runs_dir, name, chart, None)
         elif window is None:
             window = _extent(runs_dir, name)  # hold the x range the chart shows now
-            out["figure"] = (_patch(runs_dir, name, smoothing, window, log_y) if window
-                             else no_update)
+            out["figure"] = _patch(runs_dir, name, chart, window) if window else no_update
     new = {"run": name, "window": window}
     if new != zoom:
         out["zoom"] = new
@@ -179,10 +176,9 @@ def track_redraws(runs_dir: Path, name: str | None, chart: dict | None,
                or chart.get("drawn") != seen.get("drawn"))
     figure: Any = no_update
     window = _held_window(zoom, name) if chart["run"] == name else None
-    smoothing, log_y = Smoothing.from_state(chart), bool(chart.get("log_y"))
     if (window is not None and (redrawn or chart["run"] != seen.get("run"))
             and chart.get("held") != list(window)):
-        figure = _patch(runs_dir, name, smoothing, window, log_y) or no_update
+        figure = _patch(runs_dir, name, chart, window)
     return figure, {"run": chart["run"], "chart": sig, "points": points,
                     "drawn": chart.get("drawn")}
 
