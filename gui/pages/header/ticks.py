@@ -46,9 +46,7 @@ def run_folder(runs_dir: Path, name) -> Path | None:
 def next_pulse(sig: str, name, last: dict | None) -> dict:
     """The pulse after `last` for signature `sig` ("REST:OWN": everything but the selected run's
     folder, then that folder) and the selected run `name`. "quiet": only the selection moved the
-    signature, so the router refreshes nothing: every callback that shows the selected run
-    listens to the selector itself, and a second refresh on the next tick made the Training
-    tab's first chart wait for a redraw requested while the first was on its way."""
+    signature, so the router refreshes nothing (what shows the run listens to the selector)."""
     if last is not None and last.get("sig") == sig:
         raise PreventUpdate
     n = int(last.get("n") or 0) + 1 if last is not None else 0
