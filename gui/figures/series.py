@@ -169,40 +169,27 @@ def _tail(x: np.ndarray, n: int) -> list:
 
 def smooth(values: np.ndarray, spec: Smoothing) -> np.ndarray:
     """The smoothed line of `values` (full resolution): clipped first when `spec.clip`."""
-    x = clip_outliers(values) if spec.clip else np.asarray(values, dtype=np.float64)
-    if spec.method == "ema":
-        return ema(x, spec.strength)
-    if spec.method == "mean":
-        return running_mean(x, spec.window)
-    return x.copy()
+    return smooth_continue(values, spec)[0]
 
 
 def smooth_state(values: np.ndarray, spec: Smoothing) -> dict:
     """What `smooth_continue` needs to carry `smooth(values, spec)` on (JSON-safe lists)."""
-    x = np.asarray(values, dtype=np.float64)
-    state: dict = {}
-    if spec.clip:
-        x, clip_state = _clip(x, np.zeros(0), np.zeros(0))
-        state.update(clip_state)
-    if spec.method == "ema":
-        state["ema"] = list(ema_state(x, spec.strength))
-    elif spec.method == "mean":
-        state["mean"] = _tail(x, spec.window - 1)
-    return state
+    return smooth_continue(values, spec)[1]
 
 
-def smooth_continue(values: np.ndarray, spec: Smoothing, state: dict) -> tuple[np.ndarray, dict]:
-    """The smoothed line of the rows `values` that follow those `state` came from (the same
-    numbers `smooth` gives on all rows); returns (smoothed, new state)."""
-    raw = np.asarray(values, dtype=np.float64)
-    x, state = raw, dict(state)
+def smooth_continue(values: np.ndarray, spec: Smoothing,
+                    state: dict | None = None) -> tuple[np.ndarray, dict]:
+    """The smoothed line of the rows `values` that follow those `state` came from (None: the
+    first rows), the same numbers `smooth` gives on all rows; returns (smoothed, new state)."""
+    x, state = np.asarray(values, dtype=np.float64), dict(state or {})
     if spec.clip:
-        x, clip_state = _clip(raw, np.asarray(state.get("clip_x", []), dtype=np.float64),
+        x, clip_state = _clip(x, np.asarray(state.get("clip_x", []), dtype=np.float64),
                               np.asarray(state.get("clip_d", []), dtype=np.float64))
         state.update(clip_state)
-    if spec.method == "ema":
-        num, den = state.get("ema", (0.0, 0.0))
-        x, num, den = ema_continue(x, spec.strength, num, den)
+    if spec.method == "ema" and "ema" not in state:  # the first rows: pandas' vectorised EMA
+        x, state["ema"] = ema(x, spec.strength), list(ema_state(x, spec.strength))
+    elif spec.method == "ema":
+        x, num, den = ema_continue(x, spec.strength, *state["ema"])
         state["ema"] = [num, den]
     elif spec.method == "mean":
         x, state["mean"] = running_mean_continue(x, spec.window, state.get("mean", []))
