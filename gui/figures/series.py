@@ -20,9 +20,6 @@ import pandas as pd
 MAX_POINTS = 2000        # per trace of the live training charts; longer series are downsampled
 VIEW_POINTS = 1500       # per trace on screen (Forge Studio's snapshot is 1,200)
 CONTEXT_FRACTION = 4     # outside a zoom: the overview at VIEW_POINTS / 4 points
-_RANGE_KEY = re.compile(r"^xaxis(\d*)\.range\[([01])\]$")
-_RANGE_LIST = re.compile(r"^xaxis(\d*)\.range$")
-_AUTORANGE = re.compile(r"^xaxis(\d*)\.autorange$")
 X_ZOOM_KEY = r"^xaxis\d*\.(range(\[[01]\])?|autorange)$"   # any relayout key parse_relayout reads
 
 
@@ -278,18 +275,17 @@ def parse_relayout(data: Any) -> Zoom | None:
         return None
     ends: dict[str, float] = {}
     for key, value in data.items():
-        m = _RANGE_KEY.match(str(key))
-        if m and _number(value) is not None:
-            ends[m.group(2)] = _number(value)
+        m = re.match(X_ZOOM_KEY, str(key))
+        if m is None:
             continue
-        m = _RANGE_LIST.match(str(key))
-        if m and isinstance(value, (list, tuple)) and len(value) == 2:
-            lo, hi = _number(value[0]), _number(value[1])
-            if lo is not None and hi is not None:
-                ends = {"0": lo, "1": hi}
-            continue
-        if _AUTORANGE.match(str(key)) and value:
-            return Zoom(reset=True)
+        if m.group(1) == "autorange":
+            if value:
+                return Zoom(reset=True)
+        elif m.group(2):  # xaxis.range[0] or [1]
+            if _number(value) is not None:
+                ends[m.group(2)[1]] = _number(value)
+        elif isinstance(value, (list, tuple)) and len(value) == 2 and None not in map(_number, value):
+            ends = {"0": _number(value[0]), "1": _number(value[1])}
     if "0" in ends and "1" in ends:
         lo, hi = sorted((ends["0"], ends["1"]))
         return Zoom(lo, hi) if hi > lo else None

@@ -122,8 +122,6 @@ def export_cell(c, exported: dict | None, simulated: bool = False) -> object:
 
 def checkpoint_models(run, cks) -> dict[str, dict]:
     """file name -> models.exported_model of each checkpoint (RUN/models/stepNNNNNN.umm)."""
-    if run is None:
-        return {}
     return {c.path.name: models.exported_model(run, c.step, c.mtime) for c in cks}
 
 
@@ -268,8 +266,7 @@ def training_update(runs_dir: Path, name: str | None, smoothing: float = 0.6,
         out = dict(checkpoints=checkpoint_list(cks, checkpoint_models(run, cks),
                                                summary.kind == "simulate"),
                    ck_options=checkpoint_options(cks), ck_value=ck_value)
-    log, log_sig = _read_log(run, same_run)
-    out["log"] = log
+    out["log"], log_sig = _read_log(run, same_run)
     try:
         with read.open_db(run.db_path) as conn:
             gen = read.run_generation(conn)
@@ -316,9 +313,8 @@ def metrics_csv(runs_dir: Path, name: str | None, smoothing: float = 0.6) -> dic
     if run is None:
         forge_run = resolve_forge(runs_dir, name)
         text = None if forge_run is None else log_text(forge_run.log_path)
-        if text is None:
-            return None
-        return {"content": text, "filename": f"{forge_run.path.name}-log.csv", "type": "text/csv"}
+        return None if text is None else {"content": text, "type": "text/csv",
+                                          "filename": f"{forge_run.path.name}-log.csv"}
     try:
         with read.open_db(run.db_path) as conn:
             table = read.metrics_export(conn)
