@@ -220,11 +220,9 @@ def thin(x, ys, n_out: int = VIEW_POINTS) -> np.ndarray:
 # -- zoom-aware point picking ----------------------------------------------------------------------
 def view_indices(x: np.ndarray, y: np.ndarray, lo: float | None = None,
                  hi: float | None = None, n_out: int = VIEW_POINTS) -> np.ndarray:
-    """Sorted indices of the points of (x, y) to draw for the view [lo, hi] (None: everything).
-
-    x ascending. The visible part keeps every point when it holds at most `n_out`, else its
-    MinMaxLTTB downsample (peaks kept); outside it, a coarse overview (n_out / 4 points).
-    """
+    """Sorted indices of the points of (x, y), x ascending, to draw for the view [lo, hi] (None:
+    everything): the visible part whole up to `n_out` points, else downsampled (peaks kept), one
+    point beyond each edge, and outside it a coarse overview (n_out / CONTEXT_FRACTION points)."""
     x = np.asarray(x, dtype=np.float64)
     n = len(x)
     if n == 0:

@@ -65,15 +65,11 @@ def _checkpoint_lane(fig: go.Figure, checkpoints) -> None:
 def loss_fig(train: pd.DataFrame, val: pd.DataFrame, smoothing: Smoothing = Smoothing(),
              log_y: bool = False, max_points: int | None = None,
              checkpoints=None) -> go.Figure:
-    """Training bpb (raw, and smoothed as `smoothing` says) and validation bpb against step,
-    best val marked; with `checkpoints` (CHECKPOINT_COLUMNS, possibly no rows), a marker per
-    checkpoint in a lane under the curves, which a click selects (gui/pages/training/checkpoint_select.py).
-
-    The smoothing is computed on every row; with `max_points`, each long trace is then
-    downsampled (MinMaxLTTB, peaks kept) to about that many points. Traces are always
-    LOSS_TRACES, in that order (val and best empty until the first evaluation, checkpoints only
-    when given), so live updates can extend them. The raw trace is never clipped.
-    """
+    """Training bpb (raw, and smoothed on every row as `smoothing` says; the raw trace never
+    clipped) and validation bpb against step, best val marked; with `checkpoints`
+    (CHECKPOINT_COLUMNS rows), a clickable marker per checkpoint in a lane under the curves.
+    With `max_points` each trace is downsampled (peaks kept). Traces are always LOSS_TRACES in
+    that order (val and best empty until the first evaluation), so live updates can extend them."""
     if train.empty:
         return empty_fig("No training metrics yet: the first row appears after "
                          "logging.log_every steps")

@@ -474,9 +474,9 @@ def register(app, cockpit: AppContext) -> None:
 
     @app.callback(output=outputs,
                   inputs=[Input(common.tab_tick(common.TAB_TRAINING), "data"),
-                          Input(common.RUN_SELECT, "value"),
-                          Input(ids.TRAINING_SMOOTHING, "value"), Input(ids.TRAINING_LOGY, "value"),
-                          Input(ids.TRAINING_SMOOTH_METHOD, "value"), Input(ids.TRAINING_CLIP, "value"),
+                          *(Input(i, "value") for i in (common.RUN_SELECT, ids.TRAINING_SMOOTHING,
+                                                        ids.TRAINING_LOGY, ids.TRAINING_SMOOTH_METHOD,
+                                                        ids.TRAINING_CLIP)),
                           Input(common.TABS, "active_tab"), Input(common.SELECTED_CHECKPOINT, "data")],
                   state=[State(ids.TRAINING_CHART_STATE, "data"), State(common.RESUME_CHECKPOINT, "value"),
                          State(ids.RESUME_CONTROLS, "className"),

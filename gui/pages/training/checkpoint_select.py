@@ -24,8 +24,6 @@ from ...view.checkpoints import clicked_file
 from . import ids
 from .layout import checkpoint_hint
 
-USES = "resume, compression, evaluation and generation"
-
 
 def _note(text: str, colour: str) -> dbc.Alert:
     return dbc.Alert(text, color=colour, class_name="py-1 px-2 mb-0 small")
@@ -55,7 +53,7 @@ def select_checkpoint(runs_dir: Path, name: str | None, click: Any,
     steps = {c.path.name: c.step for c in run.checkpoints()}
     if file not in steps:
         return no_update, _note(f"{file} is no longer in {run.checkpoints_dir}.", "warning")
-    text = f"step {steps[file]:,} checkpoint selected for {USES}"
+    text = f"step {steps[file]:,} checkpoint selected for resume, compression, evaluation and generation"
     if _simulated(run):
         text += " (a simulated run: its checkpoints hold no weights)"
     selected = {"run": name, "checkpoint": file, "ts": time.time() if now is None else now}
