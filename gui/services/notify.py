@@ -101,23 +101,16 @@ def transitions(previous: dict | None, current: dict[str, dict]) -> list[dict]:
     events = []
     for name, cur in current.items():
         state = cur.get("state")
+        running = state == RunState.RUNNING.value
         old = before.get(name)
         old_state = old.get("state") if isinstance(old, dict) else None
-        if old_state == state:
-            continue
         if old_state is None:  # new since the last look: only news if it already ended
-            if state == RunState.RUNNING.value or float(cur.get("at") or 0.0) <= since:
-                continue
-            kind = state
-        elif state == RunState.RUNNING.value:
-            if old_state != RunState.STALLED.value:
-                continue  # started or resumed: the user did that, no toast
-            kind = "recovered"
-        else:
-            kind = state
-        if kind not in EVENT_KINDS:
-            continue
-        events.append(make_event(name, kind, cur))
+            news = not running and float(cur.get("at") or 0.0) > since
+        else:  # started or resumed: the user did that, no toast (but the end of a stall is news)
+            news = old_state != state and (not running or old_state == RunState.STALLED.value)
+        kind = "recovered" if running else state
+        if news and kind in EVENT_KINDS:
+            events.append(make_event(name, kind, cur))
     return events
 
 

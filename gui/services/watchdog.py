@@ -21,12 +21,6 @@ log = logging.getLogger(__name__)
 PERIOD_S = 2.0
 
 
-def _moves(snap: dict[str, dict]) -> dict[str, tuple]:
-    """What counts as a change: state, step and heartbeat (not the detail text, whose "for N s"
-    grows every second while a run is stalled)."""
-    return {name: (e.get("state"), e.get("step"), e.get("at")) for name, e in snap.items()}
-
-
 class RunWatchdog:
     def __init__(self, runs_dir: Path, launcher: Any = None, period_s: float = PERIOD_S):
         self.runs_dir, self.launcher, self.period_s = Path(runs_dir), launcher, float(period_s)
@@ -40,14 +34,14 @@ class RunWatchdog:
     # -- one pass --------------------------------------------------------------------------------
     def check(self, now: float | None = None) -> int:
         """Reconcile dead runs, take the snapshot; returns the (possibly new) version."""
+        snap = {}
         if self.runs_dir.is_dir():
             skip = ((lambda name: self.launcher.get(name) is not None)
                     if self.launcher is not None else None)
             notify.reconcile_dead_runs(self.runs_dir, notify.GONE_UNWATCHED, skip=skip)
             snap = notify.snapshot(self.runs_dir, now=now)
-        else:
-            snap = {}
-        moves = _moves(snap)
+        # a change: state, step or heartbeat (not the detail, whose "for N s" grows while stalled)
+        moves = {name: (e.get("state"), e.get("step"), e.get("at")) for name, e in snap.items()}
         with self._lock:
             self._snapshot = snap
             if moves != self._moves:
