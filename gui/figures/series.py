@@ -25,10 +25,8 @@ X_ZOOM_KEY = r"^xaxis\d*\.(range(\[[01]\])?|autorange)$"   # any relayout key pa
 
 # -- EMA -------------------------------------------------------------------------------------------
 def ema(values: np.ndarray, smoothing: float) -> np.ndarray:
-    """Debiased EMA (TensorBoard's smoothing): y_t = sum_i a^i x_(t-i) / sum_i a^i, a=smoothing.
-
-    Same numbers as pandas' ewm(alpha=1-a, adjust=True), computed on full-resolution data.
-    """
+    """Debiased EMA (TensorBoard's smoothing): y_t = sum_i a^i x_(t-i) / sum_i a^i, a=smoothing
+    (pandas' ewm(alpha=1-a, adjust=True)), computed on full-resolution data."""
     x = np.asarray(values, dtype=np.float64)
     if smoothing <= 0 or x.size == 0:
         return x.copy()

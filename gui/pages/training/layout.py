@@ -42,6 +42,7 @@ def checkpoint_table(rows, extra_heads: tuple = ()) -> html.Div:
                     style={"maxHeight": "260px", "overflowY": "auto"})
 
 
+KEEP = {"persistence": True, "persistence_type": "local"}   # the browser remembers the choice
 SMOOTH_METHODS = [{"label": label, "value": value}
                   for value, label in (("ema", "EMA"), ("mean", "running mean"), ("none", "none"))]
 
@@ -52,17 +53,14 @@ def chart_controls() -> html.Div:
     outlier clipping; and a log-scale toggle."""
     return html.Div([
         dbc.RadioItems(id=ids.TRAINING_SMOOTH_METHOD, options=SMOOTH_METHODS, value="ema",
-                       inline=True, class_name="small me-2", persistence=True,
-                       persistence_type="local"),
+                       inline=True, class_name="small me-2", **KEEP),
         html.Span("smoothing", className="small text-muted me-2",
                   title="EMA: the factor a. Running mean: a window of round(1 / (1 - a)) rows "
                         "(0.9 -> 10, 0.95 -> 20, 0.99 -> 100). The legend names the choice."),
         html.Div(dcc.Slider(id=ids.TRAINING_SMOOTHING, min=0.0, max=0.99, step=0.01, value=0.6,
-                            marks={0: "0", 0.5: "0.5", 0.99: "0.99"},
-                            updatemode="mouseup", persistence=True, persistence_type="local"),
+                            marks={0: "0", 0.5: "0.5", 0.99: "0.99"}, updatemode="mouseup", **KEEP),
                  style={"width": "260px"}),
-        *(dbc.Switch(id=switch, label=label, value=False, class_name="ms-3 mb-0 small",
-                     persistence=True, persistence_type="local")
+        *(dbc.Switch(id=switch, label=label, value=False, class_name="ms-3 mb-0 small", **KEEP)
           for switch, label in ((ids.TRAINING_CLIP, "clip outliers"), (ids.TRAINING_LOGY, "log y"))),
         dbc.Switch(id=ids.TRAINING_FOLLOW, label="follow live", value=True,
                    class_name="ms-3 mb-0 small"),  # zoom.py
