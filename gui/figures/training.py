@@ -103,10 +103,9 @@ def loss_fig(train: pd.DataFrame, val: pd.DataFrame, smoothing: Smoothing = Smoo
 
 def lr_grad_fig(train: pd.DataFrame, max_points: int | None = None,
                 lr_label: str = "lr (AdamW)", grad_clip: float | None = None) -> go.Figure:
-    """Learning rate and gradient norm against step (two y axes), each downsampled to about
-    `max_points` when given. `lr_label`: what the lr trace is (a Forge
-    run's optimizer is not ours). `grad_clip` (> 0): the clipping threshold as a dashed line on
-    the grad-norm axis, so clipped steps show as the curve reaching it."""
+    """Learning rate and gradient norm against step (two y axes), downsampled to about
+    `max_points`; `lr_label` names the lr (a Forge run's optimizer is not ours); `grad_clip` (> 0)
+    is drawn as a dashed line on the grad-norm axis, so clipped steps show reaching it."""
     if train.empty:
         return empty_fig("No training metrics yet", height=260)
     steps = train["step"].to_numpy()

@@ -25,8 +25,6 @@ def register(app, cockpit: AppContext) -> None:
     runs_dir = cockpit.settings.runs_dir
     launcher = cockpit.launcher
 
-    # which run is shown is decided in the page, from the list: at page load (the served list
-    # and the run the browser remembers) and whenever the list changes
     app.clientside_callback(PICK_JS, Output(common.RUN_SELECT, "value"),
                             Input(common.RUN_SELECT, "options"), State(common.RUN_SELECT, "value"))
 

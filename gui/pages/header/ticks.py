@@ -71,10 +71,8 @@ def current_signature(cockpit: AppContext, name) -> str:
 
 
 def served_pulse(cockpit: AppContext, name) -> dict:
-    """The pulse a page is served with, for the run it will most likely show (`name`): its
-    callbacks read what they show at load, so the first tick compares with the moment the page
-    was built and refreshes only what changed since (a page showing another run, remembered by
-    the browser, gets a quiet first pulse: see next_pulse)."""
+    """The pulse a page is served with, for the run it will most likely show (`name`), so the
+    first tick refreshes only what changed since the page was built."""
     return {"sig": current_signature(cockpit, name), "n": 0, "run": name}
 
 

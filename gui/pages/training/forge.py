@@ -121,12 +121,11 @@ def forge_training_update(run: forge.ForgeRun, smoothing: Smoothing, log_y: bool
                     state={"run": run.key, "forge_sig": sig})
     train = log.train
     ck_key = [f"{c.name}:{c.size}" for c in cks]
-    info = [html.Strong(f"{run.label}: "), f"{run.path}. ",
-            f"log.csv columns {','.join(log.columns)}; {len(train):,} steps"]
-    if log.notes:
-        info.append(" (" + "; ".join(log.notes) + ")")
-    info.append(". Loss is in nats per token, so the chart shows bits per token, not per byte.")
-    error = dbc.Alert(info, color="secondary", class_name="py-2 mb-2 small")
+    notes = f" ({'; '.join(log.notes)})" if log.notes else ""
+    error = dbc.Alert([html.Strong(f"{run.label}: "), f"{run.path}. ",
+                       f"log.csv columns {','.join(log.columns)}; {len(train):,} steps{notes}. Loss is in "
+                       "nats per token, so the chart shows bits per token, not per byte."],
+                      color="secondary", class_name="py-2 mb-2 small")
     # rows appended (and the same checkpoints): the charts are extended, not redrawn
     extended = (_extend_charts(log, state, smoothing)
                 if same_view and state.get("forge_cks") == ck_key else None)
