@@ -130,11 +130,11 @@ def checkpoint_list(cks, exported: dict | None = None, simulated: bool = False) 
     column: the exported coding model or an Export model button."""
     if not cks:
         return html.Div("No checkpoints yet.", className="text-muted")
-    models = exported is not None
+    with_models = exported is not None
     rows = [(f"{c.step:,}", c.size, c.mtime, c.path.name)
-            + ((export_cell(c, exported.get(c.path.name), simulated),) if models else ())
+            + ((export_cell(c, exported.get(c.path.name), simulated),) if with_models else ())
             for c in reversed(cks)]
-    return checkpoint_table(rows, ("coding model",) if models else ())
+    return checkpoint_table(rows, ("coding model",) if with_models else ())
 
 
 def checkpoint_options(cks) -> list[dict]:
