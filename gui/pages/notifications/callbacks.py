@@ -24,8 +24,7 @@ STICKY = {"danger", "warning"}       # crashes and stalls stay until dismissed
 TOAST_MS = 20_000
 
 # The browser side: ask permission on a click (never on load), show one notification per event.
-PERMISSION_JS = """
-async function(n_clicks) {
+PERMISSION_JS = """async function(n_clicks) {
     if (!("Notification" in window)) { return "this browser has no desktop notifications"; }
     if (n_clicks && Notification.permission === "default") {
         try { await Notification.requestPermission(); } catch (e) { /* old callback form */ }
@@ -33,10 +32,8 @@ async function(n_clicks) {
     const p = Notification.permission;
     return p === "granted" ? "desktop notifications on" :
            p === "denied" ? "desktop notifications blocked in this browser's site settings" : "";
-}
-"""
-NOTIFY_JS = """
-function(events) {
+}"""
+NOTIFY_JS = """function(events) {
     if (!events || !events.items || !("Notification" in window)
         || Notification.permission !== "granted") { return window.dash_clientside.no_update; }
     let shown = 0;
@@ -45,8 +42,7 @@ function(events) {
         try { new Notification(e.title, {body: e.body, tag: e.key}); shown += 1; } catch (err) {}
     }
     return shown;
-}
-"""
+}"""
 
 
 def toast(event: dict) -> dbc.Toast:
