@@ -19,7 +19,7 @@ from dash.exceptions import PreventUpdate
 from ... import ids as common
 from ...context import AppContext
 from ...services.forge import resolve_forge
-from ...services.runs import resolve
+from ...services.runs import resolve, summarise
 from ...view.checkpoints import clicked_file
 from . import ids
 from .layout import checkpoint_hint
@@ -27,14 +27,6 @@ from .layout import checkpoint_hint
 
 def _note(text: str, colour: str) -> dbc.Alert:
     return dbc.Alert(text, color=colour, class_name="py-1 px-2 mb-0 small")
-
-
-def _simulated(run) -> bool:
-    try:
-        status = run.read_status()
-    except ValueError:
-        return False
-    return status is not None and status.kind == "simulate"
 
 
 def select_checkpoint(runs_dir: Path, name: str | None, click: Any,
@@ -54,7 +46,7 @@ def select_checkpoint(runs_dir: Path, name: str | None, click: Any,
     if file not in steps:
         return no_update, _note(f"{file} is no longer in {run.checkpoints_dir}.", "warning")
     text = f"step {steps[file]:,} checkpoint selected for resume, compression, evaluation and generation"
-    if _simulated(run):
+    if summarise(run).kind == "simulate":
         text += " (a simulated run: its checkpoints hold no weights)"
     selected = {"run": name, "checkpoint": file, "ts": time.time() if now is None else now}
     return selected, _note(text + ".", "success")
