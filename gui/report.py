@@ -52,8 +52,7 @@ def _fmt(value) -> str:
 
 
 def run_report(run: RunDir, grad_clip: float | None = None) -> str:
-    """The report of `run` as an HTML string. Raises sqlite3.DatabaseError / OSError when the
-    run's metrics.db cannot be read."""
+    """The report of `run` as an HTML string; raises READ_ERRORS when metrics.db cannot be read."""
     with read.open_db(run.db_path) as conn:
         train = read.train_series(conn)
         val = read.val_metrics(conn)

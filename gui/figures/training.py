@@ -126,8 +126,7 @@ def lr_grad_fig(train: pd.DataFrame, max_points: int | None = None,
 
 
 def throughput_fig(train: pd.DataFrame, max_points: int | None = None) -> go.Figure:
-    """Training throughput (`tokens_per_sec`) against step, downsampled to about `max_points`
-    when given."""
+    """Training throughput (`tokens_per_sec`) against step, downsampled to about `max_points`."""
     if train.empty:
         return empty_fig("No throughput yet: the first row appears after logging.log_every steps",
                          height=260)

@@ -50,8 +50,7 @@ class RunWatchdog:
             return self._version
 
     def current(self) -> tuple[int, dict[str, dict]]:
-        """(version, {run: {"state", "step", "detail", "at"}}) from the latest pass (one is run
-        now if none has been yet)."""
+        """(version, {run: {"state", "step", "detail", "at"}}) of the latest pass (run one if none)."""
         with self._lock:
             if self._moves is not None:
                 return self._version, dict(self._snapshot)

@@ -192,8 +192,7 @@ def marker_rows(cks) -> list[tuple]:
 def _full_charts(conn, path: Path, smoothing: Smoothing, log_y: bool,
                  grad_clip: float | None = None,
                  cks: tuple = ()) -> tuple[object, object, object, dict]:
-    """(loss, lr, throughput figures, chart state): every row of the database at `path` (read
-    once, then only the new rows: cached_train_series), drawn from scratch."""
+    """(loss, lr, throughput figures, chart state): every row (cached_train_series), drawn anew."""
     train = cached_train_series(conn, path, CHART_COLUMNS)
     val = read.val_metrics(conn)
     loss = loss_fig(train, val, smoothing, log_y, max_points=MAX_POINTS,
@@ -350,8 +349,7 @@ def system_update(runs_dir: Path, name: str | None, seen: dict | None) -> tuple[
 
 
 def report_download(runs_dir: Path, name: str | None) -> dict | None:
-    """The selected run's HTML report as a dcc.Download dict (None: no run of ours, or its
-    metrics cannot be read; Forge folders have no metrics.db to report from)."""
+    """The selected run's HTML report as a dcc.Download dict; None for a Forge or unreadable run."""
     run = resolve(runs_dir, name)
     if run is None:
         return None
@@ -363,8 +361,7 @@ def report_download(runs_dir: Path, name: str | None) -> dict | None:
 
 
 def resume_controls_class(runs_dir: Path, name: str | None) -> str:
-    """The checkpoint picker and Resume button: hidden for a Forge run (read-only here; its
-    checkpoints are listed in the table below), shown otherwise."""
+    """The checkpoint picker and Resume button: hidden for a (read-only) Forge run."""
     forge_run = resolve_forge(runs_dir, name) if resolve(runs_dir, name) is None else None
     return RESUME_HIDDEN if forge_run is not None else RESUME_SHOWN
 
@@ -375,8 +372,7 @@ XSYNC_JS = """function() {
     if (!trig || !trig.value) return nu;
     const src = trig.prop_id.split('.')[0], ev = trig.value;
     let upd = null;
-    if (src === %s) upd = {'xaxis.autorange': true};   // another run: its whole range
-    else if (ev['xaxis.autorange']) upd = {'xaxis.autorange': true};
+    if (src === %s || ev['xaxis.autorange']) upd = {'xaxis.autorange': true};  // another run: all of it
     else if ('xaxis.range[0]' in ev) upd = {'xaxis.range': [ev['xaxis.range[0]'], ev['xaxis.range[1]']]};
     else if (ev['xaxis.range']) upd = {'xaxis.range': ev['xaxis.range'].slice(0, 2)};
     if (!upd) return nu;

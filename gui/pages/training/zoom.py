@@ -39,9 +39,8 @@ def _held_window(zoom: dict | None, name: str | None) -> list | None:
 
 
 def y_range(ys: list, xs: list, window: tuple[float, float], log_y: bool) -> list | None:
-    """The y range that fits the points inside the x window (5% margin; log10 units on a log
-    axis), so a zoom on a late, flat stretch of the curve shows its detail; None when nothing
-    plottable is inside."""
+    """The y range (5% margin; log10 units on a log axis) that fits the points inside the x
+    window, so a zoom on a late, flat stretch shows its detail; None when nothing is inside."""
     lo, hi = window
     x = np.asarray(xs, dtype=np.float64)
     y = np.asarray(ys, dtype=np.float64)
