@@ -33,15 +33,18 @@ def ema(values: np.ndarray, smoothing: float) -> np.ndarray:
     return pd.Series(x).ewm(alpha=1.0 - smoothing, adjust=True).mean().to_numpy()
 
 
-def ema_state(values: np.ndarray, smoothing: float) -> tuple[float, float]:
-    """(numerator, denominator) after `values`, so `ema_continue` can carry the EMA on."""
+def ema_state(values: np.ndarray, smoothing: float,
+              smoothed: np.ndarray | None = None) -> tuple[float, float]:
+    """(numerator, denominator) after `values` (whose `ema` is `smoothed`, when already known), so
+    `ema_continue` can carry the EMA on."""
     x = np.asarray(values, dtype=np.float64)
     if x.size == 0:
         return 0.0, 0.0
     if smoothing <= 0:
         return float(x[-1]), 1.0
     den = (1.0 - smoothing ** x.size) / (1.0 - smoothing)
-    return float(ema(x, smoothing)[-1] * den), float(den)
+    last = (ema(x, smoothing) if smoothed is None else smoothed)[-1]
+    return float(last * den), float(den)
 
 
 def ema_continue(values: np.ndarray, smoothing: float, num: float,
@@ -182,7 +185,8 @@ def smooth_continue(values: np.ndarray, spec: Smoothing,
                               np.asarray(state.get("clip_d", []), dtype=np.float64))
         state.update(clip_state)
     if spec.method == "ema" and "ema" not in state:  # the first rows: pandas' vectorised EMA
-        x, state["ema"] = ema(x, spec.strength), list(ema_state(x, spec.strength))
+        smoothed = ema(x, spec.strength)
+        x, state["ema"] = smoothed, list(ema_state(x, spec.strength, smoothed))
     elif spec.method == "ema":
         x, num, den = ema_continue(x, spec.strength, *state["ema"])
         state["ema"] = [num, den]
