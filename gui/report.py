@@ -35,16 +35,12 @@ text-align:left}pre{background:#f8f9fa;padding:1rem;font-size:.75rem;overflow-x:
 .muted{color:#6c757d}"""
 
 
-def _table(df: pd.DataFrame, columns: Iterable[str], empty: str) -> str:
-    cols = [c for c in columns if c in df.columns]
+def _table(title: str, df: pd.DataFrame, columns: Iterable[str], empty: str) -> str:
+    """A section: `columns` of `df` as an HTML table (pandas escapes every cell), or `empty`."""
     if df.empty:
-        return f'<p class="muted">{html.escape(empty)}</p>'
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
-    rows = []
-    for _, row in df[cols].iterrows():
-        cells = "".join(f"<td>{html.escape(_fmt(row[c]))}</td>" for c in cols)
-        rows.append(f"<tr>{cells}</tr>")
-    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+        return f'<h2>{title}</h2><p class="muted">{html.escape(empty)}</p>'
+    table = df[[c for c in columns if c in df.columns]].map(_fmt).to_html(index=False, border=0)
+    return f"<h2>{title}</h2>{table}"
 
 
 def _fmt(value) -> str:
@@ -56,8 +52,7 @@ def _fmt(value) -> str:
 
 
 def run_report(run: RunDir, grad_clip: float | None = None) -> str:
-    """The report of `run` as an HTML string. Raises sqlite3.DatabaseError / OSError when the
-    run's metrics.db cannot be read."""
+    """The report of `run` as an HTML string; raises READ_ERRORS when metrics.db cannot be read."""
     with read.open_db(run.db_path) as conn:
         train = read.train_series(conn)
         val = read.val_metrics(conn)
@@ -73,11 +68,9 @@ def run_report(run: RunDir, grad_clip: float | None = None) -> str:
     if not evals.empty:
         figures.append(("Evaluation", eval_bpb_history_fig(evals, baselines,
                                                            simulated=summary.kind == "simulate")))
-    parts = [f"<script>{PLOTLY_JS.read_text(encoding='utf-8')}</script>"]
-    for title, fig in figures:
-        plot = pio.to_html(fig, full_html=False, include_plotlyjs=False,
-                           config={"displaylogo": False})
-        parts.append(f"<h2>{html.escape(title)}</h2>{plot}")
+    plots = [f"<h2>{title}</h2>" + pio.to_html(fig, full_html=False, include_plotlyjs=False,
+                                                config={"displaylogo": False})
+             for title, fig in figures]
     if not jobs.empty:
         jobs = jobs.assign(bpb=[bits_per_byte(p, r) if r else None
                                 for p, r in zip(jobs["compressed_bytes"], jobs["raw_bytes"],
@@ -86,10 +79,9 @@ def run_report(run: RunDir, grad_clip: float | None = None) -> str:
         config = run.config_path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         config = "(no config.yaml in the run folder)"
-    last = train.iloc[-1] if not train.empty else None
-    facts = [f"state: {summary.label}", f"kind: {summary.kind}",
-             f"steps logged: {len(train):,}"]
-    if last is not None:
+    facts = [f"state: {summary.label}", f"kind: {summary.kind}", f"steps logged: {len(train):,}"]
+    if not train.empty:
+        last = train.iloc[-1]
         facts.append(f"last train bpb: {float(last['bpb']):.4f} at step {int(last['step']):,}")
     if not val.empty:
         facts.append(f"best val bpb: {float(val['bpb'].min()):.4f}")
@@ -101,16 +93,17 @@ def run_report(run: RunDir, grad_clip: float | None = None) -> str:
         f"<p class='muted'>u-moec-tiny run report, written "
         f"{html.escape(time.strftime('%Y-%m-%d %H:%M'))} from {html.escape(str(run.root))}</p>",
         "<p>" + " · ".join(html.escape(f) for f in facts) + "</p>",
-        *parts,
-        "<h2>Evaluations</h2>",
-        _table(evals, ["step", "dataset", "bpb", "compressed_bytes", "original_bytes",
-                       "roundtrip_ok"], "No evaluation has been run on this run."),
-        "<h2>Classical compressors on the same bytes</h2>",
-        _table(baselines, ["step", "dataset", "method", "compressed_bytes", "original_bytes",
-                           "seconds"], "None measured."),
-        "<h2>Compression jobs</h2>",
-        _table(jobs, ["job_id", "profile", "status", "raw_bytes", "compressed_bytes", "bpb",
-                      "elapsed_s", "input_path"], "No compression job on this run."),
+        f"<script>{PLOTLY_JS.read_text(encoding='utf-8')}</script>",
+        *plots,
+        _table("Evaluations", evals, ["step", "dataset", "bpb", "compressed_bytes",
+                                      "original_bytes", "roundtrip_ok"],
+               "No evaluation has been run on this run."),
+        _table("Classical compressors on the same bytes", baselines,
+               ["step", "dataset", "method", "compressed_bytes", "original_bytes", "seconds"],
+               "None measured."),
+        _table("Compression jobs", jobs, ["job_id", "profile", "status", "raw_bytes",
+                                          "compressed_bytes", "bpb", "elapsed_s", "input_path"],
+               "No compression job on this run."),
         "<h2>Config</h2>",
         f"<pre>{html.escape(config)}</pre>",
         "</body></html>"])

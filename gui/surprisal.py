@@ -64,15 +64,10 @@ def _tooltip(data: bytes, start: int, size: int, bits: Sequence[float]) -> str:
 
 def render(data: bytes, bits: Sequence[float]) -> list:
     """Spans for `data` coloured by `bits` (len(bits) may be shorter: the rest is uncoloured)."""
-    spans = []
-    for start, size, shown in split_chars(data):
-        if start + size > len(bits):
-            spans.append(html.Span(shown, className="sp-none"))
-            continue
-        mean = sum(bits[start:start + size]) / size
-        spans.append(html.Span(shown, className=f"sp-{bin_of(mean)}",
-                               title=_tooltip(data, start, size, bits)))
-    return spans
+    return [html.Span(shown, className="sp-none") if start + size > len(bits)
+            else html.Span(shown, className=f"sp-{bin_of(sum(bits[start:start + size]) / size)}",
+                           title=_tooltip(data, start, size, bits))
+            for start, size, shown in split_chars(data)]
 
 
 def legend() -> html.Div:

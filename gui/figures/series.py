@@ -1,37 +1,12 @@
 """Long series made cheap and honest to draw. Pure numpy; no Dash, no I/O.
 
-- `ema(values, smoothing)`: debiased EMA (TensorBoard's smoothing), on full-resolution data;
-  `ema_state` / `ema_continue` carry it on row by row for the live training charts.
-- `Smoothing` (method, slider strength, clip) and `smooth(values, spec)`: the loss chart's
-  smoothed line. Methods: "ema" (above; the slider is its factor a), "mean" (a trailing running
-  mean, `running_mean`, over `window_of(s)` = round(1 / (1 - s)) rows, half up: the number of rows
-  an EMA of factor s effectively averages; 0 -> 1 row, 0.6 -> 3, 0.9 -> 10, 0.95 -> 20,
-  0.99 -> 100; the first rows average the rows there are) and "none". `smooth_state` /
-  `smooth_continue` carry any of them on row by row.
-- `clip_outliers(values)`: the "clip outliers" rule, applied before smoothing (the raw trace
-  stays unclipped). Each value x_t is clipped to c_t +- CLIP_K * sigma_t, where c_t is the median
-  of the last CENTER_WINDOW raw values (x_t included) and sigma_t = 1.0483 * the median of the
-  last CLIP_WINDOW step sizes |x_i - x_(i-1)| (the noise's standard deviation for normal noise;
-  steps, not deviations from a window's median, so a falling loss curve does not widen the
-  band). A spike lasting one or two rows is clipped; a jump that lasts CENTER_WINDOW // 2 + 1
-  rows or more moves the median and is kept (shown after that lag). Trailing windows only, so a
-  row's clipped value never changes as rows arrive (the live chart extends it exactly); the first
-  row, and rows where sigma_t is 0 (a flat stretch), are left as they are.
-- `downsample(x, y, n_out)`: indices of ~n_out points keeping the shape (MinMaxLTTB via
-  tsdownsample, peaks kept); `thin(x, ys, n_out)`: the same for several series sharing x.
-- `view_indices(x, y, lo, hi)` / `points(...)`: which points to draw. Without a zoom, the whole
-  series downsampled. With a zoom [lo, hi], the visible part re-aggregated *at full resolution*
-  (downsampled only if it still holds more than `n_out` points; one point beyond each edge so
-  lines reach the frame), plus a coarse overview of what lies outside so a pan shows something
-  before the next re-aggregation arrives.
-- `parse_relayout(relayoutData)`: what a zoom, pan or double-click on a chart asked for.
-
-Smoothing (and clipping) is never computed by the point pickers: callers smooth the
-full-resolution series first and pick points of the smoothed series, so a zoom never changes the
-smoothed values.
-
-Point budgets (per trace), all passed as `n_out`: MAX_POINTS for the live Training/Forge charts,
-VIEW_POINTS for a chart's view (Compare) and every line of the analysis tabs.
+Smoothing (`ema`, `running_mean`, `clip_outliers`, under one `Smoothing` spec) is computed on
+every row, and carried on row by row for the live charts (`smooth_state` / `smooth_continue`);
+the point pickers (`downsample`, `thin`, `view_indices` / `points`: a zoomed range at full
+resolution plus a coarse overview around it) only ever pick points of a smoothed series, so a
+zoom never changes the smoothed values. `parse_relayout` reads what a zoom asked for.
+Point budgets per trace (`n_out`): MAX_POINTS for the live Training/Forge charts, VIEW_POINTS
+for a chart's view (Compare) and the analysis tabs.
 """
 from __future__ import annotations
 
@@ -40,38 +15,36 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 MAX_POINTS = 2000        # per trace of the live training charts; longer series are downsampled
 VIEW_POINTS = 1500       # per trace on screen (Forge Studio's snapshot is 1,200)
 CONTEXT_FRACTION = 4     # outside a zoom: the overview at VIEW_POINTS / 4 points
-_RANGE_KEY = re.compile(r"^xaxis(\d*)\.range\[([01])\]$")
-_RANGE_LIST = re.compile(r"^xaxis(\d*)\.range$")
-_AUTORANGE = re.compile(r"^xaxis(\d*)\.autorange$")
 X_ZOOM_KEY = r"^xaxis\d*\.(range(\[[01]\])?|autorange)$"   # any relayout key parse_relayout reads
 
 
 # -- EMA -------------------------------------------------------------------------------------------
 def ema(values: np.ndarray, smoothing: float) -> np.ndarray:
-    """Debiased EMA (TensorBoard's smoothing): y_t = sum_i a^i x_(t-i) / sum_i a^i, a=smoothing.
-
-    Same numbers as pandas' ewm(alpha=1-a, adjust=True), computed on full-resolution data.
-    """
+    """Debiased EMA (TensorBoard's smoothing): y_t = sum_i a^i x_(t-i) / sum_i a^i, a=smoothing
+    (pandas' ewm(alpha=1-a, adjust=True)), computed on full-resolution data."""
     x = np.asarray(values, dtype=np.float64)
     if smoothing <= 0 or x.size == 0:
         return x.copy()
-    import pandas as pd
     return pd.Series(x).ewm(alpha=1.0 - smoothing, adjust=True).mean().to_numpy()
 
 
-def ema_state(values: np.ndarray, smoothing: float) -> tuple[float, float]:
-    """(numerator, denominator) after `values`, so `ema_continue` can carry the EMA on."""
+def ema_state(values: np.ndarray, smoothing: float,
+              smoothed: np.ndarray | None = None) -> tuple[float, float]:
+    """(numerator, denominator) after `values` (whose `ema` is `smoothed`, when already known), so
+    `ema_continue` can carry the EMA on."""
     x = np.asarray(values, dtype=np.float64)
     if x.size == 0:
         return 0.0, 0.0
     if smoothing <= 0:
         return float(x[-1]), 1.0
     den = (1.0 - smoothing ** x.size) / (1.0 - smoothing)
-    return float(ema(x, smoothing)[-1] * den), float(den)
+    last = (ema(x, smoothing) if smoothed is None else smoothed)[-1]
+    return float(last * den), float(den)
 
 
 def ema_continue(values: np.ndarray, smoothing: float, num: float,
@@ -137,12 +110,11 @@ class Smoothing:
 
 
 def _rolling_median(x: np.ndarray, window: int) -> np.ndarray:
-    import pandas as pd
     return pd.Series(x).rolling(window, min_periods=1).median().to_numpy()
 
 
 def _clip(x: np.ndarray, prev_x: np.ndarray, prev_d: np.ndarray) -> tuple[np.ndarray, dict]:
-    """`x` clipped (module docstring), after raw rows `prev_x` (the last CENTER_WINDOW - 1, or
+    """`x` clipped (`clip_outliers`), after raw rows `prev_x` (the last CENTER_WINDOW - 1, or
     none at the start) whose step sizes end with `prev_d`; returns (clipped, state to go on)."""
     if x.size == 0:
         return x.copy(), {"clip_x": prev_x.tolist(), "clip_d": prev_d.tolist()}
@@ -160,8 +132,14 @@ def _clip(x: np.ndarray, prev_x: np.ndarray, prev_d: np.ndarray) -> tuple[np.nda
 
 
 def clip_outliers(values: np.ndarray) -> np.ndarray:
-    """`values` clipped to their trailing median +- CLIP_K noise standard deviations (module
-    docstring)."""
+    """The "clip outliers" rule, applied before smoothing (the raw trace stays unclipped).
+
+    x_t is clipped to c_t +- CLIP_K * sigma_t: c_t the median of the last CENTER_WINDOW raw values
+    (x_t included), sigma_t = STEP_MAD_TO_SD * the median of the last CLIP_WINDOW step sizes
+    |x_i - x_(i-1)| (steps, so a falling curve does not widen the band). A spike of one or two
+    rows is clipped; a jump lasting CENTER_WINDOW // 2 + 1 rows moves the median and is kept.
+    Trailing windows only, so a clipped value never changes as rows arrive; the first row and
+    flat stretches (sigma_t 0) are left as they are."""
     x = np.asarray(values, dtype=np.float64)
     return _clip(x, np.zeros(0), np.zeros(0))[0]
 
@@ -171,7 +149,6 @@ def running_mean(values: np.ndarray, window: int) -> np.ndarray:
     x = np.asarray(values, dtype=np.float64)
     if window <= 1 or x.size == 0:
         return x.copy()
-    import pandas as pd
     return pd.Series(x).rolling(window, min_periods=1).mean().to_numpy()
 
 
@@ -190,40 +167,28 @@ def _tail(x: np.ndarray, n: int) -> list:
 
 def smooth(values: np.ndarray, spec: Smoothing) -> np.ndarray:
     """The smoothed line of `values` (full resolution): clipped first when `spec.clip`."""
-    x = clip_outliers(values) if spec.clip else np.asarray(values, dtype=np.float64)
-    if spec.method == "ema":
-        return ema(x, spec.strength)
-    if spec.method == "mean":
-        return running_mean(x, spec.window)
-    return x.copy()
+    return smooth_continue(values, spec)[0]
 
 
 def smooth_state(values: np.ndarray, spec: Smoothing) -> dict:
     """What `smooth_continue` needs to carry `smooth(values, spec)` on (JSON-safe lists)."""
-    x = np.asarray(values, dtype=np.float64)
-    state: dict = {}
-    if spec.clip:
-        x, clip_state = _clip(x, np.zeros(0), np.zeros(0))
-        state.update(clip_state)
-    if spec.method == "ema":
-        state["ema"] = list(ema_state(x, spec.strength))
-    elif spec.method == "mean":
-        state["mean"] = _tail(x, spec.window - 1)
-    return state
+    return smooth_continue(values, spec)[1]
 
 
-def smooth_continue(values: np.ndarray, spec: Smoothing, state: dict) -> tuple[np.ndarray, dict]:
-    """The smoothed line of the rows `values` that follow those `state` came from (the same
-    numbers `smooth` gives on all rows); returns (smoothed, new state)."""
-    raw = np.asarray(values, dtype=np.float64)
-    x, state = raw, dict(state)
+def smooth_continue(values: np.ndarray, spec: Smoothing,
+                    state: dict | None = None) -> tuple[np.ndarray, dict]:
+    """The smoothed line of the rows `values` that follow those `state` came from (None: the
+    first rows), the same numbers `smooth` gives on all rows; returns (smoothed, new state)."""
+    x, state = np.asarray(values, dtype=np.float64), dict(state or {})
     if spec.clip:
-        x, clip_state = _clip(raw, np.asarray(state.get("clip_x", []), dtype=np.float64),
+        x, clip_state = _clip(x, np.asarray(state.get("clip_x", []), dtype=np.float64),
                               np.asarray(state.get("clip_d", []), dtype=np.float64))
         state.update(clip_state)
-    if spec.method == "ema":
-        num, den = state.get("ema", (0.0, 0.0))
-        x, num, den = ema_continue(x, spec.strength, num, den)
+    if spec.method == "ema" and "ema" not in state:  # the first rows: pandas' vectorised EMA
+        smoothed = ema(x, spec.strength)
+        x, state["ema"] = smoothed, list(ema_state(x, spec.strength, smoothed))
+    elif spec.method == "ema":
+        x, num, den = ema_continue(x, spec.strength, *state["ema"])
         state["ema"] = [num, den]
     elif spec.method == "mean":
         x, state["mean"] = running_mean_continue(x, spec.window, state.get("mean", []))
@@ -257,11 +222,9 @@ def thin(x, ys, n_out: int = VIEW_POINTS) -> np.ndarray:
 # -- zoom-aware point picking ----------------------------------------------------------------------
 def view_indices(x: np.ndarray, y: np.ndarray, lo: float | None = None,
                  hi: float | None = None, n_out: int = VIEW_POINTS) -> np.ndarray:
-    """Sorted indices of the points of (x, y) to draw for the view [lo, hi] (None: everything).
-
-    x ascending. The visible part keeps every point when it holds at most `n_out`, else its
-    MinMaxLTTB downsample (peaks kept); outside it, a coarse overview (n_out / 4 points).
-    """
+    """Sorted indices of the points of (x, y), x ascending, to draw for the view [lo, hi] (None:
+    everything): the visible part whole up to `n_out` points, else downsampled (peaks kept), one
+    point beyond each edge, and outside it a coarse overview (n_out / CONTEXT_FRACTION points)."""
     x = np.asarray(x, dtype=np.float64)
     n = len(x)
     if n == 0:
@@ -296,10 +259,6 @@ class Zoom:
     hi: float | None = None
     reset: bool = False
 
-    @property
-    def window(self) -> tuple[float, float] | None:
-        return None if self.reset or self.lo is None else (self.lo, self.hi)
-
 
 def _number(value: Any) -> float | None:
     try:
@@ -316,18 +275,17 @@ def parse_relayout(data: Any) -> Zoom | None:
         return None
     ends: dict[str, float] = {}
     for key, value in data.items():
-        m = _RANGE_KEY.match(str(key))
-        if m and _number(value) is not None:
-            ends[m.group(2)] = _number(value)
+        m = re.match(X_ZOOM_KEY, str(key))
+        if m is None:
             continue
-        m = _RANGE_LIST.match(str(key))
-        if m and isinstance(value, (list, tuple)) and len(value) == 2:
-            lo, hi = _number(value[0]), _number(value[1])
-            if lo is not None and hi is not None:
-                ends = {"0": lo, "1": hi}
-            continue
-        if _AUTORANGE.match(str(key)) and value:
-            return Zoom(reset=True)
+        if m.group(1) == "autorange":
+            if value:
+                return Zoom(reset=True)
+        elif m.group(2):  # xaxis.range[0] or [1]
+            if _number(value) is not None:
+                ends[m.group(2)[1]] = _number(value)
+        elif isinstance(value, (list, tuple)) and len(value) == 2 and None not in map(_number, value):
+            ends = {"0": _number(value[0]), "1": _number(value[1])}
     if "0" in ends and "1" in ends:
         lo, hi = sorted((ends["0"], ends["1"]))
         return Zoom(lo, hi) if hi > lo else None

@@ -16,21 +16,31 @@ from .series import Smoothing, downsample, smooth
 # Trace order of the live training charts: callbacks extend these by index (dash.Patch).
 LOSS_TRACES = ("train", "smoothed", "val", "best", "checkpoints")
 CHECKPOINT_TRACE = LOSS_TRACES.index("checkpoints")
-# columns of the checkpoints frame loss_fig takes (one row per checkpoint file)
-CHECKPOINT_COLUMNS = ("step", "file", "size", "mtime")
-LR_TRACES = ("lr", "grad_norm")
-THROUGHPUT_TRACES = ("tokens_per_sec",)
+CHECKPOINT_COLUMNS = ("step", "file", "size", "mtime")   # loss_fig's checkpoints, one row each
+
+
+def _line(steps: np.ndarray, y: np.ndarray, max_points: int | None, **trace):
+    """A line of (steps, y) downsampled to about `max_points` (series.downsample)."""
+    i = downsample(steps, y, max_points)
+    return line_trace(x=steps[i].tolist(), y=y[i].tolist(), mode="lines", **trace)
+
+
+def _style(fig: go.Figure, height: int, left: int = 60, right: int = 60, **layout) -> go.Figure:
+    """The training charts' shared look: step on x, the crosshair."""
+    fig.update_layout(template=TEMPLATE, height=height, xaxis_title="step",
+                      margin={"l": left, "r": right, "t": 30, "b": 40}, **layout)
+    return crosshair(fig)
 
 
 def best_val_name(bpb: float) -> str:
     return f"best val {bpb:.3f}"
 
 
-def checkpoint_points(checkpoints: pd.DataFrame) -> dict:
+def checkpoint_points(checkpoints) -> dict:
     """The checkpoint trace's x, y, text (hover) and customdata (file name: what a click
-    selects), one point per row of `checkpoints` (CHECKPOINT_COLUMNS); y is the middle of the
-    marker lane. Live updates assign these to the trace whole (a handful of points)."""
-    rows = checkpoints.to_dict("records")
+    selects), one point per row of `checkpoints` (CHECKPOINT_COLUMNS: a frame, or tuples); y is
+    the middle of the marker lane. Live updates assign these to the trace whole."""
+    rows = pd.DataFrame(checkpoints, columns=list(CHECKPOINT_COLUMNS)).to_dict("records")
     return {"x": [int(r["step"]) for r in rows], "y": [0.5] * len(rows),
             "customdata": [str(r["file"]) for r in rows],
             "text": [f"{r['file']}: step {int(r['step']):,}, {fmt_bytes(float(r['size']))}, "
@@ -38,7 +48,7 @@ def checkpoint_points(checkpoints: pd.DataFrame) -> dict:
                      for r in rows]}
 
 
-def _checkpoint_lane(fig: go.Figure, checkpoints: pd.DataFrame) -> None:
+def _checkpoint_lane(fig: go.Figure, checkpoints) -> None:
     """Checkpoint markers in a thin lane of their own under the curves (y2), so they never hide
     a curve and stay put under any zoom or log y; the x axis is drawn under the lane."""
     fig.add_trace(go.Scatter(**checkpoint_points(checkpoints), name="checkpoints", mode="markers",
@@ -54,29 +64,22 @@ def _checkpoint_lane(fig: go.Figure, checkpoints: pd.DataFrame) -> None:
 
 def loss_fig(train: pd.DataFrame, val: pd.DataFrame, smoothing: Smoothing = Smoothing(),
              log_y: bool = False, max_points: int | None = None,
-             checkpoints: pd.DataFrame | None = None) -> go.Figure:
-    """Training bpb (raw, and smoothed as `smoothing` says) and validation bpb against step,
-    best val marked; with `checkpoints` (CHECKPOINT_COLUMNS, possibly no rows), a marker per
-    checkpoint in a lane under the curves, which a click selects (gui/pages/training/checkpoint_select.py).
-
-    The smoothing is computed on every row; with `max_points`, each long trace is then
-    downsampled (MinMaxLTTB, peaks kept) to about that many points. Traces are always
-    LOSS_TRACES, in that order (val and best empty until the first evaluation, checkpoints only
-    when given), so live updates can extend them. The raw trace is never clipped.
-    """
+             checkpoints=None) -> go.Figure:
+    """Training bpb (raw, and smoothed on every row as `smoothing` says; the raw trace never
+    clipped) and validation bpb against step, best val marked; with `checkpoints`
+    (CHECKPOINT_COLUMNS rows), a clickable marker per checkpoint in a lane under the curves.
+    With `max_points` each trace is downsampled (peaks kept). Traces are always LOSS_TRACES in
+    that order (val and best empty until the first evaluation), so live updates can extend them."""
     if train.empty:
         return empty_fig("No training metrics yet: the first row appears after "
                          "logging.log_every steps")
     steps = train["step"].to_numpy()
     bpb = train["bpb"].to_numpy(dtype=float)
-    smoothed = smooth(bpb, smoothing)
-    raw_i, smooth_i = downsample(steps, bpb, max_points), downsample(steps, smoothed, max_points)
-    fig = go.Figure()
-    fig.add_trace(line_trace(x=steps[raw_i].tolist(), y=bpb[raw_i].tolist(), name="train bpb", mode="lines",
-                            line={"color": "rgba(13,110,253,0.30)", "width": 1}))
-    fig.add_trace(line_trace(x=steps[smooth_i].tolist(), y=smoothed[smooth_i].tolist(),
-                            name=f"train bpb ({smoothing.label()})", mode="lines",
-                            line={"color": "#0d6efd", "width": 2}))
+    fig = go.Figure([_line(steps, bpb, max_points, name="train bpb",
+                           line={"color": "rgba(13,110,253,0.30)", "width": 1}),
+                     _line(steps, smooth(bpb, smoothing), max_points,
+                           name=f"train bpb ({smoothing.label()})",
+                           line={"color": "#0d6efd", "width": 2})])
     fig.add_trace(go.Scatter(x=val["step"].tolist(), y=val["bpb"].astype(float).tolist(),
                              name="val bpb", mode="lines+markers",
                              line={"color": "#d63384", "width": 2}))
@@ -89,61 +92,48 @@ def loss_fig(train: pd.DataFrame, val: pd.DataFrame, smoothing: Smoothing = Smoo
     fig.add_trace(go.Scatter(x=best_x, y=best_y, mode="markers", name=best_name,
                              marker={"symbol": "star", "size": 14, "color": "#ffc107",
                                      "line": {"color": "#000", "width": 1}}))
-    fig.update_layout(template=TEMPLATE, height=360, margin={"l": 50, "r": 20, "t": 30, "b": 40},
-                      xaxis_title="step", yaxis_title="bits per byte",
-                      legend={"orientation": "h", "y": -0.3},
-                      uirevision="loss")
+    _style(fig, 360, 50, 20, yaxis_title="bits per byte", legend={"orientation": "h", "y": -0.3},
+           uirevision="loss")
     if log_y:
         fig.update_layout(yaxis_type="log")
     if checkpoints is not None:
         _checkpoint_lane(fig, checkpoints)
-    return crosshair(fig)
+    return fig
 
 
 def lr_grad_fig(train: pd.DataFrame, max_points: int | None = None,
                 lr_label: str = "lr (AdamW)", grad_clip: float | None = None) -> go.Figure:
-    """Learning rate and gradient norm against step (two y axes), each downsampled to about
-    `max_points` when given. Traces: LR_TRACES. `lr_label`: what the lr trace is (a Forge
-    run's optimizer is not ours). `grad_clip` (> 0): the clipping threshold as a dashed line on
-    the grad-norm axis, so clipped steps show as the curve reaching it."""
+    """Learning rate and gradient norm against step (two y axes), downsampled to about
+    `max_points`; `lr_label` names the lr (a Forge run's optimizer is not ours); `grad_clip` (> 0)
+    is drawn as a dashed line on the grad-norm axis, so clipped steps show reaching it."""
     if train.empty:
         return empty_fig("No training metrics yet", height=260)
     steps = train["step"].to_numpy()
-    lr, gn = train["lr"].to_numpy(dtype=float), train["grad_norm"].to_numpy(dtype=float)
-    lr_i, gn_i = downsample(steps, lr, max_points), downsample(steps, gn, max_points)
-    fig = go.Figure()
-    fig.add_trace(line_trace(x=steps[lr_i].tolist(), y=lr[lr_i].tolist(), name=lr_label, mode="lines",
-                            line={"color": "#198754"}))
-    fig.add_trace(line_trace(x=steps[gn_i].tolist(), y=gn[gn_i].tolist(), name="grad norm",
-                            mode="lines", yaxis="y2", line={"color": "#fd7e14", "width": 1}))
-    fig.update_layout(template=TEMPLATE, height=260, margin={"l": 60, "r": 60, "t": 30, "b": 40},
-                      xaxis_title="step", yaxis={"title": "lr", "exponentformat": "e"},
-                      yaxis2={"title": "grad norm", "overlaying": "y", "side": "right"},
-                      legend={"orientation": "h", "y": -0.3}, uirevision="lr")
+    fig = go.Figure([_line(steps, train["lr"].to_numpy(dtype=float), max_points, name=lr_label,
+                           line={"color": "#198754"}),
+                     _line(steps, train["grad_norm"].to_numpy(dtype=float), max_points,
+                           name="grad norm", yaxis="y2", line={"color": "#fd7e14", "width": 1})])
+    _style(fig, 260, yaxis={"title": "lr", "exponentformat": "e"},
+           yaxis2={"title": "grad norm", "overlaying": "y", "side": "right"},
+           legend={"orientation": "h", "y": -0.3}, uirevision="lr")
     if grad_clip:
         fig.add_shape(type="line", xref="paper", x0=0, x1=1, yref="y2", y0=grad_clip,
                       y1=grad_clip, line={"color": "#fd7e14", "width": 1, "dash": "dash"})
         fig.add_annotation(xref="paper", x=1, xanchor="right", yref="y2", y=grad_clip,
                            yanchor="bottom", showarrow=False, text=f"grad clip {grad_clip:g}",
                            font={"size": 10, "color": "#fd7e14"})
-    return crosshair(fig)
+    return fig
 
 
 def throughput_fig(train: pd.DataFrame, max_points: int | None = None) -> go.Figure:
-    """Training throughput (`tokens_per_sec`) against step, downsampled to about `max_points`
-    when given. Traces: THROUGHPUT_TRACES."""
+    """Training throughput (`tokens_per_sec`) against step, downsampled to about `max_points`."""
     if train.empty:
         return empty_fig("No throughput yet: the first row appears after logging.log_every steps",
                          height=260)
-    steps = train["step"].to_numpy()
-    tps = train["tokens_per_sec"].to_numpy(dtype=float)
-    i = downsample(steps, tps, max_points)
-    fig = go.Figure(line_trace(x=steps[i].tolist(), y=tps[i].tolist(), name="tokens/s",
-                              mode="lines", line={"color": "#20c997", "width": 1.5}))
-    fig.update_layout(template=TEMPLATE, height=260, margin={"l": 60, "r": 20, "t": 30, "b": 40},
-                      xaxis_title="step", yaxis={"title": "tokens/s", "rangemode": "tozero"},
-                      showlegend=False, uirevision="throughput")
-    return crosshair(fig)
+    fig = go.Figure(_line(train["step"].to_numpy(), train["tokens_per_sec"].to_numpy(dtype=float),
+                          max_points, name="tokens/s", line={"color": "#20c997", "width": 1.5}))
+    return _style(fig, 260, right=20, yaxis={"title": "tokens/s", "rangemode": "tozero"},
+                  showlegend=False, uirevision="throughput")
 
 
 def lr_preview_fig(steps, adamw, muon, warmup_steps: int, height: int = 190) -> go.Figure:
@@ -191,10 +181,8 @@ def system_fig(system: pd.DataFrame, max_points: int | None = None) -> go.Figure
     line("gpu_mem_bytes", "GPU memory (MB)", "#d63384", 1e6, "y2")
     disk = system["disk_free_bytes"].dropna()
     title = f"disk free {fmt_bytes(float(disk.iloc[-1]))}" if len(disk) else None
-    fig.update_layout(template=TEMPLATE, height=240, margin={"l": 60, "r": 60, "t": 30, "b": 40},
-                      title={"text": title, "font": {"size": 12}, "x": 0.01} if title else None,
-                      xaxis_title="step", yaxis={"title": "%", "rangemode": "tozero"},
-                      yaxis2={"title": "MB", "overlaying": "y", "side": "right",
-                              "rangemode": "tozero", "showgrid": False},
-                      legend={"orientation": "h", "y": -0.35})
-    return crosshair(fig)
+    return _style(fig, 240, title={"text": title, "font": {"size": 12}, "x": 0.01} if title else None,
+                  yaxis={"title": "%", "rangemode": "tozero"},
+                  yaxis2={"title": "MB", "overlaying": "y", "side": "right", "rangemode": "tozero",
+                          "showgrid": False},
+                  legend={"orientation": "h", "y": -0.35})

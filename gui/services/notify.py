@@ -1,19 +1,11 @@
-"""Run notifications and the watchdog: which state changes deserve a toast, and honest statuses
-for runs whose process died unseen.
+"""Run notifications and the watchdog's rules (no Dash here).
 
-- `snapshot(runs_dir)`: {run: {"state", "step", "detail", "at"}} with the honest state of every
-  run (`umoec.run.effective_state`: a heartbeat older than 30 s, or no step and no CPU work for
-  30 s, is *stalled*; a running status whose process is gone is *crashed*).
-- `transitions(previous, current)`: the events between two snapshots: completed, crashed,
-  stalled, stopped, running again after a stall. The page keeps the previous snapshot in
-  localStorage, so a reload or a second look never repeats a toast, and a first visit (no
-  previous snapshot) only records the baseline. A run that appears already finished after the
-  baseline (it crashed between two ticks) is reported too.
-- `reconcile_dead_runs(runs_dir)`: at cockpit start (and each tick, for runs this cockpit did not
-  launch), a status.json that says running while its process is gone is rewritten as crashed
-  ("process gone while the cockpit was not running"), keeping its last step. Runs the cockpit
-  launched itself are left to gui/services/launcher.py's Launcher, which records the real exit code.
-No Dash here.
+- `snapshot(runs_dir)`: every run's honest state (`umoec.run.effective_state`: stalled, crashed...).
+- `transitions(previous, current)`: the events between two snapshots (completed, crashed,
+  stalled, stopped, running again after a stall); no previous snapshot only records a baseline.
+- `reconcile_dead_runs(runs_dir)`: a status.json that says running while its process (on this
+  host) is gone is rewritten as crashed, its last step kept; runs the cockpit launched are left
+  to gui/services/launcher.py, which records the real exit code.
 """
 from __future__ import annotations
 
@@ -41,6 +33,18 @@ EVENT_KINDS = {
 
 
 # -- watchdog ------------------------------------------------------------------------------------
+def _running(run: RunDir, host: str | None = None):
+    """The run's status when it says running (on `host` when given), else None (unreadable: its
+    effective state is already "crashed" with the reason)."""
+    try:
+        status = run.read_status()
+    except ValueError:
+        return None
+    if status is None or status.state != RunState.RUNNING.value or host not in (None, status.host):
+        return None
+    return status
+
+
 def reconcile_dead_runs(runs_dir, message: str = GONE_WHILE_CLOSED,
                         skip: Callable[[str], bool] | None = None) -> list[str]:
     """Rewrite 'running' statuses whose process is gone (this host only) as crashed, with
@@ -51,21 +55,13 @@ def reconcile_dead_runs(runs_dir, message: str = GONE_WHILE_CLOSED,
     for run in list_runs(runs_dir):
         if skip is not None and skip(run.name):
             continue
-        try:
-            status = run.read_status()
-        except ValueError:
-            continue  # unreadable: effective state is already "crashed" with the reason
-        if status is None or status.state != RunState.RUNNING.value or status.host != host:
-            continue
-        if pid_alive(status.pid, status.proc_start):
+        status = _running(run, host)
+        if status is None or pid_alive(status.pid, status.proc_start):
             continue
         # The process is gone, so nobody else writes this file now: re-read it, to never
         # overwrite a final status written between the first read and the pid check.
-        try:
-            status = run.read_status()
-        except ValueError:
-            continue
-        if status is None or status.state != RunState.RUNNING.value:
+        status = _running(run)
+        if status is None:
             continue
         status.state = RunState.CRASHED.value
         status.message = message.format(pid=status.pid, step=status.step)
@@ -83,10 +79,7 @@ def snapshot(runs_dir, now: float | None = None,
              stall_after_s: float = STALL_AFTER_S) -> dict[str, dict]:
     """The honest state of every run folder in runs_dir."""
     now = time.time() if now is None else now
-    out = {}
-    for run in list_runs(runs_dir):
-        out[run.name] = run_entry(run, now, stall_after_s)
-    return out
+    return {run.name: run_entry(run, now, stall_after_s) for run in list_runs(runs_dir)}
 
 
 def run_entry(run: RunDir, now: float, stall_after_s: float = STALL_AFTER_S) -> dict:
@@ -108,23 +101,16 @@ def transitions(previous: dict | None, current: dict[str, dict]) -> list[dict]:
     events = []
     for name, cur in current.items():
         state = cur.get("state")
+        running = state == RunState.RUNNING.value
         old = before.get(name)
         old_state = old.get("state") if isinstance(old, dict) else None
-        if old_state == state:
-            continue
         if old_state is None:  # new since the last look: only news if it already ended
-            if state == RunState.RUNNING.value or float(cur.get("at") or 0.0) <= since:
-                continue
-            kind = state
-        elif state == RunState.RUNNING.value:
-            if old_state != RunState.STALLED.value:
-                continue  # started or resumed: the user did that, no toast
-            kind = "recovered"
-        else:
-            kind = state
-        if kind not in EVENT_KINDS:
-            continue
-        events.append(make_event(name, kind, cur))
+            news = not running and float(cur.get("at") or 0.0) > since
+        else:  # started or resumed: the user did that, no toast (but the end of a stall is news)
+            news = old_state != state and (not running or old_state == RunState.STALLED.value)
+        kind = "recovered" if running else state
+        if news and kind in EVENT_KINDS:
+            events.append(make_event(name, kind, cur))
     return events
 
 

@@ -17,10 +17,9 @@ _SERIES = SignatureCache(8)   # train_series of the runs shown lately, extended 
 def cached_train_series(conn: sqlite3.Connection, path: str | os.PathLike,
                         columns: Sequence[str]) -> pd.DataFrame:
     """train_series(conn, columns) of the database at `path`, kept between calls and extended
-    with the rows logged since: a page load or full redraw of a long run reads only what is new
-    (200,000 rows take ~0.25 s to read). The signature is the run's first row (step and time: a
-    run recreated under the same name is another run), its generation (a resume rewrites rows
-    after its checkpoint) and its newest step. The frame is shared: callers must not modify it."""
+    with the rows logged since (200,000 rows take ~0.25 s to read). Keyed by the run's first row
+    (a run recreated under the same name is another run), its generation (a resume rewrites rows)
+    and its newest step. The frame is shared: callers must not modify it."""
     try:  # which run's rows: a run recreated under the same name logged its first row later
         first = conn.execute("SELECT step, ts FROM train_metrics ORDER BY step LIMIT 1").fetchone()
     except sqlite3.OperationalError:

@@ -1,15 +1,10 @@
 """The run watchdog: a server thread that keeps every run's honest state, with or without a browser.
 
-Each pass (every `period_s`):
-- a status.json that says running while its process (on this host) is gone is rewritten as
-  crashed (`gui/services/notify.reconcile_dead_runs`), except runs this cockpit's Launcher watches (it
-  records their real exit code);
-- every run's honest state is taken (`gui/services/notify.snapshot`: stalled, crashed...) and kept;
-  `version` goes up whenever a run appears, disappears, changes state or moves on a step or a
-  heartbeat, so a page asks for new data only then (gui/services/pulse.py).
-Pages read `current()`; the notifications panel compares it with what each browser last saw.
-The thread stops with `stop()`, or by itself once the object that owns it (the app's server)
-is gone, so tests that build many apps do not leave watchers behind.
+Each pass rewrites dead 'running' statuses as crashed (notify.reconcile_dead_runs; not the
+Launcher's runs) and takes every run's state (notify.snapshot); `version` goes up whenever a
+run appears, goes, changes state or moves on, so pages ask for new data only then
+(gui/services/pulse.py). The thread stops with `stop()`, or once its owner (the app's server)
+is gone, so tests that build many apps leave no watchers behind.
 """
 from __future__ import annotations
 
@@ -26,12 +21,6 @@ log = logging.getLogger(__name__)
 PERIOD_S = 2.0
 
 
-def _moves(snap: dict[str, dict]) -> dict[str, tuple]:
-    """What counts as a change: state, step and heartbeat (not the detail text, whose "for N s"
-    grows every second while a run is stalled)."""
-    return {name: (e.get("state"), e.get("step"), e.get("at")) for name, e in snap.items()}
-
-
 class RunWatchdog:
     def __init__(self, runs_dir: Path, launcher: Any = None, period_s: float = PERIOD_S):
         self.runs_dir, self.launcher, self.period_s = Path(runs_dir), launcher, float(period_s)
@@ -45,14 +34,14 @@ class RunWatchdog:
     # -- one pass --------------------------------------------------------------------------------
     def check(self, now: float | None = None) -> int:
         """Reconcile dead runs, take the snapshot; returns the (possibly new) version."""
+        snap = {}
         if self.runs_dir.is_dir():
             skip = ((lambda name: self.launcher.get(name) is not None)
                     if self.launcher is not None else None)
             notify.reconcile_dead_runs(self.runs_dir, notify.GONE_UNWATCHED, skip=skip)
             snap = notify.snapshot(self.runs_dir, now=now)
-        else:
-            snap = {}
-        moves = _moves(snap)
+        # a change: state, step or heartbeat (not the detail, whose "for N s" grows while stalled)
+        moves = {name: (e.get("state"), e.get("step"), e.get("at")) for name, e in snap.items()}
         with self._lock:
             self._snapshot = snap
             if moves != self._moves:
@@ -61,8 +50,7 @@ class RunWatchdog:
             return self._version
 
     def current(self) -> tuple[int, dict[str, dict]]:
-        """(version, {run: {"state", "step", "detail", "at"}}) from the latest pass (one is run
-        now if none has been yet)."""
+        """(version, {run: {"state", "step", "detail", "at"}}) of the latest pass (run one if none)."""
         with self._lock:
             if self._moves is not None:
                 return self._version, dict(self._snapshot)

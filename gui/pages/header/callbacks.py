@@ -1,9 +1,6 @@
-"""Run selector and status badge: refreshed whenever the page pulse changes (a run appears, moves
-on or changes state; gui/pages/header/ticks.py), so a run's state is never stale.
-
-A page is served with the run list in its selector (gui/app.py) and picks its run in the page
-(PICK_JS: the run the browser remembers, else the first), so at page load every tab reads its
-run at once instead of after a pulse, a run-list request and the answers between them."""
+"""Run selector and status badge, refreshed whenever the page pulse changes (ticks.py). A page is
+served with the run list (gui/app.py) and picks its run in the page (PICK_JS: the one the browser
+remembers, else the first), so every tab reads its run at page load without a round trip."""
 from __future__ import annotations
 
 from dash import Input, Output, State
@@ -28,8 +25,6 @@ def register(app, cockpit: AppContext) -> None:
     runs_dir = cockpit.settings.runs_dir
     launcher = cockpit.launcher
 
-    # which run is shown is decided in the page, from the list: at page load (the served list
-    # and the run the browser remembers) and whenever the list changes
     app.clientside_callback(PICK_JS, Output(common.RUN_SELECT, "value"),
                             Input(common.RUN_SELECT, "options"), State(common.RUN_SELECT, "value"))
 

@@ -1,17 +1,10 @@
 """The refresh tick: one pulse request per tick, and only a changed pulse refreshes anything.
 
-- `pulse` (server, every tick of ids.REFRESH): a short signature of what the pages show
-  (gui/services/pulse.py). When it equals the page's last one the answer is "no update" (a few
-  bytes) and nothing else runs: an idle page with finished runs costs one request per tick.
-- the router (clientside, no request): when the pulse changes, it advances common.HEADER_TICK (run
-  list, status badge, run controls, notifications) and the visible tab's store
-  `common.tab_tick(tab)`; hidden tabs are never refreshed. A tab that becomes visible refreshes
-  through its own `active_tab` input.
-- at page load neither runs: the page is served with its pulse (`served_pulse`) and its run list
-  (gui/app.py), and every shown callback reads its run by itself.
-Before the pulse, every tick sent one request per listening callback (~15 per tick, hidden tabs
-included, then ~7 with per-tab routing), and on a slow machine the answers came back stale faster
-than they were applied.
+`pulse` (server, every ids.REFRESH tick) is a short signature of what the pages show
+(gui/services/pulse.py); unchanged, the answer is "no update" and nothing else runs. When it
+changes, the clientside router advances common.HEADER_TICK (run list, status, run controls,
+notifications) and the visible tab's `common.tab_tick(tab)`; hidden tabs refresh when shown.
+At page load neither runs: the page is served with its pulse (`served_pulse`) and run list.
 """
 from __future__ import annotations
 
@@ -53,9 +46,7 @@ def run_folder(runs_dir: Path, name) -> Path | None:
 def next_pulse(sig: str, name, last: dict | None) -> dict:
     """The pulse after `last` for signature `sig` ("REST:OWN": everything but the selected run's
     folder, then that folder) and the selected run `name`. "quiet": only the selection moved the
-    signature, so the router refreshes nothing: every callback that shows the selected run
-    listens to the selector itself, and a second refresh on the next tick made the Training
-    tab's first chart wait for a redraw requested while the first was on its way."""
+    signature, so the router refreshes nothing (what shows the run listens to the selector)."""
     if last is not None and last.get("sig") == sig:
         raise PreventUpdate
     n = int(last.get("n") or 0) + 1 if last is not None else 0
@@ -80,10 +71,8 @@ def current_signature(cockpit: AppContext, name) -> str:
 
 
 def served_pulse(cockpit: AppContext, name) -> dict:
-    """The pulse a page is served with, for the run it will most likely show (`name`): its
-    callbacks read what they show at load, so the first tick compares with the moment the page
-    was built and refreshes only what changed since (a page showing another run, remembered by
-    the browser, gets a quiet first pulse: see next_pulse)."""
+    """The pulse a page is served with, for the run it will most likely show (`name`), so the
+    first tick refreshes only what changed since the page was built."""
     return {"sig": current_signature(cockpit, name), "n": 0, "run": name}
 
 

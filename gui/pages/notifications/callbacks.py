@@ -1,13 +1,10 @@
 """Notifications: a toast (and a desktop notification, once the user has allowed them) when a run
 completes, crashes or stalls.
 
-The run watchdog (gui/services/watchdog.py, a server thread started with the app) keeps every
-run's honest state and marks as crashed the runs whose process died unseen, whether or not a page
-is open. When the page pulse changes, this panel compares the watchdog's states with the last ones
-this browser saw (ids.NOTIFY_SEEN, localStorage; gui/services/notify.py decides what is news), so a reload
-never repeats a toast and N open tabs do not mean N watchdogs. Desktop notifications use the
-browser's Notification API from clientside callbacks: permission is asked only when the user
-clicks "Enable desktop notifications".
+When the page pulse changes, the run watchdog's states (gui/services/watchdog.py) are compared
+with the last ones this browser saw (ids.NOTIFY_SEEN, localStorage; gui/services/notify.py says
+what is news), so a reload never repeats a toast. Desktop notifications use the browser's
+Notification API, whose permission is asked only on a click of "Enable desktop notifications".
 """
 from __future__ import annotations
 
@@ -27,8 +24,7 @@ STICKY = {"danger", "warning"}       # crashes and stalls stay until dismissed
 TOAST_MS = 20_000
 
 # The browser side: ask permission on a click (never on load), show one notification per event.
-PERMISSION_JS = """
-async function(n_clicks) {
+PERMISSION_JS = """async function(n_clicks) {
     if (!("Notification" in window)) { return "this browser has no desktop notifications"; }
     if (n_clicks && Notification.permission === "default") {
         try { await Notification.requestPermission(); } catch (e) { /* old callback form */ }
@@ -36,10 +32,8 @@ async function(n_clicks) {
     const p = Notification.permission;
     return p === "granted" ? "desktop notifications on" :
            p === "denied" ? "desktop notifications blocked in this browser's site settings" : "";
-}
-"""
-NOTIFY_JS = """
-function(events) {
+}"""
+NOTIFY_JS = """function(events) {
     if (!events || !events.items || !("Notification" in window)
         || Notification.permission !== "granted") { return window.dash_clientside.no_update; }
     let shown = 0;
@@ -48,8 +42,7 @@ function(events) {
         try { new Notification(e.title, {body: e.body, tag: e.key}); shown += 1; } catch (err) {}
     }
     return shown;
-}
-"""
+}"""
 
 
 def toast(event: dict) -> dbc.Toast:

@@ -1,29 +1,21 @@
-"""Training tab: KPIs, ETA, live charts, head losses, checkpoints (each with its coding
-model, or an Export model button: gui/pages/training/model_export.py), resume list, log.
+"""Training tab: KPIs, ETA, live charts, head losses, checkpoints (with their coding models or
+an Export model button: model_export.py), resume list, log.
 
-The loss, lr and throughput charts are drawn once (smoothing on every row, each trace
-downsampled to about series.MAX_POINTS points) and then only extended: every tick reads the rows
-newer than the page's last step and sends them as a `dash.Patch` (the smoothing, clipping
-included, carried on by series.smooth_continue). A full redraw happens when the run, its
-generation (a resume rewrites rows), the smoothing (method, strength, clipping) or the log-Y
-toggle changes, or when enough points have been appended that the charts should be downsampled
-again.
-Each checkpoint is a marker in a lane under the loss curves (figures.training.CHECKPOINT_TRACE),
-drawn with the chart and, when the run's checkpoints change between full draws, replaced in the
-same Patch; a click on one selects it in every picker (checkpoint_select.py).
-
+The loss, lr and throughput charts are drawn once (smoothing on every row, traces downsampled to
+about series.MAX_POINTS points), then only extended by `dash.Patch` with the rows newer than the
+page's (live.py). They are redrawn when the run, its generation (a resume rewrites rows), the
+smoothing or log y changes, or when enough points were appended to downsample again. The
+checkpoint markers under the loss curves are replaced in the same Patch when the run's
+checkpoints change; a click on one selects it (checkpoint_select.py).
 `training_update` is the callback body as a plain function (tests and bench/bench_gui.py call it).
 """
 from __future__ import annotations
 
 import json
-import math
-import time
 from pathlib import Path
 from typing import Any
 
 import dash_bootstrap_components as dbc
-import pandas as pd
 from dash import Input, Output, Patch, State, html, no_update
 from dash.exceptions import PreventUpdate
 
@@ -31,17 +23,16 @@ from umoec import config as C
 from umoec.metrics import read
 from umoec.run import RunState
 from umoec.run.forge import log_text
+from umoec.units import LN2, fmt_bytes
 
 from ... import ids as common
 from ... import report
 from ...components.visible import visible_only
 from ...context import AppContext
 from ...figures.base import empty_fig
-from ...figures.series import MAX_POINTS, Smoothing, ema, smooth_continue, smooth_state
+from ...figures.series import MAX_POINTS, Smoothing, ema, smooth_state
 from ...figures.training import (
-    CHECKPOINT_COLUMNS,
     CHECKPOINT_TRACE,
-    best_val_name,
     checkpoint_points,
     loss_fig,
     lr_grad_fig,
@@ -53,29 +44,16 @@ from ...services.forge import resolve_forge
 from ...services.runs import resolve, summarise
 from ...services.series import cached_train_series
 from ...view.checkpoints import pick
-from ...view.derived import fmt_bytes
 from ...view.read_errors import db_read_error
-from ...view.training import step_rate
+from ...view.training import fmt_duration, step_rate
 from . import ids
 from .forge import KEYS as FORGE_KEYS
 from .forge import forge_training_update
-from .layout import RESUME_HIDDEN, RESUME_SHOWN, kpi_card
+from .layout import RESUME_HIDDEN, RESUME_SHOWN, checkpoint_table, clock, kpi_card
+from .live import REDRAW_AFTER, extend_train, extend_val
 from .zoom import keep_zoom
 
-LN2 = math.log(2.0)
-REDRAW_AFTER = 2 * MAX_POINTS   # points in a trace before it is downsampled again
 EMPTY_RUNS_HINT = "No run selected. Create one with: python -m bin.simulate_training --steps 5000 --out {}"
-
-
-def _fmt_bytes(n: float) -> str:
-    return fmt_bytes(n)
-
-
-def _fmt_duration(seconds: float) -> str:
-    seconds = int(max(0, seconds))
-    h, rem = divmod(seconds, 3600)
-    m, s = divmod(rem, 60)
-    return f"{h}h {m:02d}m {s:02d}s" if h else f"{m}m {s:02d}s"
 
 
 def kpis(latest: dict | None, total_steps: int) -> list:
@@ -87,8 +65,8 @@ def kpis(latest: dict | None, total_steps: int) -> list:
         kpi_card("learning rate", f"{latest['lr']:.2e}", "AdamW group"),
         kpi_card("bytes / s", f"{latest['tokens_per_sec']:,.0f}", "training throughput"),
         kpi_card("grad norm", f"{latest['grad_norm']:.3f}", "before clipping"),
-        kpi_card("bytes seen", _fmt_bytes(latest["bytes_seen"]),
-                 f"elapsed {_fmt_duration(latest['elapsed_s'])}"),
+        kpi_card("bytes seen", fmt_bytes(latest["bytes_seen"]),
+                 f"elapsed {fmt_duration(latest['elapsed_s'])}"),
     ]
 
 
@@ -105,7 +83,7 @@ def eta_text(train, state: RunState, total_steps: int, resuming: bool = False) -
     if rate is None:
         return "ETA: measuring..."
     left = max(0, total_steps - int(recent["step"].iloc[-1]))
-    return f"ETA {_fmt_duration(left / rate)} ({rate:.2f} steps/s, {left:,} steps left)"
+    return f"ETA {fmt_duration(left / rate)} ({rate:.2f} steps/s, {left:,} steps left)"
 
 
 def heads_table(heads) -> object:
@@ -144,8 +122,6 @@ def export_cell(c, exported: dict | None, simulated: bool = False) -> object:
 
 def checkpoint_models(run, cks) -> dict[str, dict]:
     """file name -> models.exported_model of each checkpoint (RUN/models/stepNNNNNN.umm)."""
-    if run is None:
-        return {}
     return {c.path.name: models.exported_model(run, c.step, c.mtime) for c in cks}
 
 
@@ -155,22 +131,14 @@ def checkpoint_list(cks, exported: dict | None = None, simulated: bool = False) 
     if not cks:
         return html.Div("No checkpoints yet.", className="text-muted")
     with_models = exported is not None
-    rows = [html.Tr([html.Td(f"{c.step:,}"), html.Td(_fmt_bytes(c.size)),
-                     html.Td(time.strftime("%H:%M:%S", time.localtime(c.mtime))),
-                     html.Td(c.path.name, className="font-monospace small")]
-                    + ([html.Td(export_cell(c, exported.get(c.path.name), simulated))]
-                       if with_models else []))
+    rows = [(f"{c.step:,}", c.size, c.mtime, c.path.name)
+            + ((export_cell(c, exported.get(c.path.name), simulated),) if with_models else ())
             for c in reversed(cks)]
-    head = [html.Th("step"), html.Th("size"), html.Th("time"), html.Th("file")]
-    head += [html.Th("coding model")] if with_models else []
-    return html.Div(dbc.Table([html.Thead(html.Tr(head)), html.Tbody(rows)], size="sm",
-                              class_name="mb-0 align-middle"),
-                    style={"maxHeight": "260px", "overflowY": "auto"})
+    return checkpoint_table(rows, ("coding model",) if with_models else ())
 
 
 def checkpoint_options(cks) -> list[dict]:
-    return [{"label": f"step {c.step:,} ({_fmt_bytes(c.size)}, "
-                      f"{time.strftime('%H:%M:%S', time.localtime(c.mtime))})",
+    return [{"label": f"step {c.step:,} ({fmt_bytes(c.size)}, {clock(c.mtime)})",
              "value": c.path.name} for c in reversed(cks)]
 
 
@@ -179,10 +147,6 @@ def _mtime(path: Path) -> float | None:
         return path.stat().st_mtime
     except OSError:
         return None
-
-
-def _error(text: str, colour: str = "danger") -> dbc.Alert:
-    return dbc.Alert(text, color=colour, class_name="py-2 mb-2")
 
 
 def db_error_text(path: Path, exc: BaseException) -> str:
@@ -198,14 +162,11 @@ def _read_log(run, state: dict | None) -> tuple[Any, list | None]:
     try:
         st = run.log_path.stat()
         sig = [st.st_size, st.st_mtime]
+        if state and state.get("log_sig") == sig:
+            return no_update, sig
+        lines = run.tail_log(100)
     except FileNotFoundError:
         return "(training.log does not exist yet)", None
-    except OSError as exc:
-        return f"(cannot read training.log: {exc.strerror or exc})", None
-    if state and state.get("log_sig") == sig:
-        return no_update, sig
-    try:
-        lines = run.tail_log(100)
     except OSError as exc:
         return f"(cannot read training.log: {exc.strerror or exc})", None
     return ("\n".join(lines) or "(training.log is empty)"), sig
@@ -223,21 +184,19 @@ def grad_clip_of(run) -> float | None:
 CHART_COLUMNS = ("step", "bpb", "lr", "grad_norm", "tokens_per_sec")
 
 
-def checkpoint_frame(cks) -> pd.DataFrame:
+def marker_rows(cks) -> list[tuple]:
     """The run's checkpoints as the loss chart's markers take them (CHECKPOINT_COLUMNS)."""
-    return pd.DataFrame([(c.step, c.path.name, c.size, c.mtime) for c in cks],
-                        columns=list(CHECKPOINT_COLUMNS))
+    return [(c.step, c.path.name, c.size, c.mtime) for c in cks]
 
 
 def _full_charts(conn, path: Path, smoothing: Smoothing, log_y: bool,
                  grad_clip: float | None = None,
                  cks: tuple = ()) -> tuple[object, object, object, dict]:
-    """(loss, lr, throughput figures, chart state): every row of the database at `path` (read
-    once, then only the new rows: cached_train_series), drawn from scratch."""
+    """(loss, lr, throughput figures, chart state): every row (cached_train_series), drawn anew."""
     train = cached_train_series(conn, path, CHART_COLUMNS)
     val = read.val_metrics(conn)
     loss = loss_fig(train, val, smoothing, log_y, max_points=MAX_POINTS,
-                    checkpoints=checkpoint_frame(cks))
+                    checkpoints=marker_rows(cks))
     lr = lr_grad_fig(train, max_points=MAX_POINTS, grad_clip=grad_clip)
     throughput = throughput_fig(train, max_points=MAX_POINTS)
     if train.empty:
@@ -257,34 +216,13 @@ def _patch_charts(conn, state: dict, smoothing: Smoothing) -> tuple[Any, Any, An
     if new.empty and val.empty:
         return no_update, no_update, no_update, state
     state = dict(state)
-    loss, lr, throughput = Patch(), Patch(), Patch()
-    if not new.empty:
-        steps = new["step"].tolist()
-        bpb = new["bpb"].to_numpy(dtype=float)
-        smoothed, state["smooth"] = smooth_continue(bpb, smoothing, state["smooth"])
-        loss["data"][0]["x"].extend(steps)
-        loss["data"][0]["y"].extend(bpb.tolist())
-        loss["data"][1]["x"].extend(steps)
-        loss["data"][1]["y"].extend(smoothed.tolist())
-        lr["data"][0]["x"].extend(steps)
-        lr["data"][0]["y"].extend(new["lr"].astype(float).tolist())
-        lr["data"][1]["x"].extend(steps)
-        lr["data"][1]["y"].extend(new["grad_norm"].astype(float).tolist())
-        throughput["data"][0]["x"].extend(steps)
-        throughput["data"][0]["y"].extend(new["tokens_per_sec"].astype(float).tolist())
-        state["last_step"] = int(steps[-1])
-        state["points"] += len(steps)
-    else:
-        lr = throughput = no_update
+    loss, lr, throughput = extend_train(new, new["bpb"].to_numpy(dtype=float), smoothing, state)
     if not val.empty:
-        loss["data"][2]["x"].extend(val["step"].tolist())
-        loss["data"][2]["y"].extend(val["bpb"].astype(float).tolist())
         i = val["bpb"].idxmin()
         low = float(val.loc[i, "bpb"])
-        if state.get("best_val") is None or low < state["best_val"]:
-            loss["data"][3]["x"] = [int(val.loc[i, "step"])]
-            loss["data"][3]["y"] = [low]
-            loss["data"][3]["name"] = best_val_name(low)
+        better = state.get("best_val") is None or low < state["best_val"]
+        extend_val(loss, val["step"], val["bpb"], (val.loc[i, "step"], low) if better else None)
+        if better:
             state["best_val"] = low
         state["last_val_step"] = int(val["step"].iloc[-1])
     return loss, lr, throughput, state
@@ -327,22 +265,20 @@ def training_update(runs_dir: Path, name: str | None, smoothing: float = 0.6,
         out = dict(checkpoints=checkpoint_list(cks, checkpoint_models(run, cks),
                                                summary.kind == "simulate"),
                    ck_options=checkpoint_options(cks), ck_value=ck_value)
-    log, log_sig = _read_log(run, same_run)
-    out["log"] = log
+    out["log"], log_sig = _read_log(run, same_run)
     try:
         with read.open_db(run.db_path) as conn:
             gen = read.run_generation(conn)
             latest = read.latest_metrics(conn)
-            same = (state is not None and state.get("run") == name and state.get("gen") == gen
+            same = (same_run is not None and state.get("gen") == gen
                     and Smoothing.from_state(state) == spec and state.get("log_y") == log_y
                     and "last_step" in state and "smooth" in state and latest is not None
-                    and latest["step"] >= state["last_step"]
-                    and state.get("points", 0) < REDRAW_AFTER)
+                    and latest["step"] >= state["last_step"] and state.get("points", 0) < REDRAW_AFTER)
             if same:
                 loss, lr, throughput, chart = _patch_charts(conn, state, spec)
                 if state.get("ck_sig") != ck_sig:  # a checkpoint written, or deleted
                     loss = loss if loss is not no_update else Patch()
-                    for key, value in checkpoint_points(checkpoint_frame(cks)).items():
+                    for key, value in checkpoint_points(marker_rows(cks)).items():
                         loss["data"][CHECKPOINT_TRACE][key] = value
             else:
                 loss, lr, throughput, chart = _full_charts(conn, run.db_path, spec, log_y,
@@ -358,7 +294,7 @@ def training_update(runs_dir: Path, name: str | None, smoothing: float = 0.6,
             text = (f"The run crashed before its first logged step ({summary.detail}); the log "
                     "below says more.")
         return dict(out, kpis=[], eta="", loss=empty, lr=empty, throughput=empty, heads="",
-                    error=_error(text, colour),
+                    error=dbc.Alert(text, color=colour, class_name="py-2 mb-2"),
                     state={"run": name, "log_sig": log_sig, "ck_sig": ck_sig})
     new_state = {**chart, **spec.as_state(), "run": name, "gen": gen, "log_y": log_y,
                  "log_sig": log_sig, "ck_sig": ck_sig}
@@ -376,9 +312,8 @@ def metrics_csv(runs_dir: Path, name: str | None, smoothing: float = 0.6) -> dic
     if run is None:
         forge_run = resolve_forge(runs_dir, name)
         text = None if forge_run is None else log_text(forge_run.log_path)
-        if text is None:
-            return None
-        return {"content": text, "filename": f"{forge_run.path.name}-log.csv", "type": "text/csv"}
+        return None if text is None else {"content": text, "type": "text/csv",
+                                          "filename": f"{forge_run.path.name}-log.csv"}
     try:
         with read.open_db(run.db_path) as conn:
             table = read.metrics_export(conn)
@@ -414,8 +349,7 @@ def system_update(runs_dir: Path, name: str | None, seen: dict | None) -> tuple[
 
 
 def report_download(runs_dir: Path, name: str | None) -> dict | None:
-    """The selected run's HTML report as a dcc.Download dict (None: no run of ours, or its
-    metrics cannot be read; Forge folders have no metrics.db to report from)."""
+    """The selected run's HTML report as a dcc.Download dict; None for a Forge or unreadable run."""
     run = resolve(runs_dir, name)
     if run is None:
         return None
@@ -427,8 +361,7 @@ def report_download(runs_dir: Path, name: str | None) -> dict | None:
 
 
 def resume_controls_class(runs_dir: Path, name: str | None) -> str:
-    """The checkpoint picker and Resume button: hidden for a Forge run (read-only here; its
-    checkpoints are listed in the table below), shown otherwise."""
+    """The checkpoint picker and Resume button: hidden for a (read-only) Forge run."""
     forge_run = resolve_forge(runs_dir, name) if resolve(runs_dir, name) is None else None
     return RESUME_HIDDEN if forge_run is not None else RESUME_SHOWN
 
@@ -439,8 +372,7 @@ XSYNC_JS = """function() {
     if (!trig || !trig.value) return nu;
     const src = trig.prop_id.split('.')[0], ev = trig.value;
     let upd = null;
-    if (src === %s) upd = {'xaxis.autorange': true};   // another run: its whole range
-    else if (ev['xaxis.autorange']) upd = {'xaxis.autorange': true};
+    if (src === %s || ev['xaxis.autorange']) upd = {'xaxis.autorange': true};  // another run: all of it
     else if ('xaxis.range[0]' in ev) upd = {'xaxis.range': [ev['xaxis.range[0]'], ev['xaxis.range[1]']]};
     else if (ev['xaxis.range']) upd = {'xaxis.range': ev['xaxis.range'].slice(0, 2)};
     if (!upd) return nu;
@@ -538,9 +470,9 @@ def register(app, cockpit: AppContext) -> None:
 
     @app.callback(output=outputs,
                   inputs=[Input(common.tab_tick(common.TAB_TRAINING), "data"),
-                          Input(common.RUN_SELECT, "value"),
-                          Input(ids.TRAINING_SMOOTHING, "value"), Input(ids.TRAINING_LOGY, "value"),
-                          Input(ids.TRAINING_SMOOTH_METHOD, "value"), Input(ids.TRAINING_CLIP, "value"),
+                          *(Input(i, "value") for i in (common.RUN_SELECT, ids.TRAINING_SMOOTHING,
+                                                        ids.TRAINING_LOGY, ids.TRAINING_SMOOTH_METHOD,
+                                                        ids.TRAINING_CLIP)),
                           Input(common.TABS, "active_tab"), Input(common.SELECTED_CHECKPOINT, "data")],
                   state=[State(ids.TRAINING_CHART_STATE, "data"), State(common.RESUME_CHECKPOINT, "value"),
                          State(ids.RESUME_CONTROLS, "className"),

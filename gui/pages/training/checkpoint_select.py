@@ -1,15 +1,10 @@
 """Selecting a checkpoint from the Training tab's loss chart.
 
-A click on a checkpoint marker (figures.training.CHECKPOINT_TRACE; its customdata is the file
-name) writes common.SELECTED_CHECKPOINT = {"run", "checkpoint", "ts"} and says so under the chart.
-Every checkpoint picker of the cockpit (gui/panes.PICKERS: the Training tab's resume picker,
-the Compression and Evaluation tabs' checkpoint and model dropdowns, the Generate tab's picker)
-reads the store when its own callback runs, which is only while its tab is shown (hidden tabs do
-no reads: the selection waits until the tab is opened). A picker applies a selection once and
-keeps its stamp in its own store (common.pick_seen), so a pick the user makes afterwards wins until
-the next click. A selection of another run, or of a file the picker does not offer (deleted, or
-a simulated run on the Generate tab), is left as it is. A Forge run's markers only say that its
-checkpoints cannot be resumed or coded here.
+A click on a checkpoint marker (its customdata is the file name) writes
+common.SELECTED_CHECKPOINT = {"run", "checkpoint", "ts"} and says so under the chart. Every
+checkpoint picker (gui/panes.PICKERS) applies it once, when its own tab is shown, and keeps its
+stamp (common.pick_seen), so a pick the user makes afterwards wins until the next click. A Forge
+run's markers only say that its checkpoints cannot be resumed or coded here.
 """
 from __future__ import annotations
 
@@ -24,24 +19,14 @@ from dash.exceptions import PreventUpdate
 from ... import ids as common
 from ...context import AppContext
 from ...services.forge import resolve_forge
-from ...services.runs import resolve
+from ...services.runs import resolve, summarise
 from ...view.checkpoints import clicked_file
 from . import ids
 from .layout import checkpoint_hint
 
-USES = "resume, compression, evaluation and generation"
-
 
 def _note(text: str, colour: str) -> dbc.Alert:
     return dbc.Alert(text, color=colour, class_name="py-1 px-2 mb-0 small")
-
-
-def _simulated(run) -> bool:
-    try:
-        status = run.read_status()
-    except ValueError:
-        return False
-    return status is not None and status.kind == "simulate"
 
 
 def select_checkpoint(runs_dir: Path, name: str | None, click: Any,
@@ -60,8 +45,8 @@ def select_checkpoint(runs_dir: Path, name: str | None, click: Any,
     steps = {c.path.name: c.step for c in run.checkpoints()}
     if file not in steps:
         return no_update, _note(f"{file} is no longer in {run.checkpoints_dir}.", "warning")
-    text = f"step {steps[file]:,} checkpoint selected for {USES}"
-    if _simulated(run):
+    text = f"step {steps[file]:,} checkpoint selected for resume, compression, evaluation and generation"
+    if summarise(run).kind == "simulate":
         text += " (a simulated run: its checkpoints hold no weights)"
     selected = {"run": name, "checkpoint": file, "ts": time.time() if now is None else now}
     return selected, _note(text + ".", "success")

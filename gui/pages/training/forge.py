@@ -1,51 +1,31 @@
-"""The Training tab for a Forge run folder, read-only.
-
-callbacks.training_update hands Forge runs (gui/services/forge.py) to `forge_training_update`,
-which returns the same outputs: KPIs from the newest log.csv row, the loss chart (Forge's loss in
-bits per *token* = loss / ln 2, raw, smoothed and validation, best point starred; same trace order
-as ours so the zoom re-aggregation works unchanged; a marker per numbered ckpt_*.bin, whose
-click only says that Forge checkpoints cannot be resumed or coded here), lr and gradient norm,
-tokens/s, the ckpt_*.bin list, and the tail of log.csv in place of training.log. No resume (the
-cockpit does not drive Forge), no per-head losses (Forge logs one). The charts are redrawn only
-when log.csv or the checkpoint files changed; rows merely appended to log.csv extend them by a
-dash.Patch as our runs' charts are (`_extend_charts`), so a held zoom survives a live Forge run.
+"""The Training tab for a Forge run folder, read-only: `forge_training_update` returns the same
+outputs as callbacks.training_update, from log.csv (the loss in bits per *token* = loss / ln 2,
+same trace order as ours so the zoom works unchanged), the ckpt_*.bin list (their markers cannot
+be resumed or coded here) and the tail of log.csv in place of training.log. No resume, no
+per-head losses. The charts are redrawn only when log.csv or the checkpoints changed otherwise
+than by appended rows, which extend them by Patch (live.py), so a held zoom survives a live run.
 """
 from __future__ import annotations
 
-import math
-import time
 from typing import Any
 
 import dash_bootstrap_components as dbc
 import pandas as pd
-from dash import Patch, html, no_update
+from dash import html, no_update
 
 from umoec.run.forge import ForgeCheckpoint, ForgeFormatError, ForgeLog, log_tail
+from umoec.units import LN2
 
 from ...figures.base import empty_fig
-from ...figures.series import MAX_POINTS, Smoothing, smooth_continue, smooth_state
-from ...figures.training import (
-    CHECKPOINT_COLUMNS,
-    best_val_name,
-    loss_fig,
-    lr_grad_fig,
-    throughput_fig,
-)
+from ...figures.series import MAX_POINTS, Smoothing, smooth_state
+from ...figures.training import loss_fig, lr_grad_fig, throughput_fig
 from ...services import forge
-from ...view.derived import fmt_bytes
-from .layout import kpi_card
+from ...view.training import fmt_duration
+from .layout import checkpoint_table, kpi_card
+from .live import REDRAW_AFTER, extend_train, extend_val
 
-LN2 = math.log(2.0)
-REDRAW_AFTER = 2 * MAX_POINTS   # points in a trace before it is downsampled again (as ours)
 KEYS = ("kpis", "eta", "loss", "lr", "throughput", "heads", "checkpoints", "log", "error", "state",
         "ck_options", "ck_value")
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(max(0, seconds))
-    h, rem = divmod(seconds, 3600)
-    m, s = divmod(rem, 60)
-    return f"{h}h {m:02d}m {s:02d}s" if h else f"{m}m {s:02d}s"
 
 
 def kpis(train: pd.DataFrame) -> list:
@@ -59,37 +39,24 @@ def kpis(train: pd.DataFrame) -> list:
         kpi_card("learning rate", f"{last['lr']:.2e}", ""),
         kpi_card("tokens / s", f"{last['tokens_per_sec']:,.0f}", "training throughput"),
         kpi_card("grad norm", f"{last['grad_norm']:.3f}", ""),
-        kpi_card("elapsed", _duration(elapsed) if pd.notna(elapsed) else "n/a",
+        kpi_card("elapsed", fmt_duration(elapsed) if pd.notna(elapsed) else "n/a",
                  "" if pd.notna(elapsed) else "older log.csv: no elapsed_s column"),
     ]
 
 
-def checkpoint_table(cks: list[ForgeCheckpoint]) -> Any:
+def checkpoint_list(cks: list[ForgeCheckpoint]) -> Any:
     if not cks:
         return html.Div("No ckpt_*.bin yet.", className="text-muted")
-    rows = [html.Tr([html.Td(f"{c.step:,}" if c.step is not None else "latest"),
-                     html.Td(fmt_bytes(c.size)),
-                     html.Td(time.strftime("%H:%M:%S", time.localtime(c.mtime))),
-                     html.Td(c.name, className="font-monospace small")]) for c in reversed(cks)]
-    return html.Div(dbc.Table([html.Thead(html.Tr([html.Th("step"), html.Th("size"),
-                                                   html.Th("time"), html.Th("file")])),
-                               html.Tbody(rows)], size="sm", class_name="mb-0"),
-                    style={"maxHeight": "260px", "overflowY": "auto"})
+    return checkpoint_table([(f"{c.step:,}" if c.step is not None else "latest", c.size, c.mtime,
+                              c.name) for c in reversed(cks)])
 
 
-def checkpoint_frame(cks: list[ForgeCheckpoint]) -> pd.DataFrame:
-    """The numbered checkpoints as the loss chart's markers take them (ckpt_latest.bin has no
-    step to stand at)."""
-    return pd.DataFrame([(c.step, c.name, c.size, c.mtime) for c in cks if c.step is not None],
-                        columns=list(CHECKPOINT_COLUMNS))
-
-
-def loss_figure(log: ForgeLog, smoothing: Smoothing, log_y: bool,
-                cks: tuple = ()):
+def loss_figure(log: ForgeLog, smoothing: Smoothing, log_y: bool, cks: tuple = ()):
     train = pd.DataFrame({"step": log.train["step"], "bpb": log.train["loss"] / LN2})
     val = pd.DataFrame({"step": log.val["step"], "bpb": log.val["val_loss"] / LN2})
     fig = loss_fig(train, val, smoothing, log_y, max_points=MAX_POINTS,
-                   checkpoints=checkpoint_frame(list(cks)))
+                   checkpoints=[(c.step, c.name, c.size, c.mtime) for c in cks
+                                if c.step is not None])   # ckpt_latest.bin has no step
     if train.empty:
         return fig
     fig.data[0].name = "train bits/token"
@@ -100,10 +67,9 @@ def loss_figure(log: ForgeLog, smoothing: Smoothing, log_y: bool,
 
 
 def _extend_charts(log: ForgeLog, state: dict, smoothing: Smoothing):
-    """(loss, lr, throughput Patches, new state) extending the charts with the rows appended to
-    log.csv since `state` was drawn, as our runs' charts are extended (a held zoom keeps its
-    range and its full-resolution window); None when the log was not just appended to (a
-    resume rewrote rows) or the traces are due to be downsampled again."""
+    """(loss, lr, throughput Patches, new state) with the rows appended to log.csv since `state`
+    was drawn; None when the log was not just appended to (a resume rewrote rows) or the traces
+    are due to be downsampled again."""
     train, val = log.train, log.val
     rows, val_rows = state.get("rows"), state.get("val_rows")
     if (not rows or val_rows is None or "smooth" not in state or log.resumes != state.get("resumes")
@@ -112,32 +78,15 @@ def _extend_charts(log: ForgeLog, state: dict, smoothing: Smoothing):
             or (val_rows and int(val["step"].iloc[val_rows - 1]) != state.get("last_val_step"))
             or state.get("points", 0) + len(train) - rows >= REDRAW_AFTER):
         return None
-    state = dict(state)
-    loss, lr, throughput = Patch(), Patch(), Patch()
+    state = dict(state, rows=len(train))
     new = train.iloc[rows:]
-    if len(new):
-        steps = new["step"].tolist()
-        bits = (new["loss"] / LN2).to_numpy(dtype=float)
-        smoothed, state["smooth"] = smooth_continue(bits, smoothing, state["smooth"])
-        for trace, ys in ((0, bits.tolist()), (1, smoothed.tolist())):
-            loss["data"][trace]["x"].extend(steps)
-            loss["data"][trace]["y"].extend(ys)
-        for trace, col in ((0, "lr"), (1, "grad_norm")):
-            lr["data"][trace]["x"].extend(steps)
-            lr["data"][trace]["y"].extend(new[col].astype(float).tolist())
-        throughput["data"][0]["x"].extend(steps)
-        throughput["data"][0]["y"].extend(new["tokens_per_sec"].astype(float).tolist())
-        state.update(rows=len(train), last_step=int(steps[-1]), points=state["points"] + len(steps))
-    else:
-        lr = throughput = no_update
+    loss, lr, throughput = extend_train(new, (new["loss"] / LN2).to_numpy(dtype=float), smoothing,
+                                        state)
     if len(val) > val_rows:
         added = val.iloc[val_rows:]
-        loss["data"][2]["x"].extend(added["step"].tolist())
-        loss["data"][2]["y"].extend((added["val_loss"] / LN2).astype(float).tolist())
         best = val.loc[val["val_loss"].idxmin()]
-        loss["data"][3]["x"] = [int(best["step"])]
-        loss["data"][3]["y"] = [float(best["val_loss"] / LN2)]
-        loss["data"][3]["name"] = best_val_name(best["val_loss"] / LN2)
+        extend_val(loss, added["step"], added["val_loss"] / LN2,
+                   (best["step"], best["val_loss"] / LN2))
         state.update(val_rows=len(val), last_val_step=int(val["step"].iloc[-1]))
     elif not len(new):
         loss = no_update
@@ -152,14 +101,15 @@ def forge_training_update(run: forge.ForgeRun, smoothing: Smoothing, log_y: bool
     cks = run.checkpoints()
     sig = "-".join([str(v) for v in (run.signature() or (-1, -1))]
                    + [f"{c.name}:{c.size}" for c in cks])
-    if (state and state.get("run") == run.key and state.get("forge_sig") == sig
-            and Smoothing.from_state(state) == smoothing and state.get("log_y") == log_y):
+    same_view = (state and state.get("run") == run.key and state.get("log_y") == log_y
+                 and Smoothing.from_state(state) == smoothing)
+    if same_view and state.get("forge_sig") == sig:
         return {k: no_update for k in KEYS}
     common = dict(eta=f"{run.status_label()}. The cockpit reads this folder and never writes "
                       "to it; resume it with forge train --resume.",
                   heads=html.Div("Forge logs a single loss (no per-head losses).",
                                  className="text-muted"),
-                  checkpoints=checkpoint_table(cks),
+                  checkpoints=checkpoint_list(cks),
                   log="# log.csv (Forge writes no training.log)\n" + log_tail(run.log_path),
                   ck_options=[], ck_value=None)
     try:
@@ -171,26 +121,21 @@ def forge_training_update(run: forge.ForgeRun, smoothing: Smoothing, log_y: bool
                     state={"run": run.key, "forge_sig": sig})
     train = log.train
     ck_key = [f"{c.name}:{c.size}" for c in cks]
-    info = [html.Strong(f"{run.label}: "), f"{run.path}. ",
-            f"log.csv columns {','.join(log.columns)}; {len(train):,} steps"]
-    if log.notes:
-        info.append(" (" + "; ".join(log.notes) + ")")
-    info.append(". Loss is in nats per token, so the chart shows bits per token, not per byte.")
-    error = dbc.Alert(info, color="secondary", class_name="py-2 mb-2 small")
-    # rows appended (and the same checkpoints): the charts are extended, not redrawn, so a
-    # held zoom is not undone on every write of a live run's log.csv
+    notes = f" ({'; '.join(log.notes)})" if log.notes else ""
+    error = dbc.Alert([html.Strong(f"{run.label}: "), f"{run.path}. ",
+                       f"log.csv columns {','.join(log.columns)}; {len(train):,} steps{notes}. Loss is in "
+                       "nats per token, so the chart shows bits per token, not per byte."],
+                      color="secondary", class_name="py-2 mb-2 small")
+    # rows appended (and the same checkpoints): the charts are extended, not redrawn
     extended = (_extend_charts(log, state, smoothing)
-                if state and state.get("run") == run.key and state.get("forge_cks") == ck_key
-                and Smoothing.from_state(state) == smoothing and state.get("log_y") == log_y
-                else None)
+                if same_view and state.get("forge_cks") == ck_key else None)
     if extended is not None:
         loss, lr, throughput, chart = extended
         return dict(common, kpis=kpis(train), loss=loss, lr=lr, throughput=throughput,
                     error=error, state={**chart, "forge_sig": sig})
-    lr = lr_grad_fig(train[["step", "lr", "grad_norm"]], max_points=MAX_POINTS,
-                     lr_label="lr")
     val = log.val
-    return dict(common, kpis=kpis(train), loss=loss_figure(log, smoothing, log_y, cks), lr=lr,
+    return dict(common, kpis=kpis(train), loss=loss_figure(log, smoothing, log_y, cks),
+                lr=lr_grad_fig(train[["step", "lr", "grad_norm"]], max_points=MAX_POINTS, lr_label="lr"),
                 throughput=throughput_fig(train[["step", "tokens_per_sec"]], max_points=MAX_POINTS),
                 error=error,
                 state={"run": run.key, "forge_sig": sig, **smoothing.as_state(), "log_y": log_y,

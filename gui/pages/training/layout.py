@@ -3,8 +3,12 @@ clickable checkpoint markers), lr and throughput charts, head losses, checkpoint
 Export model, log tail."""
 from __future__ import annotations
 
+import time
+
 import dash_bootstrap_components as dbc
 from dash import dcc, html
+
+from umoec.units import fmt_bytes
 
 from ... import ids as common
 from ...figures.base import graph_config
@@ -24,8 +28,23 @@ def kpi_card(title: str, value: str, sub: str = "") -> dbc.Col:
     ]), class_name="h-100"), xs=6, md=4, xl=2, class_name="mb-2")
 
 
-SMOOTH_METHODS = [{"label": "EMA", "value": "ema"}, {"label": "running mean", "value": "mean"},
-                  {"label": "none", "value": "none"}]
+def clock(mtime: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(mtime))
+
+
+def checkpoint_table(rows, extra_heads: tuple = ()) -> html.Div:
+    """Checkpoints as a scrolling table; `rows`: (step text, size, mtime, file, extra cells...)."""
+    body = [html.Tr([html.Td(step), html.Td(fmt_bytes(size)), html.Td(clock(mtime)),
+                     html.Td(file, className="font-monospace small"), *map(html.Td, extra)])
+            for step, size, mtime, file, *extra in rows]
+    head = html.Thead(html.Tr([html.Th(h) for h in ("step", "size", "time", "file", *extra_heads)]))
+    return html.Div(dbc.Table([head, html.Tbody(body)], size="sm", class_name="mb-0 align-middle"),
+                    style={"maxHeight": "260px", "overflowY": "auto"})
+
+
+KEEP = {"persistence": True, "persistence_type": "local"}   # the browser remembers the choice
+SMOOTH_METHODS = [{"label": label, "value": value}
+                  for value, label in (("ema", "EMA"), ("mean", "running mean"), ("none", "none"))]
 
 
 def chart_controls() -> html.Div:
@@ -34,21 +53,17 @@ def chart_controls() -> html.Div:
     outlier clipping; and a log-scale toggle."""
     return html.Div([
         dbc.RadioItems(id=ids.TRAINING_SMOOTH_METHOD, options=SMOOTH_METHODS, value="ema",
-                       inline=True, class_name="small me-2", persistence=True,
-                       persistence_type="local"),
+                       inline=True, class_name="small me-2", **KEEP),
         html.Span("smoothing", className="small text-muted me-2",
                   title="EMA: the factor a. Running mean: a window of round(1 / (1 - a)) rows "
                         "(0.9 -> 10, 0.95 -> 20, 0.99 -> 100). The legend names the choice."),
         html.Div(dcc.Slider(id=ids.TRAINING_SMOOTHING, min=0.0, max=0.99, step=0.01, value=0.6,
-                            marks={0: "0", 0.5: "0.5", 0.99: "0.99"},
-                            updatemode="mouseup", persistence=True, persistence_type="local"),
+                            marks={0: "0", 0.5: "0.5", 0.99: "0.99"}, updatemode="mouseup", **KEEP),
                  style={"width": "260px"}),
-        dbc.Switch(id=ids.TRAINING_CLIP, label="clip outliers", value=False,
-                   class_name="ms-3 mb-0 small", persistence=True, persistence_type="local"),
-        dbc.Switch(id=ids.TRAINING_LOGY, label="log y", value=False, class_name="ms-3 mb-0 small",
-                   persistence=True, persistence_type="local"),
+        *(dbc.Switch(id=switch, label=label, value=False, class_name="ms-3 mb-0 small", **KEEP)
+          for switch, label in ((ids.TRAINING_CLIP, "clip outliers"), (ids.TRAINING_LOGY, "log y"))),
         dbc.Switch(id=ids.TRAINING_FOLLOW, label="follow live", value=True,
-                   class_name="ms-3 mb-0 small"),  # zoom re-aggregation: gui/pages/training/zoom.py
+                   class_name="ms-3 mb-0 small"),  # zoom.py
         dbc.Button("CSV", id=ids.TRAINING_CSV_BTN, size="sm", color="secondary", outline=True,
                    class_name="ms-3 py-0", title="every logged row of this run as CSV"),
         dcc.Download(id=ids.TRAINING_CSV),
@@ -80,49 +95,38 @@ def resume_controls() -> html.Div:
     ], id=ids.RESUME_CONTROLS, className=RESUME_SHOWN)
 
 
+def _card(header, body, lg: int) -> dbc.Col:
+    return dbc.Col(dbc.Card([dbc.CardHeader(header), dbc.CardBody(body)]), lg=lg)
+
+
+def _graph(graph_id: str, name: str) -> dcc.Graph:
+    return dcc.Graph(id=graph_id, config=graph_config(name))
+
+
 def layout() -> html.Div:
+    stores = (ids.TRAINING_CHART_STATE, ids.TRAINING_ZOOM, ids.TRAINING_ZOOM_SEEN,
+              common.x_zoom(ids.TRAINING_LOSS), ids.TRAINING_XSYNC, ids.CHECKPOINT_EXPORT_ACTION,
+              ids.TRAINING_SYSTEM_STATE)
+    loss_header = html.Div([html.Span("Training loss", className="me-auto text-nowrap pe-2"),
+                            chart_controls()], className="d-flex align-items-center")
     return html.Div([
-        dcc.Store(id=ids.TRAINING_CHART_STATE, storage_type="memory"),
-        dcc.Store(id=ids.TRAINING_ZOOM, storage_type="memory"),
-        dcc.Store(id=ids.TRAINING_ZOOM_SEEN, storage_type="memory"),
-        dcc.Store(id=common.x_zoom(ids.TRAINING_LOSS), storage_type="memory"),
-        dcc.Store(id=ids.TRAINING_XSYNC, storage_type="memory"),
-        dcc.Store(id=ids.CHECKPOINT_EXPORT_ACTION, storage_type="memory"),
+        *(dcc.Store(id=store, storage_type="memory") for store in stores),
         html.Div(id=ids.TRAINING_ERROR),
         dbc.Row(id=ids.TRAINING_KPIS, class_name="g-2"),
         html.Div(id=ids.TRAINING_ETA, className="text-muted mb-2"),
-        dbc.Row([
-            dbc.Col(dbc.Card([dbc.CardHeader(html.Div([
-                                html.Span("Training loss", className="me-auto text-nowrap pe-2"),
-                                chart_controls()], className="d-flex align-items-center")),
-                              dbc.CardBody([dcc.Graph(id=ids.TRAINING_LOSS,
-                                                      config=graph_config("training-bpb")),
-                                            html.Div(checkpoint_hint(),
-                                                     id=ids.TRAINING_CHECKPOINT_NOTE)])]), lg=8),
-            dbc.Col(dbc.Card([dbc.CardHeader("Loss per head (latest step)"),
-                              dbc.CardBody(html.Div(id=ids.TRAINING_HEADS))]), lg=4),
-        ], class_name="g-3 mb-3"),
-        dbc.Row([
-            dbc.Col(dbc.Card([dbc.CardHeader("Learning rate and gradient norm"),
-                              dbc.CardBody(dcc.Graph(id=ids.TRAINING_LR,
-                                                     config=graph_config("training-lr")))]), lg=8),
-            dbc.Col(dbc.Card([dbc.CardHeader("Checkpoints"),
-                              dbc.CardBody([resume_controls(),
-                                            html.Div(id=ids.CHECKPOINT_LIST),
-                                            html.Div(id=ids.CHECKPOINT_EXPORT_STATUS,
-                                                     className="mt-2")])]), lg=4),
-        ], class_name="g-3 mb-3"),
-        dbc.Row([
-            dbc.Col(dbc.Card([dbc.CardHeader("System (the run's process, sampled at each logged step)"),
-                              dbc.CardBody(dcc.Graph(id=ids.TRAINING_SYSTEM,
-                                                     config=graph_config("training-system")))]),
-                    lg=8),
-            dbc.Col(dbc.Card([dbc.CardHeader("Throughput (tokens/s; a token is a byte in our runs)"),
-                              dbc.CardBody(dcc.Graph(id=ids.TRAINING_THROUGHPUT,
-                                                     config=graph_config("training-throughput")))]),
-                    lg=4),
-        ], class_name="g-3 mb-3"),
-        dcc.Store(id=ids.TRAINING_SYSTEM_STATE, storage_type="memory"),
+        dbc.Row([_card(loss_header, [_graph(ids.TRAINING_LOSS, "training-bpb"),
+                                     html.Div(checkpoint_hint(), id=ids.TRAINING_CHECKPOINT_NOTE)], 8),
+                 _card("Loss per head (latest step)", html.Div(id=ids.TRAINING_HEADS), 4)],
+                class_name="g-3 mb-3"),
+        dbc.Row([_card("Learning rate and gradient norm", _graph(ids.TRAINING_LR, "training-lr"), 8),
+                 _card("Checkpoints", [resume_controls(), html.Div(id=ids.CHECKPOINT_LIST),
+                                       html.Div(id=ids.CHECKPOINT_EXPORT_STATUS, className="mt-2")], 4)],
+                class_name="g-3 mb-3"),
+        dbc.Row([_card("System (the run's process, sampled at each logged step)",
+                       _graph(ids.TRAINING_SYSTEM, "training-system"), 8),
+                 _card("Throughput (tokens/s; a token is a byte in our runs)",
+                       _graph(ids.TRAINING_THROUGHPUT, "training-throughput"), 4)],
+                class_name="g-3 mb-3"),
         dbc.Card([dbc.CardHeader("Run log, last 100 lines (training.log; log.csv for a Forge run)"),
                   dbc.CardBody(html.Div(html.Pre(id=ids.LOG_TAIL, style=LOG_STYLE, className="mb-0"),
                                         style=LOG_BOX_STYLE))]),

@@ -1,9 +1,7 @@
 """Training tab, checkpoint list: "Export model" turns a checkpoint into the coding model
-RUN/models/stepNNNNNN.umm in a background worker (`umoec.compress.worker export`: it imports torch,
-which the cockpit process never does). The list itself (callbacks.checkpoint_list) shows
-the exported model once the file is there, and the model dropdowns of the Compression and
-Evaluation tabs list it from then on.
-"""
+RUN/models/stepNNNNNN.umm in a background worker (`umoec.compress.worker export`, which imports
+torch; the cockpit never does). The list then shows the model, as do the Compression and
+Evaluation tabs' model dropdowns."""
 from __future__ import annotations
 
 import time
@@ -34,11 +32,6 @@ def do_export(jobs: JobManager, runs_dir: Path, run_name, checkpoint) -> dict:
     return {"text": "", "ts": now}
 
 
-def export_status(jobs: JobManager, run_name, action) -> object:
-    """checkpoint-export-status: the last refusal, the running export or its outcome."""
-    return status_area(jobs.latest(run_name, "export"), action)
-
-
 def register(app, cockpit: AppContext) -> None:
     runs_dir = cockpit.settings.runs_dir
     jobs = cockpit.jobs
@@ -59,7 +52,7 @@ def register(app, cockpit: AppContext) -> None:
                   State(ids.CHECKPOINT_EXPORT_STATUS, "children"))
     @visible_only(common.TAB_TRAINING)
     def status(_n, name, _tab, action, shown):
-        view = export_status(jobs, name, action)
+        view = status_area(jobs.latest(name, "export"), action)  # refusal, progress or outcome
         if not view and not shown:                      # nothing to show, nothing shown
             raise PreventUpdate
         return view

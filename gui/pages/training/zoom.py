@@ -1,26 +1,14 @@
-"""Training tab's loss chart: zoom re-aggregation and "follow live".
+"""Training tab's loss chart: zoom re-aggregation and "follow live" (callbacks.py draws the
+chart, then extends it by Patch).
 
-The chart itself is drawn and extended by callbacks.py (full draw, then dash.Patch per
-tick). This module only listens beside it:
-- a zoom or pan (relayoutData) re-reads the run at full resolution and replaces the two train
-  traces (raw, smoothed) with the visible range re-aggregated plus a coarse overview around it
-  (gui/figures/series.view_indices), as a Patch; a zoom turns "follow live" off;
-- the y axis fits what is inside the zoomed x range (a late, flat stretch shows its detail),
-  unless the user's box zoom chose a y range;
-- a double-click (autorange) or "follow live" switched on puts the whole-run overview back and
-  lets the x axis grow with the run again (a double-click turns "follow live" on: the chart
-  follows); "follow live" switched off holds the current x range;
-- when the training callback redraws the chart from scratch while a zoom is held (smoothing
-  method, strength or clipping, or log-y changed, or its periodic re-downsampling), the redraw
-  itself shows the held window at full resolution (`keep_zoom`); a redraw that could not (it
-  was asked for before the zoom, or the zoom was made on a newly selected run before its first
-  draw came back) is followed by the zoom re-applied (`track_redraws`, a second callback on the
-  chart state, so the every-tick input never delays a user's zoom); another run drawn whole
-  turns "follow live" back on (the switch says what the chart does).
-The smoothing the chart state names (series.Smoothing: EMA, running mean or none, clipped or
-not) is computed on every row (series.smooth) before any point is picked, so a zoomed line is
-the same line as the unzoomed one.
-`training_zoom` and `track_redraws` are the callback bodies as plain functions.
+A zoom or pan re-reads the run and replaces the two train traces (raw, smoothed, smoothed on
+every row first) with the visible range at full resolution plus a coarse overview
+(series.view_indices), fits y inside it unless the user chose a y range, and turns "follow live"
+off; a double-click or "follow live" on puts the whole run back. A full redraw while a zoom is
+held draws the window itself (`keep_zoom`); one that could not (asked for before the zoom, or a
+new run's first draw) is followed by the zoom re-applied (`track_redraws`, on the chart state,
+so the every-tick input never delays a zoom). `training_zoom` and `track_redraws` are the
+callback bodies as plain functions.
 """
 from __future__ import annotations
 
@@ -42,6 +30,7 @@ from ...services.compare import CompareError, load_run
 from . import ids
 
 OUTPUTS = ("figure", "zoom", "follow")
+SIG_KEYS = ("run", "gen", "smoothing", "method", "clip", "log_y")   # a change means a full redraw
 
 
 def _held_window(zoom: dict | None, name: str | None) -> list | None:
@@ -49,17 +38,9 @@ def _held_window(zoom: dict | None, name: str | None) -> list | None:
     return (zoom or {}).get("window") if (zoom or {}).get("run") == name else None
 
 
-def _chart_sig(chart: dict | None) -> list | None:
-    if not isinstance(chart, dict):
-        return None
-    return [chart.get("run"), chart.get("gen"), chart.get("smoothing"), chart.get("method"),
-            chart.get("clip"), chart.get("log_y")]
-
-
 def y_range(ys: list, xs: list, window: tuple[float, float], log_y: bool) -> list | None:
-    """The y range that fits the points inside the x window (5% margin; log10 units on a log
-    axis), so a zoom on a late, flat stretch of the curve shows its detail; None when nothing
-    plottable is inside."""
+    """The y range (5% margin; log10 units on a log axis) that fits the points inside the x
+    window, so a zoom on a late, flat stretch shows its detail; None when nothing is inside."""
     lo, hi = window
     x = np.asarray(xs, dtype=np.float64)
     y = np.asarray(ys, dtype=np.float64)
@@ -73,63 +54,51 @@ def y_range(ys: list, xs: list, window: tuple[float, float], log_y: bool) -> lis
     return [bottom - pad, top + pad]
 
 
-def _window_traces(runs_dir: Path, name: str, smoothing: Smoothing,
-                   window: list | None) -> list[tuple[list, list]] | None:
-    """(x, y) of train traces 0 (raw) and 1 (smoothed) for `window` (None: the whole run): the
-    window at full resolution with a coarse overview around it; None when the run is unreadable."""
+def _view(runs_dir: Path, name: str, chart: dict | None, window: list | None,
+          fit_y: bool = True) -> tuple[list, dict] | None:
+    """(train traces 0 and 1 as (x, y), axis settings) for `window` (None: the whole run) with the
+    smoothing and log y of the chart state `chart`; with `fit_y` the y axis fits what is inside
+    (off when the user chose a y range). The window is drawn at full resolution with a coarse
+    overview around it; None when the run is unreadable."""
     try:
         run = load_run(runs_dir, name)
     except CompareError:
         return None
     if not len(run.step):
         return None
-    x = run.step.astype(float)
-    win = tuple(window) if window else None
-    return [series.points(x, y, win, MAX_POINTS)
-            for y in (run.train_bits, smooth(run.train_bits, smoothing))]
+    traces = [series.points(run.step.astype(float), y, tuple(window) if window else None, MAX_POINTS)
+              for y in (run.train_bits, smooth(run.train_bits, Smoothing.from_state(chart)))]
+    if not window:
+        return traces, {"xaxis": {"autorange": True}} | ({"yaxis": {"autorange": True}} if fit_y else {})
+    axes = {"xaxis": {"range": list(window), "autorange": False}}
+    xs, ys = ([v for t in traces for v in t[i]] for i in (0, 1))
+    fitted = y_range(ys, xs, tuple(window), bool((chart or {}).get("log_y"))) if fit_y else None
+    if fitted is not None:
+        axes["yaxis"] = {"range": fitted, "autorange": False}
+    return traces, axes
 
 
-def _patch(runs_dir: Path, name: str, smoothing: Smoothing, window: list | None,
-           log_y: bool = False, fit_y: bool = True) -> Patch | None:
-    """Train traces 0 (raw) and 1 (smoothed) for `window` (None: the whole run), and the x range
-    written into the figure. With `fit_y` the y axis fits what is inside the window (the whole
-    run when unzoomed); off when the user chose a y range."""
-    traces = _window_traces(runs_dir, name, smoothing, window)
-    if traces is None:
-        return None
+def _patch(runs_dir: Path, name: str, chart: dict | None, window: list | None,
+           fit_y: bool = True) -> Any:
+    """`_view` written into the figure as a Patch; no_update when the run is unreadable."""
+    view = _view(runs_dir, name, chart, window, fit_y)
+    if view is None:
+        return no_update
     patch = Patch()
-    for trace, (xs, ys) in enumerate(traces):
+    for trace, (xs, ys) in enumerate(view[0]):
         patch["data"][trace]["x"] = xs
         patch["data"][trace]["y"] = ys
-    if window:
-        patch["layout"]["xaxis"]["range"] = list(window)
-        patch["layout"]["xaxis"]["autorange"] = False
-        fitted = _fit(traces, window, log_y) if fit_y else None
-        if fitted is not None:
-            patch["layout"]["yaxis"]["range"] = fitted
-            patch["layout"]["yaxis"]["autorange"] = False
-    else:
-        patch["layout"]["xaxis"]["autorange"] = True
-        if fit_y:
-            patch["layout"]["yaxis"]["autorange"] = True
+    for axis, settings in view[1].items():
+        for key, value in settings.items():
+            patch["layout"][axis][key] = value
     return patch
 
 
-def _fit(traces: list[tuple[list, list]], window: list, log_y: bool) -> list | None:
-    xs = [x for t in traces for x in t[0]]
-    ys = [y for t in traces for y in t[1]]
-    return y_range(ys, xs, tuple(window), log_y)
-
-
 def keep_zoom(runs_dir: Path, out: dict[str, Any], name: str | None, zoom: dict | None) -> None:
-    """The training callback's answer `out` (loss figure, chart state), fixed up for a held zoom.
-
-    A full redraw (a go.Figure) gets a fresh `drawn` mark in the chart state, so `track_redraws`
-    sees every redraw, even one whose settings and point count equal the last (a request made
-    before the zoom and answered after it). While a zoom is held on this run, the redraw already
-    shows it: the window at full resolution, its y axis fitted inside it, and the state names the
-    window it `held`; the chart never shows the whole run between a redraw and its re-zoom (the
-    zoom seen jumping out and back on a slow machine). Patches keep the last draw's marks."""
+    """The training callback's answer `out` fixed up for a held zoom. A full redraw (a go.Figure)
+    gets a fresh `drawn` mark, so `track_redraws` sees every redraw; while a zoom is held on this
+    run the redraw shows it (the state says the window it `held`), so the chart never jumps to
+    the whole run and back. Patches keep the last draw's marks."""
     figure, state = out.get("loss"), out.get("state")
     if not isinstance(figure, go.Figure) or not isinstance(state, dict):
         return
@@ -138,16 +107,12 @@ def keep_zoom(runs_dir: Path, out: dict[str, Any], name: str | None, zoom: dict 
     window = _held_window(zoom, name)
     if not window or len(figure.data) < 2 or not name:
         return
-    traces = _window_traces(runs_dir, name, Smoothing.from_state(state), window)
-    if traces is None:
+    view = _view(runs_dir, name, state, window)
+    if view is None:
         return
-    for trace, (xs, ys) in enumerate(traces):
-        figure.data[trace].x = xs
-        figure.data[trace].y = ys
-    figure.update_xaxes(range=list(window), autorange=False)
-    fitted = _fit(traces, window, bool(state.get("log_y")))
-    if fitted is not None:
-        figure.update_yaxes(range=fitted, autorange=False)
+    for trace, (xs, ys) in enumerate(view[0]):
+        figure.data[trace].update(x=xs, y=ys)
+    figure.update_layout(view[1])
     state["held"] = list(window)
 
 
@@ -172,8 +137,6 @@ def training_zoom(runs_dir: Path, name: str | None, trigger: str | None, relayou
     out: dict[str, Any] = {k: no_update for k in OUTPUTS}
     if not name:
         return out
-    smoothing = Smoothing.from_state(chart)
-    log_y = bool((chart or {}).get("log_y"))
     zoom = dict(zoom or {})
     window = _held_window(zoom, name)
     if trigger == ids.TRAINING_LOSS:
@@ -185,16 +148,14 @@ def training_zoom(runs_dir: Path, name: str | None, trigger: str | None, relayou
             out["follow"] = False
         elif window is None and not follow:
             out["follow"] = True  # a double-click fits the whole run, which then grows: following
-        out["figure"] = _patch(runs_dir, name, smoothing, window, log_y,
-                               fit_y=not _user_set_y(relayout)) or no_update
+        out["figure"] = _patch(runs_dir, name, chart, window, fit_y=not _user_set_y(relayout))
     elif trigger == ids.TRAINING_FOLLOW:
         if follow:
             window = None
-            out["figure"] = _patch(runs_dir, name, smoothing, None, log_y) or no_update
+            out["figure"] = _patch(runs_dir, name, chart, None)
         elif window is None:
             window = _extent(runs_dir, name)  # hold the x range the chart shows now
-            out["figure"] = (_patch(runs_dir, name, smoothing, window, log_y) if window
-                             else no_update)
+            out["figure"] = _patch(runs_dir, name, chart, window) if window else no_update
     new = {"run": name, "window": window}
     if new != zoom:
         out["zoom"] = new
@@ -203,26 +164,20 @@ def training_zoom(runs_dir: Path, name: str | None, trigger: str | None, relayou
 
 def track_redraws(runs_dir: Path, name: str | None, chart: dict | None,
                   zoom: dict | None, seen: dict | None) -> tuple[Any, Any]:
-    """After each training tick: (figure Patch or no_update, new `seen`). Re-applies a held zoom
-    when the training callback has redrawn the chart from scratch (its settings changed, or its
-    periodic re-downsampling: fewer points than last time). Another run needs nothing: its
-    first draw is a whole new figure (no uirevision: plotly keeps no zoom of the last run). An
-    autorange reset sent from here once undid a zoom made on the new run right after its draw:
-    this callback's zoom store was read before the zoom's answer came back."""
+    """After each training tick: (figure Patch or no_update, new `seen`): a held zoom re-applied
+    when the chart was redrawn from scratch without it. Another run drawn whole needs nothing
+    (sending an autorange from here once undid a zoom made right after its first draw)."""
     if not isinstance(chart, dict) or not chart.get("run"):
         return no_update, no_update
     seen = dict(seen or {})
-    sig, points = _chart_sig(chart), chart.get("points", 0) or 0
+    sig, points = [chart.get(k) for k in SIG_KEYS], chart.get("points", 0) or 0
     redrawn = (sig != seen.get("chart") or points < seen.get("points", 0)
                or chart.get("drawn") != seen.get("drawn"))
     figure: Any = no_update
     window = _held_window(zoom, name) if chart["run"] == name else None
-    smoothing, log_y = Smoothing.from_state(chart), bool(chart.get("log_y"))
     if (window is not None and (redrawn or chart["run"] != seen.get("run"))
-          and chart.get("held") != list(window)):
-        # a held zoom the redraw did not draw (it was asked for before the zoom), or one made
-        # on a new run before its first draw came back: drawn again
-        figure = _patch(runs_dir, name, smoothing, window, log_y) or no_update
+            and chart.get("held") != list(window)):
+        figure = _patch(runs_dir, name, chart, window)
     return figure, {"run": chart["run"], "chart": sig, "points": points,
                     "drawn": chart.get("drawn")}
 
