@@ -18,22 +18,22 @@ from ..view.checkpoints import pending, pick, pick_model
 from .visible import visible_only
 
 
+def is_simulated(run: RunDir) -> bool:
+    """Whether `run` is simulated (bin.simulate_training): its checkpoints hold no weights."""
+    try:
+        status = run.read_status()
+    except ValueError:
+        return False
+    return status is not None and status.kind == "simulate"
+
+
 def checkpoint_options(run: RunDir | None) -> list[dict]:
     """The run's checkpoints, newest first; simulated runs say their checkpoints hold no weights."""
     if run is None:
         return []
-    try:
-        status = run.read_status()
-    except ValueError:
-        status = None
-    simulated = status is not None and status.kind == "simulate"
-    out = []
-    for c in reversed(run.checkpoints()):
-        label = f"step {c.step:,} ({format_bytes(c.size)})"
-        if simulated:
-            label += " - simulated, no weights"
-        out.append({"label": label, "value": c.path.name})
-    return out
+    note = " - simulated, no weights" if is_simulated(run) else ""
+    return [{"label": f"step {c.step:,} ({format_bytes(c.size)}){note}", "value": c.path.name}
+            for c in reversed(run.checkpoints())]
 
 
 def pick_value(options: list[dict], current):
@@ -93,11 +93,13 @@ def model_dropdown_view(runs_dir: Path, run: RunDir | None, current, options, no
 
 def register_model_dropdown(app, runs_dir: Path, dropdown: str, note: str, checkpoint: str,
                             tab: str, prefer_checkpoint: bool = False) -> None:
-    """Keep a tab's model dropdown in sync with the store and the selected run (while visible);
-    the checkpoint dropdown is enabled only while "a checkpoint of the run" is chosen.
+    """Keep a tab's model dropdown in sync with the store and the selected run (while visible),
+    and its checkpoint dropdown with the run, enabled only while "a checkpoint of the run" is chosen.
 
     prefer_checkpoint: when the run changes, choose its checkpoint if it has real ones (the
     Evaluation tab); otherwise the shipped default model stays preselected (Compression tab)."""
+    register_checkpoint_dropdown(app, runs_dir, checkpoint, tab)
+
     # refreshed when the tab is shown or the run changes, not on every tick: each tick's request
     # of a hidden tab still costs the page a round trip, and on a slow machine enough of them
     # starve the sidebar's status (a model exported meanwhile shows up on the next visit)
@@ -137,8 +139,4 @@ def checkpoint_model_pick(run: RunDir | None, name, options, value, selected, se
 
 
 def has_real_checkpoints(run: RunDir) -> bool:
-    try:
-        status = run.read_status()
-    except ValueError:
-        status = None
-    return bool(run.checkpoints()) and not (status is not None and status.kind == "simulate")
+    return bool(run.checkpoints()) and not is_simulated(run)
