@@ -177,27 +177,25 @@ def register(app, cockpit: AppContext) -> None:
     def use(_n, name):
         return use_dataset(data_dir, name)
 
-    @app.callback(Output(ids.DATASETS_JOB, "data"), Output(ids.DATASETS_BUILD_MSG, "children"),
-                  Output(ids.DATASETS_POLL, "disabled"), Output(ids.DATASETS_CONSOLE, "children"),
-                  Output(ids.DATASETS_CANCEL, "disabled"),
-                  Input(ids.DATASETS_CREATE, "n_clicks"), State(ids.DATASETS_NEW_NAME, "value"),
-                  State(ids.DATASETS_NEW_SOURCES, "value"), State(ids.DATASETS_NEW_VAL, "value"),
-                  State(ids.DATASETS_NEW_MAX, "value"), prevent_initial_call=True)
-    def create(_n, name, sources, val_fraction, max_bytes):
-        out = start_build(builder, name, sources, val_fraction, max_bytes)
-        return out["job"], out["msg"], out["poll_disabled"], out["console"], out["cancel_disabled"]
+    build = {"msg": (ids.DATASETS_BUILD_MSG, "children"), "console": (ids.DATASETS_CONSOLE, "children"),
+             "poll_disabled": (ids.DATASETS_POLL, "disabled"),
+             "cancel_disabled": (ids.DATASETS_CANCEL, "disabled")}
 
-    @app.callback(Output(ids.DATASETS_CONSOLE, "children", allow_duplicate=True),
-                  Output(ids.DATASETS_BUILD_MSG, "children", allow_duplicate=True),
-                  Output(ids.DATASETS_POLL, "disabled", allow_duplicate=True),
-                  Output(ids.DATASETS_CANCEL, "disabled", allow_duplicate=True),
-                  Output(ids.DATASETS_VERSION, "data"),
-                  Input(ids.DATASETS_POLL, "n_intervals"), State(ids.DATASETS_JOB, "data"),
+    @app.callback(output={"job": Output(ids.DATASETS_JOB, "data"),
+                          **{k: Output(*t) for k, t in build.items()}},
+                  inputs=[Input(ids.DATASETS_CREATE, "n_clicks")],
+                  state=[State(ids.DATASETS_NEW_NAME, "value"), State(ids.DATASETS_NEW_SOURCES, "value"),
+                         State(ids.DATASETS_NEW_VAL, "value"), State(ids.DATASETS_NEW_MAX, "value")],
                   prevent_initial_call=True)
+    def create(_n, name, sources, val_fraction, max_bytes):
+        return start_build(builder, name, sources, val_fraction, max_bytes)
+
+    @app.callback(output={"version": Output(ids.DATASETS_VERSION, "data"),
+                          **{k: Output(*t, allow_duplicate=True) for k, t in build.items()}},
+                  inputs=[Input(ids.DATASETS_POLL, "n_intervals")],
+                  state=[State(ids.DATASETS_JOB, "data")], prevent_initial_call=True)
     def poll(_n, name):
-        out = poll_build(builder, name)
-        return (out["console"], out["msg"], out["poll_disabled"], out["cancel_disabled"],
-                out["version"])
+        return poll_build(builder, name)
 
     @app.callback(Output(ids.DATASETS_BUILD_MSG, "children", allow_duplicate=True),
                   Input(ids.DATASETS_CANCEL, "n_clicks"), State(ids.DATASETS_JOB, "data"),

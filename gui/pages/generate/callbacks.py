@@ -5,6 +5,7 @@ supervisor); the page polls them every 300 ms while one runs (ids.GEN_POLL / ids
 and stops polling when it ends."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -77,19 +78,27 @@ def checkpoint_path(runs_dir: Path, name: str | None, checkpoint: str | None) ->
 
 
 # -- sampling ---------------------------------------------------------------------------------------
-def start_sample(jobs: Generation, runs_dir: Path, name, checkpoint, prompt, temperature, top_k,
-                 max_bytes, seed, previous: str | None) -> dict[str, Any]:
+def _start(jobs: Generation, runs_dir: Path, name, checkpoint, previous: str | None, refused: str,
+           start: Callable[[Path], Any]) -> dict[str, Any]:
+    """Cancel the page's previous job and `start(checkpoint file)` a new one."""
     from umoec.generate import GenerateError  # torch: only now
     jobs.cancel(previous)
     try:
         path = checkpoint_path(runs_dir, name, checkpoint)
-        job = jobs.start_sample(path, (prompt or "").encode("utf-8"), temperature=temperature,
-                                top_k=top_k, max_bytes=max_bytes, seed=seed)
+        job = start(path)
     except (ValueError, GenerateError) as exc:
         return {"job": None, "poll_disabled": True, "cancel_disabled": True,
-                "status": _bad(f"Not started: {exc}"), "output": no_update}
+                "status": _bad(f"{refused}: {exc}")}
     return {"job": job.id, "poll_disabled": False, "cancel_disabled": False,
-            "status": _muted(f"Loading {path.name}..."), "output": sample_output(job.view())}
+            "status": _muted(f"Loading {path.name}...")}
+
+
+def start_sample(jobs: Generation, runs_dir: Path, name, checkpoint, prompt, temperature, top_k,
+                 max_bytes, seed, previous: str | None) -> dict[str, Any]:
+    out = _start(jobs, runs_dir, name, checkpoint, previous, "Not started", lambda path: jobs.start_sample(
+        path, (prompt or "").encode("utf-8"), temperature=temperature, top_k=top_k,
+        max_bytes=max_bytes, seed=seed))
+    return {**out, "output": sample_output(jobs.get(out["job"]).view()) if out["job"] else no_update}
 
 
 def sample_output(v: dict) -> list:
@@ -136,16 +145,9 @@ def cancel_job(jobs: Generation, job_id: str | None) -> Any:
 # -- scoring ----------------------------------------------------------------------------------------
 def start_score(jobs: Generation, runs_dir: Path, name, checkpoint, text,
                 previous: str | None) -> dict[str, Any]:
-    from umoec.generate import GenerateError  # torch: only now
-    jobs.cancel(previous)
-    try:
-        path = checkpoint_path(runs_dir, name, checkpoint)
-        job = jobs.start_score(path, (text or "").encode("utf-8"))
-    except (ValueError, GenerateError) as exc:
-        return {"job": None, "poll_disabled": True, "cancel_disabled": True,
-                "status": _bad(f"Not scored: {exc}")}
-    return {"job": job.id, "poll_disabled": False, "cancel_disabled": False,
-            "status": _muted(f"Loading {path.name}...")}
+    out = _start(jobs, runs_dir, name, checkpoint, previous, "Not scored",
+                 lambda path: jobs.start_score(path, (text or "").encode("utf-8")))
+    return {**out, "view": None, "summary": None}
 
 
 def score_summary(v: dict) -> Any:
@@ -211,61 +213,47 @@ def register(app, cockpit: AppContext) -> None:
         return (v["info"], options, value, v["disabled"], v["disabled"],
                 v["seen"] if v["seen"] != seen else no_update)
 
-    @app.callback(Output(ids.GEN_JOB, "data"), Output(ids.GEN_POLL, "disabled"),
-                  Output(ids.GEN_CANCEL, "disabled"), Output(ids.GEN_STATUS, "children"),
-                  Output(ids.GEN_OUTPUT, "children"),
-                  Input(ids.GEN_START, "n_clicks"), State(common.RUN_SELECT, "value"),
-                  State(common.GEN_CHECKPOINT, "value"), State(ids.GEN_PROMPT, "value"),
-                  State(ids.GEN_TEMPERATURE, "value"), State(ids.GEN_TOP_K, "value"),
-                  State(ids.GEN_MAX_BYTES, "value"), State(ids.GEN_SEED, "value"),
-                  State(ids.GEN_JOB, "data"), prevent_initial_call=True)
-    def generate(_n, name, checkpoint, prompt, temperature, top_k, max_bytes, seed, previous):
-        out = start_sample(jobs, runs_dir, name, checkpoint, prompt, temperature, top_k,
-                           max_bytes, seed, previous)
-        return out["job"], out["poll_disabled"], out["cancel_disabled"], out["status"], \
-            out["output"]
+    def outputs(again: bool = False, **targets) -> dict:
+        return {k: Output(*t, allow_duplicate=again) for k, t in targets.items()}
 
-    @app.callback(Output(ids.GEN_OUTPUT, "children", allow_duplicate=True),
-                  Output(ids.GEN_STATUS, "children", allow_duplicate=True),
-                  Output(ids.GEN_POLL, "disabled", allow_duplicate=True),
-                  Output(ids.GEN_CANCEL, "disabled", allow_duplicate=True),
-                  Input(ids.GEN_POLL, "n_intervals"), State(ids.GEN_JOB, "data"),
+    gen = dict(poll_disabled=(ids.GEN_POLL, "disabled"), cancel_disabled=(ids.GEN_CANCEL, "disabled"),
+               status=(ids.GEN_STATUS, "children"), output=(ids.GEN_OUTPUT, "children"))
+    score = dict(poll_disabled=(ids.SURPRISAL_POLL, "disabled"),
+                 cancel_disabled=(ids.SURPRISAL_CANCEL, "disabled"),
+                 status=(ids.SURPRISAL_STATUS, "children"), view=(ids.SURPRISAL_VIEW, "children"),
+                 summary=(ids.SURPRISAL_SUMMARY, "children"))
+
+    @app.callback(output=outputs(job=(ids.GEN_JOB, "data"), **gen),
+                  inputs=[Input(ids.GEN_START, "n_clicks")],
+                  state=[State(common.RUN_SELECT, "value"), State(common.GEN_CHECKPOINT, "value"),
+                         State(ids.GEN_PROMPT, "value"), State(ids.GEN_TEMPERATURE, "value"),
+                         State(ids.GEN_TOP_K, "value"), State(ids.GEN_MAX_BYTES, "value"),
+                         State(ids.GEN_SEED, "value"), State(ids.GEN_JOB, "data")],
                   prevent_initial_call=True)
+    def generate(_n, *args):
+        return start_sample(jobs, runs_dir, *args)
+
+    @app.callback(output=outputs(True, **gen), inputs=[Input(ids.GEN_POLL, "n_intervals")],
+                  state=[State(ids.GEN_JOB, "data")], prevent_initial_call=True)
     def poll_generation(_n, job_id):
-        out = poll_sample(jobs, job_id)
-        return out["output"], out["status"], out["poll_disabled"], out["cancel_disabled"]
+        return poll_sample(jobs, job_id)
 
-    @app.callback(Output(ids.GEN_STATUS, "children", allow_duplicate=True),
-                  Input(ids.GEN_CANCEL, "n_clicks"), State(ids.GEN_JOB, "data"),
+    @app.callback(output=outputs(job=(ids.SURPRISAL_JOB, "data"), **score),
+                  inputs=[Input(ids.SURPRISAL_BTN, "n_clicks")],
+                  state=[State(common.RUN_SELECT, "value"), State(common.GEN_CHECKPOINT, "value"),
+                         State(ids.SURPRISAL_TEXT, "value"), State(ids.SURPRISAL_JOB, "data")],
                   prevent_initial_call=True)
-    def cancel_generation(_n, job_id):
-        return cancel_job(jobs, job_id)
+    def score_text(_n, *args):
+        return start_score(jobs, runs_dir, *args)
 
-    @app.callback(Output(ids.SURPRISAL_JOB, "data"), Output(ids.SURPRISAL_POLL, "disabled"),
-                  Output(ids.SURPRISAL_CANCEL, "disabled"), Output(ids.SURPRISAL_STATUS, "children"),
-                  Output(ids.SURPRISAL_VIEW, "children"), Output(ids.SURPRISAL_SUMMARY, "children"),
-                  Input(ids.SURPRISAL_BTN, "n_clicks"), State(common.RUN_SELECT, "value"),
-                  State(common.GEN_CHECKPOINT, "value"), State(ids.SURPRISAL_TEXT, "value"),
-                  State(ids.SURPRISAL_JOB, "data"), prevent_initial_call=True)
-    def score(_n, name, checkpoint, text, previous):
-        out = start_score(jobs, runs_dir, name, checkpoint, text, previous)
-        return out["job"], out["poll_disabled"], out["cancel_disabled"], out["status"], None, None
-
-    @app.callback(Output(ids.SURPRISAL_STATUS, "children", allow_duplicate=True),
-                  Output(ids.SURPRISAL_VIEW, "children", allow_duplicate=True),
-                  Output(ids.SURPRISAL_SUMMARY, "children", allow_duplicate=True),
-                  Output(ids.SURPRISAL_POLL, "disabled", allow_duplicate=True),
-                  Output(ids.SURPRISAL_CANCEL, "disabled", allow_duplicate=True),
-                  Input(ids.SURPRISAL_POLL, "n_intervals"), State(ids.SURPRISAL_JOB, "data"),
-                  prevent_initial_call=True)
+    @app.callback(output=outputs(True, **score), inputs=[Input(ids.SURPRISAL_POLL, "n_intervals")],
+                  state=[State(ids.SURPRISAL_JOB, "data")], prevent_initial_call=True)
     def poll_scoring(_n, job_id):
-        out = poll_score(jobs, job_id)
-        return out["status"], out["view"], out["summary"], out["poll_disabled"], \
-            out["cancel_disabled"]
+        return poll_score(jobs, job_id)
 
-    @app.callback(Output(ids.SURPRISAL_STATUS, "children", allow_duplicate=True),
-                  Input(ids.SURPRISAL_CANCEL, "n_clicks"), State(ids.SURPRISAL_JOB, "data"),
-                  prevent_initial_call=True)
-    def cancel_scoring(_n, job_id):
-        return cancel_job(jobs, job_id)
-
+    for button, store, status in ((ids.GEN_CANCEL, ids.GEN_JOB, ids.GEN_STATUS),
+                                  (ids.SURPRISAL_CANCEL, ids.SURPRISAL_JOB, ids.SURPRISAL_STATUS)):
+        @app.callback(Output(status, "children", allow_duplicate=True), Input(button, "n_clicks"),
+                      State(store, "data"), prevent_initial_call=True)
+        def cancel(_n, job_id):
+            return cancel_job(jobs, job_id)
