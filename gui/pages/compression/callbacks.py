@@ -1,11 +1,8 @@
-"""Compression tab: upload, choose a coding model (the store's, the shipped default preselected, or
-a checkpoint of the run), start / cancel a compression job, its progress, the jobs table with the
-classical compressors on the same file, and the round-trip verification (with the model the .umc
-file names).
-
-The jobs run in worker processes owned by gui/services/compress_jobs.JobManager; these callbacks only
-start them and render what the manager and the run's metrics.db say (so a reload shows the same).
-"""
+"""Compression tab: upload, choose a coding model (the store's, the shipped default, or a checkpoint
+of the run), start / cancel a compression job, the jobs table with the classical compressors on the
+same file, and the round-trip verification. The jobs run in workers of
+gui/services/compress_jobs.JobManager; these callbacks start them and render what the manager and
+the run's metrics.db say (so a reload shows the same)."""
 from __future__ import annotations
 
 import time
@@ -73,14 +70,10 @@ HEADER = ["#", "File", "Profile", "Model", "Raw Size", "Compressed Size", "Ratio
 def model_cell(row: dict, side: dict) -> str:
     """The model a job coded with ('name (hash12)'), else the one it asked for, else what its
     `checkpoint` column names (simulated rows, jobs of older cockpits)."""
-    if side.get("model"):
-        return str(side["model"])
-    if side.get("model_request"):
-        return str(side["model_request"])
-    ck = str(row.get("checkpoint") or "")
-    if not ck:
-        return ""
-    return f"checkpoint {Path(ck).name}" if ck.endswith(".pt") else Path(ck).name
+    if side.get("model") or side.get("model_request"):
+        return str(side.get("model") or side["model_request"])
+    ck = Path(str(row.get("checkpoint") or ""))
+    return f"checkpoint {ck.name}" if ck.suffix == ".pt" else ck.name
 
 
 def model_cells(run: RunDir, jobs: pd.DataFrame) -> dict[int, str]:
@@ -128,14 +121,13 @@ def jobs_table(jobs: pd.DataFrame, selected: int | None, baselines: list[dict],
 
 
 def comparison_frame(row: dict | None, baselines: list[dict]) -> pd.DataFrame:
-    cols = ["method", "raw_bytes", "packed_bytes", "seconds"]
-    if row is None:
-        return pd.DataFrame(columns=cols)
-    out = [(f"u-moec-tiny ({row.get('profile')})", int(row["raw_bytes"]),
-            int(row["compressed_bytes"]), float(row.get("elapsed_s") or 0))]
-    out += [(b["name"], int(b["raw_bytes"]), int(b["packed_bytes"]), float(b.get("seconds") or 0))
-            for b in baselines]
-    return pd.DataFrame(out, columns=cols)
+    """Job `row` (u-moec-tiny), then the baselines on the same file; empty without a row."""
+    methods = [] if row is None else [
+        {"name": f"u-moec-tiny ({row.get('profile')})", "raw_bytes": row["raw_bytes"],
+         "packed_bytes": row["compressed_bytes"], "seconds": row.get("elapsed_s")}, *baselines]
+    return pd.DataFrame([(m["name"], int(m["raw_bytes"]), int(m["packed_bytes"]),
+                          float(m.get("seconds") or 0)) for m in methods],
+                        columns=["method", "raw_bytes", "packed_bytes", "seconds"])
 
 
 def verify_view(job: Job | None, side: dict):
@@ -149,25 +141,18 @@ def verify_view(job: Job | None, side: dict):
     if v.get("ok") is None:
         return html.Div([html.Span("Cancelled", className="fw-bold text-secondary fs-5"),
                          html.Div(v.get("reason", ""), className="small text-muted")])
-    ok = bool(v["ok"])
-    return html.Div([
-        html.Span("PASS" if ok else "FAIL", className="fw-bold fs-4 "
-                  + ("text-success" if ok else "text-danger")),
-        html.Span(f" at {when}" if when else "", className="small text-muted"),
-        html.Div(v.get("reason", ""), className="small " + ("text-success" if ok else "text-danger")),
-    ])
+    colour = "text-success" if v["ok"] else "text-danger"
+    return html.Div([html.Span("PASS" if v["ok"] else "FAIL", className=f"fw-bold fs-4 {colour}"),
+                     html.Span(f" at {when}" if when else "", className="small text-muted"),
+                     html.Div(v.get("reason", ""), className=f"small {colour}")])
 
 
 def done_options(jobs: pd.DataFrame) -> list[dict]:
-    out = []
-    for row in jobs.to_dict("records"):
-        if status_kind(row.get("status")) != "done" or not row.get("raw_bytes"):
-            continue
-        bpb = 8.0 * float(row["compressed_bytes"]) / float(row["raw_bytes"])
-        out.append({"label": f"#{int(row['job_id'])} {Path(str(row['input_path'])).name} "
-                             f"({row.get('profile')}, {bpb:.3f} bpb)",
-                    "value": int(row["job_id"])})
-    return out
+    done = [r for r in jobs.to_dict("records")
+            if status_kind(r.get("status")) == "done" and r.get("raw_bytes")]
+    return [{"label": f"#{int(r['job_id'])} {Path(str(r['input_path'])).name} ({r.get('profile')}, "
+                      f"{8.0 * float(r['compressed_bytes']) / float(r['raw_bytes']):.3f} bpb)",
+             "value": int(r["job_id"])} for r in done]
 
 
 # -- uploads ----------------------------------------------------------------------------------

@@ -1,12 +1,10 @@
-"""Evaluation tab: run the evaluation (umoec.compress.worker eval: for a checkpoint of the run the
-function scripts/eval_enwik8.sh runs, for a coding model the same steps with that model) as a
-background job, and show eval_results / eval_baselines of the selected run: the results table
+"""Evaluation tab: run the evaluation (umoec.compress.worker eval, of a checkpoint of the run or
+a coding model) as a background job, and show the run's eval_results / eval_baselines: the table
 against the reference compressors, the newest roundtrip status and the bpb history.
 
-An evaluation of a model that is not one of the run's own (the shipped default, another run's)
-is recorded under the model's training step with the model named in the dataset label
-("small-val[:2000] · model general-v1 (186335b9d17d)", umoec.compress.worker.MODEL_TAG), so it
-never replaces a row of the run's own checkpoints and draws its own line in the history.
+A model that is not the run's own is recorded under its training step with its name in the
+dataset label ("small-val[:2000] · model general-v1 (186335b9d17d)", worker.MODEL_TAG), so it never
+replaces a row of the run's checkpoints and draws its own line in the history.
 """
 from __future__ import annotations
 
@@ -36,7 +34,6 @@ from ...services.runs import resolve
 from ...view.read_errors import db_read_error
 from . import ids
 
-REFERENCES = REFERENCE_BPB       # gzip 2.7, zstd-22 1.95, CMIX 1.23 (enwik8)
 METHOD_ORDER = ("gzip -9", "xz -9e", "zstd -19", "zstd -22", "brotli -11", "bzip3", "PPMd -o16",
                 "zpaq -m4", "zpaq -m5", "paq9a", "xz -9e primed", "PPMd -o16 primed",
                 "zpaq -m5 primed")
@@ -67,10 +64,9 @@ def _params(n: int) -> str:
 def model_size(run: RunDir) -> str:
     """Parameters of the run's model (umoec.sizing on its config.yaml)."""
     try:
-        n = sizing.total_params(C.load(run.config_path))
+        return _params(sizing.total_params(C.load(run.config_path)))
     except Exception:  # a config this version cannot read: say so in the cell
         return "?"
-    return _params(n)
 
 
 def tagged_model(dataset: str) -> tuple[str, str]:
@@ -117,27 +113,24 @@ def eval_table(evals: pd.DataFrame, baselines: pd.DataFrame, size: str,
             "No evaluation of this run yet: choose a model (or a checkpoint of the run) and "
             "press Run enwik8 Eval.",
             colSpan=len(HEADER) + len(methods), className="text-muted")))]
-    measured = {}
-    for r in baselines.to_dict("records"):
-        measured[(int(r["step"]), r["dataset"], r["method"])] = (
-            8.0 * float(r["compressed_bytes"]) / max(1.0, float(r["original_bytes"])))
+    measured = {(int(r["step"]), r["dataset"], r["method"]):
+                8.0 * float(r["compressed_bytes"]) / max(1.0, float(r["original_bytes"]))
+                for r in baselines.to_dict("records")}
     rows = []
-    order = evals.sort_values(["ts", "step"], ascending=False)
-    for r in order.to_dict("records"):
+    for r in evals.sort_values(["ts", "step"], ascending=False).to_dict("records"):
         bpb, ok = float(r["bpb"]), bool(r["roundtrip_ok"])
         other = tagged_model(r["dataset"])[1]
         made_up = simulated and not other  # a model's evaluation is real even in a simulated run
         dataset = [str(r["dataset"]), " ", dbc.Badge("simulated", color="info")] if made_up \
             else str(r["dataset"])
         row_size = (sizes or {}).get(other, "?") if other else size
-        cells = [html.Td(f"{int(r['step']):,}"), html.Td(dataset), html.Td(f"{bpb:.4f}"),
-                 html.Td(row_size), _vs(bpb, REFERENCES["gzip"]), _vs(bpb, REFERENCES["zstd-22"]),
-                 _vs(bpb, REFERENCES["CMIX"]), html.Td(f"{bpb - REFERENCES['CMIX']:+.3f}"),
-                 html.Td(dbc.Badge("PASS" if ok else "FAIL", color="success" if ok else "danger"))]
-        for m in methods:
-            v = measured.get((int(r["step"]), r["dataset"], m))
-            cells.append(html.Td("" if v is None else f"{v:.3f}"))
-        rows.append(html.Tr(cells))
+        measured_bpb = [measured.get((int(r["step"]), r["dataset"], m)) for m in methods]
+        rows.append(html.Tr(
+            [html.Td(f"{int(r['step']):,}"), html.Td(dataset), html.Td(f"{bpb:.4f}"), html.Td(row_size)]
+            + [_vs(bpb, REFERENCE_BPB[k]) for k in ("gzip", "zstd-22", "CMIX")]
+            + [html.Td(f"{bpb - REFERENCE_BPB['CMIX']:+.3f}"),
+               html.Td(dbc.Badge("PASS" if ok else "FAIL", color="success" if ok else "danger"))]
+            + [html.Td("" if v is None else f"{v:.3f}") for v in measured_bpb]))
     notes = []
     if any(tagged_model(d)[1] for d in evals["dataset"]):
         notes.append("Rows naming a model (· model NAME (HASH)) evaluated that coding model, not a "
@@ -151,11 +144,9 @@ def eval_table(evals: pd.DataFrame, baselines: pd.DataFrame, size: str,
                      "size(train), the fair comparison for a model trained on that data.")
     if simulated:
         notes.append("This run is simulated (bin.simulate_training): its own evaluations (rows "
-                     "marked simulated) are made "
-                     "up, no bytes were compressed.")
-    for n in notes:
-        rows.append(html.Tr(html.Td(n, colSpan=len(HEADER) + len(methods),
-                                    className="text-muted small")))
+                     "marked simulated) are made up, no bytes were compressed.")
+    rows += [html.Tr(html.Td(n, colSpan=len(HEADER) + len(methods), className="text-muted small"))
+             for n in notes]
     return [head, html.Tbody(rows)]
 
 
@@ -165,10 +156,9 @@ def roundtrip_badge(evals: pd.DataFrame, simulated: bool = False):
         return html.Span("no evaluation yet", className="text-muted small")
     r = evals.sort_values(["ts", "step"]).iloc[-1]
     ok = bool(r["roundtrip_ok"])
-    text = "PASS" if ok else "FAIL"
+    made_up = " (simulated)" if simulated and not tagged_model(r["dataset"])[1] else ""
     return html.Span([
-        html.Span(text + (" (simulated)" if simulated and not tagged_model(r["dataset"])[1]
-                          else ""),
+        html.Span(("PASS" if ok else "FAIL") + made_up,
                   className="fw-bold " + ("text-success" if ok else "text-danger")),
         html.Span(f" step {int(r['step']):,}, {r['dataset']}", className="small text-muted"),
     ])

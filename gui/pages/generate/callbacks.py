@@ -106,34 +106,45 @@ def sample_output(v: dict) -> list:
             html.Span(escape_text(v["out"]), className="generated")]
 
 
-def sample_status(v: dict) -> Any:
-    n, total, secs = v["progress"], v["total"], max(v["elapsed"], 1e-6)
-    where = f"checkpoint step {v['step']:,}" if v["step"] else v["checkpoint"].name
+def _phase_status(v: dict, running: str) -> Any:
+    """The status line of a loading, running or failed job (None once it is done or cancelled)."""
     if v["phase"] == "loading":
         return _muted(f"Loading {v['checkpoint'].name}...")
     if v["phase"] == "running":
-        return html.Span(f"Generating: {n:,}/{total:,} bytes ({n / secs:.0f} bytes/s, {where})",
-                         className="text-primary")
+        return html.Span(running, className="text-primary")
+    return _bad(f"Failed: {v['error']}") if v["phase"] == "failed" else None
+
+
+def _poll(jobs: Generation, job_id: str | None, what: str, view: Callable[[dict], dict],
+          **gone) -> dict[str, Any]:
+    """`view(job.view())` of the page's job, and whether to keep polling it; `gone`: the other
+    outputs when the job is no longer kept."""
+    if not job_id:
+        raise PreventUpdate
+    job = jobs.get(job_id)
+    if job is None:
+        return {"status": _muted(f"That {what} is no longer kept."), "poll_disabled": True,
+                "cancel_disabled": True, **gone}
+    v = job.view()
+    ended = v["phase"] in ("done", "cancelled", "failed")
+    return {"poll_disabled": ended, "cancel_disabled": ended, **view(v)}
+
+
+def sample_status(v: dict) -> Any:
+    n, total, secs = v["progress"], v["total"], max(v["elapsed"], 1e-6)
+    where = f"checkpoint step {v['step']:,}" if v["step"] else v["checkpoint"].name
     if v["phase"] == "done":
         return html.Span(f"Done: {n:,} bytes in {secs:.1f} s ({n / secs:.0f} bytes/s, {where}).",
                          className="text-success")
     if v["phase"] == "cancelled":
         return html.Span(f"Cancelled after {n:,} of {total:,} bytes.",
                          className="text-warning-emphasis")
-    return _bad(f"Failed: {v['error']}")
+    return _phase_status(v, f"Generating: {n:,}/{total:,} bytes ({n / secs:.0f} bytes/s, {where})")
 
 
 def poll_sample(jobs: Generation, job_id: str | None) -> dict[str, Any]:
-    if not job_id:
-        raise PreventUpdate
-    job = jobs.get(job_id)
-    if job is None:
-        return {"output": no_update, "status": _muted("That generation is no longer kept."),
-                "poll_disabled": True, "cancel_disabled": True}
-    v = job.view()
-    done = v["phase"] in ("done", "cancelled", "failed")
-    return {"output": sample_output(v), "status": sample_status(v), "poll_disabled": done,
-            "cancel_disabled": done}
+    return _poll(jobs, job_id, "generation",
+                 lambda v: {"output": sample_output(v), "status": sample_status(v)}, output=no_update)
 
 
 def cancel_job(jobs: Generation, job_id: str | None) -> Any:
@@ -161,36 +172,24 @@ def score_summary(v: dict) -> Any:
     ])
 
 
+def score_view(v: dict) -> dict[str, Any]:
+    """Status, coloured text and summary of a scoring job (the text once it has ended)."""
+    status = _phase_status(v, f"Scoring: {v['progress']:,}/{v['total']:,} bytes")
+    if status is not None:
+        return {"status": status, "view": no_update, "summary": no_update}
+    bits = v["bits"] if v["bits"] is not None else []
+    status = (_muted(f"Scored {len(bits):,} bytes with checkpoint step {v['step']:,}.")
+              if v["phase"] == "done" else
+              html.Span(f"Cancelled: {len(bits):,} of {v['total']:,} bytes scored.",
+                        className="text-warning-emphasis"))
+    if not len(bits):
+        return {"status": status, "view": no_update, "summary": no_update}
+    return {"status": status, "view": surprisal.render(v["text"], bits),
+            "summary": score_summary({**v, "text": v["text"][:len(bits)], "bits": bits})}
+
+
 def poll_score(jobs: Generation, job_id: str | None) -> dict[str, Any]:
-    if not job_id:
-        raise PreventUpdate
-    job = jobs.get(job_id)
-    if job is None:
-        return {"status": _muted("That scoring job is no longer kept."), "view": no_update,
-                "summary": no_update, "poll_disabled": True, "cancel_disabled": True}
-    v = job.view()
-    n, total = v["progress"], v["total"]
-    out = {"view": no_update, "summary": no_update, "poll_disabled": False,
-           "cancel_disabled": False}
-    if v["phase"] == "loading":
-        out["status"] = _muted(f"Loading {v['checkpoint'].name}...")
-    elif v["phase"] == "running":
-        out["status"] = html.Span(f"Scoring: {n:,}/{total:,} bytes", className="text-primary")
-    else:
-        out["poll_disabled"] = out["cancel_disabled"] = True
-        if v["phase"] == "failed":
-            out["status"] = _bad(f"Failed: {v['error']}")
-        else:
-            bits = v["bits"] if v["bits"] is not None else []
-            where = f"checkpoint step {v['step']:,}"
-            out["status"] = (_muted(f"Scored {len(bits):,} bytes with {where}.")
-                             if v["phase"] == "done" else
-                             html.Span(f"Cancelled: {len(bits):,} of {total:,} bytes scored.",
-                                       className="text-warning-emphasis"))
-            if len(bits):
-                out["view"] = surprisal.render(v["text"], bits)
-                out["summary"] = score_summary({**v, "text": v["text"][:len(bits)], "bits": bits})
-    return out
+    return _poll(jobs, job_id, "scoring job", score_view, view=no_update, summary=no_update)
 
 
 # -- wiring -----------------------------------------------------------------------------------------
