@@ -36,19 +36,15 @@ def checkpoint_options(run: RunDir | None) -> list[dict]:
             for c in reversed(run.checkpoints())]
 
 
-def pick_value(options: list[dict], current):
-    values = [o["value"] for o in options]
-    return current if current in values else (values[0] if values else None)
-
-
 def checkpoint_dropdown_view(runs_dir: Path, name, options, current, selected=None,
                              seen=None) -> tuple:
     """(options, value, seen) of a checkpoint dropdown: the run's checkpoints, the user's pick
     while it is offered, else a checkpoint selected on the loss chart that the dropdown has not
     applied yet (checkpoint_select), else the newest."""
     new = checkpoint_options(resolve(runs_dir, name))
-    value, new_seen = pick(selected, seen, name, [o["value"] for o in new],
-                           pick_value(new, current))
+    values = [o["value"] for o in new]
+    value, new_seen = pick(selected, seen, name, values,
+                           current if current in values else next(iter(values), None))
     if new == options and value == current and new_seen == seen:
         raise PreventUpdate
     return new, value, new_seen

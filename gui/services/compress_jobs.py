@@ -246,15 +246,12 @@ def _checkpoint(run: RunDir, name: str | None):
 def choose(model: str | None, checkpoint: str | None) -> str:
     """The model a request means (compress_path's rule): a model given is that model; none, with a
     checkpoint, is the checkpoint (models.CHECKPOINT_CHOICE); neither is the shipped default."""
-    if model:
-        return model
-    return models.CHECKPOINT_CHOICE if checkpoint is not None else "default"
+    return model or (models.CHECKPOINT_CHOICE if checkpoint is not None else "default")
 
 
 def resolve_input(text: str | None) -> Path:
     """A typed path as an absolute path (~ expanded, relative to the cockpit's folder)."""
-    path = Path(os.path.expanduser((text or "").strip()))
-    return path if path.is_absolute() else Path.cwd() / path
+    return Path.cwd() / os.path.expanduser((text or "").strip())   # an absolute path stays as it is
 
 
 def check_input(path: Path) -> str:
@@ -578,10 +575,8 @@ class JobManager:
 
 
 def verify_outcome(job: Job) -> dict:
-    """{"ok": True/False/None, "reason": ..., "ts": ...} of a finished verify job."""
-    r = job.result or {}
+    """{"ok": True/False/None (cancelled), "reason": ..., "ts": ...} of a finished verify job."""
     if job.state == "done":
+        r = job.result or {}
         return {"ok": bool(r.get("ok")), "reason": str(r.get("reason", "")), "ts": job.ended}
-    if job.state == "cancelled":
-        return {"ok": None, "reason": job.message, "ts": job.ended}
-    return {"ok": False, "reason": job.message, "ts": job.ended}
+    return {"ok": None if job.state == "cancelled" else False, "reason": job.message, "ts": job.ended}
