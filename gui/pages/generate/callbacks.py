@@ -115,9 +115,9 @@ def _phase_status(v: dict, running: str) -> Any:
     return _bad(f"Failed: {v['error']}") if v["phase"] == "failed" else None
 
 
-def _poll(jobs: Generation, job_id: str | None, what: str, view: Callable[[dict], dict],
+def _poll(jobs: Generation, job_id: str | None, what: str, show: Callable[[dict], dict],
           **gone) -> dict[str, Any]:
-    """`view(job.view())` of the page's job, and whether to keep polling it; `gone`: the other
+    """`show(job.view())` of the page's job, and whether to keep polling it; `gone`: the other
     outputs when the job is no longer kept."""
     if not job_id:
         raise PreventUpdate
@@ -127,7 +127,7 @@ def _poll(jobs: Generation, job_id: str | None, what: str, view: Callable[[dict]
                 "cancel_disabled": True, **gone}
     v = job.view()
     ended = v["phase"] in ("done", "cancelled", "failed")
-    return {"poll_disabled": ended, "cancel_disabled": ended, **view(v)}
+    return {"poll_disabled": ended, "cancel_disabled": ended, **show(v)}
 
 
 def sample_status(v: dict) -> Any:
