@@ -135,9 +135,8 @@ class JobRunner:
         self.supervisor = supervisor or Supervisor()
 
     def start(self, job: Job, on_finish: Callable[[Job], None]) -> Job:
-        # The worker picks its thread count and OpenMP wait policy from the load it finds (one
-        # thread, sleeping, while a training run shares the cores: umoec/compress/threads.py).
-        # The time limit counts from the job's start.
+        # the worker sizes its threads to the load it finds (umoec/compress/threads.py); the time
+        # limit counts from the job's start
         try:
             child = self.supervisor.start(
                 job.argv, name=f"job-{job.kind}-{job.run_name}", cwd=self.cwd, env=job.env,

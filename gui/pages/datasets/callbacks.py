@@ -115,15 +115,19 @@ def use_dataset(data_dir: Path, name: str | None) -> tuple[Any, Any]:
                              className="text-success")
 
 
+def _build_view(job: D.BuildJob, polling: bool) -> dict:
+    level, text = job.outcome()
+    return {"console": job.tail(), "msg": html.Span(text, className=LEVEL_CLASS[level]),
+            "poll_disabled": not polling, "cancel_disabled": not polling}
+
+
 def start_build(builder: D.DatasetBuilder, name, sources, val_fraction, max_bytes) -> dict:
     try:
         job = builder.start(name, sources, val_fraction, max_bytes)
     except D.BuildError as exc:
         return {"job": no_update, "msg": html.Span(str(exc), className="text-danger"),
                 "poll_disabled": True, "console": no_update, "cancel_disabled": True}
-    level, text = job.outcome()
-    return {"job": job.name, "msg": html.Span(text, className=LEVEL_CLASS[level]),
-            "poll_disabled": False, "console": job.tail(), "cancel_disabled": False}
+    return {"job": job.name, **_build_view(job, polling=True)}   # the poll sees it end
 
 
 def poll_build(builder: D.DatasetBuilder, name: str | None) -> dict:
@@ -131,11 +135,9 @@ def poll_build(builder: D.DatasetBuilder, name: str | None) -> dict:
     if job is None:
         return {"console": no_update, "msg": no_update, "poll_disabled": True,
                 "cancel_disabled": True, "version": no_update}
-    level, text = job.outcome()
-    finished = not job.alive
-    return {"console": job.tail(), "msg": html.Span(text, className=LEVEL_CLASS[level]),
-            "poll_disabled": finished, "cancel_disabled": finished,
-            "version": {"name": job.name, "ended": job.ended} if finished else no_update}
+    alive = job.alive
+    return {**_build_view(job, polling=alive),
+            "version": no_update if alive else {"name": job.name, "ended": job.ended}}
 
 
 # -- wiring -----------------------------------------------------------------------------------------
