@@ -75,12 +75,8 @@ def model_dropdown_view(runs_dir: Path, run: RunDir | None, current, options, no
     except OSError as exc:  # an unreadable store folder: say so, keep what the page has
         return no_update, no_update, f"Cannot list the models: {exc}"
     enabled = [o["value"] for o in new if not o.get("disabled")]
-    if current in enabled:
-        value = current
-    elif prefer in enabled:
-        value = prefer
-    else:
-        value = default if default in enabled else (enabled[0] if enabled else None)
+    fallback = default if default in enabled else next(iter(enabled), None)
+    value = next((v for v in (current, prefer) if v is not None and v in enabled), fallback)
     text = models.problems_note(errors)
     if default is None:
         text = " ".join(t for t in (f"No default model: {models.default_entry()[1]}", text) if t)

@@ -17,6 +17,7 @@ from umoec.run import RunDir
 
 from ... import ids as common
 from ... import surprisal
+from ...components.checkpoint_picker import checkpoint_options
 from ...components.visible import visible_only
 from ...context import AppContext
 from ...services import forge
@@ -24,7 +25,6 @@ from ...services.datasets import escape_text
 from ...services.generation import Generation
 from ...services.runs import resolve, summarise
 from ...view.checkpoints import pick
-from ...view.derived import fmt_bytes
 from . import ids
 
 
@@ -51,16 +51,14 @@ def checkpoint_view(runs_dir: Path, name: str | None, current: str | None,
                 "Its checkpoints hold no weights, so there is no model to sample from or score "
                 "with. Train a real run (runner: Train (bin.train)) to use this tab."],
                 color="secondary", class_name="small mb-0 py-2")}
-    cks = list(reversed(run.checkpoints()))
-    if not cks:
+    options = checkpoint_options(run)   # newest first, as the Compression tab's
+    if not options:
         return {**off, "info": _muted(f"{run.name} has no checkpoint yet (one is written every "
                                       "logging.save_every steps and at the end).")}
-    options = [{"label": f"step {c.step:,} ({fmt_bytes(c.size)})", "value": c.path.name}
-               for c in cks]
-    value = current if current in {o["value"] for o in options} else cks[0].path.name
-    value, seen = pick(selected, seen, name, [o["value"] for o in options], value)
-    info = html.Span([html.Strong(run.name), f" ({s.label}): {len(cks)} checkpoint"
-                      f"{'s' if len(cks) > 1 else ''}. Sampling and scoring use the chosen one "
+    values = [o["value"] for o in options]
+    value, seen = pick(selected, seen, name, values, current if current in values else values[0])
+    info = html.Span([html.Strong(run.name), f" ({s.label}): {len(options)} checkpoint"
+                      f"{'s' if len(options) > 1 else ''}. Sampling and scoring use the chosen one "
                       "in step form, as the compressor does (the checkpoint's early-exit and "
                       "cascade settings, no LoRA adaptation)."])
     return {"options": options, "value": value, "disabled": False, "info": info, "seen": seen}
