@@ -87,9 +87,7 @@ def register_model_dropdown(app, runs_dir: Path, dropdown: str, note: str, check
                             tab: str, prefer_checkpoint: bool = False) -> None:
     """Keep a tab's model dropdown in sync with the store and the selected run (while visible),
     and its checkpoint dropdown with the run, enabled only while "a checkpoint of the run" is chosen.
-
-    prefer_checkpoint: when the run changes, choose its checkpoint if it has real ones (the
-    Evaluation tab); otherwise the shipped default model stays preselected (Compression tab)."""
+    prefer_checkpoint: a new run's checkpoint is chosen if it has real ones (Evaluation tab)."""
     register_checkpoint_dropdown(app, runs_dir, checkpoint, tab)
 
     # refreshed when the tab is shown or the run changes, not on every tick: each tick's request

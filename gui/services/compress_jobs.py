@@ -407,10 +407,8 @@ class JobManager:
 
     # -- verify ------------------------------------------------------------------------------
     def start_verify(self, run: RunDir, job_id: int | None, row: dict | None) -> Job:
-        """Decompress job `job_id`'s output and compare sha256 (row: its compression_jobs row).
-
-        The worker decodes with the model the .umc file names, found by its hash on the model
-        search path; never with what the page has selected now."""
+        """Decompress job `job_id`'s output (row: its compression_jobs row) with the model the
+        .umc file names (never the page's selection) and compare sha256."""
         if not job_id or not row:
             raise JobError("choose a finished compression job to verify")
         if status_kind(row.get("status")) != "done":
@@ -519,10 +517,8 @@ class JobManager:
 
     # -- after a restart ---------------------------------------------------------------------
     def reconcile(self) -> list[str]:
-        """Mark jobs left `running` by a cockpit that is gone as failed (and stop their worker).
-
-        Returns one line per job it changed.
-        """
+        """Mark jobs left `running` by a cockpit that is gone as failed (and stop their worker);
+        one line per job it changed."""
         changed = []
         for run in list_runs(self.runs_dir):
             if not run.db_path.is_file():

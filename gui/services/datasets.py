@@ -78,11 +78,8 @@ def config_path_value(folder: Path, root: Path = ROOT) -> str:
 
 
 def run_datasets(runs_dir: Path, root: Path = ROOT) -> list[tuple[str, str, Path | None]]:
-    """(run name, data.path as written, resolved folder or None) for every run with a config.
-
-    Only the `data.path` entry is read (yaml.safe_load), so a run whose config no longer
-    validates still shows its dataset.
-    """
+    """(run name, data.path as written, resolved folder or None) for every run; only data.path is
+    read (yaml.safe_load), so a run whose config no longer validates still shows its dataset."""
     out = []
     for run in list_runs(runs_dir):
         value = _data_path_of(run.config_path) or ""
