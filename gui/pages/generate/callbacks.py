@@ -93,9 +93,10 @@ def _start(jobs: Generation, runs_dir: Path, name, checkpoint, previous: str | N
 
 def start_sample(jobs: Generation, runs_dir: Path, name, checkpoint, prompt, temperature, top_k,
                  max_bytes, seed, previous: str | None) -> dict[str, Any]:
-    out = _start(jobs, runs_dir, name, checkpoint, previous, "Not started", lambda path: jobs.start_sample(
-        path, (prompt or "").encode("utf-8"), temperature=temperature, top_k=top_k,
-        max_bytes=max_bytes, seed=seed))
+    def start(path: Path):
+        return jobs.start_sample(path, (prompt or "").encode("utf-8"), temperature=temperature,
+                                 top_k=top_k, max_bytes=max_bytes, seed=seed)
+    out = _start(jobs, runs_dir, name, checkpoint, previous, "Not started", start)
     return {**out, "output": sample_output(jobs.get(out["job"]).view()) if out["job"] else no_update}
 
 
