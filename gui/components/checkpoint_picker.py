@@ -18,27 +18,22 @@ from ..view.checkpoints import pending, pick, pick_model
 from .visible import visible_only
 
 
+def is_simulated(run: RunDir) -> bool:
+    """Whether `run` is simulated (bin.simulate_training): its checkpoints hold no weights."""
+    try:
+        status = run.read_status()
+    except ValueError:
+        return False
+    return status is not None and status.kind == "simulate"
+
+
 def checkpoint_options(run: RunDir | None) -> list[dict]:
     """The run's checkpoints, newest first; simulated runs say their checkpoints hold no weights."""
     if run is None:
         return []
-    try:
-        status = run.read_status()
-    except ValueError:
-        status = None
-    simulated = status is not None and status.kind == "simulate"
-    out = []
-    for c in reversed(run.checkpoints()):
-        label = f"step {c.step:,} ({format_bytes(c.size)})"
-        if simulated:
-            label += " - simulated, no weights"
-        out.append({"label": label, "value": c.path.name})
-    return out
-
-
-def pick_value(options: list[dict], current):
-    values = [o["value"] for o in options]
-    return current if current in values else (values[0] if values else None)
+    note = " - simulated, no weights" if is_simulated(run) else ""
+    return [{"label": f"step {c.step:,} ({format_bytes(c.size)}){note}", "value": c.path.name}
+            for c in reversed(run.checkpoints())]
 
 
 def checkpoint_dropdown_view(runs_dir: Path, name, options, current, selected=None,
@@ -47,8 +42,9 @@ def checkpoint_dropdown_view(runs_dir: Path, name, options, current, selected=No
     while it is offered, else a checkpoint selected on the loss chart that the dropdown has not
     applied yet (checkpoint_select), else the newest."""
     new = checkpoint_options(resolve(runs_dir, name))
-    value, new_seen = pick(selected, seen, name, [o["value"] for o in new],
-                           pick_value(new, current))
+    values = [o["value"] for o in new]
+    value, new_seen = pick(selected, seen, name, values,
+                           current if current in values else next(iter(values), None))
     if new == options and value == current and new_seen == seen:
         raise PreventUpdate
     return new, value, new_seen
@@ -79,12 +75,8 @@ def model_dropdown_view(runs_dir: Path, run: RunDir | None, current, options, no
     except OSError as exc:  # an unreadable store folder: say so, keep what the page has
         return no_update, no_update, f"Cannot list the models: {exc}"
     enabled = [o["value"] for o in new if not o.get("disabled")]
-    if current in enabled:
-        value = current
-    elif prefer in enabled:
-        value = prefer
-    else:
-        value = default if default in enabled else (enabled[0] if enabled else None)
+    fallback = default if default in enabled else next(iter(enabled), None)
+    value = next((v for v in (current, prefer) if v is not None and v in enabled), fallback)
     text = models.problems_note(errors)
     if default is None:
         text = " ".join(t for t in (f"No default model: {models.default_entry()[1]}", text) if t)
@@ -93,11 +85,11 @@ def model_dropdown_view(runs_dir: Path, run: RunDir | None, current, options, no
 
 def register_model_dropdown(app, runs_dir: Path, dropdown: str, note: str, checkpoint: str,
                             tab: str, prefer_checkpoint: bool = False) -> None:
-    """Keep a tab's model dropdown in sync with the store and the selected run (while visible);
-    the checkpoint dropdown is enabled only while "a checkpoint of the run" is chosen.
+    """Keep a tab's model dropdown in sync with the store and the selected run (while visible),
+    and its checkpoint dropdown with the run, enabled only while "a checkpoint of the run" is chosen.
+    prefer_checkpoint: a new run's checkpoint is chosen if it has real ones (Evaluation tab)."""
+    register_checkpoint_dropdown(app, runs_dir, checkpoint, tab)
 
-    prefer_checkpoint: when the run changes, choose its checkpoint if it has real ones (the
-    Evaluation tab); otherwise the shipped default model stays preselected (Compression tab)."""
     # refreshed when the tab is shown or the run changes, not on every tick: each tick's request
     # of a hidden tab still costs the page a round trip, and on a slow machine enough of them
     # starve the sidebar's status (a model exported meanwhile shows up on the next visit)
@@ -137,8 +129,4 @@ def checkpoint_model_pick(run: RunDir | None, name, options, value, selected, se
 
 
 def has_real_checkpoints(run: RunDir) -> bool:
-    try:
-        status = run.read_status()
-    except ValueError:
-        status = None
-    return bool(run.checkpoints()) and not (status is not None and status.kind == "simulate")
+    return bool(run.checkpoints()) and not is_simulated(run)

@@ -1,6 +1,6 @@
-"""The controls the Compression and Evaluation tabs share: the profile choices, a labelled
-column, the model and checkpoint dropdowns (kept up to date by checkpoint_picker.py), a job's
-progress bar."""
+"""The controls the job tabs share: the profile choices, labelled columns, the model and
+checkpoint dropdowns (kept up to date by checkpoint_picker.py), a job's buttons, progress bar and
+results table."""
 from __future__ import annotations
 
 import dash_bootstrap_components as dbc
@@ -50,3 +50,23 @@ def model_controls(model_id: str, note_id: str, checkpoint_id: str, what: str) -
 def progress_bar(component_id: str) -> dbc.Progress:
     return dbc.Progress(id=component_id, value=0, striped=True, animated=True,
                         style={"display": "none", "height": "20px"}, class_name="my-2")
+
+
+def field(label: str, control, **col) -> dbc.Col:
+    """A small label over a control (a form column; `col`: its widths)."""
+    return dbc.Col([dbc.Label(label, html_for=control.id, class_name="small mb-0"), control], **col)
+
+
+def job_buttons(start: str, start_id: str, cancel_id: str, *, cancel: str = "Cancel",
+                colour: str = "primary", cancel_colour: str = "secondary", disabled: bool = False,
+                class_name: str = "mt-3") -> html.Div:
+    """A job's start button and its Cancel button (disabled until a job runs)."""
+    return html.Div([
+        dbc.Button(start, id=start_id, color=colour, size="sm", class_name="me-2", disabled=disabled),
+        dbc.Button(cancel, id=cancel_id, color=cancel_colour, size="sm", outline=True, disabled=True),
+    ], className=class_name)
+
+
+def results_table(table_id: str) -> html.Div:
+    return html.Div(dbc.Table(id=table_id, size="sm", hover=True, class_name="mb-0 small align-middle"),
+                    className="table-responsive")

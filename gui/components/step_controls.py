@@ -1,9 +1,7 @@
 """The controls of an analysis tab that shows one logged step of a per-step table (Activations,
-Brain, Routing): its step slider, the alert that says why there is nothing to draw, the data
-version store its views redraw on, and optionally a block dropdown.
-
-They refresh on the tab's tick while it is shown (a few index lookups: services.analysis.probe)
-and send nothing while the run's rows are unchanged.
+Brain, Routing): its step slider, the alert saying why there is nothing to draw, the data version
+store its views redraw on, and optionally a block dropdown. They refresh on the tab's tick while it
+is shown (services.analysis.probe) and send nothing while the run's rows are unchanged.
 """
 from __future__ import annotations
 

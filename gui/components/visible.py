@@ -1,8 +1,7 @@
 """`visible_only(tab)`: a callback of a tab that does nothing while another tab is shown.
 
-A hidden tab's callbacks still fire on the run picker and on other inputs they share with the
-visible tab; they must not read the run or redraw (an idle page with a finished run makes at
-most one request a second). The callback declares `Input(ids.TABS, "active_tab")` (an Input, so
+A hidden tab's callbacks still fire on inputs they share with the visible tab (the run picker);
+they must not read the run or redraw. The callback declares `Input(ids.TABS, "active_tab")` (so
 switching to the tab redraws it) or a State of it; this wrapper reads that value from Dash's
 callback context, so the callback's own signature keeps the argument, unused.
 """

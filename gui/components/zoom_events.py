@@ -1,13 +1,10 @@
 """A chart's x-axis zooms, pans and double-clicks, passed on to the server without the rest of
-its relayout events.
+its relayout events (autosize, legend clicks, y-only drags).
 
-A dcc.Graph reports every relayout: a zoom, but also `{"autosize": true}` after a figure it was
-sent is drawn, legend clicks and y-only drags. Dash answers only the newest request of a
-callback: an autosize event arriving while the server re-aggregates a zoom makes Dash drop that
-zoom's answer (seen as a zoom whose full-resolution window never comes, on a slow machine). So
-a clientside callback, in the page and at once, copies only the events that touch an x axis
-(series.X_ZOOM_KEY) into a memory store (ids.x_zoom), stamped so the same zoom made twice is
-still an event, and the server's zoom callbacks listen to that store instead.
+Dash answers only the newest request of a callback, so an autosize event arriving while the server
+re-aggregates a zoom would drop that zoom's answer. A clientside callback copies only the events
+that touch an x axis (series.X_ZOOM_KEY) into a memory store (ids.x_zoom), stamped so the same zoom
+made twice is still an event; the server's zoom callbacks listen to that store.
 """
 from __future__ import annotations
 

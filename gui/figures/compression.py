@@ -21,11 +21,8 @@ BASELINE_COLOURS = {"gzip -9": "#6c757d", "zstd -19": "#adb5bd", "zstd -22": "#f
 
 
 def compression_comparison_fig(methods: pd.DataFrame, title: str = "") -> go.Figure:
-    """Bits per byte of the neural compressor and the classical ones on the same file.
-
-    `methods`: columns method, raw_bytes, packed_bytes, seconds (one row each); the first row is
-    u-moec-tiny. Horizontal bars, lower is better, sizes and speed in the hover.
-    """
+    """Bits per byte of the neural compressor (the first row of `methods`: method, raw_bytes,
+    packed_bytes, seconds) and the classical ones on the same file, sizes and speed in the hover."""
     if methods.empty:
         return empty_fig("No finished compression job yet: compress a file to compare it with "
                          "gzip, zstd, xz and brotli", height=260)
@@ -52,14 +49,10 @@ def compression_comparison_fig(methods: pd.DataFrame, title: str = "") -> go.Fig
 
 def eval_bpb_history_fig(evals: pd.DataFrame, baselines: pd.DataFrame | None = None,
                          simulated: bool = False, real: Collection[str] = ()) -> go.Figure:
-    """Evaluation bpb over checkpoints, one line per dataset, with the reference lines.
-
-    `evals`: eval_results columns (step, dataset, bpb, roundtrip_ok); failed round trips are
-    marked with a red x. `baselines`: eval_baselines columns; the measured classical compressors
-    of the newest evaluated dataset are drawn as dotted lines (same bytes). The dashed lines are
-    the published enwik8 figures (gzip 2.7, zstd-22 1.95, CMIX 1.23). `simulated` marks the
-    lines "(simulated)", except the datasets in `real` (a coding model evaluated on a simulated run).
-    """
+    """Evaluation bpb over checkpoints, one line per dataset (eval_results), failed round trips
+    as a red x, the measured compressors of the newest dataset dotted (eval_baselines) and the
+    published enwik8 figures dashed. `simulated` marks the lines "(simulated)", except the
+    datasets in `real` (a coding model evaluated on a simulated run)."""
     if evals.empty:
         return empty_fig("No evaluation yet: press Run enwik8 Eval", height=360)
     fig = go.Figure()

@@ -1,29 +1,18 @@
 """Background jobs of the Compression, Evaluation and Training tabs: compress, verify, evaluate,
 export a checkpoint to a coding model.
 
-Each job is a worker process (`python -m umoec.compress.worker ...`, an argument list in its own
-session) that reports progress as JSON lines. The job's state lives here, in the cockpit process,
-keyed by run and slot ("compress" for compress + verify, "eval", "export"), and compression jobs
-also in the run's metrics.db (`compression_jobs`, spec columns; `checkpoint` holds the checkpoint
-or the .umm file the job was asked to use) and a sidecar `RUNDIR/compressed/job-N.json` (the model
-asked for and the model used, sha256 of the input, the baselines on the same file, the last
-verification, the owner). So a page reload shows the job again, and nothing in the page is needed
-to finish it. File names: umoec.run.RunDir (job_sidecar_path, compressed_output_path).
+Each job is a worker process (`python -m umoec.compress.worker ...`, its own session) reporting
+progress as JSON lines. Its state lives here, keyed by run and slot ("compress" for compress +
+verify, "eval", "export"); compression jobs also have a row in the run's metrics.db
+(`compression_jobs`) and a sidecar RUNDIR/compressed/job-N.json (models asked for and used, input
+sha256, baselines, last verification, owner), so a page reload shows the job again. A job codes
+with a coding model of the store (gui/services/models.py) or a checkpoint of the run, exported
+first; workers get the cockpit's runs folder as the store's ($UMOEC_RUNS_DIR).
 
-Models: a job codes with a coding model from the store (gui/services/models.py; the shipped default unless
-the user chooses another) or with a checkpoint of the run, exported to RUN/models/stepN.umm first.
-Workers get the cockpit's runs folder as the store's ($UMOEC_RUNS_DIR), so a verification finds the
-model a .umc file names by its hash.
-
-Lifecycle of a compression_jobs row (its `status` text):
-    running -> done | failed: <reason> | cancelled: <reason>
-A job ends exactly once, by the watcher thread that reaps its worker: success (a result line and
-exit 0), the user's Cancel (SIGTERM, SIGKILL after a grace period), the timeout (same), the
-worker's own error line (missing file, simulated checkpoint, damaged model, damaged .umc...) or a
-crash (exit code or signal and the last line it printed). Checks that fail before a worker starts
-(missing file, folder, unreadable, no checkpoint, a model no longer there) leave a `failed: ...`
-row too. Rows left `running` by a cockpit that died are marked `failed: ...` by `reconcile()` when
-the next cockpit starts.
+A compression_jobs row's status: running -> done | failed: <reason> | cancelled: <reason>. A job
+ends once, when the supervisor reaps its worker (result, Cancel, timeout, the worker's error line
+or a crash: `conclude`); checks that fail before a worker starts leave a `failed: ...` row too, and
+rows left `running` by a cockpit that died are failed by `reconcile()` at the next start.
 """
 from __future__ import annotations
 
@@ -146,9 +135,8 @@ class JobRunner:
         self.supervisor = supervisor or Supervisor()
 
     def start(self, job: Job, on_finish: Callable[[Job], None]) -> Job:
-        # The worker picks its thread count and OpenMP wait policy from the load it finds (one
-        # thread, sleeping, while a training run shares the cores: umoec/compress/threads.py).
-        # The time limit counts from the job's start.
+        # the worker sizes its threads to the load it finds (umoec/compress/threads.py); the time
+        # limit counts from the job's start
         try:
             child = self.supervisor.start(
                 job.argv, name=f"job-{job.kind}-{job.run_name}", cwd=self.cwd, env=job.env,
@@ -249,18 +237,20 @@ def _update_sidecar(run: RunDir, number: int, **items) -> None:
             pass  # the row in metrics.db still holds the outcome
 
 
+def _checkpoint(run: RunDir, name: str | None):
+    """The run's checkpoint whose file is called `name` (None: not one of its own)."""
+    return next((c for c in run.checkpoints() if c.path.name == name), None)
+
+
 def choose(model: str | None, checkpoint: str | None) -> str:
     """The model a request means (compress_path's rule): a model given is that model; none, with a
     checkpoint, is the checkpoint (models.CHECKPOINT_CHOICE); neither is the shipped default."""
-    if model:
-        return model
-    return models.CHECKPOINT_CHOICE if checkpoint is not None else "default"
+    return model or (models.CHECKPOINT_CHOICE if checkpoint is not None else "default")
 
 
 def resolve_input(text: str | None) -> Path:
     """A typed path as an absolute path (~ expanded, relative to the cockpit's folder)."""
-    path = Path(os.path.expanduser((text or "").strip()))
-    return path if path.is_absolute() else Path.cwd() / path
+    return Path.cwd() / os.path.expanduser((text or "").strip())   # an absolute path stays as it is
 
 
 def check_input(path: Path) -> str:
@@ -321,15 +311,10 @@ class JobManager:
     # -- compress ----------------------------------------------------------------------------
     def start_compress(self, run: RunDir, input_text: str | None, profile: str | None,
                        checkpoint: str | None = None, *, model: str | None = None) -> Job:
-        """Check the request, record a compression_jobs row and start the worker.
-
-        What codes, as in umoec.compress.api.compress_path: `model`, a model's full hash (the
-        model dropdown's value) or "default"; models.CHECKPOINT_CHOICE, or no model with a
-        `checkpoint` (a file name in the run's checkpoints folder): that checkpoint, exported
-        first; neither: the shipped default model. JobError (nothing recorded) for a request
-        without a file or with an unknown profile, or when the run's database cannot be written;
-        every other problem is a recorded `failed: ...` job, returned finished.
-        """
+        """Check the request, record a compression_jobs row and start the worker; what codes:
+        `choose(model, checkpoint)` (a full hash, "default" or models.CHECKPOINT_CHOICE). JobError
+        (nothing recorded) for no file, an unknown profile or an unwritable database; every other
+        problem is a recorded `failed: ...` job, returned finished."""
         if not (input_text or "").strip():
             raise JobError("type the path of a file to compress, or upload one")
         if profile not in PROFILES:
@@ -352,14 +337,12 @@ class JobManager:
         argv = [self.python, "-m", "umoec.compress.worker", "compress", "--input", str(src),
                 "--output", str(output), flag, use, "--profile", profile]
         job = Job("compress", run.name, argv, self.timeout, label=src.name, job_id=job_id)
+        side = dict(job_id=job_id, input_path=str(src), output_path=str(output), model_request=request)
         if problem:
-            _update_sidecar(run, job_id, job_id=job_id, input_path=str(src),
-                            output_path=str(output), model_request=request)
+            _update_sidecar(run, job_id, **side)
             return self._finished_early(job, problem)
-        _update_sidecar(run, job_id, job_id=job_id, input_path=str(src), output_path=str(output),
-                        model_request=request,
-                        owner={"pid": self.pid, "create_time": self.create_time,
-                               "token": self.token}, started=job.started)
+        _update_sidecar(run, job_id, **side, started=job.started,
+                        owner={"pid": self.pid, "create_time": self.create_time, "token": self.token})
         try:
             return self._start(job, run, "compress", self._finish_compress)
         except Exception as exc:  # never leave a row 'running' that no worker will finish
@@ -372,7 +355,7 @@ class JobManager:
         """(what the worker gets: a checkpoint or .umm path, how tables name it, why it cannot
         be used or '')."""
         if model == models.CHECKPOINT_CHOICE:
-            ck = next((c for c in run.checkpoints() if c.path.name == checkpoint), None)
+            ck = _checkpoint(run, checkpoint)
             if ck is not None:
                 return str(ck.path), f"checkpoint {ck.path.name} (exported on use)", ""
             why = (f"run {run.name} has no checkpoint yet: train it until it saves one "
@@ -424,10 +407,8 @@ class JobManager:
 
     # -- verify ------------------------------------------------------------------------------
     def start_verify(self, run: RunDir, job_id: int | None, row: dict | None) -> Job:
-        """Decompress job `job_id`'s output and compare sha256 (row: its compression_jobs row).
-
-        The worker decodes with the model the .umc file names, found by its hash on the model
-        search path; never with what the page has selected now."""
+        """Decompress job `job_id`'s output (row: its compression_jobs row) with the model the
+        .umc file names (never the page's selection) and compare sha256."""
         if not job_id or not row:
             raise JobError("choose a finished compression job to verify")
         if status_kind(row.get("status")) != "done":
@@ -466,7 +447,7 @@ class JobManager:
         model = choose(model, checkpoint or "")
         self._refuse_if_busy(run.name, "eval")
         if model == models.CHECKPOINT_CHOICE:
-            ck = next((c for c in run.checkpoints() if c.path.name == checkpoint), None)
+            ck = _checkpoint(run, checkpoint)
             if ck is None:
                 raise JobError(f"run {run.name} has no checkpoint yet" if not run.checkpoints()
                                else "choose a checkpoint to evaluate")
@@ -485,10 +466,9 @@ class JobManager:
     def start_export(self, run: RunDir, checkpoint: str | None) -> Job:
         """Export checkpoint `checkpoint` (a file name in the run's checkpoints folder) to the
         coding model RUN/models/stepNNNNNN.umm, in a worker (it imports torch)."""
-        ck = next((c for c in run.checkpoints() if c.path.name == checkpoint), None)
+        ck = _checkpoint(run, checkpoint)
         if ck is None:
-            raise JobError(f"checkpoint {checkpoint!r} is not in run {run.name}'s checkpoints "
-                           "folder")
+            raise JobError(f"checkpoint {checkpoint!r} is not in run {run.name}'s checkpoints folder")
         self._refuse_if_busy(run.name, "export")
         out = run.model_path(ck.step)
         argv = [self.python, "-m", "umoec.compress.worker", "export", "--checkpoint", str(ck.path),
@@ -537,10 +517,8 @@ class JobManager:
 
     # -- after a restart ---------------------------------------------------------------------
     def reconcile(self) -> list[str]:
-        """Mark jobs left `running` by a cockpit that is gone as failed (and stop their worker).
-
-        Returns one line per job it changed.
-        """
+        """Mark jobs left `running` by a cockpit that is gone as failed (and stop their worker);
+        one line per job it changed."""
         changed = []
         for run in list_runs(self.runs_dir):
             if not run.db_path.is_file():
@@ -592,10 +570,8 @@ class JobManager:
 
 
 def verify_outcome(job: Job) -> dict:
-    """{"ok": True/False/None, "reason": ..., "ts": ...} of a finished verify job."""
-    r = job.result or {}
+    """{"ok": True/False/None (cancelled), "reason": ..., "ts": ...} of a finished verify job."""
     if job.state == "done":
+        r = job.result or {}
         return {"ok": bool(r.get("ok")), "reason": str(r.get("reason", "")), "ts": job.ended}
-    if job.state == "cancelled":
-        return {"ok": None, "reason": job.message, "ts": job.ended}
-    return {"ok": False, "reason": job.message, "ts": job.ended}
+    return {"ok": None if job.state == "cancelled" else False, "reason": job.message, "ts": job.ended}

@@ -1,16 +1,10 @@
 """Datasets as the cockpit sees them: listing, preview, which run uses which, and building new ones.
 
-A dataset is a folder made by `python -m bin.prepare_data` (docs/training.md):
-    train.bin, val.bin, train_docs.npy, val_docs.npy, dataset.json
-read by umoec.data.dataset.DatasetInfo (the trainer's reader too).
-The cockpit owns one datasets folder (`--data-dir`, default <repo>/data); every dataset is a
-folder directly inside it. A folder that does not hold a whole dataset is still listed, with
-what is wrong ("damaged: val.bin has 10 bytes, dataset.json says 512"), never hidden.
-
-New datasets are built by running prepare_data as a background process (argument list, own
-session, output in <dataset>/prepare.log), started, reaped and cancelled by the supervisor
-(gui/services/supervisor.py), which keeps its exit code; the page tails the log while it runs.
-No torch here: the cockpit imports this at start.
+A dataset is a folder made by `python -m bin.prepare_data` (docs/training.md), read by
+umoec.data.dataset.DatasetInfo (the trainer's reader too), directly inside the cockpit's datasets
+folder (`--data-dir`, default <repo>/data). A folder that does not hold a whole dataset is listed
+with what is wrong, never hidden. Builds run prepare_data as a supervised background process
+(output in <dataset>/prepare.log, which the page tails). No torch here.
 """
 from __future__ import annotations
 
@@ -84,20 +78,13 @@ def config_path_value(folder: Path, root: Path = ROOT) -> str:
 
 
 def run_datasets(runs_dir: Path, root: Path = ROOT) -> list[tuple[str, str, Path | None]]:
-    """(run name, data.path as written, resolved folder or None) for every run with a config.
-
-    Only the `data.path` entry is read (yaml.safe_load), so a run whose config no longer
-    validates still shows its dataset.
-    """
+    """(run name, data.path as written, resolved folder or None) for every run; only data.path is
+    read (yaml.safe_load), so a run whose config no longer validates still shows its dataset."""
     out = []
     for run in list_runs(runs_dir):
-        path_text, folder = "", None
-        value = _data_path_of(run.config_path)
-        if value:
-            path_text = value
-            p = Path(os.path.expanduser(value))
-            folder = (p if p.is_absolute() else root / p).resolve()
-        out.append((run.name, path_text, folder))
+        value = _data_path_of(run.config_path) or ""
+        folder = (root / os.path.expanduser(value)).resolve() if value else None
+        out.append((run.name, value, folder))
     return out
 
 

@@ -1,9 +1,6 @@
 """The Generate tab's jobs: sampling and scoring (umoec/generate.py) in the supervisor's thread
-tasks, writing into a server-side buffer the page polls.
-
-No torch and no Dash here: umoec.generate (torch) is imported when the first job starts, so the
-cockpit starts without torch. The last two checkpoints' models stay loaded (keyed by path, size
-and mtime: a rewritten checkpoint is loaded again).
+tasks, writing into a server-side buffer the page polls. No Dash; torch only once a job starts. The
+last two checkpoints' models stay loaded (keyed by path, size and mtime).
 """
 from __future__ import annotations
 

@@ -1,13 +1,10 @@
 """The upload sandbox: files sent through the browser are stored in one folder, under safe names.
 
-Browsers send whatever name the user's file has (or whatever a crafted request says): `../../x`,
-`/etc/passwd`, `C:\\x`, NUL bytes, 300 characters. `safe_upload_name` keeps only the last path
-component's letters, digits, '.', '_' and '-' (at most 100 characters, extension kept, never hidden,
-never '.' or '..'); `store_upload` writes the bytes to a new file directly inside the sandbox (never
-overwriting, never following a link) and checks that the result is inside it.
-
-The sandbox (default /tmp/u-moec-uploads, `python gui/app.py --upload-dir DIR`) must be a real
-folder owned by the cockpit's user; it is created with mode 0700.
+A browser (or a crafted request) may send any name: `../../x`, `/etc/passwd`, NUL bytes, 300
+characters. `safe_upload_name` keeps the last path component's letters, digits, '.', '_' and '-'
+(at most 100 characters, never hidden, never '.' or '..'); `store_upload` writes a new file directly
+inside the sandbox (never overwriting or following a link). The sandbox (default
+/tmp/u-moec-uploads, `--upload-dir`) must be a real folder of the cockpit's user (mode 0700).
 """
 from __future__ import annotations
 
@@ -118,8 +115,8 @@ def store_upload(sandbox: str | os.PathLike, filename: str | None, data: bytes,
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
+            return candidate
         except OSError as exc:
             candidate.unlink(missing_ok=True)
             raise UploadError(f"cannot store the upload in {root}: {exc.strerror or exc}") from None
-        return candidate
     raise UploadError(f"too many uploads named {name!r} this second in {root}; try again")

@@ -1,11 +1,8 @@
-"""Compression tab: upload, choose a coding model (the store's, the shipped default preselected, or
-a checkpoint of the run), start / cancel a compression job, its progress, the jobs table with the
-classical compressors on the same file, and the round-trip verification (with the model the .umc
-file names).
-
-The jobs run in worker processes owned by gui/services/compress_jobs.JobManager; these callbacks only
-start them and render what the manager and the run's metrics.db say (so a reload shows the same).
-"""
+"""Compression tab: upload, choose a coding model (the store's, the shipped default, or a checkpoint
+of the run), start / cancel a compression job, the jobs table with the classical compressors on the
+same file, and the round-trip verification. The jobs run in workers of
+gui/services/compress_jobs.JobManager; these callbacks start them and render what the manager and
+the run's metrics.db say (so a reload shows the same)."""
 from __future__ import annotations
 
 import time
@@ -20,17 +17,20 @@ from umoec.metrics import read
 from umoec.run import RunDir
 
 from ... import ids as common
-from ...components.checkpoint_picker import (
-    register_checkpoint_dropdown,
-    register_model_dropdown,
+from ...components.checkpoint_picker import register_model_dropdown
+from ...components.job_status import (
+    alert,
+    job_action,
+    job_controls,
+    job_outputs,
+    register_job_view,
+    status_badge,
 )
-from ...components.job_status import alert, progress_outputs, status_area, status_badge
-from ...components.visible import visible_only
 from ...context import AppContext
 from ...figures.base import empty_fig
 from ...figures.compression import compression_comparison_fig
 from ...services import forge
-from ...services.compress_jobs import Job, JobError, JobManager, read_sidecar, status_kind
+from ...services.compress_jobs import Job, JobManager, read_sidecar, status_kind
 from ...services.runs import resolve
 from ...services.uploads import (
     UploadError,
@@ -45,22 +45,22 @@ from . import ids
 
 
 # -- the jobs table ---------------------------------------------------------------------------
-def _fmt_time(s) -> str:
-    return "" if s is None or pd.isna(s) else f"{float(s):.2f} s"
+def size_cells(raw: int, packed: int, secs, done: bool = True) -> list[str]:
+    """Raw and compressed size, then ratio, bpb, time and speed when the job finished."""
+    speed = raw / float(secs) if done and secs and float(secs) > 0 else None
+    return [format_bytes(raw), format_bytes(packed),
+            f"{raw / packed:.2f}x" if done and packed else "",
+            f"{8.0 * packed / raw:.3f}" if done and raw else "",
+            f"{float(secs):.2f} s" if done and secs is not None and not pd.isna(secs) else "",
+            f"{format_bytes(speed)}/s" if speed else ""]
 
 
 def job_cells(row: dict) -> list:
-    raw, packed, secs = row.get("raw_bytes"), row.get("compressed_bytes"), row.get("elapsed_s")
-    have = raw is not None and packed is not None and not pd.isna(raw) and not pd.isna(packed)
-    raw_i, packed_i = (int(raw), int(packed)) if have else (0, 0)
-    done = have and status_kind(row.get("status")) in ("done", "simulated")
-    speed = (raw_i / float(secs)) if done and secs and float(secs) > 0 else None
-    return [format_bytes(raw_i) if have else "",
-            format_bytes(packed_i) if have else "",
-            f"{raw_i / packed_i:.2f}x" if done and packed_i else "",
-            f"{8.0 * packed_i / raw_i:.3f}" if done and raw_i else "",
-            _fmt_time(secs) if done else "",
-            f"{format_bytes(speed)}/s" if speed else ""]
+    raw, packed = row.get("raw_bytes"), row.get("compressed_bytes")
+    if raw is None or packed is None or pd.isna(raw) or pd.isna(packed):
+        return [""] * 6
+    done = status_kind(row.get("status")) in ("done", "simulated")
+    return size_cells(int(raw), int(packed), row.get("elapsed_s"), done)
 
 
 HEADER = ["#", "File", "Profile", "Model", "Raw Size", "Compressed Size", "Ratio", "bpb", "Time",
@@ -70,26 +70,15 @@ HEADER = ["#", "File", "Profile", "Model", "Raw Size", "Compressed Size", "Ratio
 def model_cell(row: dict, side: dict) -> str:
     """The model a job coded with ('name (hash12)'), else the one it asked for, else what its
     `checkpoint` column names (simulated rows, jobs of older cockpits)."""
-    if side.get("model"):
-        return str(side["model"])
-    if side.get("model_request"):
-        return str(side["model_request"])
-    ck = str(row.get("checkpoint") or "")
-    if not ck:
-        return ""
-    return f"checkpoint {Path(ck).name}" if ck.endswith(".pt") else Path(ck).name
+    if side.get("model") or side.get("model_request"):
+        return str(side.get("model") or side["model_request"])
+    ck = Path(str(row.get("checkpoint") or ""))
+    return f"checkpoint {ck.name}" if ck.suffix == ".pt" else ck.name
 
 
 def model_cells(run: RunDir, jobs: pd.DataFrame) -> dict[int, str]:
     return {int(r["job_id"]): model_cell(r, read_sidecar(run, int(r["job_id"])))
             for r in jobs.to_dict("records")}
-
-
-def baseline_cells(b: dict) -> list:
-    raw, packed, secs = int(b["raw_bytes"]), int(b["packed_bytes"]), float(b.get("seconds") or 0)
-    return [format_bytes(raw), format_bytes(packed), f"{raw / packed:.2f}x" if packed else "",
-            f"{8.0 * packed / raw:.3f}" if raw else "", f"{secs:.2f} s",
-            f"{format_bytes(raw / secs)}/s" if secs > 0 else ""]
 
 
 def jobs_table(jobs: pd.DataFrame, selected: int | None, baselines: list[dict],
@@ -119,8 +108,9 @@ def jobs_table(jobs: pd.DataFrame, selected: int | None, baselines: list[dict],
                 body.append(html.Tr([html.Td(""), html.Td(f"  {b['name']} (same file)",
                                                           className="ps-4 fst-italic"),
                                      html.Td(""), html.Td("")]
-                                    + [html.Td(c, className="text-nowrap")
-                                       for c in baseline_cells(b)]
+                                    + [html.Td(c, className="text-nowrap") for c in size_cells(
+                                        int(b["raw_bytes"]), int(b["packed_bytes"]),
+                                        float(b.get("seconds") or 0))]
                                     + [html.Td("baseline", className="text-muted")],
                                     className="text-muted"))
     if simulated_run:
@@ -131,14 +121,13 @@ def jobs_table(jobs: pd.DataFrame, selected: int | None, baselines: list[dict],
 
 
 def comparison_frame(row: dict | None, baselines: list[dict]) -> pd.DataFrame:
-    cols = ["method", "raw_bytes", "packed_bytes", "seconds"]
-    if row is None:
-        return pd.DataFrame(columns=cols)
-    out = [(f"u-moec-tiny ({row.get('profile')})", int(row["raw_bytes"]),
-            int(row["compressed_bytes"]), float(row.get("elapsed_s") or 0))]
-    out += [(b["name"], int(b["raw_bytes"]), int(b["packed_bytes"]), float(b.get("seconds") or 0))
-            for b in baselines]
-    return pd.DataFrame(out, columns=cols)
+    """Job `row` (u-moec-tiny), then the baselines on the same file; empty without a row."""
+    methods = [] if row is None else [
+        {"name": f"u-moec-tiny ({row.get('profile')})", "raw_bytes": row["raw_bytes"],
+         "packed_bytes": row["compressed_bytes"], "seconds": row.get("elapsed_s")}, *baselines]
+    return pd.DataFrame([(m["name"], int(m["raw_bytes"]), int(m["packed_bytes"]),
+                          float(m.get("seconds") or 0)) for m in methods],
+                        columns=["method", "raw_bytes", "packed_bytes", "seconds"])
 
 
 def verify_view(job: Job | None, side: dict):
@@ -152,25 +141,18 @@ def verify_view(job: Job | None, side: dict):
     if v.get("ok") is None:
         return html.Div([html.Span("Cancelled", className="fw-bold text-secondary fs-5"),
                          html.Div(v.get("reason", ""), className="small text-muted")])
-    ok = bool(v["ok"])
-    return html.Div([
-        html.Span("PASS" if ok else "FAIL", className="fw-bold fs-4 "
-                  + ("text-success" if ok else "text-danger")),
-        html.Span(f" at {when}" if when else "", className="small text-muted"),
-        html.Div(v.get("reason", ""), className="small " + ("text-success" if ok else "text-danger")),
-    ])
+    colour = "text-success" if v["ok"] else "text-danger"
+    return html.Div([html.Span("PASS" if v["ok"] else "FAIL", className=f"fw-bold fs-4 {colour}"),
+                     html.Span(f" at {when}" if when else "", className="small text-muted"),
+                     html.Div(v.get("reason", ""), className=f"small {colour}")])
 
 
 def done_options(jobs: pd.DataFrame) -> list[dict]:
-    out = []
-    for row in jobs.to_dict("records"):
-        if status_kind(row.get("status")) != "done" or not row.get("raw_bytes"):
-            continue
-        bpb = 8.0 * float(row["compressed_bytes"]) / float(row["raw_bytes"])
-        out.append({"label": f"#{int(row['job_id'])} {Path(str(row['input_path'])).name} "
-                             f"({row.get('profile')}, {bpb:.3f} bpb)",
-                    "value": int(row["job_id"])})
-    return out
+    done = [r for r in jobs.to_dict("records")
+            if status_kind(r.get("status")) == "done" and r.get("raw_bytes")]
+    return [{"label": f"#{int(r['job_id'])} {Path(str(r['input_path'])).name} ({r.get('profile')}, "
+                      f"{8.0 * float(r['compressed_bytes']) / float(r['raw_bytes']):.3f} bpb)",
+             "value": int(r["job_id"])} for r in done]
 
 
 # -- uploads ----------------------------------------------------------------------------------
@@ -202,33 +184,26 @@ def upload_hint(sandbox: Path, max_bytes: int) -> str:
 
 
 # -- callbacks --------------------------------------------------------------------------------
+def job_row(jobs: pd.DataFrame, job_id) -> dict | None:
+    match = jobs[jobs["job_id"] == job_id]
+    return match.iloc[0].to_dict() if not match.empty else None
+
+
 def do_action(jobs: JobManager, runs_dir: Path, trigger, path, profile, checkpoint, run_name,
               job_id, model=None) -> dict:
     """Start / cancel / verify; returns the action store {text, colour, ts} (empty text: ok)."""
-    now = time.time()
-    if trigger == ids.COMPRESS_CANCEL_BTN:
-        return {"text": jobs.cancel(run_name, "compress"), "colour": "secondary", "ts": now}
-    run = resolve(runs_dir, run_name)
-    if run is None:
-        return {"text": "Choose a run in the top bar first: its folder keeps the compressed "
-                        "files and the job history.",
-                "colour": "warning", "ts": now}
-    try:
-        if trigger == ids.COMPRESS_VERIFY_BTN:
-            row = None
-            if job_id:
-                with read.open_db(run.db_path) as conn:
-                    df = read.compression_jobs(conn)
-                match = df[df["job_id"] == int(job_id)]
-                row = match.iloc[0].to_dict() if not match.empty else None
-            jobs.start_verify(run, job_id, row)
-        else:
+    def start(run: RunDir) -> None:
+        if trigger != ids.COMPRESS_VERIFY_BTN:
             jobs.start_compress(run, path, profile, checkpoint, model=model)
-    except JobError as exc:
-        return {"text": str(exc), "colour": "warning", "ts": now}
-    except read.READ_ERRORS as exc:
-        return {"text": f"Cannot read {run.db_path}: {exc}", "colour": "danger", "ts": now}
-    return {"text": "", "ts": now}
+            return
+        row = None
+        if job_id:
+            with read.open_db(run.db_path) as conn:
+                row = job_row(read.compression_jobs(conn), int(job_id))
+        jobs.start_verify(run, job_id, row)
+    return job_action(jobs, runs_dir, trigger, ids.COMPRESS_CANCEL_BTN, "compress", run_name,
+                      "Choose a run in the top bar first: its folder keeps the compressed files "
+                      "and the job history.", start)
 
 
 def register(app, cockpit: AppContext) -> None:
@@ -251,7 +226,6 @@ def register(app, cockpit: AppContext) -> None:
     def upload(contents, picked, filename):
         return handle_upload(ctx.triggered_id, contents, picked, filename, sandbox, max_bytes)
 
-    register_checkpoint_dropdown(app, runs_dir, common.COMPRESS_CHECKPOINT, common.TAB_COMPRESSION)
     register_model_dropdown(app, runs_dir, common.COMPRESS_MODEL, ids.COMPRESS_MODEL_NOTE,
                             common.COMPRESS_CHECKPOINT, common.TAB_COMPRESSION)
 
@@ -268,23 +242,14 @@ def register(app, cockpit: AppContext) -> None:
         return do_action(jobs, runs_dir, ctx.triggered_id, path, profile, checkpoint, name,
                          job_id, model=model or "default")
 
-    @app.callback(output={k: Output(*target) for k, target in REFRESH.items()},
-                  inputs=[Input(common.tab_tick(common.TAB_COMPRESSION), "data"),
-                          Input(common.RUN_SELECT, "value"), Input(common.TABS, "active_tab"),
-                          Input(ids.COMPRESS_ACTION, "data"), Input(ids.COMPRESS_JOB_SELECT, "value")],
-                  state=[State(ids.COMPRESS_VERSION, "data")])
-    @visible_only(common.TAB_COMPRESSION)
-    def refresh(_n, name, _tab, action, selected, seen):
-        return refresh_view(jobs, runs_dir, name, action, selected, seen)
+    register_job_view(app, common.TAB_COMPRESSION, REFRESH,
+                      [Input(ids.COMPRESS_ACTION, "data"), Input(ids.COMPRESS_JOB_SELECT, "value")],
+                      ids.COMPRESS_VERSION, lambda *args: refresh_view(jobs, runs_dir, *args))
 
 
 # the refresh's outputs by name (refresh_view returns them so; Dash's dict outputs)
-REFRESH = {"status": (ids.COMPRESS_STATUS, "children"),
-           "progress": (ids.COMPRESS_PROGRESS, "value"),
-           "progress_label": (ids.COMPRESS_PROGRESS, "label"),
-           "progress_style": (ids.COMPRESS_PROGRESS, "style"),
-           "compress_disabled": (ids.COMPRESS_BTN, "disabled"),
-           "cancel_disabled": (ids.COMPRESS_CANCEL_BTN, "disabled"),
+REFRESH = {**job_outputs(ids.COMPRESS_STATUS, ids.COMPRESS_PROGRESS, "compress_disabled",
+                         ids.COMPRESS_BTN, ids.COMPRESS_CANCEL_BTN),
            "verify_disabled": (ids.COMPRESS_VERIFY_BTN, "disabled"),
            "table": (ids.COMPRESS_RESULTS_TABLE, "children"),
            "job_options": (ids.COMPRESS_JOB_SELECT, "options"),
@@ -300,20 +265,18 @@ def refresh_view(jobs: JobManager, runs_dir: Path, name, action, selected, seen)
     """Every output of the Compression tab's refresh, by name (REFRESH_OUTPUTS; a plain
     function: tests call it)."""
     run = resolve(runs_dir, name)
-    job = jobs.latest(name, "compress")
-    busy = job is not None and job.running
-    status = status_area(job, action)
-    controls = dict(zip(REFRESH_OUTPUTS[1:4], progress_outputs(job), strict=True),
-                    compress_disabled=busy, cancel_disabled=not busy, verify_disabled=True)
-    keep = dict.fromkeys(VIEW_OUTPUTS, no_update)
+    controls = dict(job_controls(jobs.latest(name, "compress"), action, "compress_disabled"),
+                    verify_disabled=True)
+    busy = not controls["cancel_disabled"]
+    no_jobs = dict(table=jobs_table(pd.DataFrame(), None, []), job_options=[], job_value=None,
+                   verify="")
     if run is None:
         msg = forge.not_usable_here(runs_dir, name, "compression") or (
             "No run selected: choose one in the top bar (its folder keeps the compressed "
             "files and the job history).")
-        return dict(controls, status=status or alert(msg, "secondary"), compress_disabled=True,
-                    cancel_disabled=True, table=jobs_table(pd.DataFrame(), None, []),
-                    job_options=[], job_value=None,
-                    figure=compression_comparison_fig(pd.DataFrame()), verify="", version=None)
+        return dict(controls, **no_jobs, status=controls["status"] or alert(msg, "secondary"),
+                    compress_disabled=True, cancel_disabled=True,
+                    figure=compression_comparison_fig(pd.DataFrame()), version=None)
     try:
         with read.open_db(run.db_path) as conn:
             table = read.compression_jobs(conn)
@@ -322,12 +285,11 @@ def refresh_view(jobs: JobManager, runs_dir: Path, name, action, selected, seen)
     except read.READ_ERRORS as exc:
         err = alert(db_read_error(run.db_path, exc), "danger")
         if read.transient(exc) and (seen or {}).get("run") == name:   # same run, busy: keep the view
-            return dict(controls, **keep, status=err)
+            return dict(controls, **dict.fromkeys(VIEW_OUTPUTS, no_update), status=err)
         # another run's jobs, chart and PASS must not stay on screen under this run's name
-        return dict(controls, status=err, table=jobs_table(pd.DataFrame(), None, []),
-                    job_options=[], job_value=None,
+        return dict(controls, **no_jobs, status=err,
                     figure=empty_fig("This run's metrics.db cannot be read", height=260),
-                    verify="", version={"run": name, "newest": None, "sig": "unreadable"})
+                    version={"run": name, "newest": None, "sig": "unreadable"})
     options = done_options(table)
     values = [o["value"] for o in options]
     newest = values[0] if values else None
@@ -343,16 +305,13 @@ def refresh_view(jobs: JobManager, runs_dir: Path, name, action, selected, seen)
     version = {"run": name, "newest": newest, "sig": repr(sig)}
     controls["verify_disabled"] = busy or selected is None
     if seen.get("sig") == version["sig"]:
-        return dict(controls, **keep, status=status)
-    row = None
-    if selected is not None:
-        match = table[table["job_id"] == selected]
-        row = match.iloc[0].to_dict() if not match.empty else None
+        return dict(controls, **dict.fromkeys(VIEW_OUTPUTS, no_update))
+    row = job_row(table, selected) if selected is not None else None
     baselines = [b for b in side.get("baselines") or [] if isinstance(b, dict)]
-    simulated_run = bool((table["status"] == "simulated").any()) if not table.empty else False
+    simulated_run = bool((table["status"] == "simulated").any())
     title = f"job #{selected}: {Path(str(row['input_path'])).name}" if row else ""
     fig = compression_comparison_fig(comparison_frame(row, baselines), title)
-    return dict(controls, status=status,
-                table=jobs_table(table, selected, baselines, simulated_run, model_cells(run, table)),
+    return dict(controls, table=jobs_table(table, selected, baselines, simulated_run,
+                                           model_cells(run, table)),
                 job_options=options, job_value=selected, figure=fig,
                 verify=verify_view(vjob, side), version=version)

@@ -8,7 +8,15 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from ... import ids as common
-from ...components.coding_controls import labelled, model_controls, profile_options, progress_bar
+from ...components.analysis_widgets import card
+from ...components.coding_controls import (
+    job_buttons,
+    labelled,
+    model_controls,
+    profile_options,
+    progress_bar,
+    results_table,
+)
 from ...figures.base import empty_fig, graph_config
 from . import ids
 
@@ -18,7 +26,8 @@ UPLOAD_STYLE = {"borderWidth": "1px", "borderStyle": "dashed", "borderRadius": "
 
 
 def layout() -> html.Div:
-    job_form = dbc.Card([dbc.CardHeader("Compress a file"), dbc.CardBody([
+    job_form = card(
+        "Compress a file",
         dbc.Row([
             labelled("File path", dcc.Input(
                 id=ids.COMPRESS_FILE_PATH, type="text", placeholder="/path/to/file.bin",
@@ -40,40 +49,28 @@ def layout() -> html.Div:
                                              value="turbo", clearable=False, persistence=True,
                                              persistence_type="local"), 12),
         ], class_name="g-2 mt-1"),
-        html.Div([
-            dbc.Button("Compress", id=ids.COMPRESS_BTN, color="primary", size="sm",
-                       class_name="me-2"),
-            dbc.Button("Cancel", id=ids.COMPRESS_CANCEL_BTN, color="secondary", size="sm",
-                       outline=True, disabled=True),
-        ], className="mt-3"),
+        job_buttons("Compress", ids.COMPRESS_BTN, ids.COMPRESS_CANCEL_BTN),
         progress_bar(ids.COMPRESS_PROGRESS),
-        html.Div(id=ids.COMPRESS_STATUS, className="mt-2"),
-    ])], class_name="mb-3")
-    results = dbc.Card([
-        dbc.CardHeader("Compression jobs of the selected run (newest first)"),
-        dbc.CardBody(html.Div(dbc.Table(id=ids.COMPRESS_RESULTS_TABLE, size="sm", hover=True,
-                                        class_name="mb-0 small align-middle"),
-                              className="table-responsive")),
-    ], class_name="mb-3")
+        html.Div(id=ids.COMPRESS_STATUS, className="mt-2"), class_name="mb-3")
+    results = card("Compression jobs of the selected run (newest first)",
+                   results_table(ids.COMPRESS_RESULTS_TABLE), class_name="mb-3")
     compare = dbc.Row([
-        dbc.Col(dbc.Card([dbc.CardHeader("Compared on the same file"), dbc.CardBody([
-            dcc.Dropdown(id=ids.COMPRESS_JOB_SELECT, options=[], clearable=False,
-                         placeholder="no finished job yet", className="mb-2"),
-            dcc.Graph(id=ids.COMPRESS_COMPARISON, config=graph_config("compression"),
-                      figure=empty_fig("Loading ...", height=260)),
-        ])]), lg=8),
-        dbc.Col(dbc.Card([dbc.CardHeader("Round trip"), dbc.CardBody([
+        dbc.Col(card("Compared on the same file",
+                     dcc.Dropdown(id=ids.COMPRESS_JOB_SELECT, options=[], clearable=False,
+                                  placeholder="no finished job yet", className="mb-2"),
+                     dcc.Graph(id=ids.COMPRESS_COMPARISON, config=graph_config("compression"),
+                               figure=empty_fig("Loading ...", height=260)), class_name=""), lg=8),
+        dbc.Col(card(
+            "Round trip",
             html.P("Decompress the chosen job's .umc file with the model it names (found by "
                    "its hash) and compare the sha256 of the result with the original's.",
                    className="small text-muted"),
             dbc.Button("Verify Roundtrip", id=ids.COMPRESS_VERIFY_BTN, color="success",
                        size="sm", outline=True, disabled=True),
-            html.Div(id=ids.COMPRESS_VERIFY_RESULT, className="mt-3"),
-        ])]), lg=4),
+            html.Div(id=ids.COMPRESS_VERIFY_RESULT, className="mt-3"), class_name=""), lg=4),
     ], class_name="g-3")
     return html.Div([
-        dcc.Store(id=ids.COMPRESS_VERSION, storage_type="memory"),
-        dcc.Store(id=ids.COMPRESS_UPLOAD_PICKED, storage_type="memory"),
-        dcc.Store(id=ids.COMPRESS_ACTION, storage_type="memory"),
+        *(dcc.Store(id=i, storage_type="memory")
+          for i in (ids.COMPRESS_VERSION, ids.COMPRESS_UPLOAD_PICKED, ids.COMPRESS_ACTION)),
         job_form, results, compare,
     ], id="compression-panel", className="mt-2")

@@ -115,15 +115,19 @@ def use_dataset(data_dir: Path, name: str | None) -> tuple[Any, Any]:
                              className="text-success")
 
 
+def _build_view(job: D.BuildJob, polling: bool) -> dict:
+    level, text = job.outcome()
+    return {"console": job.tail(), "msg": html.Span(text, className=LEVEL_CLASS[level]),
+            "poll_disabled": not polling, "cancel_disabled": not polling}
+
+
 def start_build(builder: D.DatasetBuilder, name, sources, val_fraction, max_bytes) -> dict:
     try:
         job = builder.start(name, sources, val_fraction, max_bytes)
     except D.BuildError as exc:
         return {"job": no_update, "msg": html.Span(str(exc), className="text-danger"),
                 "poll_disabled": True, "console": no_update, "cancel_disabled": True}
-    level, text = job.outcome()
-    return {"job": job.name, "msg": html.Span(text, className=LEVEL_CLASS[level]),
-            "poll_disabled": False, "console": job.tail(), "cancel_disabled": False}
+    return {"job": job.name, **_build_view(job, polling=True)}   # the poll sees it end
 
 
 def poll_build(builder: D.DatasetBuilder, name: str | None) -> dict:
@@ -131,11 +135,9 @@ def poll_build(builder: D.DatasetBuilder, name: str | None) -> dict:
     if job is None:
         return {"console": no_update, "msg": no_update, "poll_disabled": True,
                 "cancel_disabled": True, "version": no_update}
-    level, text = job.outcome()
-    finished = not job.alive
-    return {"console": job.tail(), "msg": html.Span(text, className=LEVEL_CLASS[level]),
-            "poll_disabled": finished, "cancel_disabled": finished,
-            "version": {"name": job.name, "ended": job.ended} if finished else no_update}
+    alive = job.alive
+    return {**_build_view(job, polling=alive),
+            "version": no_update if alive else {"name": job.name, "ended": job.ended}}
 
 
 # -- wiring -----------------------------------------------------------------------------------------
@@ -177,27 +179,25 @@ def register(app, cockpit: AppContext) -> None:
     def use(_n, name):
         return use_dataset(data_dir, name)
 
-    @app.callback(Output(ids.DATASETS_JOB, "data"), Output(ids.DATASETS_BUILD_MSG, "children"),
-                  Output(ids.DATASETS_POLL, "disabled"), Output(ids.DATASETS_CONSOLE, "children"),
-                  Output(ids.DATASETS_CANCEL, "disabled"),
-                  Input(ids.DATASETS_CREATE, "n_clicks"), State(ids.DATASETS_NEW_NAME, "value"),
-                  State(ids.DATASETS_NEW_SOURCES, "value"), State(ids.DATASETS_NEW_VAL, "value"),
-                  State(ids.DATASETS_NEW_MAX, "value"), prevent_initial_call=True)
-    def create(_n, name, sources, val_fraction, max_bytes):
-        out = start_build(builder, name, sources, val_fraction, max_bytes)
-        return out["job"], out["msg"], out["poll_disabled"], out["console"], out["cancel_disabled"]
+    build = {"msg": (ids.DATASETS_BUILD_MSG, "children"), "console": (ids.DATASETS_CONSOLE, "children"),
+             "poll_disabled": (ids.DATASETS_POLL, "disabled"),
+             "cancel_disabled": (ids.DATASETS_CANCEL, "disabled")}
 
-    @app.callback(Output(ids.DATASETS_CONSOLE, "children", allow_duplicate=True),
-                  Output(ids.DATASETS_BUILD_MSG, "children", allow_duplicate=True),
-                  Output(ids.DATASETS_POLL, "disabled", allow_duplicate=True),
-                  Output(ids.DATASETS_CANCEL, "disabled", allow_duplicate=True),
-                  Output(ids.DATASETS_VERSION, "data"),
-                  Input(ids.DATASETS_POLL, "n_intervals"), State(ids.DATASETS_JOB, "data"),
+    @app.callback(output={"job": Output(ids.DATASETS_JOB, "data"),
+                          **{k: Output(*t) for k, t in build.items()}},
+                  inputs=[Input(ids.DATASETS_CREATE, "n_clicks")],
+                  state=[State(ids.DATASETS_NEW_NAME, "value"), State(ids.DATASETS_NEW_SOURCES, "value"),
+                         State(ids.DATASETS_NEW_VAL, "value"), State(ids.DATASETS_NEW_MAX, "value")],
                   prevent_initial_call=True)
+    def create(_n, name, sources, val_fraction, max_bytes):
+        return start_build(builder, name, sources, val_fraction, max_bytes)
+
+    @app.callback(output={"version": Output(ids.DATASETS_VERSION, "data"),
+                          **{k: Output(*t, allow_duplicate=True) for k, t in build.items()}},
+                  inputs=[Input(ids.DATASETS_POLL, "n_intervals")],
+                  state=[State(ids.DATASETS_JOB, "data")], prevent_initial_call=True)
     def poll(_n, name):
-        out = poll_build(builder, name)
-        return (out["console"], out["msg"], out["poll_disabled"], out["cancel_disabled"],
-                out["version"])
+        return poll_build(builder, name)
 
     @app.callback(Output(ids.DATASETS_BUILD_MSG, "children", allow_duplicate=True),
                   Input(ids.DATASETS_CANCEL, "n_clicks"), State(ids.DATASETS_JOB, "data"),

@@ -1,17 +1,14 @@
-"""Evaluation tab: run the evaluation (umoec.compress.worker eval: for a checkpoint of the run the
-function scripts/eval_enwik8.sh runs, for a coding model the same steps with that model) as a
-background job, and show eval_results / eval_baselines of the selected run: the results table
+"""Evaluation tab: run the evaluation (umoec.compress.worker eval, of a checkpoint of the run or
+a coding model) as a background job, and show the run's eval_results / eval_baselines: the table
 against the reference compressors, the newest roundtrip status and the bpb history.
 
-An evaluation of a model that is not one of the run's own (the shipped default, another run's)
-is recorded under the model's training step with the model named in the dataset label
-("small-val[:2000] · model general-v1 (186335b9d17d)", umoec.compress.worker.MODEL_TAG), so it
-never replaces a row of the run's own checkpoints and draws its own line in the history.
+A model that is not the run's own is recorded under its training step with its name in the
+dataset label ("small-val[:2000] · model general-v1 (186335b9d17d)", worker.MODEL_TAG), so it never
+replaces a row of the run's checkpoints and draws its own line in the history.
 """
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import dash_bootstrap_components as dbc
@@ -26,9 +23,8 @@ from umoec.metrics import read
 from umoec.run import RunDir
 
 from ... import ids as common
-from ...components.checkpoint_picker import register_checkpoint_dropdown, register_model_dropdown
-from ...components.job_status import alert, progress_outputs, status_area
-from ...components.visible import visible_only
+from ...components.checkpoint_picker import is_simulated, register_model_dropdown
+from ...components.job_status import alert, job_action, job_controls, job_outputs, register_job_view
 from ...context import AppContext
 from ...figures.base import empty_fig
 from ...figures.compression import REFERENCE_BPB, eval_bpb_history_fig
@@ -38,20 +34,11 @@ from ...services.runs import resolve
 from ...view.read_errors import db_read_error
 from . import ids
 
-REFERENCES = REFERENCE_BPB       # gzip 2.7, zstd-22 1.95, CMIX 1.23 (enwik8)
 METHOD_ORDER = ("gzip -9", "xz -9e", "zstd -19", "zstd -22", "brotli -11", "bzip3", "PPMd -o16",
                 "zpaq -m4", "zpaq -m5", "paq9a", "xz -9e primed", "PPMd -o16 primed",
                 "zpaq -m5 primed")
 HEADER = ["Step", "Dataset", "BPB", "Model Size", "vs gzip (2.7)", "vs zstd-22 (1.95)",
           "vs CMIX (1.23)", "Delta from CMIX", "Roundtrip"]
-
-
-def is_simulated(run: RunDir) -> bool:
-    try:
-        status = run.read_status()
-    except ValueError:
-        return False
-    return status is not None and status.kind == "simulate"
 
 
 def data_source_note(run: RunDir, root: Path = ROOT) -> str:
@@ -77,10 +64,9 @@ def _params(n: int) -> str:
 def model_size(run: RunDir) -> str:
     """Parameters of the run's model (umoec.sizing on its config.yaml)."""
     try:
-        n = sizing.total_params(C.load(run.config_path))
+        return _params(sizing.total_params(C.load(run.config_path)))
     except Exception:  # a config this version cannot read: say so in the cell
         return "?"
-    return _params(n)
 
 
 def tagged_model(dataset: str) -> tuple[str, str]:
@@ -127,27 +113,24 @@ def eval_table(evals: pd.DataFrame, baselines: pd.DataFrame, size: str,
             "No evaluation of this run yet: choose a model (or a checkpoint of the run) and "
             "press Run enwik8 Eval.",
             colSpan=len(HEADER) + len(methods), className="text-muted")))]
-    measured = {}
-    for r in baselines.to_dict("records"):
-        measured[(int(r["step"]), r["dataset"], r["method"])] = (
-            8.0 * float(r["compressed_bytes"]) / max(1.0, float(r["original_bytes"])))
+    measured = {(int(r["step"]), r["dataset"], r["method"]):
+                8.0 * float(r["compressed_bytes"]) / max(1.0, float(r["original_bytes"]))
+                for r in baselines.to_dict("records")}
     rows = []
-    order = evals.sort_values(["ts", "step"], ascending=False)
-    for r in order.to_dict("records"):
+    for r in evals.sort_values(["ts", "step"], ascending=False).to_dict("records"):
         bpb, ok = float(r["bpb"]), bool(r["roundtrip_ok"])
         other = tagged_model(r["dataset"])[1]
         made_up = simulated and not other  # a model's evaluation is real even in a simulated run
         dataset = [str(r["dataset"]), " ", dbc.Badge("simulated", color="info")] if made_up \
             else str(r["dataset"])
         row_size = (sizes or {}).get(other, "?") if other else size
-        cells = [html.Td(f"{int(r['step']):,}"), html.Td(dataset), html.Td(f"{bpb:.4f}"),
-                 html.Td(row_size), _vs(bpb, REFERENCES["gzip"]), _vs(bpb, REFERENCES["zstd-22"]),
-                 _vs(bpb, REFERENCES["CMIX"]), html.Td(f"{bpb - REFERENCES['CMIX']:+.3f}"),
-                 html.Td(dbc.Badge("PASS" if ok else "FAIL", color="success" if ok else "danger"))]
-        for m in methods:
-            v = measured.get((int(r["step"]), r["dataset"], m))
-            cells.append(html.Td("" if v is None else f"{v:.3f}"))
-        rows.append(html.Tr(cells))
+        measured_bpb = [measured.get((int(r["step"]), r["dataset"], m)) for m in methods]
+        rows.append(html.Tr(
+            [html.Td(f"{int(r['step']):,}"), html.Td(dataset), html.Td(f"{bpb:.4f}"), html.Td(row_size)]
+            + [_vs(bpb, REFERENCE_BPB[k]) for k in ("gzip", "zstd-22", "CMIX")]
+            + [html.Td(f"{bpb - REFERENCE_BPB['CMIX']:+.3f}"),
+               html.Td(dbc.Badge("PASS" if ok else "FAIL", color="success" if ok else "danger"))]
+            + [html.Td("" if v is None else f"{v:.3f}") for v in measured_bpb]))
     notes = []
     if any(tagged_model(d)[1] for d in evals["dataset"]):
         notes.append("Rows naming a model (· model NAME (HASH)) evaluated that coding model, not a "
@@ -161,11 +144,9 @@ def eval_table(evals: pd.DataFrame, baselines: pd.DataFrame, size: str,
                      "size(train), the fair comparison for a model trained on that data.")
     if simulated:
         notes.append("This run is simulated (bin.simulate_training): its own evaluations (rows "
-                     "marked simulated) are made "
-                     "up, no bytes were compressed.")
-    for n in notes:
-        rows.append(html.Tr(html.Td(n, colSpan=len(HEADER) + len(methods),
-                                    className="text-muted small")))
+                     "marked simulated) are made up, no bytes were compressed.")
+    rows += [html.Tr(html.Td(n, colSpan=len(HEADER) + len(methods), className="text-muted small"))
+             for n in notes]
     return [head, html.Tbody(rows)]
 
 
@@ -175,10 +156,9 @@ def roundtrip_badge(evals: pd.DataFrame, simulated: bool = False):
         return html.Span("no evaluation yet", className="text-muted small")
     r = evals.sort_values(["ts", "step"]).iloc[-1]
     ok = bool(r["roundtrip_ok"])
-    text = "PASS" if ok else "FAIL"
+    made_up = " (simulated)" if simulated and not tagged_model(r["dataset"])[1] else ""
     return html.Span([
-        html.Span(text + (" (simulated)" if simulated and not tagged_model(r["dataset"])[1]
-                          else ""),
+        html.Span(("PASS" if ok else "FAIL") + made_up,
                   className="fw-bold " + ("text-success" if ok else "text-danger")),
         html.Span(f" step {int(r['step']):,}, {r['dataset']}", className="small text-muted"),
     ])
@@ -186,27 +166,17 @@ def roundtrip_badge(evals: pd.DataFrame, simulated: bool = False):
 
 def do_eval_action(jobs: JobManager, runs_dir: Path, trigger, run_name, checkpoint, max_bytes,
                    profile, model=None) -> dict:
-    now = time.time()
-    if trigger == ids.EVAL_CANCEL_BTN:
-        return {"text": jobs.cancel(run_name, "eval"), "colour": "secondary", "ts": now}
-    run = resolve(runs_dir, run_name)
-    if run is None:
-        return {"text": "Choose a run in the top bar first.", "colour": "warning", "ts": now}
-    if max_bytes is None or max_bytes == "":
-        return {"text": "Max bytes must be a whole number >= 0 (0 = the whole file).",
-                "colour": "warning", "ts": now}
-    try:
+    def start(run: RunDir) -> None:
+        if max_bytes is None or max_bytes == "":
+            raise JobError("Max bytes must be a whole number >= 0 (0 = the whole file).")
         jobs.start_eval(run, checkpoint, max_bytes, profile, model=model)
-    except JobError as exc:
-        return {"text": str(exc), "colour": "warning", "ts": now}
-    return {"text": "", "ts": now}
+    return job_action(jobs, runs_dir, trigger, ids.EVAL_CANCEL_BTN, "eval", run_name,
+                      "Choose a run in the top bar first.", start)
 
 
 def register(app, cockpit: AppContext) -> None:
     runs_dir = cockpit.settings.runs_dir
     jobs = cockpit.jobs
-
-    register_checkpoint_dropdown(app, runs_dir, common.EVAL_CHECKPOINT, common.TAB_EVAL)
     register_model_dropdown(app, runs_dir, common.EVAL_MODEL, ids.EVAL_MODEL_NOTE,
                             common.EVAL_CHECKPOINT, common.TAB_EVAL, prefer_checkpoint=True)
 
@@ -219,22 +189,13 @@ def register(app, cockpit: AppContext) -> None:
         return do_eval_action(jobs, runs_dir, ctx.triggered_id, name, checkpoint, max_bytes,
                               profile, model=model or "default")
 
-    @app.callback(output={k: Output(*target) for k, target in REFRESH.items()},
-                  inputs=[Input(common.tab_tick(common.TAB_EVAL), "data"), Input(common.RUN_SELECT, "value"),
-                          Input(common.TABS, "active_tab"), Input(ids.EVAL_ACTION, "data")],
-                  state=[State(ids.EVAL_VERSION, "data")])
-    @visible_only(common.TAB_EVAL)
-    def refresh(_n, name, _tab, action, seen):
-        return eval_view(jobs, runs_dir, name, action, seen)
+    register_job_view(app, common.TAB_EVAL, REFRESH, [Input(ids.EVAL_ACTION, "data")],
+                      ids.EVAL_VERSION, lambda *args: eval_view(jobs, runs_dir, *args))
 
 
 # the refresh's outputs by name (eval_view returns them so; Dash's dict outputs)
-REFRESH = {"status": (ids.EVAL_STATUS, "children"),
-           "progress": (ids.EVAL_PROGRESS, "value"),
-           "progress_label": (ids.EVAL_PROGRESS, "label"),
-           "progress_style": (ids.EVAL_PROGRESS, "style"),
-           "run_disabled": (ids.EVAL_ENWIK8_BTN, "disabled"),
-           "cancel_disabled": (ids.EVAL_CANCEL_BTN, "disabled"),
+REFRESH = {**job_outputs(ids.EVAL_STATUS, ids.EVAL_PROGRESS, "run_disabled", ids.EVAL_ENWIK8_BTN,
+                         ids.EVAL_CANCEL_BTN),
            "data_note": (ids.EVAL_DATA_NOTE, "children"),
            "table": (ids.EVAL_RESULTS_TABLE, "children"),
            "roundtrip": (ids.EVAL_ROUNDTRIP_STATUS, "children"),
@@ -248,19 +209,14 @@ def eval_view(jobs: JobManager, runs_dir: Path, name, action, seen: str | None) 
     """Every output of the Evaluation tab's refresh, by name (EVAL_OUTPUTS; a plain function:
     tests call it)."""
     run = resolve(runs_dir, name)
-    job = jobs.latest(name, "eval")
-    busy = job is not None and job.running
-    status = status_area(job, action)
-    controls = dict(zip(EVAL_OUTPUTS[1:4], progress_outputs(job), strict=True),
-                    run_disabled=busy, cancel_disabled=not busy)
-    keep = dict.fromkeys(VIEW_OUTPUTS, no_update)
+    controls = job_controls(jobs.latest(name, "eval"), action, "run_disabled")
+    no_evals = dict(data_note="", table=eval_table(pd.DataFrame(), pd.DataFrame(), ""),
+                    roundtrip=roundtrip_badge(pd.DataFrame()))
     if run is None:
         msg = (forge.not_usable_here(runs_dir, name, "evaluation")
                or "No run selected: choose one in the top bar.")
-        return dict(controls, status=status or alert(msg, "secondary"), run_disabled=True,
-                    cancel_disabled=True, data_note="",
-                    table=eval_table(pd.DataFrame(), pd.DataFrame(), ""),
-                    roundtrip=roundtrip_badge(pd.DataFrame()),
+        return dict(controls, **no_evals, status=controls["status"] or alert(msg, "secondary"),
+                    run_disabled=True, cancel_disabled=True,
                     figure=eval_bpb_history_fig(pd.DataFrame()), version=None)
     try:
         with read.open_db(run.db_path) as conn:
@@ -271,13 +227,10 @@ def eval_view(jobs: JobManager, runs_dir: Path, name, action, seen: str | None) 
     except read.READ_ERRORS as exc:
         err = alert(db_read_error(run.db_path, exc), "danger")
         if read.transient(exc):
-            return dict(controls, **keep, status=err)
+            return dict(controls, **dict.fromkeys(VIEW_OUTPUTS, no_update), status=err)
         # a damaged database: nothing of the previously shown run stays under this run's name
-        return dict(controls, status=err, data_note="",
-                    table=eval_table(pd.DataFrame(), pd.DataFrame(), ""),
-                    roundtrip=roundtrip_badge(pd.DataFrame()),
-                    figure=empty_fig("This run's metrics.db cannot be read", height=360),
-                    version=f"unreadable {name}")
+        return dict(controls, **no_evals, status=err, version=f"unreadable {name}",
+                    figure=empty_fig("This run's metrics.db cannot be read", height=360))
     try:
         config_mtime = run.config_path.stat().st_mtime
     except OSError:
@@ -285,13 +238,12 @@ def eval_view(jobs: JobManager, runs_dir: Path, name, action, seen: str | None) 
     version = repr([name, evals.values.tolist(), len(baselines), config_mtime,
                     os.environ.get("ENWIK8"), (ROOT / "data" / "enwik8").is_file()])
     if version == seen:
-        return dict(controls, **keep, status=status)
+        return dict(controls, **dict.fromkeys(VIEW_OUTPUTS, no_update))
     simulated = is_simulated(run)
-    sizes = model_sizes(runs_dir) if any(tagged_model(d)[1] for d in evals["dataset"]) else {}
-    return dict(controls, status=status, data_note=data_source_note(run),
-                table=eval_table(evals, baselines, model_size(run), simulated, sizes),
+    real = [d for d in evals["dataset"] if tagged_model(d)[1]]
+    return dict(controls, data_note=data_source_note(run),
+                table=eval_table(evals, baselines, model_size(run), simulated,
+                                 model_sizes(runs_dir) if real else {}),
                 roundtrip=roundtrip_badge(evals, simulated),
-                figure=eval_bpb_history_fig(
-                    evals, baselines, simulated,
-                    real=[d for d in evals["dataset"] if tagged_model(d)[1]]),
+                figure=eval_bpb_history_fig(evals, baselines, simulated, real=real),
                 version=version)

@@ -8,7 +8,15 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from ... import ids as common
-from ...components.coding_controls import labelled, model_controls, profile_options, progress_bar
+from ...components.analysis_widgets import card
+from ...components.coding_controls import (
+    job_buttons,
+    labelled,
+    model_controls,
+    profile_options,
+    progress_bar,
+    results_table,
+)
 from ...figures.base import empty_fig, graph_config
 from . import ids
 
@@ -16,8 +24,8 @@ DEFAULT_MAX_BYTES = 100_000
 
 
 def layout() -> html.Div:
-    form = dbc.Card([dbc.CardHeader("Evaluate a model or a checkpoint as a compressor"),
-                     dbc.CardBody([
+    form = card(
+        "Evaluate a model or a checkpoint as a compressor",
         *model_controls(common.EVAL_MODEL, ids.EVAL_MODEL_NOTE, common.EVAL_CHECKPOINT,
                         "is evaluated"),
         dbc.Row([
@@ -29,30 +37,18 @@ def layout() -> html.Div:
                                              value="turbo", clearable=False), 6),
         ], class_name="g-2 mt-1"),
         html.Div(id=ids.EVAL_DATA_NOTE, className="small text-muted mt-2"),
-        html.Div([
-            # disabled until the tab's first refresh has found a run with a checkpoint
-            dbc.Button("Run enwik8 Eval", id=ids.EVAL_ENWIK8_BTN, color="primary", size="sm",
-                       class_name="me-2", disabled=True),
-            dbc.Button("Cancel", id=ids.EVAL_CANCEL_BTN, color="secondary", size="sm",
-                       outline=True, disabled=True),
-        ], className="mt-3"),
+        # disabled until the tab's first refresh has found a run with a checkpoint
+        job_buttons("Run enwik8 Eval", ids.EVAL_ENWIK8_BTN, ids.EVAL_CANCEL_BTN, disabled=True),
         progress_bar(ids.EVAL_PROGRESS),
-        html.Div(id=ids.EVAL_STATUS, className="mt-2"),
-    ])], class_name="mb-3")
-    results = dbc.Card([
-        dbc.CardHeader(html.Div([
-            html.Span("Evaluations of the selected run", className="me-auto"),
-            html.Span("Roundtrip: ", className="small text-muted me-1"),
-            html.Span(id=ids.EVAL_ROUNDTRIP_STATUS),
-        ], className="d-flex align-items-center")),
-        dbc.CardBody(html.Div(dbc.Table(id=ids.EVAL_RESULTS_TABLE, size="sm", hover=True,
-                                        class_name="mb-0 small align-middle"),
-                              className="table-responsive")),
-    ], class_name="mb-3")
-    history = dbc.Card([dbc.CardHeader("Bits per byte over evaluations"),
-                        dbc.CardBody(dcc.Graph(id=ids.EVAL_BPB_HISTORY,
-                                               config=graph_config("eval-bpb-history"),
-                                               figure=empty_fig("Loading ...", height=360)))])
+        html.Div(id=ids.EVAL_STATUS, className="mt-2"), class_name="mb-3")
+    results = card(html.Div([
+        html.Span("Evaluations of the selected run", className="me-auto"),
+        html.Span("Roundtrip: ", className="small text-muted me-1"),
+        html.Span(id=ids.EVAL_ROUNDTRIP_STATUS),
+    ], className="d-flex align-items-center"), results_table(ids.EVAL_RESULTS_TABLE), class_name="mb-3")
+    history = card("Bits per byte over evaluations",
+                   dcc.Graph(id=ids.EVAL_BPB_HISTORY, config=graph_config("eval-bpb-history"),
+                             figure=empty_fig("Loading ...", height=360)), class_name="")
     return html.Div([
         dcc.Store(id=ids.EVAL_VERSION, storage_type="memory"),
         dcc.Store(id=ids.EVAL_ACTION, storage_type="memory"),

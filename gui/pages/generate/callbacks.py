@@ -5,6 +5,7 @@ supervisor); the page polls them every 300 ms while one runs (ids.GEN_POLL / ids
 and stops polling when it ends."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from umoec.run import RunDir
 
 from ... import ids as common
 from ... import surprisal
+from ...components.checkpoint_picker import checkpoint_options
 from ...components.visible import visible_only
 from ...context import AppContext
 from ...services import forge
@@ -23,7 +25,6 @@ from ...services.datasets import escape_text
 from ...services.generation import Generation
 from ...services.runs import resolve, summarise
 from ...view.checkpoints import pick
-from ...view.derived import fmt_bytes
 from . import ids
 
 
@@ -50,16 +51,14 @@ def checkpoint_view(runs_dir: Path, name: str | None, current: str | None,
                 "Its checkpoints hold no weights, so there is no model to sample from or score "
                 "with. Train a real run (runner: Train (bin.train)) to use this tab."],
                 color="secondary", class_name="small mb-0 py-2")}
-    cks = list(reversed(run.checkpoints()))
-    if not cks:
+    options = checkpoint_options(run)   # newest first, as the Compression tab's
+    if not options:
         return {**off, "info": _muted(f"{run.name} has no checkpoint yet (one is written every "
                                       "logging.save_every steps and at the end).")}
-    options = [{"label": f"step {c.step:,} ({fmt_bytes(c.size)})", "value": c.path.name}
-               for c in cks]
-    value = current if current in {o["value"] for o in options} else cks[0].path.name
-    value, seen = pick(selected, seen, name, [o["value"] for o in options], value)
-    info = html.Span([html.Strong(run.name), f" ({s.label}): {len(cks)} checkpoint"
-                      f"{'s' if len(cks) > 1 else ''}. Sampling and scoring use the chosen one "
+    values = [o["value"] for o in options]
+    value, seen = pick(selected, seen, name, values, current if current in values else values[0])
+    info = html.Span([html.Strong(run.name), f" ({s.label}): {len(options)} checkpoint"
+                      f"{'s' if len(options) > 1 else ''}. Sampling and scoring use the chosen one "
                       "in step form, as the compressor does (the checkpoint's early-exit and "
                       "cascade settings, no LoRA adaptation)."])
     return {"options": options, "value": value, "disabled": False, "info": info, "seen": seen}
@@ -77,19 +76,28 @@ def checkpoint_path(runs_dir: Path, name: str | None, checkpoint: str | None) ->
 
 
 # -- sampling ---------------------------------------------------------------------------------------
-def start_sample(jobs: Generation, runs_dir: Path, name, checkpoint, prompt, temperature, top_k,
-                 max_bytes, seed, previous: str | None) -> dict[str, Any]:
+def _start(jobs: Generation, runs_dir: Path, name, checkpoint, previous: str | None, refused: str,
+           start: Callable[[Path], Any]) -> dict[str, Any]:
+    """Cancel the page's previous job and `start(checkpoint file)` a new one."""
     from umoec.generate import GenerateError  # torch: only now
     jobs.cancel(previous)
     try:
         path = checkpoint_path(runs_dir, name, checkpoint)
-        job = jobs.start_sample(path, (prompt or "").encode("utf-8"), temperature=temperature,
-                                top_k=top_k, max_bytes=max_bytes, seed=seed)
+        job = start(path)
     except (ValueError, GenerateError) as exc:
         return {"job": None, "poll_disabled": True, "cancel_disabled": True,
-                "status": _bad(f"Not started: {exc}"), "output": no_update}
+                "status": _bad(f"{refused}: {exc}")}
     return {"job": job.id, "poll_disabled": False, "cancel_disabled": False,
-            "status": _muted(f"Loading {path.name}..."), "output": sample_output(job.view())}
+            "status": _muted(f"Loading {path.name}...")}
+
+
+def start_sample(jobs: Generation, runs_dir: Path, name, checkpoint, prompt, temperature, top_k,
+                 max_bytes, seed, previous: str | None) -> dict[str, Any]:
+    def start(path: Path):
+        return jobs.start_sample(path, (prompt or "").encode("utf-8"), temperature=temperature,
+                                 top_k=top_k, max_bytes=max_bytes, seed=seed)
+    out = _start(jobs, runs_dir, name, checkpoint, previous, "Not started", start)
+    return {**out, "output": sample_output(jobs.get(out["job"]).view()) if out["job"] else no_update}
 
 
 def sample_output(v: dict) -> list:
@@ -97,34 +105,45 @@ def sample_output(v: dict) -> list:
             html.Span(escape_text(v["out"]), className="generated")]
 
 
-def sample_status(v: dict) -> Any:
-    n, total, secs = v["progress"], v["total"], max(v["elapsed"], 1e-6)
-    where = f"checkpoint step {v['step']:,}" if v["step"] else v["checkpoint"].name
+def _phase_status(v: dict, running: str) -> Any:
+    """The status line of a loading, running or failed job (None once it is done or cancelled)."""
     if v["phase"] == "loading":
         return _muted(f"Loading {v['checkpoint'].name}...")
     if v["phase"] == "running":
-        return html.Span(f"Generating: {n:,}/{total:,} bytes ({n / secs:.0f} bytes/s, {where})",
-                         className="text-primary")
+        return html.Span(running, className="text-primary")
+    return _bad(f"Failed: {v['error']}") if v["phase"] == "failed" else None
+
+
+def _poll(jobs: Generation, job_id: str | None, what: str, show: Callable[[dict], dict],
+          **gone) -> dict[str, Any]:
+    """`show(job.view())` of the page's job, and whether to keep polling it; `gone`: the other
+    outputs when the job is no longer kept."""
+    if not job_id:
+        raise PreventUpdate
+    job = jobs.get(job_id)
+    if job is None:
+        return {"status": _muted(f"That {what} is no longer kept."), "poll_disabled": True,
+                "cancel_disabled": True, **gone}
+    v = job.view()
+    ended = v["phase"] in ("done", "cancelled", "failed")
+    return {"poll_disabled": ended, "cancel_disabled": ended, **show(v)}
+
+
+def sample_status(v: dict) -> Any:
+    n, total, secs = v["progress"], v["total"], max(v["elapsed"], 1e-6)
+    where = f"checkpoint step {v['step']:,}" if v["step"] else v["checkpoint"].name
     if v["phase"] == "done":
         return html.Span(f"Done: {n:,} bytes in {secs:.1f} s ({n / secs:.0f} bytes/s, {where}).",
                          className="text-success")
     if v["phase"] == "cancelled":
         return html.Span(f"Cancelled after {n:,} of {total:,} bytes.",
                          className="text-warning-emphasis")
-    return _bad(f"Failed: {v['error']}")
+    return _phase_status(v, f"Generating: {n:,}/{total:,} bytes ({n / secs:.0f} bytes/s, {where})")
 
 
 def poll_sample(jobs: Generation, job_id: str | None) -> dict[str, Any]:
-    if not job_id:
-        raise PreventUpdate
-    job = jobs.get(job_id)
-    if job is None:
-        return {"output": no_update, "status": _muted("That generation is no longer kept."),
-                "poll_disabled": True, "cancel_disabled": True}
-    v = job.view()
-    done = v["phase"] in ("done", "cancelled", "failed")
-    return {"output": sample_output(v), "status": sample_status(v), "poll_disabled": done,
-            "cancel_disabled": done}
+    return _poll(jobs, job_id, "generation",
+                 lambda v: {"output": sample_output(v), "status": sample_status(v)}, output=no_update)
 
 
 def cancel_job(jobs: Generation, job_id: str | None) -> Any:
@@ -136,16 +155,9 @@ def cancel_job(jobs: Generation, job_id: str | None) -> Any:
 # -- scoring ----------------------------------------------------------------------------------------
 def start_score(jobs: Generation, runs_dir: Path, name, checkpoint, text,
                 previous: str | None) -> dict[str, Any]:
-    from umoec.generate import GenerateError  # torch: only now
-    jobs.cancel(previous)
-    try:
-        path = checkpoint_path(runs_dir, name, checkpoint)
-        job = jobs.start_score(path, (text or "").encode("utf-8"))
-    except (ValueError, GenerateError) as exc:
-        return {"job": None, "poll_disabled": True, "cancel_disabled": True,
-                "status": _bad(f"Not scored: {exc}")}
-    return {"job": job.id, "poll_disabled": False, "cancel_disabled": False,
-            "status": _muted(f"Loading {path.name}...")}
+    out = _start(jobs, runs_dir, name, checkpoint, previous, "Not scored",
+                 lambda path: jobs.start_score(path, (text or "").encode("utf-8")))
+    return {**out, "view": None, "summary": None}
 
 
 def score_summary(v: dict) -> Any:
@@ -159,36 +171,24 @@ def score_summary(v: dict) -> Any:
     ])
 
 
+def score_view(v: dict) -> dict[str, Any]:
+    """Status, coloured text and summary of a scoring job (the text once it has ended)."""
+    status = _phase_status(v, f"Scoring: {v['progress']:,}/{v['total']:,} bytes")
+    if status is not None:
+        return {"status": status, "view": no_update, "summary": no_update}
+    bits = v["bits"] if v["bits"] is not None else []
+    status = (_muted(f"Scored {len(bits):,} bytes with checkpoint step {v['step']:,}.")
+              if v["phase"] == "done" else
+              html.Span(f"Cancelled: {len(bits):,} of {v['total']:,} bytes scored.",
+                        className="text-warning-emphasis"))
+    if not len(bits):
+        return {"status": status, "view": no_update, "summary": no_update}
+    return {"status": status, "view": surprisal.render(v["text"], bits),
+            "summary": score_summary({**v, "text": v["text"][:len(bits)], "bits": bits})}
+
+
 def poll_score(jobs: Generation, job_id: str | None) -> dict[str, Any]:
-    if not job_id:
-        raise PreventUpdate
-    job = jobs.get(job_id)
-    if job is None:
-        return {"status": _muted("That scoring job is no longer kept."), "view": no_update,
-                "summary": no_update, "poll_disabled": True, "cancel_disabled": True}
-    v = job.view()
-    n, total = v["progress"], v["total"]
-    out = {"view": no_update, "summary": no_update, "poll_disabled": False,
-           "cancel_disabled": False}
-    if v["phase"] == "loading":
-        out["status"] = _muted(f"Loading {v['checkpoint'].name}...")
-    elif v["phase"] == "running":
-        out["status"] = html.Span(f"Scoring: {n:,}/{total:,} bytes", className="text-primary")
-    else:
-        out["poll_disabled"] = out["cancel_disabled"] = True
-        if v["phase"] == "failed":
-            out["status"] = _bad(f"Failed: {v['error']}")
-        else:
-            bits = v["bits"] if v["bits"] is not None else []
-            where = f"checkpoint step {v['step']:,}"
-            out["status"] = (_muted(f"Scored {len(bits):,} bytes with {where}.")
-                             if v["phase"] == "done" else
-                             html.Span(f"Cancelled: {len(bits):,} of {total:,} bytes scored.",
-                                       className="text-warning-emphasis"))
-            if len(bits):
-                out["view"] = surprisal.render(v["text"], bits)
-                out["summary"] = score_summary({**v, "text": v["text"][:len(bits)], "bits": bits})
-    return out
+    return _poll(jobs, job_id, "scoring job", score_view, view=no_update, summary=no_update)
 
 
 # -- wiring -----------------------------------------------------------------------------------------
@@ -211,61 +211,47 @@ def register(app, cockpit: AppContext) -> None:
         return (v["info"], options, value, v["disabled"], v["disabled"],
                 v["seen"] if v["seen"] != seen else no_update)
 
-    @app.callback(Output(ids.GEN_JOB, "data"), Output(ids.GEN_POLL, "disabled"),
-                  Output(ids.GEN_CANCEL, "disabled"), Output(ids.GEN_STATUS, "children"),
-                  Output(ids.GEN_OUTPUT, "children"),
-                  Input(ids.GEN_START, "n_clicks"), State(common.RUN_SELECT, "value"),
-                  State(common.GEN_CHECKPOINT, "value"), State(ids.GEN_PROMPT, "value"),
-                  State(ids.GEN_TEMPERATURE, "value"), State(ids.GEN_TOP_K, "value"),
-                  State(ids.GEN_MAX_BYTES, "value"), State(ids.GEN_SEED, "value"),
-                  State(ids.GEN_JOB, "data"), prevent_initial_call=True)
-    def generate(_n, name, checkpoint, prompt, temperature, top_k, max_bytes, seed, previous):
-        out = start_sample(jobs, runs_dir, name, checkpoint, prompt, temperature, top_k,
-                           max_bytes, seed, previous)
-        return out["job"], out["poll_disabled"], out["cancel_disabled"], out["status"], \
-            out["output"]
+    def outputs(again: bool = False, **targets) -> dict:
+        return {k: Output(*t, allow_duplicate=again) for k, t in targets.items()}
 
-    @app.callback(Output(ids.GEN_OUTPUT, "children", allow_duplicate=True),
-                  Output(ids.GEN_STATUS, "children", allow_duplicate=True),
-                  Output(ids.GEN_POLL, "disabled", allow_duplicate=True),
-                  Output(ids.GEN_CANCEL, "disabled", allow_duplicate=True),
-                  Input(ids.GEN_POLL, "n_intervals"), State(ids.GEN_JOB, "data"),
+    gen = dict(poll_disabled=(ids.GEN_POLL, "disabled"), cancel_disabled=(ids.GEN_CANCEL, "disabled"),
+               status=(ids.GEN_STATUS, "children"), output=(ids.GEN_OUTPUT, "children"))
+    score = dict(poll_disabled=(ids.SURPRISAL_POLL, "disabled"),
+                 cancel_disabled=(ids.SURPRISAL_CANCEL, "disabled"),
+                 status=(ids.SURPRISAL_STATUS, "children"), view=(ids.SURPRISAL_VIEW, "children"),
+                 summary=(ids.SURPRISAL_SUMMARY, "children"))
+
+    @app.callback(output=outputs(job=(ids.GEN_JOB, "data"), **gen),
+                  inputs=[Input(ids.GEN_START, "n_clicks")],
+                  state=[State(common.RUN_SELECT, "value"), State(common.GEN_CHECKPOINT, "value"),
+                         State(ids.GEN_PROMPT, "value"), State(ids.GEN_TEMPERATURE, "value"),
+                         State(ids.GEN_TOP_K, "value"), State(ids.GEN_MAX_BYTES, "value"),
+                         State(ids.GEN_SEED, "value"), State(ids.GEN_JOB, "data")],
                   prevent_initial_call=True)
+    def generate(_n, *args):
+        return start_sample(jobs, runs_dir, *args)
+
+    @app.callback(output=outputs(True, **gen), inputs=[Input(ids.GEN_POLL, "n_intervals")],
+                  state=[State(ids.GEN_JOB, "data")], prevent_initial_call=True)
     def poll_generation(_n, job_id):
-        out = poll_sample(jobs, job_id)
-        return out["output"], out["status"], out["poll_disabled"], out["cancel_disabled"]
+        return poll_sample(jobs, job_id)
 
-    @app.callback(Output(ids.GEN_STATUS, "children", allow_duplicate=True),
-                  Input(ids.GEN_CANCEL, "n_clicks"), State(ids.GEN_JOB, "data"),
+    @app.callback(output=outputs(job=(ids.SURPRISAL_JOB, "data"), **score),
+                  inputs=[Input(ids.SURPRISAL_BTN, "n_clicks")],
+                  state=[State(common.RUN_SELECT, "value"), State(common.GEN_CHECKPOINT, "value"),
+                         State(ids.SURPRISAL_TEXT, "value"), State(ids.SURPRISAL_JOB, "data")],
                   prevent_initial_call=True)
-    def cancel_generation(_n, job_id):
-        return cancel_job(jobs, job_id)
+    def score_text(_n, *args):
+        return start_score(jobs, runs_dir, *args)
 
-    @app.callback(Output(ids.SURPRISAL_JOB, "data"), Output(ids.SURPRISAL_POLL, "disabled"),
-                  Output(ids.SURPRISAL_CANCEL, "disabled"), Output(ids.SURPRISAL_STATUS, "children"),
-                  Output(ids.SURPRISAL_VIEW, "children"), Output(ids.SURPRISAL_SUMMARY, "children"),
-                  Input(ids.SURPRISAL_BTN, "n_clicks"), State(common.RUN_SELECT, "value"),
-                  State(common.GEN_CHECKPOINT, "value"), State(ids.SURPRISAL_TEXT, "value"),
-                  State(ids.SURPRISAL_JOB, "data"), prevent_initial_call=True)
-    def score(_n, name, checkpoint, text, previous):
-        out = start_score(jobs, runs_dir, name, checkpoint, text, previous)
-        return out["job"], out["poll_disabled"], out["cancel_disabled"], out["status"], None, None
-
-    @app.callback(Output(ids.SURPRISAL_STATUS, "children", allow_duplicate=True),
-                  Output(ids.SURPRISAL_VIEW, "children", allow_duplicate=True),
-                  Output(ids.SURPRISAL_SUMMARY, "children", allow_duplicate=True),
-                  Output(ids.SURPRISAL_POLL, "disabled", allow_duplicate=True),
-                  Output(ids.SURPRISAL_CANCEL, "disabled", allow_duplicate=True),
-                  Input(ids.SURPRISAL_POLL, "n_intervals"), State(ids.SURPRISAL_JOB, "data"),
-                  prevent_initial_call=True)
+    @app.callback(output=outputs(True, **score), inputs=[Input(ids.SURPRISAL_POLL, "n_intervals")],
+                  state=[State(ids.SURPRISAL_JOB, "data")], prevent_initial_call=True)
     def poll_scoring(_n, job_id):
-        out = poll_score(jobs, job_id)
-        return out["status"], out["view"], out["summary"], out["poll_disabled"], \
-            out["cancel_disabled"]
+        return poll_score(jobs, job_id)
 
-    @app.callback(Output(ids.SURPRISAL_STATUS, "children", allow_duplicate=True),
-                  Input(ids.SURPRISAL_CANCEL, "n_clicks"), State(ids.SURPRISAL_JOB, "data"),
-                  prevent_initial_call=True)
-    def cancel_scoring(_n, job_id):
-        return cancel_job(jobs, job_id)
-
+    for button, store, status in ((ids.GEN_CANCEL, ids.GEN_JOB, ids.GEN_STATUS),
+                                  (ids.SURPRISAL_CANCEL, ids.SURPRISAL_JOB, ids.SURPRISAL_STATUS)):
+        @app.callback(Output(status, "children", allow_duplicate=True), Input(button, "n_clicks"),
+                      State(store, "data"), prevent_initial_call=True)
+        def cancel(_n, job_id):
+            return cancel_job(jobs, job_id)

@@ -6,6 +6,8 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from ... import ids as common
+from ...components.analysis_widgets import card
+from ...components.coding_controls import field, job_buttons
 from ...surprisal import legend
 from . import ids
 
@@ -13,58 +15,41 @@ POLL_MS = 300
 
 
 def _number(label: str, cid: str, value, **kw) -> dbc.Col:
-    return dbc.Col([dbc.Label(label, html_for=cid, class_name="small mb-0"),
-                    dbc.Input(id=cid, type="number", value=value, size="sm", **kw)], xs=6, md=3)
+    return field(label, dbc.Input(id=cid, type="number", value=value, size="sm", **kw), xs=6, md=3)
 
 
 def _sample_card() -> dbc.Card:
-    return dbc.Card([
-        dbc.CardHeader("Sample"),
-        dbc.CardBody([
-            dbc.Textarea(id=ids.GEN_PROMPT, rows=3, size="sm", class_name="mb-2",
-                         placeholder="prompt (may be empty)", value="def "),
-            dbc.Row([
-                _number("Temperature (0 = greedy)", ids.GEN_TEMPERATURE, 0.8, min=0, max=5,
-                        step="any"),
-                _number("Top-k (0 = off)", ids.GEN_TOP_K, 40, min=0, max=256, step=1),
-                _number("Max bytes", ids.GEN_MAX_BYTES, 400, min=1, max=4096, step=1),
-                _number("Seed", ids.GEN_SEED, 0, min=0, step=1),
-            ], class_name="g-2 mb-2"),
-            html.Div([
-                dbc.Button("Generate", id=ids.GEN_START, color="success", size="sm",
-                           class_name="me-2", disabled=True),
-                dbc.Button("Cancel", id=ids.GEN_CANCEL, color="danger", size="sm", outline=True,
-                           disabled=True),
-            ], className="mb-2"),
-            html.Div(id=ids.GEN_STATUS, className="small mb-2", role="status"),
-            html.Pre(id=ids.GEN_OUTPUT, className="generate-output border rounded p-2 mb-0",
-                     style={"minHeight": "4rem"}),
-        ]),
-    ], class_name="mb-3")
+    return card(
+        "Sample",
+        dbc.Textarea(id=ids.GEN_PROMPT, rows=3, size="sm", class_name="mb-2",
+                     placeholder="prompt (may be empty)", value="def "),
+        dbc.Row([
+            _number("Temperature (0 = greedy)", ids.GEN_TEMPERATURE, 0.8, min=0, max=5, step="any"),
+            _number("Top-k (0 = off)", ids.GEN_TOP_K, 40, min=0, max=256, step=1),
+            _number("Max bytes", ids.GEN_MAX_BYTES, 400, min=1, max=4096, step=1),
+            _number("Seed", ids.GEN_SEED, 0, min=0, step=1),
+        ], class_name="g-2 mb-2"),
+        job_buttons("Generate", ids.GEN_START, ids.GEN_CANCEL, colour="success", cancel_colour="danger",
+                    disabled=True, class_name="mb-2"),
+        html.Div(id=ids.GEN_STATUS, className="small mb-2", role="status"),
+        html.Pre(id=ids.GEN_OUTPUT, className="generate-output border rounded p-2 mb-0",
+                 style={"minHeight": "4rem"}), class_name="mb-3")
 
 
 def _surprisal_card() -> dbc.Card:
-    return dbc.Card([
-        dbc.CardHeader("Surprisal: what the compressor sees"),
-        dbc.CardBody([
-            html.P("Paste text: each byte is coloured by -log2 p(byte | the bytes before it) "
-                   "under the model, its cost in bits to the coder (8 bits = no better than "
-                   "storing it raw). Hover a character for its bits.",
-                   className="small text-muted mb-2"),
-            dbc.Textarea(id=ids.SURPRISAL_TEXT, rows=5, size="sm", class_name="mb-2",
-                         placeholder="text to score (up to 8 KB)"),
-            html.Div([
-                dbc.Button("Score", id=ids.SURPRISAL_BTN, color="primary", size="sm",
-                           class_name="me-2", disabled=True),
-                dbc.Button("Cancel", id=ids.SURPRISAL_CANCEL, color="danger", size="sm",
-                           outline=True, disabled=True),
-            ], className="mb-2"),
-            html.Div(id=ids.SURPRISAL_STATUS, className="small mb-2", role="status"),
-            legend(),
-            html.Div(id=ids.SURPRISAL_SUMMARY, className="small my-2"),
-            html.Div(id=ids.SURPRISAL_VIEW, className="surprisal-text border rounded p-2"),
-        ]),
-    ], class_name="mb-3")
+    return card(
+        "Surprisal: what the compressor sees",
+        html.P("Paste text: each byte is coloured by -log2 p(byte | the bytes before it) under the "
+               "model, its cost in bits to the coder (8 bits = no better than storing it raw). "
+               "Hover a character for its bits.", className="small text-muted mb-2"),
+        dbc.Textarea(id=ids.SURPRISAL_TEXT, rows=5, size="sm", class_name="mb-2",
+                     placeholder="text to score (up to 8 KB)"),
+        job_buttons("Score", ids.SURPRISAL_BTN, ids.SURPRISAL_CANCEL, cancel_colour="danger",
+                    disabled=True, class_name="mb-2"),
+        html.Div(id=ids.SURPRISAL_STATUS, className="small mb-2", role="status"),
+        legend(),
+        html.Div(id=ids.SURPRISAL_SUMMARY, className="small my-2"),
+        html.Div(id=ids.SURPRISAL_VIEW, className="surprisal-text border rounded p-2"), class_name="mb-3")
 
 
 def layout() -> html.Div:

@@ -95,6 +95,9 @@ def test_score_job_and_failures(ckpt, jobs, loaded, tmp_path):
     job = jobs.start_score(ckpt, TEXT)
     wait(job)
     np.testing.assert_array_equal(job.view()["bits"], G.surprisal_bits(loaded, TEXT))
+    polled = cb.poll_score(jobs, job.id)
+    assert polled["poll_disabled"] and polled["cancel_disabled"] and "Scored" in str(polled["status"])
+    assert "bpb" in str(polled["summary"]) and polled["view"]
     bad = tmp_path / "step000001.pt"
     bad.write_bytes(ckpt.read_bytes()[:4096])  # truncated
     failed = jobs.start_score(bad, b"abc")
