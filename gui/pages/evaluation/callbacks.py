@@ -170,8 +170,7 @@ def do_eval_action(jobs: JobManager, runs_dir: Path, trigger, run_name, checkpoi
         if max_bytes is None or max_bytes == "":
             raise JobError("Max bytes must be a whole number >= 0 (0 = the whole file).")
         jobs.start_eval(run, checkpoint, max_bytes, profile, model=model)
-    return job_action(jobs, runs_dir, trigger, ids.EVAL_CANCEL_BTN, "eval", run_name,
-                      "Choose a run in the top bar first.", start)
+    return job_action(jobs, runs_dir, run_name, "eval", start, cancel=trigger == ids.EVAL_CANCEL_BTN)
 
 
 def register(app, cockpit: AppContext) -> None:
