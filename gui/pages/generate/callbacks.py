@@ -43,7 +43,7 @@ def checkpoint_view(runs_dir: Path, name: str | None, current: str | None,
         return {**off, "info": _muted(forge.not_usable_here(runs_dir, name, "generation")
                                       or "No run selected: choose one in the top bar.")}
     s = summarise(run)
-    if s.kind == "simulate":
+    if s.simulated:
         return {**off, "info": dbc.Alert([html.Strong(f"{run.name} is a simulated run. "),
                 "Its checkpoints hold no weights, so there is no model to sample from or score "
                 "with. Train a real run (runner: Train (bin.train)) to use this tab."],

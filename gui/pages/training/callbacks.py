@@ -262,7 +262,7 @@ def training_update(runs_dir: Path, name: str | None, smoothing: float = 0.6,
         ck_value = checkpoint if checkpoint in ck_names and not follows else \
             (ck_names[-1] if ck_names else None)
         out = dict(checkpoints=checkpoint_list(cks, checkpoint_models(run, cks),
-                                               summary.kind == "simulate"),
+                                               summary.simulated),
                    ck_options=checkpoint_options(cks), ck_value=ck_value)
     out["log"], log_sig = _read_log(run, same_run)
     try:
