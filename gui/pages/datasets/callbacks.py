@@ -9,11 +9,12 @@ from typing import Any
 import dash_bootstrap_components as dbc
 from dash import Input, Output, State, ctx, html, no_update
 
+from umoec.units import fmt_bytes
+
 from ... import ids as common
 from ...components.visible import visible_only
 from ...context import AppContext
 from ...services import datasets as D
-from ...view.derived import fmt_bytes
 from ..base import bad, ok
 from . import ids
 
