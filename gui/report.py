@@ -67,7 +67,7 @@ def run_report(run: RunDir, grad_clip: float | None = None) -> str:
                ("System", system_fig(system, max_points=MAX_POINTS))]
     if not evals.empty:
         figures.append(("Evaluation", eval_bpb_history_fig(evals, baselines,
-                                                           simulated=summary.kind == "simulate")))
+                                                           simulated=summary.simulated)))
     plots = [f"<h2>{title}</h2>" + pio.to_html(fig, full_html=False, include_plotlyjs=False,
                                                 config={"displaylogo": False})
              for title, fig in figures]

@@ -33,13 +33,15 @@ def note(id_: str) -> html.Div:
     return html.Div(id=id_, className="text-muted small mt-1")
 
 
-def metric_card(title: str, value: str, sub: str = "", colour: str = "") -> dbc.Col:
-    """A metric card (same look as the training tab's KPI cards)."""
+def metric_card(title: str, value: str, sub: str = "", colour: str = "", size: int = 4,
+                widths: dict | None = None) -> dbc.Col:
+    """A metric card: title, value (Bootstrap font size `size`), note; `widths`: the column's
+    breakpoint widths (default four to a row on large screens)."""
     return dbc.Col(dbc.Card(dbc.CardBody([
         html.Div(title, className="text-muted small text-uppercase"),
-        html.Div(value, className=f"fs-4 fw-semibold {colour}".strip()),
+        html.Div(value, className=f"fs-{size} fw-semibold {colour}".strip()),
         html.Div(sub, className="text-muted small"),
-    ]), class_name="h-100"), xs=6, lg=3, class_name="mb-2")
+    ]), class_name="h-100"), **(widths or {"xs": 6, "lg": 3}), class_name="mb-2")
 
 
 def slider_outputs(slider_id: str) -> list:

@@ -12,26 +12,17 @@ from umoec.run import RunDir
 
 from .. import ids
 from ..services import models
-from ..services.runs import resolve
+from ..services.runs import resolve, summarise
 from ..services.uploads import format_bytes
 from ..view.checkpoints import pending, pick, pick_model
 from .visible import visible_only
-
-
-def is_simulated(run: RunDir) -> bool:
-    """Whether `run` is simulated (bin.simulate_training): its checkpoints hold no weights."""
-    try:
-        status = run.read_status()
-    except ValueError:
-        return False
-    return status is not None and status.kind == "simulate"
 
 
 def checkpoint_options(run: RunDir | None) -> list[dict]:
     """The run's checkpoints, newest first; simulated runs say their checkpoints hold no weights."""
     if run is None:
         return []
-    note = " - simulated, no weights" if is_simulated(run) else ""
+    note = " - simulated, no weights" if summarise(run).simulated else ""
     return [{"label": f"step {c.step:,} ({format_bytes(c.size)}){note}", "value": c.path.name}
             for c in reversed(run.checkpoints())]
 
@@ -129,4 +120,4 @@ def checkpoint_model_pick(run: RunDir | None, name, options, value, selected, se
 
 
 def has_real_checkpoints(run: RunDir) -> bool:
-    return bool(run.checkpoints()) and not is_simulated(run)
+    return bool(run.checkpoints()) and not summarise(run).simulated

@@ -15,6 +15,7 @@ from .. import ids
 from ..services.compress_jobs import Job, JobError, JobManager, status_kind, status_reason
 from ..services.runs import resolve
 from ..services.uploads import format_bytes
+from ..view.read_errors import db_read_error
 from .visible import visible_only
 
 STATUS_COLOURS = {"done": "success", "failed": "danger", "cancelled": "secondary",
@@ -89,12 +90,12 @@ def status_badge(status: str | None):
 
 
 # -- a job tab's buttons and refresh ----------------------------------------------------------
-def job_action(jobs: JobManager, runs_dir: Path, trigger, cancel_btn: str, slot: str, run_name,
-               no_run: str, start: Callable) -> dict:
-    """A press of a job tab's buttons: Cancel, else `start(run)`; the action store
+def job_action(jobs: JobManager, runs_dir: Path, run_name, slot: str, start: Callable,
+               no_run: str = "Choose a run in the top bar first.", cancel: bool = False) -> dict:
+    """A press of a job button: Cancel (`cancel`), else `start(run)`; the action store
     {text, colour, ts} (empty text: started)."""
     now = time.time()
-    if trigger == cancel_btn:
+    if cancel:
         return {"text": jobs.cancel(run_name, slot), "colour": "secondary", "ts": now}
     run = resolve(runs_dir, run_name)
     if run is None:
@@ -104,7 +105,7 @@ def job_action(jobs: JobManager, runs_dir: Path, trigger, cancel_btn: str, slot:
     except JobError as exc:
         return {"text": str(exc), "colour": "warning", "ts": now}
     except read.READ_ERRORS as exc:
-        return {"text": f"Cannot read {run.db_path}: {exc}", "colour": "danger", "ts": now}
+        return {"text": db_read_error(run.db_path, exc), "colour": "danger", "ts": now}
     return {"text": "", "ts": now}
 
 

@@ -17,6 +17,7 @@ from umoec.metrics import read
 from .. import ids
 from ..services import analysis
 from ..view import analysis as av
+from ..view.read_errors import db_read_error
 from .analysis_widgets import probe_alert, slider_outputs
 from .visible import visible_only
 
@@ -58,7 +59,7 @@ def register_step_controls(app, runs_dir: Path, *, tab: str, table: str, missing
                 with read.open_db(p.run.db_path) as conn:
                     blocks = sorted({int(b) for b in picker.blocks(conn, p.last)})
             except read.READ_ERRORS as exc:
-                p.message, p.colour = av.db_error(p.run, exc), "danger"
+                p.message, p.colour = db_read_error(p.run.db_path, exc), "danger"
                 slider_props = av.slider_props(p, None, None)
         return (*slider_props, picker.options(blocks), picker.pick(rest[0], blocks),
                 probe_alert(p), p.version)

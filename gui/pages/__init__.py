@@ -1,28 +1,35 @@
-"""The cockpit's pages: one folder per tab (layout, callbacks, ids; `PAGE` in its __init__) and
+"""The cockpit's pages: one folder per tab (layout.py, callbacks.py, ids.py; a row in TABS) and
 the parts around them (header/, sidebar/, notifications/: each a `register`). PAGES is the tab
-bar, in order. Adding a tab: a folder like these, its tab id in gui/ids.py, a line here.
+bar, in order. Adding a tab: a folder like these, its tab id in gui/ids.py, a row in TABS.
 """
-from .. import ids
-from . import (
-    activations,
-    architecture,
-    brain,
-    compare,
-    compression,
-    datasets,
-    evaluation,
-    generate,
-    growth,
-    mod,
-    routing,
-    runs,
-    training,
-)
-from .base import Page
+from importlib import import_module
 
-PAGES: tuple[Page, ...] = (training.PAGE, compare.PAGE, runs.PAGE, architecture.PAGE,
-                           routing.PAGE, mod.PAGE, activations.PAGE, brain.PAGE, compression.PAGE,
-                           evaluation.PAGE, growth.PAGE, datasets.PAGE, generate.PAGE)
+from .. import ids
+from .base import Page, registers
+
+# the tab bar, in order: (tab id, label, folder[, the folder's other modules with a `register`])
+TABS = ((ids.TAB_TRAINING, "Training", "training", "zoom", "checkpoint_select", "model_export"),
+        (ids.TAB_COMPARE, "Compare", "compare"),
+        (ids.TAB_RUNS, "Runs", "runs"),
+        (ids.TAB_ARCH, "Architecture", "architecture"),
+        (ids.TAB_ROUTING, "Routing", "routing"),
+        (ids.TAB_MOD, "MoD", "mod"),
+        (ids.TAB_ACTIVATIONS, "Activations", "activations"),
+        (ids.TAB_BRAIN, "Brain", "brain"),
+        (ids.TAB_COMPRESSION, "Compression", "compression"),
+        (ids.TAB_EVAL, "Evaluation", "evaluation"),
+        (ids.TAB_GROWTH, "Growth", "growth"),
+        (ids.TAB_DATASETS, "Datasets", "datasets"),
+        (ids.TAB_GENERATE, "Generate", "generate"))
+
+
+def _page(tab_id: str, label: str, folder: str, *more: str) -> Page:
+    """A tab from its folder: layout.layout, and the register of callbacks.py then of each of `more`."""
+    layout, *parts = (import_module(f"{__name__}.{folder}.{m}") for m in ("layout", "callbacks", *more))
+    return Page(tab_id, label, layout.layout, registers(*(p.register for p in parts)))
+
+
+PAGES: tuple[Page, ...] = tuple(_page(*row) for row in TABS)
 assert tuple(p.tab_id for p in PAGES) == ids.TAB_IDS
 
 

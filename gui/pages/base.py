@@ -27,9 +27,9 @@ def registers(*parts: Register) -> Register:
     return register
 
 
-def ok(text: str) -> html.Span:
+def ok(text: Any) -> html.Span:
     return html.Span(text, className="text-success")
 
 
-def bad(text: str) -> html.Span:
+def bad(text: Any) -> html.Span:
     return html.Span(text, className="text-danger")

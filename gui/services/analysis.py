@@ -16,7 +16,8 @@ import yaml
 
 from umoec.metrics import read
 
-from ..view.analysis import Probe, db_error, no_run, wrap
+from ..view.analysis import Probe, no_run, wrap
+from ..view.read_errors import db_read_error
 from .runs import resolve
 
 
@@ -44,7 +45,7 @@ def probe(runs_dir: Path, name: str | None, table: str, missing) -> Probe:
         p.message = f"Run {run.name} has no metrics database yet ({run.db_path})."
         return p
     except read.READ_ERRORS as exc:      # FileNotFoundError is answered above
-        p.message, p.colour = db_error(run, exc), "danger"
+        p.message, p.colour = db_read_error(run.db_path, exc), "danger"
         return p
     if p.last is None:
         p.message = missing(run, run_config(run), has_metrics)
@@ -65,7 +66,7 @@ def read_shown(runs_dir: Path, version: dict | None, read_fn: Callable):
         with read.open_db(run.db_path) as conn:
             return "", read_fn(conn, run)
     except read.READ_ERRORS as exc:
-        return wrap(db_error(run, exc)), None
+        return wrap(db_read_error(run.db_path, exc)), None
 
 
 def read_at(runs_dir: Path, version: dict | None, table: str, step, reader: Callable):

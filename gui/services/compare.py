@@ -178,7 +178,7 @@ def load_run(runs_dir: Path, key: str, status: bool = True) -> RunData:
     """A run's curves by its selector value (ours or Forge); CompareError says why not.
     `status=False` skips reading its status (the System chart has no use for it)."""
     runs_dir = Path(runs_dir)
-    fr = forge.resolve_forge(runs_dir, key) if resolve(runs_dir, key) is None else None
+    fr = forge.resolve_any(runs_dir, key)[1]
     if fr is not None:
         sig: Any = ("forge", fr.signature(), _stat(fr.path / "config.json"))
     else:

@@ -12,6 +12,7 @@ from umoec.run.atomic import atomic_write_text
 from umoec.run.forge import LOG_NAME, ForgeFormatError, ForgeLog, is_forge_dir
 
 from .cache import SignatureCache
+from .runs import resolve
 
 KEY_PREFIX = "forge:"   # run-selector value of a Forge folder opened from outside the runs folder
 _LOG_CACHE = SignatureCache(16)   # log.csv per Forge run, rebuilt when the file changes
@@ -145,3 +146,9 @@ def resolve_forge(runs_dir: Path, key: str | None,
         return None
     path = Path(runs_dir) / key
     return ForgeRun(path, key) if is_forge_dir(path) else None
+
+
+def resolve_any(runs_dir: Path, key: str | None) -> tuple[RunDir | None, ForgeRun | None]:
+    """(this project's run, None) for a selector value, else (None, its Forge run or None)."""
+    run = resolve(runs_dir, key)
+    return run, (resolve_forge(runs_dir, key) if run is None else None)

@@ -155,7 +155,7 @@ def run_rows(runs_dir: Path) -> list[dict[str, Any]]:
         updated = max((p.stat().st_mtime for p in (run.status_path, run.config_path) if p.exists()),
                       default=0.0)
         rows.append({"run": run.name, "key": run.name,
-                     "kind": "simulated" if s.kind == "simulate" else "u-moec-tiny",
+                     "kind": "simulated" if s.simulated else "u-moec-tiny",
                      "status": s.label, "steps": s.step, "total_steps": s.total_steps,
                      "updated": _when(updated), "tags": tags_of(text),
                      "notes": _first_line(text.splitlines())})

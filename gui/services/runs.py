@@ -36,6 +36,11 @@ class RunSummary:
     def colour(self) -> str:
         return BADGE_COLOURS[self.state]
 
+    @property
+    def simulated(self) -> bool:
+        """Written by bin.simulate_training: its checkpoints hold no weights."""
+        return self.kind == "simulate"
+
 
 def summarise(run: RunDir, now: float | None = None, launched: Any = None) -> RunSummary:
     """The run's honest state. With `launched` (the Launcher's entry), a process started after the
@@ -68,7 +73,7 @@ def run_options(runs_dir: Path) -> list[dict]:
     out = []
     for run in list_runs(runs_dir):
         s = summarise(run)
-        kind = " (simulated)" if s.kind == "simulate" else ""
+        kind = " (simulated)" if s.simulated else ""
         out.append({"label": f"{run.name}{kind} - {s.state.value}", "value": run.name})
     from .forge import forge_options
     return out + forge_options(runs_dir)

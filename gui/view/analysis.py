@@ -66,10 +66,6 @@ class Probe:
                 "message": self.message, "first": self.first}
 
 
-def db_error(run, exc: Exception) -> str:
-    return f"Cannot read {run.db_path}: {exc}"
-
-
 def wrap(message: str, width: int = 70) -> str:
     """A message for a figure annotation, broken onto lines of about `width` characters."""
     return "<br>".join(textwrap.wrap(message, width, break_long_words=False, break_on_hyphens=False))

@@ -12,8 +12,6 @@ from umoec.data.dataset import DatasetInfo, bin_path
 from umoec.schedule import MIN_LR_RATIO
 from umoec.units import fmt_bytes, fmt_count
 
-__all__ = ["Quantity", "dataset_bytes", "fmt_bytes", "fmt_count", "memory_verdict", "quantities"]
-
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -201,9 +201,9 @@ def do_action(jobs: JobManager, runs_dir: Path, trigger, path, profile, checkpoi
             with read.open_db(run.db_path) as conn:
                 row = job_row(read.compression_jobs(conn), int(job_id))
         jobs.start_verify(run, job_id, row)
-    return job_action(jobs, runs_dir, trigger, ids.COMPRESS_CANCEL_BTN, "compress", run_name,
+    return job_action(jobs, runs_dir, run_name, "compress", start,
                       "Choose a run in the top bar first: its folder keeps the compressed files "
-                      "and the job history.", start)
+                      "and the job history.", cancel=trigger == ids.COMPRESS_CANCEL_BTN)
 
 
 def register(app, cockpit: AppContext) -> None:

@@ -9,11 +9,13 @@ from typing import Any
 import dash_bootstrap_components as dbc
 from dash import Input, Output, State, ctx, html, no_update
 
+from umoec.units import fmt_bytes
+
 from ... import ids as common
 from ...components.visible import visible_only
 from ...context import AppContext
 from ...services import datasets as D
-from ...view.derived import fmt_bytes
+from ..base import bad, ok
 from . import ids
 
 LEVEL_CLASS = {"running": "text-primary", "ok": "text-success", "failed": "text-danger"}
@@ -24,7 +26,7 @@ def _cell_status(d: D.DatasetInfo, building: set[str]) -> Any:
         return dbc.Badge("building", color="info")
     if d.ok:
         return dbc.Badge("ok", color="success")
-    return html.Span(d.problem, className="text-danger")
+    return bad(d.problem)
 
 
 def list_view(data_dir: Path, runs_dir: Path, building: set[str]) -> dict[str, Any]:
@@ -32,10 +34,10 @@ def list_view(data_dir: Path, runs_dir: Path, building: set[str]) -> dict[str, A
     datasets = D.list_datasets(data_dir)
     runs = D.run_datasets(runs_dir)
     usage = D.usage_by_dataset(datasets, runs)
-    ok = [d for d in datasets if d.ok]
-    note = (f"Datasets folder: {data_dir} - {len(ok)} dataset{'s' if len(ok) != 1 else ''}"
-            + (f", {len(datasets) - len(ok)} incomplete or damaged" if len(datasets) > len(ok)
-               else ""))
+    complete = [d for d in datasets if d.ok]
+    n = len(complete)
+    note = (f"Datasets folder: {data_dir} - {n} dataset{'s' if n != 1 else ''}"
+            + (f", {len(datasets) - n} incomplete or damaged" if len(datasets) > n else ""))
     if not datasets:
         table = dbc.Alert(["No datasets yet in ", html.Code(str(data_dir)), ". Create one below "
                            "(or run ", html.Code("python -m bin.prepare_data --out "
@@ -69,7 +71,7 @@ def list_view(data_dir: Path, runs_dir: Path, building: set[str]) -> dict[str, A
     options = [{"label": d.name + ("" if d.ok else " (incomplete)"), "value": d.name}
                for d in datasets]
     return {"note": note, "table": table, "usage": usage_block, "options": options,
-            "default": ok[0].name if ok else None}
+            "default": complete[0].name if complete else None}
 
 
 def preview_view(data_dir: Path, name: str | None) -> dict[str, Any]:
@@ -108,11 +110,10 @@ def use_dataset(data_dir: Path, name: str | None) -> tuple[Any, Any]:
     """(config-inject data, message) for "Use in config editor"."""
     folder = D.resolve_dataset(data_dir, name)
     if folder is None or not D.read_dataset(folder).ok:
-        return no_update, html.Span("Choose a complete dataset first.", className="text-danger")
+        return no_update, bad("Choose a complete dataset first.")
     value = D.config_path_value(folder)
     inject = {"values": {"data.path": value}, "source": f"Datasets ({name})", "ts": time.time()}
-    return inject, html.Span(["data.path = ", html.Code(value), " sent to the config editor."],
-                             className="text-success")
+    return inject, ok(["data.path = ", html.Code(value), " sent to the config editor."])
 
 
 def _build_view(job: D.BuildJob, polling: bool) -> dict:
@@ -125,7 +126,7 @@ def start_build(builder: D.DatasetBuilder, name, sources, val_fraction, max_byte
     try:
         job = builder.start(name, sources, val_fraction, max_bytes)
     except D.BuildError as exc:
-        return {"job": no_update, "msg": html.Span(str(exc), className="text-danger"),
+        return {"job": no_update, "msg": bad(str(exc)),
                 "poll_disabled": True, "console": no_update, "cancel_disabled": True}
     return {"job": job.name, **_build_view(job, polling=True)}   # the poll sees it end
 

@@ -23,14 +23,14 @@ from umoec.metrics import read
 from umoec.run import RunDir
 
 from ... import ids as common
-from ...components.checkpoint_picker import is_simulated, register_model_dropdown
+from ...components.checkpoint_picker import register_model_dropdown
 from ...components.job_status import alert, job_action, job_controls, job_outputs, register_job_view
 from ...context import AppContext
 from ...figures.base import empty_fig
 from ...figures.compression import REFERENCE_BPB, eval_bpb_history_fig
 from ...services import forge, models
 from ...services.compress_jobs import ROOT, JobError, JobManager
-from ...services.runs import resolve
+from ...services.runs import resolve, summarise
 from ...view.read_errors import db_read_error
 from . import ids
 
@@ -170,8 +170,7 @@ def do_eval_action(jobs: JobManager, runs_dir: Path, trigger, run_name, checkpoi
         if max_bytes is None or max_bytes == "":
             raise JobError("Max bytes must be a whole number >= 0 (0 = the whole file).")
         jobs.start_eval(run, checkpoint, max_bytes, profile, model=model)
-    return job_action(jobs, runs_dir, trigger, ids.EVAL_CANCEL_BTN, "eval", run_name,
-                      "Choose a run in the top bar first.", start)
+    return job_action(jobs, runs_dir, run_name, "eval", start, cancel=trigger == ids.EVAL_CANCEL_BTN)
 
 
 def register(app, cockpit: AppContext) -> None:
@@ -239,7 +238,7 @@ def eval_view(jobs: JobManager, runs_dir: Path, name, action, seen: str | None) 
                     os.environ.get("ENWIK8"), (ROOT / "data" / "enwik8").is_file()])
     if version == seen:
         return dict(controls, **dict.fromkeys(VIEW_OUTPUTS, no_update))
-    simulated = is_simulated(run)
+    simulated = summarise(run).simulated
     real = [d for d in evals["dataset"] if tagged_model(d)[1]]
     return dict(controls, data_note=data_source_note(run),
                 table=eval_table(evals, baselines, model_size(run), simulated,

@@ -25,15 +25,12 @@ from ...services.datasets import escape_text
 from ...services.generation import Generation
 from ...services.runs import resolve, summarise
 from ...view.checkpoints import pick
+from ..base import bad, ok
 from . import ids
 
 
 def _muted(text: str) -> html.Span:
     return html.Span(text, className="text-muted")
-
-
-def _bad(text: str) -> html.Span:
-    return html.Span(text, className="text-danger")
 
 
 def checkpoint_view(runs_dir: Path, name: str | None, current: str | None,
@@ -46,7 +43,7 @@ def checkpoint_view(runs_dir: Path, name: str | None, current: str | None,
         return {**off, "info": _muted(forge.not_usable_here(runs_dir, name, "generation")
                                       or "No run selected: choose one in the top bar.")}
     s = summarise(run)
-    if s.kind == "simulate":
+    if s.simulated:
         return {**off, "info": dbc.Alert([html.Strong(f"{run.name} is a simulated run. "),
                 "Its checkpoints hold no weights, so there is no model to sample from or score "
                 "with. Train a real run (runner: Train (bin.train)) to use this tab."],
@@ -86,7 +83,7 @@ def _start(jobs: Generation, runs_dir: Path, name, checkpoint, previous: str | N
         job = start(path)
     except (ValueError, GenerateError) as exc:
         return {"job": None, "poll_disabled": True, "cancel_disabled": True,
-                "status": _bad(f"{refused}: {exc}")}
+                "status": bad(f"{refused}: {exc}")}
     return {"job": job.id, "poll_disabled": False, "cancel_disabled": False,
             "status": _muted(f"Loading {path.name}...")}
 
@@ -111,7 +108,7 @@ def _phase_status(v: dict, running: str) -> Any:
         return _muted(f"Loading {v['checkpoint'].name}...")
     if v["phase"] == "running":
         return html.Span(running, className="text-primary")
-    return _bad(f"Failed: {v['error']}") if v["phase"] == "failed" else None
+    return bad(f"Failed: {v['error']}") if v["phase"] == "failed" else None
 
 
 def _poll(jobs: Generation, job_id: str | None, what: str, show: Callable[[dict], dict],
@@ -133,8 +130,7 @@ def sample_status(v: dict) -> Any:
     n, total, secs = v["progress"], v["total"], max(v["elapsed"], 1e-6)
     where = f"checkpoint step {v['step']:,}" if v["step"] else v["checkpoint"].name
     if v["phase"] == "done":
-        return html.Span(f"Done: {n:,} bytes in {secs:.1f} s ({n / secs:.0f} bytes/s, {where}).",
-                         className="text-success")
+        return ok(f"Done: {n:,} bytes in {secs:.1f} s ({n / secs:.0f} bytes/s, {where}).")
     if v["phase"] == "cancelled":
         return html.Span(f"Cancelled after {n:,} of {total:,} bytes.",
                          className="text-warning-emphasis")

@@ -16,6 +16,7 @@ from ...context import AppContext
 from ...figures.base import empty_fig
 from ...figures.growth import growth_fig
 from ...view import growth
+from ..base import ok
 from . import ids
 from . import layout as panel
 
@@ -83,7 +84,7 @@ def copy_payload(pending: Any) -> tuple[dict | None, Any]:
                                className="text-muted")
     listed = ", ".join(f"{growth.short(k)}={v}" for k, v in pending.items())
     return ({"values": pending, "source": "Growth", "ts": time.time()},
-            html.Span(f"Copied into the config editor: {listed}.", className="text-success"))
+            ok(f"Copied into the config editor: {listed}."))
 
 
 def register(app, cockpit: AppContext) -> None:

@@ -3,13 +3,15 @@ curves, and a button that copies the knobs into the config editor (pure layout a
 callbacks fill in; the arithmetic is gui/view/growth.py)."""
 from __future__ import annotations
 
+from functools import partial
+
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from umoec.units import fmt_bytes, fmt_count
 
 from ... import form
-from ...components.analysis_widgets import card, graph
+from ...components.analysis_widgets import card, graph, metric_card
 from ...view.growth import BYTES_PER_PARAM, KNOBS, Sizes, fmt_knob, ladder, nearest_index, scales_of, short
 from . import ids
 
@@ -88,12 +90,7 @@ def _ratio(new: float, old: float | None) -> str:
     return f" (×{new / old:.3g} vs config)" if old and abs(new / old - 1) >= 5e-4 else ""
 
 
-def _card(title: str, value: str, sub: str) -> dbc.Col:
-    return dbc.Col(dbc.Card(dbc.CardBody([
-        html.Div(title, className="text-muted small text-uppercase"),
-        html.Div(value, className="fs-5 fw-semibold"),
-        html.Div(sub, className="text-muted small"),
-    ]), class_name="h-100"), xs=6, xl=4, class_name="mb-2")
+_card = partial(metric_card, size=5, widths={"xs": 6, "xl": 4})
 
 
 def cards(s: Sizes, b: Sizes | None) -> list:

@@ -8,8 +8,8 @@ from dash.exceptions import PreventUpdate
 
 from ... import ids as common
 from ...context import AppContext
-from ...services.forge import resolve_forge
-from ...services.runs import resolve, run_list, summarise
+from ...services.forge import resolve_any
+from ...services.runs import run_list, summarise
 from . import ids
 
 # the selected run stays while it is listed; else the first run (none when there are none)
@@ -42,10 +42,9 @@ def register(app, cockpit: AppContext) -> None:
     @app.callback(Output(ids.RUN_STATUS, "children"), Output(ids.RUN_STATUS, "color"),
                   Input(common.HEADER_TICK, "data"), Input(common.RUN_SELECT, "value"))
     def refresh_status(_n, name):
-        run = resolve(runs_dir, name)
+        run, forge_run = resolve_any(runs_dir, name)
         if run is None and launcher is not None and launcher.get(name) is not None:
             return "Starting", "info"
-        forge_run = resolve_forge(runs_dir, name) if run is None else None
         if forge_run is not None:  # a Forge folder has no status.json to be honest about
             return forge_run.status_label(), "info"
         if run is None:

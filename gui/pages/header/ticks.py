@@ -18,8 +18,7 @@ from dash.exceptions import PreventUpdate
 from ... import ids as common
 from ...context import AppContext
 from ...services import pulse as P
-from ...services.forge import resolve_forge
-from ...services.runs import resolve
+from ...services.forge import resolve_any
 from . import ids
 
 log = logging.getLogger(__name__)
@@ -36,10 +35,9 @@ ROUTER_JS = """function(pulse, active) {
 
 def run_folder(runs_dir: Path, name) -> Path | None:
     """The folder the selected run's pages read: a run of the runs folder or a Forge folder."""
-    run = resolve(runs_dir, name)
+    run, forge_run = resolve_any(runs_dir, name)
     if run is not None:
         return run.root
-    forge_run = resolve_forge(runs_dir, name)
     return forge_run.path if forge_run is not None else None
 
 

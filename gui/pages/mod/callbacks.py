@@ -15,6 +15,7 @@ from ...figures.base import empty_fig
 from ...figures.mod import mod_current_fig, mod_gate_history_fig, mod_summary
 from ...services import analysis
 from ...view import analysis as av
+from ...view.read_errors import db_read_error
 from . import ids
 
 TABLE = "mod_gates"
@@ -73,7 +74,7 @@ def register(app, cockpit: AppContext) -> None:
                     at = read.mod_gates_at(conn, p.last)
                     rows, stride, n_steps = HISTORY.get(conn, p.run.db_path)
             except read.READ_ERRORS as exc:
-                p.message, p.colour = av.db_error(p.run, exc), "danger"
+                p.message, p.colour = db_read_error(p.run.db_path, exc), "danger"
         if not p.ok:
             short = av.wrap(p.message)
             return (probe_alert(p), [], empty_fig(short, height=300), empty_fig(short),

@@ -14,7 +14,7 @@ from ... import ids as common
 from ...components.visible import visible_only
 from ...context import AppContext
 from ...services import forge, run_admin
-from ...services.runs import resolve, run_options
+from ...services.runs import run_options
 from ..base import bad, ok
 from . import ids
 
@@ -30,7 +30,7 @@ def selected_view(runs_dir: Path, name: str | None) -> dict[str, Any]:
     if not name:
         return dict(title="none (choose one in the top bar or click a row)", notes="",
                     disabled=True, placeholder="")
-    if resolve(runs_dir, name) is None and (fr := forge.resolve_forge(runs_dir, name)) is not None:
+    if (fr := forge.resolve_any(runs_dir, name)[1]) is not None:
         return dict(title=fr.label, notes="", disabled=True,
                     placeholder="Forge runs are read-only: no rename, delete or notes")
     try:

@@ -226,7 +226,7 @@ def status_view(runs_dir: Path, launcher: Launcher, name: str | None,
                 label += f" - {s.detail}"
         lines += [dbc.Badge(label, color=BADGE_COLOURS[s.state], class_name="me-2 text-wrap",
                             id="config-status-badge"),
-                  html.Span(run.name + (" (simulated)" if s.kind == "simulate" else ""),
+                  html.Span(run.name + (" (simulated)" if s.simulated else ""),
                             className="text-muted")]
         stop_ok = s.state in ACTIVE
         cks = run.checkpoints()

@@ -40,7 +40,7 @@ from ...figures.training import (
     throughput_fig,
 )
 from ...services import models
-from ...services.forge import resolve_forge
+from ...services.forge import resolve_any
 from ...services.runs import resolve, summarise
 from ...services.series import cached_train_series
 from ...view.checkpoints import pick
@@ -237,8 +237,7 @@ def training_update(runs_dir: Path, name: str | None, smoothing: float = 0.6,
     `smoothing`, `method`, `clip`: the loss chart's smoothing controls (series.Smoothing)."""
     spec = Smoothing.of(method, smoothing, clip)
     log_y = bool(log_y)
-    run = resolve(runs_dir, name)
-    forge_run = resolve_forge(runs_dir, name) if run is None else None
+    run, forge_run = resolve_any(runs_dir, name)
     if forge_run is not None:  # a Forge run folder, read-only
         return forge_training_update(forge_run, spec, log_y, state)
     if run is None:
@@ -263,7 +262,7 @@ def training_update(runs_dir: Path, name: str | None, smoothing: float = 0.6,
         ck_value = checkpoint if checkpoint in ck_names and not follows else \
             (ck_names[-1] if ck_names else None)
         out = dict(checkpoints=checkpoint_list(cks, checkpoint_models(run, cks),
-                                               summary.kind == "simulate"),
+                                               summary.simulated),
                    ck_options=checkpoint_options(cks), ck_value=ck_value)
     out["log"], log_sig = _read_log(run, same_run)
     try:
@@ -308,9 +307,8 @@ def metrics_csv(runs_dir: Path, name: str | None, smoothing: float = 0.6) -> dic
     """The selected run's metrics as a dcc.Download dict: every logged row (with its EMA at the
     chart's smoothing and the step's validation bpb), or a Forge run's own log.csv; None when
     there is nothing readable."""
-    run = resolve(runs_dir, name)
+    run, forge_run = resolve_any(runs_dir, name)
     if run is None:
-        forge_run = resolve_forge(runs_dir, name)
         text = None if forge_run is None else log_text(forge_run.log_path)
         return None if text is None else {"content": text, "type": "text/csv",
                                           "filename": f"{forge_run.path.name}-log.csv"}
@@ -331,9 +329,9 @@ def metrics_csv(runs_dir: Path, name: str | None, smoothing: float = 0.6) -> dic
 def system_update(runs_dir: Path, name: str | None, seen: dict | None) -> tuple[Any, Any]:
     """(system figure or no_update, new state): redrawn only when the run or its newest sample
     changed (a few hundred rows at most, downsampled; cheaper than patching)."""
-    run = resolve(runs_dir, name)
+    run, forge_run = resolve_any(runs_dir, name)
     if run is None:
-        fig = empty_fig("Forge runs log no system metrics" if resolve_forge(runs_dir, name)
+        fig = empty_fig("Forge runs log no system metrics" if forge_run
                         else "No run selected", height=240)
         return fig, {"run": name}
     try:
@@ -362,8 +360,7 @@ def report_download(runs_dir: Path, name: str | None) -> dict | None:
 
 def resume_controls_class(runs_dir: Path, name: str | None) -> str:
     """The checkpoint picker and Resume button: hidden for a (read-only) Forge run."""
-    forge_run = resolve_forge(runs_dir, name) if resolve(runs_dir, name) is None else None
-    return RESUME_HIDDEN if forge_run is not None else RESUME_SHOWN
+    return RESUME_HIDDEN if resolve_any(runs_dir, name)[1] is not None else RESUME_SHOWN
 
 
 XSYNC_JS = """function() {

@@ -46,7 +46,7 @@ def select_checkpoint(runs_dir: Path, name: str | None, click: Any,
     if file not in steps:
         return no_update, _note(f"{file} is no longer in {run.checkpoints_dir}.", "warning")
     text = f"step {steps[file]:,} checkpoint selected for resume, compression, evaluation and generation"
-    if summarise(run).kind == "simulate":
+    if summarise(run).simulated:
         text += " (a simulated run: its checkpoints hold no weights)"
     selected = {"run": name, "checkpoint": file, "ts": time.time() if now is None else now}
     return selected, _note(text + ".", "success")

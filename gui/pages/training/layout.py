@@ -4,6 +4,7 @@ Export model, log tail."""
 from __future__ import annotations
 
 import time
+from functools import partial
 
 import dash_bootstrap_components as dbc
 from dash import dcc, html
@@ -11,6 +12,7 @@ from dash import dcc, html
 from umoec.units import fmt_bytes
 
 from ... import ids as common
+from ...components.analysis_widgets import metric_card
 from ...figures.base import graph_config
 from . import ids
 
@@ -20,12 +22,7 @@ LOG_BOX_STYLE = {"maxHeight": "300px", "overflowY": "auto", "display": "flex",
                  "flexDirection": "column-reverse"}
 
 
-def kpi_card(title: str, value: str, sub: str = "") -> dbc.Col:
-    return dbc.Col(dbc.Card(dbc.CardBody([
-        html.Div(title, className="text-muted small text-uppercase"),
-        html.Div(value, className="fs-4 fw-semibold"),
-        html.Div(sub, className="text-muted small"),
-    ]), class_name="h-100"), xs=6, md=4, xl=2, class_name="mb-2")
+kpi_card = partial(metric_card, widths={"xs": 6, "md": 4, "xl": 2})   # six to a row
 
 
 def clock(mtime: float) -> str:

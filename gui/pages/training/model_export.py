@@ -4,32 +4,14 @@ torch; the cockpit never does). The list then shows the model, as do the Compres
 Evaluation tabs' model dropdowns."""
 from __future__ import annotations
 
-import time
-from pathlib import Path
-
 from dash import ALL, Input, Output, State, ctx
 from dash.exceptions import PreventUpdate
 
 from ... import ids as common
-from ...components.job_status import status_area
+from ...components.job_status import job_action, status_area
 from ...components.visible import visible_only
 from ...context import AppContext
-from ...services.compress_jobs import JobError, JobManager
-from ...services.runs import resolve
 from . import ids
-
-
-def do_export(jobs: JobManager, runs_dir: Path, run_name, checkpoint) -> dict:
-    """Start an export job; returns the action store {text, colour, ts} (empty text: started)."""
-    now = time.time()
-    run = resolve(runs_dir, run_name)
-    if run is None:
-        return {"text": "Choose a run in the top bar first.", "colour": "warning", "ts": now}
-    try:
-        jobs.start_export(run, checkpoint)
-    except JobError as exc:
-        return {"text": str(exc), "colour": "warning", "ts": now}
-    return {"text": "", "ts": now}
 
 
 def register(app, cockpit: AppContext) -> None:
@@ -44,7 +26,8 @@ def register(app, cockpit: AppContext) -> None:
         if not isinstance(ctx.triggered_id, dict) or not any(clicks or []) or \
                 not ctx.triggered or not ctx.triggered[0].get("value"):
             raise PreventUpdate
-        return do_export(jobs, runs_dir, name, ctx.triggered_id["index"])
+        checkpoint = ctx.triggered_id["index"]
+        return job_action(jobs, runs_dir, name, "export", lambda run: jobs.start_export(run, checkpoint))
 
     @app.callback(Output(ids.CHECKPOINT_EXPORT_STATUS, "children"),
                   Input(common.tab_tick(common.TAB_TRAINING), "data"), Input(common.RUN_SELECT, "value"),
