@@ -1,7 +1,8 @@
 """Compression tab: compress a file (path or upload) with a coding model (the
 shipped default preselected, any model of the store, or a checkpoint of the selected run) as a
-background job, compare with gzip / zstd -22 / xz / brotli on the same file, and verify the round
-trip (sha256). Filled by callbacks.py."""
+background job, compare with the classical compressors on the same file (gzip, zstd -22, xz, brotli;
+PPMd, zpaq -m5, bzip3, paq9a where installed: umoec/compress/worker.py), and verify the round trip
+(sha256). Filled by callbacks.py."""
 from __future__ import annotations
 
 import dash_bootstrap_components as dbc
