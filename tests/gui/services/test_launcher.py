@@ -137,6 +137,29 @@ def test_stop_escalates_to_sigkill_after_the_timeout(tmp_path):
     assert s.state is RunState.STOPPED and "did not exit within 1 s of SIGTERM" in s.label
 
 
+def test_a_stop_during_start_up_is_stopped_not_crashed(tmp_path):
+    """Stop right after Start (or Resume) reaches a process that cannot handle SIGTERM yet (Python
+    still importing): it dies of the signal, and that is the stop the user asked for."""
+    python = fake_program(tmp_path, "while true; do sleep 0.1; done")   # no trap: SIGTERM kills
+    launcher = Launcher(tmp_path / "runs", python=python)
+    launched = launcher.start(LONG, "simulate", "early")
+    run = RunDir(launched.run_dir)
+    launcher.stop(run)
+    assert launched.done.wait(10) and launched.exit_code == -signal.SIGTERM
+    s = summarise(run)
+    assert s.state is RunState.STOPPED and "stopped during start-up" in s.label
+
+
+def test_a_process_killed_by_sigterm_from_elsewhere_is_crashed(tmp_path):
+    python = fake_program(tmp_path, "while true; do sleep 0.1; done")
+    launcher = Launcher(tmp_path / "runs", python=python)
+    launched = launcher.start(LONG, "simulate", "other")
+    wait_for(lambda: psutil.pid_exists(launched.pid), what="the child")
+    os.killpg(launched.pid, signal.SIGTERM)
+    assert launched.done.wait(10) and launched.exit_code == -signal.SIGTERM
+    assert summarise(RunDir(launched.run_dir)).state is RunState.CRASHED
+
+
 def test_stop_of_a_run_this_cockpit_did_not_start(tmp_path):
     out = tmp_path / "elsewhere"
     proc = subprocess.Popen([sys.executable, "-m", "bin.simulate_training", "--out", str(out),
