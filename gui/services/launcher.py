@@ -280,7 +280,7 @@ class Launcher:
             return  # the process wrote its own final status
         if launched.killed:
             state, message = RunState.STOPPED, launched.stop_note
-        elif code == -signal.SIGTERM and launched.stop_requested is not None:
+        elif code == -signal.SIGTERM and launched.child.cancel_requested is not None:
             # Stop came while the process was starting (Python still importing): SIGTERM ended it
             # before its handler was set. The user asked for this; it is not a crash.
             state, message = RunState.STOPPED, ("stopped during start-up (SIGTERM before its "
@@ -306,12 +306,8 @@ class Launcher:
             if launched.stop_requested is not None:
                 return (f"Stop already requested {time.time() - launched.stop_requested:.0f} s "
                         "ago; waiting for the process to exit")
-            launched.stop_requested = time.time()   # before the signal: the child may go at once
-            try:
-                self._cancel(launched)
-            except LaunchError:
-                launched.stop_requested = None
-                raise
+            self._cancel(launched)
+            launched.stop_requested = time.time()
             return (f"SIGTERM sent to {run.name} (pid {launched.pid}); waiting up to "
                     f"{self.stop_timeout:g} s for its checkpoint and a clean exit")
         return self._stop_external(run)
