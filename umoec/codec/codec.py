@@ -254,22 +254,26 @@ def _cum(logits: np.ndarray, n: int, out: np.ndarray, lo: int = 0) -> None:
 
 def _cm_step(predictor, prev, state, counts: np.ndarray, n: int, cum: np.ndarray, code):
     """One step (counts: its one count) of the network through the mixing stage: each slice of
-    streams the predictor hands over (predict/protocol.py's `parts`: with a split, this
-    process's own first, while the other processes compute) gets its cumulative frequencies and
-    is coded at once by code(counts, cum, (lo, hi)), the block coder's `steps` for those lanes.
-    -> the predictor's new state."""
+    streams the predictor hands over (predict/protocol.py's `parts`: with a split, in stream
+    order as each process's results come) gets its cumulative frequencies and is coded at once
+    by code(counts, cum, (lo, hi)), the block coder's `steps` for those lanes, which returns
+    the step's row of bytes when decoding (the emit hands its slice back to the predictor, for
+    the streams' next step) and None when encoding. -> the predictor's new state."""
     k, lanes = int(counts[0]), cum.shape[1]
 
-    def emit(lo: int, hi: int, logits: np.ndarray) -> None:
-        hi = min(hi, k)                          # lanes past k have ended: nothing to code
-        if lo < hi:
-            _cum(logits[:hi - lo], n, cum, lo)
-            code(counts, cum, (lo, hi if hi < k else lanes))  # the one that reaches k ends the step
+    def emit(lo: int, hi: int, logits: np.ndarray) -> np.ndarray | None:
+        top = min(hi, k)                         # lanes past k have ended: nothing to code
+        if lo >= top:
+            return None
+        _cum(logits[:top - lo], n, cum, lo)
+        row = code(counts, cum, (lo, top if top < k else lanes))  # the one that reaches k ends the step
+        return None if row is None else row[lo:hi]
     return parts(predictor, prev, state, emit)
 
 
-def _decode_into(row: np.ndarray, dec: cm.BlockDecoder, counts, cum, lanes: tuple[int, int]) -> None:
+def _decode_into(row: np.ndarray, dec: cm.BlockDecoder, counts, cum, lanes: tuple[int, int]) -> np.ndarray:
     row[lanes[0]:lanes[1]] = dec.steps(counts, cum, lanes)[0, lanes[0]:lanes[1]]
+    return row
 
 
 def _cm_encode(matrix, lay, predictor, settings, progress, total) -> list[bytes]:

@@ -10,25 +10,31 @@ padding rows are dropped), so a slice of the streams run by another ExactModel s
 very integers of the whole batch (`ExactModel.core`); the adaptation, whose weights all streams
 share, runs here on every stream's rows (`ExactModel.correct` slice by slice; it learns from
 all of them). tests/umoec/engine/test_split.py checks it with and without adaptation. The
-mixing stage after the network codes stream after stream, so it codes this process's slice (the
-first streams) before the children's results arrive; this process takes fewer streams (LEAD)
-since it also codes them all. The encoder knows every byte: it tells the split the next step's
-bytes (`foresee`), so the children compute that step while this process codes their slices of
-the one before (two slots of each in the mapping), and they take more of the streams there
-(LEAD_FORESEEN); a decoder cannot, and its children wait for each step's bytes.
+mixing stage after the network codes stream after stream, and this process codes every slice.
+
+An encoder knows every byte: it tells the split the next step's bytes (`foresee`), so the
+children compute that step while this process codes their slices of the one before (two slots
+of each in the mapping); this process's slice comes first and is coded while they compute, and
+they take more of the streams (LEAD_FORESEEN). A decoder cannot foresee: a stream's next step
+waits for its byte to be decoded. So a decoder's child holds two groups of streams, one coded
+before this process's slice and one after (`interleaved`): as soon as the first group's bytes
+are decoded the child gets them (the coder hands them back through `emit`) and computes that
+group's next step while this process computes and codes the rest, then the second group's; the
+child no longer idles while its streams are coded.
 
 The child is forked (copy-on-write: the model is not loaded again) when coding starts and exits
 when its pipe closes (the coding ended, or this process died). The bytes and logits go through
-an anonymous shared mapping, nothing is pickled. Each side says "go" / "done" by a counter in
-the mapping, on which the other side spins for up to SPIN_S (a sleeping vCPU took 0.1-0.4 ms to
-wake at every step). A side that stops spinning raises its flag in the mapping and sleeps on the
-pipe; a side that stores a counter and then reads that flag raised sends a message too (so a
-step of two spinning sides makes no system call: they cost ~0.05 ms a step on each side). The
-pipe also carries a failure report, and its end tells of a dead process. A message that came
-late is skipped by the next sleep.
+an anonymous shared mapping, nothing is pickled. Each side says "go" / "done" (a group's step)
+by a counter in the mapping, on which the other side spins for up to SPIN_S (a sleeping vCPU
+took 0.1-0.4 ms to wake at every step). A side that stops spinning raises its flag in the
+mapping and sleeps on the pipe; a side that stores a counter and then reads that flag raised
+sends a message too (so a step of two spinning sides makes no system call: they cost ~0.05 ms a
+step on each side). The pipe also carries a failure report, and its end tells of a dead
+process. A message that came late is skipped by the next sleep.
 """
 from __future__ import annotations
 
+import itertools
 import mmap
 import multiprocessing
 import os
@@ -43,8 +49,10 @@ from . import kernels
 
 MIN_ROWS = 32       # streams per process at least (UMOEC_SPLIT_MIN_ROWS): a step's fixed costs
                     # (~0.5 ms of Python and calls) are paid in every process
-LEAD = 0.75         # the coding process's share of the streams against a child's
+LEAD = 0.5          # a decoder's coding process's share of the streams against a child's
                     # (UMOEC_SPLIT_LEAD): it also codes every slice (docs/compress.md)
+LEAD_ADAPTING = 0.4  # the same when the model adapts online: the adaptation's step and
+                    # correction of every stream run here too (UMOEC_SPLIT_LEAD sets both)
 LEAD_FORESEEN = 0.5  # the same for an encoder (UMOEC_SPLIT_LEAD_FORESEEN): its children
                     # compute the next step while it codes, so they can take more
 SPIN_S = 0.005      # how long a waiting process spins before it sleeps on the pipe (a step is
@@ -78,9 +86,9 @@ def parts_for(streams: int, threads: int) -> int:
     return max(1, min(threads, streams // least))
 
 
-def _lead(foreseen: bool = False) -> float:
+def _lead(foreseen: bool = False, adapting: bool = False) -> float:
     name, default = (("UMOEC_SPLIT_LEAD_FORESEEN", LEAD_FORESEEN) if foreseen
-                     else ("UMOEC_SPLIT_LEAD", LEAD))
+                     else ("UMOEC_SPLIT_LEAD", LEAD_ADAPTING if adapting else LEAD))
     try:
         lead = float(os.environ.get(name, default))
     except ValueError:
@@ -102,15 +110,31 @@ def bounds(streams: int, parts: int, lead: float = 1.0) -> list[tuple[int, int]]
     return out
 
 
+def interleaved(streams: int, parts: int, lead: float = 1.0) -> list[tuple[int, int, int]]:
+    """A decoder's slices (lo, hi, owner: 0 this process, c the c-th child), in stream order:
+    `bounds`' shares, each child's cut in two groups, the first groups before this process's
+    slice and the second ones after it (a child of one stream has one group)."""
+    shares = bounds(streams, parts, lead)
+    sizes = [hi - lo for lo, hi in shares]
+    order = ([(c, (n + 1) // 2) for c, n in enumerate(sizes) if c] + [(0, sizes[0])]
+             + [(c, n // 2) for c, n in enumerate(sizes) if c and n // 2])
+    out, lo = [], 0
+    for owner, n in order:
+        out.append((lo, lo + n, owner))
+        lo += n
+    return out
+
+
 class EngineError(RuntimeError):
     """A child process of the engine failed: a bug or a killed process, never the file's fault."""
 
 
 class _Shared:
-    """One child's slice in an anonymous shared mapping (MAP_SHARED: after the fork both
+    """One child's streams in an anonymous shared mapping (MAP_SHARED: after the fork both
     processes see the same pages): its bytes in, core's results out, two of each (a step's
-    slot is its count's parity), so the child can compute the step after the one whose results
-    this process still codes (`Split.foresee`)."""
+    slot is its count's parity), so the child can compute a group's next step while this
+    process still codes the results of the one before (`Split.foresee`, a decoder's groups).
+    A group's rows are a range of the child's."""
 
     def __init__(self, n: int, width: int):
         sizes = [32, 16 * n, 16 * n * VOCAB, 16 * n, 8 * n * width]
@@ -143,29 +167,32 @@ def _await(io: _Shared, at: int, target: int, conn, flag: int) -> bytes | None:
             return msg
 
 
-def _serve(engine, g, n: int, conn, others, io: _Shared) -> None:
-    """The child: its own state for n streams, one step per message until the pipe closes."""
+def _serve(engine, g, sizes: list[int], conn, others, io: _Shared) -> None:
+    """The child: its own state for each group of streams (sizes), one group's step per "go",
+    the groups in turn, until the pipe closes."""
     for c in others:                          # the parent's ends: EOF must reach us when it dies
         c.close()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; we end on EOF
     engine.set_threads(1)
     _one_blas_thread()                        # see Split
     try:
-        st = engine.init_state(n, g)
-        step = 0
+        states = [engine.init_state(n, g) for n in sizes]
+        rows = _rows(sizes)
+        done = 0
         while True:
             try:
-                _await(io, _GO_AT, step + 1, conn, _CHILD_SLEEPS)   # the parent reports no failure
+                _await(io, _GO_AT, done + 1, conn, _CHILD_SLEEPS)   # the parent reports no failure
             except (EOFError, OSError):
                 break
-            step += 1
-            slot = step & 1
-            raw, final, x8 = engine.core(io.byte[slot].copy(), st)
-            io.raw[slot] = raw
-            io.final[slot] = final
+            group, slot = done % len(sizes), (done // len(sizes) + 1) & 1
+            at = rows[group]
+            raw, final, x8 = engine.core(io.byte[slot, at].copy(), states[group])
+            io.raw[slot, at] = raw
+            io.final[slot, at] = final
             if x8 is not None:
-                io.x8[slot] = x8
-            if kernels.seq_publish(io.counters, _DONE_AT, step, _PARENT_SLEEPS):
+                io.x8[slot, at] = x8
+            done += 1
+            if kernels.seq_publish(io.counters, _DONE_AT, done, _PARENT_SLEEPS):
                 conn.send_bytes(_DONE)
     except BaseException:                     # told to the parent, then gone
         try:
@@ -176,25 +203,43 @@ def _serve(engine, g, n: int, conn, others, io: _Shared) -> None:
         os._exit(0)
 
 
+def _rows(sizes: list[int]) -> list[slice]:
+    """Each group's rows among its child's."""
+    at = np.cumsum([0, *sizes]).tolist()
+    return [slice(a, b) for a, b in itertools.pairwise(at)]
+
+
 class _Child:
-    def __init__(self, engine, g, n: int, others: list):
-        self.io = _Shared(n, engine.d.d_model)
-        self.sent = 0                         # steps this side said "go" for
-        self.taken = 0                        # steps whose results it has read
+    """A child process and its groups of streams (sizes). Its "go"s and results come a group at
+    a time, the groups in turn: go/result k is group k % groups of step k // groups + 1."""
+
+    def __init__(self, engine, g, sizes: list[int], others: list):
+        self.io = _Shared(sum(sizes), engine.d.d_model)
+        self.rows = _rows(sizes)
+        self.sent = 0                         # groups' steps this side said "go" for
+        self.taken = 0                        # groups' steps whose results it has read
         ctx = multiprocessing.get_context("fork")
         self.conn, child_end = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(target=_serve, daemon=True, name="umoec-engine",
-                                args=(engine, g, n, child_end, [self.conn, *others], self.io))
+                                args=(engine, g, sizes, child_end, [self.conn, *others], self.io))
         self.proc.start()
         child_end.close()
         global _started
         _started += 1
 
+    def next_group(self) -> int:
+        """The group whose bytes the next `go` gives."""
+        return self.sent % len(self.rows)
+
+    def _slot(self, k: int) -> tuple[int, slice]:
+        return (k // len(self.rows) + 1) & 1, self.rows[k % len(self.rows)]
+
     def go(self, byte: np.ndarray) -> None:
-        """The bytes of the next step not yet said "go" for (at most two steps past the results
-        read: the slots)."""
+        """The bytes of the next group's step not yet said "go" for (at most two steps past the
+        results read: the slots)."""
+        slot, at = self._slot(self.sent)
+        self.io.byte[slot, at] = byte
         self.sent += 1
-        self.io.byte[self.sent & 1] = byte
         if kernels.seq_publish(self.io.counters, _GO_AT, self.sent, _CHILD_SLEEPS):
             try:
                 self.conn.send_bytes(_GO)
@@ -202,8 +247,9 @@ class _Child:
                 raise self._died() from None
 
     def result(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(raw, final, x8) of the oldest step said "go" for and not read yet: views of its slot,
-        valid until the step after next is said "go" for."""
+        """(raw, final, x8) of the oldest group's step said "go" for and not read yet: views of
+        its slot, valid until that group's step after next is said "go" for."""
+        slot, at = self._slot(self.taken)
         self.taken += 1
         try:
             msg = _await(self.io, _DONE_AT, self.taken, self.conn, _PARENT_SLEEPS)
@@ -213,8 +259,7 @@ class _Child:
             detail = msg[1:].decode("utf-8", "replace").strip().splitlines()
             raise EngineError("the engine's second process failed (a bug, not damage): "
                               + (detail[-1] if detail else "no detail"))
-        slot = self.taken & 1
-        return self.io.raw[slot], self.io.final[slot], self.io.x8[slot]
+        return self.io.raw[slot, at], self.io.final[slot, at], self.io.x8[slot, at]
 
     def _died(self) -> EngineError:
         self.proc.join(1.0)
@@ -243,7 +288,7 @@ def _close_all(children: list, blas=None) -> None:
 
 
 class Split:
-    """Steps of `engine` over B streams, the first slice here, the others in child processes.
+    """Steps of `engine` over B streams, a slice here, the others in child processes.
 
     Each process runs one BLAS thread while the split lives (restored by close): the products
     are too small for a pool, and a pool per process, whose threads spin after each product,
@@ -251,33 +296,38 @@ class Split:
     (docs/reliability.md, bug 7)."""
 
     def __init__(self, engine, g, streams: int, parts: int, foreseen: bool = False):
-        self.slices = bounds(streams, parts, _lead(foreseen))   # foreseen: an encoder's split
+        # slices (lo, hi, owner) in stream order, owner 0 this process
+        if foreseen:                          # an encoder's: its own first, a group per child
+            shares = bounds(streams, parts, _lead(foreseen=True))
+            self.slices = [(lo, hi, c) for c, (lo, hi) in enumerate(shares)]
+        else:                                 # a decoder's: each child's groups around its own
+            self.slices = interleaved(streams, parts, _lead(adapting=bool(engine.adapt_rate)))
+        self.early = not foreseen             # a child gets a group's bytes once they are coded
         blas = _one_blas_thread()             # before the fork: the children's too
         children: list[_Child] = []
         try:
-            for lo, hi in self.slices[1:]:
-                children.append(_Child(engine, g, hi - lo, [c.conn for c in children]))
+            for c in range(1, parts):
+                sizes = [hi - lo for lo, hi, owner in self.slices if owner == c]
+                children.append(_Child(engine, g, sizes, [k.conn for k in children]))
         except BaseException:
             _close_all(children, blas)
             raise
         self.children = children
         self._fin = weakref.finalize(self, _close_all, children, blas)
         engine.set_threads(1)                 # one thread per process: the cores are taken
-        self.local = engine.init_state(self.slices[0][1], g)
+        self.own = next((lo, hi) for lo, hi, owner in self.slices if owner == 0)
+        self.local = engine.init_state(self.own[1] - self.own[0], g)
         self.engine = engine
+        self._groups = [sum(1 for s in self.slices[:i] if s[2] == owner)
+                        for i, (_, _, owner) in enumerate(self.slices)]
         self._next: np.ndarray | None = None  # foreseen bytes of the step after the next
-        self._told: np.ndarray | None = None  # bytes the children already have for the next step
+        self._told: dict[int, np.ndarray] = {}  # slices whose next step's bytes a child has
 
     def step(self, byte: np.ndarray) -> np.ndarray:
         """byte (B,) -> logits (B, V) int64, as ExactModel.step on the whole batch gives them."""
         got: list[np.ndarray] = []
         self.step_parts(byte, lambda lo, hi, logits: got.append(logits))
         return np.concatenate(got)
-
-    def _go(self, byte: np.ndarray) -> None:
-        """Each child gets its slice of a step's bytes."""
-        for c, (lo, hi) in zip(self.children, self.slices[1:], strict=True):
-            c.go(byte[lo:hi])
 
     def foresee(self, byte: np.ndarray) -> None:
         """The bytes the step after the next `step_parts` will be given, when they are known
@@ -286,43 +336,62 @@ class Split:
         same either way (the children's `core` reads nothing but its bytes and its state)."""
         self._next = np.array(byte, dtype=np.int64)
 
+    def _tell(self, i: int, byte: np.ndarray) -> None:
+        """Slice i's child gets its bytes of the step after the one it has."""
+        self.children[self.slices[i][2] - 1].go(byte)
+        self._told[i] = np.array(byte, dtype=np.int64)
+
     def step_parts(self, byte: np.ndarray, emit, meanwhile=None) -> None:
         """byte (B,) -> the logits of ExactModel.step on the whole batch, handed to
-        emit(lo, hi, logits) slice by slice: each process runs `core` on its slice; this one
-        hands over its own slice first, through `correct` (the online adaptation, shared by
-        every stream, lives here), so the coder works on it while the children compute theirs;
-        `meanwhile` runs once the children have started. The adapter remembers all rows."""
-        if self._told is None:                    # the children do not have this step's bytes
-            self._go(byte)
-        elif not np.array_equal(self._told, byte):
-            raise EngineError("the bytes of a step differ from those foreseen for it (a bug, "
-                              "not damage)")
-        self._told, self._next = self._next, None
-        if self._told is not None:                # and the next step's, to compute meanwhile
-            self._go(self._told)
+        emit(lo, hi, logits) slice by slice in stream order, each through `correct` (the online
+        adaptation, shared by every stream, lives here): this process's own slice as soon as
+        it has computed it, a child's once its results come. `meanwhile` runs once the
+        children have started. Where emit returns the bytes a child's slice coded (a decoder's
+        coder does), that child gets them at once for its next step. The adapter remembers all
+        rows."""
+        told, self._told = self._told, {}
+        for i, (lo, hi, owner) in enumerate(self.slices):
+            if not owner:
+                continue
+            if i not in told:                     # the child does not have this step's bytes
+                self.children[owner - 1].go(byte[lo:hi])
+            elif not np.array_equal(told[i], byte[lo:hi]):
+                raise EngineError("the bytes of a step differ from those a child was given for "
+                                  "it (a bug, not damage)")
+        if self._next is not None:                # and the next step's, to compute meanwhile
+            for i, (lo, hi, owner) in enumerate(self.slices):
+                if owner:
+                    self._tell(i, self._next[lo:hi])
+            self._next = None
         adapter = self.local.adapter
         if adapter is not None:
             adapter.learn(byte)                   # the bytes coded at the step before
         if meanwhile is not None:
             meanwhile()
-        got = [self.engine.core(byte[:self.slices[0][1]], self.local)]
-        logits, feats = [], []
-        for i, (lo, hi) in enumerate(self.slices):
-            if i:
-                raw, final, x8 = self.children[i - 1].result()
-                got.append((raw, final.astype(bool), None if adapter is None else x8))
-            raw, final, x8 = got[i]
-            out, x = self.engine.correct(raw, final, x8, adapter)
+        logits, feats, finals = [], [], []
+        for i, (lo, hi, owner) in enumerate(self.slices):
+            if owner:
+                child = self.children[owner - 1]
+                raw, final, x8 = child.result()
+                final = final.astype(bool)
+            else:
+                raw, final, x8 = self.engine.core(byte[lo:hi], self.local)
+            out, x = self.engine.correct(raw, final, x8 if adapter is not None else None, adapter)
             logits.append(out)
             feats.append(x)
-            emit(lo, hi, out)
+            finals.append(final)
+            coded = emit(lo, hi, out)
+            if (owner and self.early and coded is not None and i not in self._told
+                    and child.next_group() == self._groups[i]):
+                self._tell(i, coded)
         if adapter is not None:
             adapter.remember(np.concatenate(feats), np.concatenate(logits),
-                             np.concatenate([g[1] for g in got]))
+                             np.concatenate(finals))
 
     def close(self) -> None:
         """Ends the children now (also done when this object is freed)."""
         self._fin()
 
 
-__all__ = ["MIN_ROWS", "EngineError", "Split", "bounds", "can_fork", "parts_for", "started"]
+__all__ = ["MIN_ROWS", "EngineError", "Split", "bounds", "can_fork", "interleaved", "parts_for",
+           "started"]

@@ -12,7 +12,9 @@ The codec calls, identically when encoding and decoding:
 where recent[i] is the bytes stream i coded since the previous adaptation round.
 A predictor whose streams run in several processes may also offer `step_parts` (see `parts`):
 the same logits, handed over a slice of the streams at a time, so that the coder works on the
-first slices while another process still computes the last; and `foresee(next_prev, state)`:
+first slices while another process still computes the last (a coder's emit may return the bytes
+the slice coded, which such a predictor hands on at once to the process that computes those
+streams' next step: a decoder's way to overlap); and `foresee(next_prev, state)`:
 the encoder, which knows every byte, tells it the prev_bytes of the step after the next one, so
 another process can compute that step while this one codes (see `foresee`); such an encoder
 starts through `start(p, B, foreseen=True)`, which takes `init_state_foreseen` where p has one
@@ -32,7 +34,8 @@ import numpy as np
 BOS = 0
 MAX_STREAMS = 1 << 15
 
-Emit = Callable[[int, int, np.ndarray], None]    # (lo, hi, logits of streams lo..hi-1)
+# (lo, hi, logits of streams lo..hi-1) -> the bytes they coded at this step, or None
+Emit = Callable[[int, int, np.ndarray], "np.ndarray | None"]
 
 
 @runtime_checkable

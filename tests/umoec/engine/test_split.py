@@ -41,30 +41,40 @@ def test_bounds_cover_the_streams_with_the_coding_process_s_share():
     assert split.bounds(3, 3, 9.0) == [(0, 1), (1, 2), (2, 3)]
 
 
+def test_a_decoder_s_slices_put_each_child_s_two_groups_around_its_own():
+    assert split.interleaved(64, 2) == [(0, 16, 1), (16, 48, 0), (48, 64, 1)]
+    assert split.interleaved(64, 2, 0.4) == [(0, 23, 1), (23, 18 + 23, 0), (41, 64, 1)]
+    assert split.interleaved(8, 3, 0.5) == [(0, 2, 1), (2, 4, 2), (4, 6, 0), (6, 7, 1),
+                                            (7, 8, 2)]
+    assert split.interleaved(3, 3) == [(0, 1, 1), (1, 2, 2), (2, 3, 0)]   # one group of one
+
+
 def test_the_coding_process_takes_fewer_streams_unless_told(monkeypatch, tiny_model):
     monkeypatch.delenv("UMOEC_SPLIT_LEAD", raising=False)
     assert split._lead() == split.LEAD < 1
+    assert split._lead(adapting=True) == split.LEAD_ADAPTING < split.LEAD
     for bad in ("x", "0", "-1", "nan", "100"):
         monkeypatch.setenv("UMOEC_SPLIT_LEAD", bad)
         assert split._lead() == split.LEAD
+        assert split._lead(adapting=True) == split.LEAD_ADAPTING
     monkeypatch.delenv("UMOEC_SPLIT_LEAD_FORESEEN", raising=False)
-    assert split._lead(foreseen=True) == split.LEAD_FORESEEN < split.LEAD
+    assert split._lead(foreseen=True) == split.LEAD_FORESEEN
     for bad in ("x", "0", "nan"):
         monkeypatch.setenv("UMOEC_SPLIT_LEAD_FORESEEN", bad)
         assert split._lead(foreseen=True) == split.LEAD_FORESEEN
     monkeypatch.setenv("UMOEC_SPLIT_LEAD", "1")
-    p = ExactPredictor(tiny_model, None)
+    p = ExactPredictor(tiny_model, None, adapt_rate=32)
     shared = split.Split(p.engine, p.g, 64, 2)
     try:
-        assert shared.slices == [(0, 32), (32, 64)]
+        assert shared.slices == [(0, 16, 1), (16, 48, 0), (48, 64, 1)]
     finally:
         shared.close()
 
 
-def test_an_encoder_s_children_take_more_streams_than_a_decoder_s(tiny_model, threads,
-                                                                   monkeypatch):
-    """The encoder foresees its steps, so its children compute while it codes: its split gives
-    them more streams (LEAD_FORESEEN); the decoder's keeps LEAD. The file is the same."""
+def test_an_encoder_s_split_differs_from_a_decoder_s(tiny_model, threads, monkeypatch):
+    """The encoder foresees its steps, so its children compute while it codes: its slice comes
+    first, each child's after (LEAD_FORESEEN); the decoder's children hold two groups around
+    its slice (LEAD_ADAPTING: fast adapts). The file is the same."""
     monkeypatch.delenv("UMOEC_SPLIT_LEAD", raising=False)
     monkeypatch.delenv("UMOEC_SPLIT_LEAD_FORESEEN", raising=False)
     made, real = [], split.Split.__init__
@@ -80,19 +90,28 @@ def test_an_encoder_s_children_take_more_streams_than_a_decoder_s(tiny_model, th
     blob = compress_bytes(data, tiny_model, profile="fast")
     assert blob == one and decompress_bytes(blob, tiny_model) == data
     (enc, dec), B = made, made[0][-1][1]
-    assert enc == split.bounds(B, 2, split.LEAD_FORESEEN) and dec == split.bounds(B, 2, split.LEAD)
+    assert enc == [(lo, hi, c) for c, (lo, hi) in enumerate(split.bounds(B, 2, split.LEAD_FORESEEN))]
+    assert dec == split.interleaved(B, 2, split.LEAD_ADAPTING)
 
 
-def test_step_parts_hand_over_this_process_s_slice_before_awaiting_the_children(tiny_model,
-                                                                               monkeypatch):
-    """The coder gets the coding process's slice while the children still compute: the slices
-    come in order, the first before any child's result is awaited, `meanwhile` once before
-    them, and together they are the logits of one process (with the adaptation, which learns
-    from all rows)."""
+def _expected_log(slices) -> list:
+    out = ["meanwhile"]
+    for lo, hi, owner in slices:
+        out += ["result", (lo, hi)] if owner else [(lo, hi)]
+    return out
+
+
+@pytest.mark.parametrize("foreseen", [False, True])
+def test_step_parts_hand_over_each_slice_as_it_comes(tiny_model, monkeypatch, foreseen):
+    """The coder gets the slices in stream order, this process's own without awaiting any
+    child after it, `meanwhile` once before them, and together they are the logits of one
+    process (with the adaptation, which learns from all rows): an encoder's split with its own
+    slice first, a decoder's with the children's groups around it."""
     p = ExactPredictor(tiny_model, None, adapt_rate=32)
     B = 7
     whole = p.engine.init_state(B, p.g)
-    shared = split.Split(p.engine, p.g, B, 3)
+    shared = split.Split(p.engine, p.g, B, 3, foreseen)
+    assert [s[2] for s in shared.slices] == ([0, 1, 2] if foreseen else [1, 2, 0, 1, 2])
     log, got = [], []
     result = split._Child.result
     monkeypatch.setattr(split._Child, "result", lambda c: log.append("result") or result(c))
@@ -103,9 +122,42 @@ def test_step_parts_hand_over_this_process_s_slice_before_awaiting_the_children(
             got.clear()
             shared.step_parts(byte, lambda lo, hi, x: log.append((lo, hi)) or got.append(x),
                               lambda: log.append("meanwhile"))
-            (a, b), (c, d), (e, f) = shared.slices
-            assert log == ["meanwhile", (a, b), "result", (c, d), "result", (e, f)]
+            assert log == _expected_log(shared.slices)
             assert np.array_equal(np.concatenate(got), expected)
+    finally:
+        shared.close()
+
+
+@pytest.mark.parametrize(("parts", "adapt_rate"), [(2, 0), (2, 32), (3, 32)])
+def test_a_decoder_s_child_gets_a_group_s_bytes_as_soon_as_they_are_coded(tiny_model, parts,
+                                                                          adapt_rate):
+    """Where emit returns the bytes a child's group coded (a decoder's coder does), the child
+    gets them at once and computes that group's next step while the step goes on; the next
+    step finds them told, and every step's logits are still those of one process."""
+    p = ExactPredictor(tiny_model, None, adapt_rate=adapt_rate)
+    B = 9
+    whole = p.engine.init_state(B, p.g)
+    shared = split.Split(p.engine, p.g, B, parts)
+    cols = _columns(B)[:14]
+    told = []
+    try:
+        for t, byte in enumerate(cols):
+            expected, whole = p.engine.step(byte, whole)
+            nxt = cols[t + 1] if t + 1 < len(cols) else np.zeros(B, np.int64)
+            got = []
+
+            def emit(lo, hi, logits, nxt=nxt, got=got):
+                got.append(logits)
+                told.append(sum(c.sent for c in shared.children))
+                return nxt[lo:hi]                 # the bytes "decoded" at this step
+            before = sum(c.sent for c in shared.children)
+            shared.step_parts(byte, emit)
+            assert np.array_equal(np.concatenate(got), expected)
+            groups = len(shared.slices) - 1
+            # the first step's bytes went at its start; each group's next ones right after
+            # its slice was emitted, none at a later step's start
+            assert sum(c.sent for c in shared.children) == before + groups * (2 if t == 0 else 1)
+        assert told[1] > told[0]                  # a child's group told before the step ended
     finally:
         shared.close()
 
@@ -119,7 +171,7 @@ def test_foreseen_steps_are_computed_ahead_and_give_the_logits_of_one_process(ti
     p = ExactPredictor(tiny_model, None, adapt_rate=adapt_rate)
     B = 7
     whole = p.engine.init_state(B, p.g)
-    shared = split.Split(p.engine, p.g, B, 3)
+    shared = split.Split(p.engine, p.g, B, 3, foreseen=True)
     cols = _columns(B)[:12]
     try:
         for t, byte in enumerate(cols):
@@ -137,14 +189,21 @@ def test_foreseen_steps_are_computed_ahead_and_give_the_logits_of_one_process(ti
         shared.close()
 
 
-def test_a_step_unlike_its_foreseen_bytes_is_refused(tiny_model):
+@pytest.mark.parametrize("foreseen", [False, True])
+def test_a_step_unlike_the_bytes_a_child_was_given_is_refused(tiny_model, foreseen):
+    """An encoder's foreseen bytes, or those a decoder's coder handed back, that the next step
+    then contradicts: a bug, refused, never coded with the wrong state."""
     p = ExactPredictor(tiny_model, None)
-    shared = split.Split(p.engine, p.g, 4, 2)
+    shared = split.Split(p.engine, p.g, 4, 2, foreseen)
     cols = _columns(4)
+    wrong = (cols[1] + 1) % 256
     try:
-        shared.foresee((cols[1] + 1) % 256)
-        shared.step(cols[0])
-        with pytest.raises(split.EngineError, match="foreseen"):
+        if foreseen:
+            shared.foresee(wrong)
+            shared.step(cols[0])
+        else:
+            shared.step_parts(cols[0], lambda lo, hi, logits: wrong[lo:hi])
+        with pytest.raises(split.EngineError, match="differ from those a child was given"):
             shared.step(cols[1])
     finally:
         shared.close()

@@ -180,14 +180,20 @@ class Foreseeing(Sliced):
 
     def __init__(self):
         super().__init__()
-        self.told, self.given = [], []
+        self.told, self.given, self.handed = [], [], []
 
     def foresee(self, next_prev, state):
         self.told.append(np.array(next_prev))
 
     def step_parts(self, prev, state, emit, meanwhile=None):
         self.given.append(np.array(prev))
-        return super().step_parts(prev, state, emit, meanwhile)
+        handed = []
+        self.handed.append(handed)
+
+        def kept(lo, hi, logits):
+            coded = emit(lo, hi, logits)
+            handed.append(None if coded is None else np.array(coded, dtype=np.int64))
+        return super().step_parts(prev, state, kept, meanwhile)
 
 
 def test_the_encoder_foresees_each_next_step_s_bytes_and_the_decoder_none():
@@ -208,3 +214,23 @@ def test_the_encoder_foresees_each_next_step_s_bytes_and_the_decoder_none():
     dec = Foreseeing()
     assert decompress(blob, MatchMixer(dec, MatchSettings.standard(5))) == text
     assert dec.told == [] and len(dec.given) == steps
+
+
+def test_the_decoder_s_coder_hands_each_slice_s_bytes_back_and_the_encoder_s_none():
+    """Through the match model, across blocks: emit returns the bytes a slice's streams were
+    decoded to at that step (the next step's prev, which a split hands on to the child that
+    computes those streams), ended streams' 0 included; an encoder's emit returns None."""
+    B = 7
+    settings = CodecSettings(streams=B, coder="cm", block_size=1024)
+    text = (TEXT * 3)[:4997]                  # 714 steps, the last with 6 streams left
+    enc = Foreseeing()
+    blob = compress(text, MatchMixer(enc, MatchSettings.standard(5)), settings)
+    assert all(h is None for step in enc.handed for h in step)
+    dec = Foreseeing()
+    assert decompress(blob, MatchMixer(dec, MatchSettings.standard(5))) == text
+    cuts = [(0, 2), (2, 5), (5, 7)]
+    for handed, after in zip(dec.handed, dec.given[1:], strict=False):
+        assert [len(h) for h in handed] == [hi - lo for lo, hi in cuts]
+        assert np.array_equal(np.concatenate(handed), after)
+    last = dec.handed[-1]
+    assert [len(h) for h in last] == [2, 3, 2] and last[2][1] == 0   # stream 6 has ended
