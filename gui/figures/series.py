@@ -1,10 +1,10 @@
 """Long series made cheap and honest to draw. Pure numpy; no Dash, no I/O.
 
 Smoothing (`ema`, `running_mean`, `clip_outliers`, under one `Smoothing` spec) is computed on
-every row, and carried on row by row for the live charts (`smooth_state` / `smooth_continue`);
-the point pickers (`downsample`, `thin`, `view_indices` / `points`: a zoomed range at full
-resolution plus a coarse overview around it) only ever pick points of a smoothed series, so a
-zoom never changes the smoothed values. `parse_relayout` reads what a zoom asked for.
+every row, and carried on row by row for the live charts (`smooth_continue` gives the line and
+the state to carry on); the point pickers (`downsample`, `thin`, `view_indices` / `points`: a
+zoomed range at full resolution plus a coarse overview around it) only ever pick points of a
+smoothed series, so a zoom never changes the smoothed values. `parse_relayout` reads what a zoom asked for.
 Point budgets per trace (`n_out`): MAX_POINTS for the live Training/Forge charts, VIEW_POINTS
 for a chart's view (Compare) and the analysis tabs.
 """
@@ -168,11 +168,6 @@ def _tail(x: np.ndarray, n: int) -> list:
 def smooth(values: np.ndarray, spec: Smoothing) -> np.ndarray:
     """The smoothed line of `values` (full resolution): clipped first when `spec.clip`."""
     return smooth_continue(values, spec)[0]
-
-
-def smooth_state(values: np.ndarray, spec: Smoothing) -> dict:
-    """What `smooth_continue` needs to carry `smooth(values, spec)` on (JSON-safe lists)."""
-    return smooth_continue(values, spec)[1]
 
 
 def smooth_continue(values: np.ndarray, spec: Smoothing,

@@ -64,9 +64,10 @@ def _checkpoint_lane(fig: go.Figure, checkpoints) -> None:
 
 def loss_fig(train: pd.DataFrame, val: pd.DataFrame, smoothing: Smoothing = Smoothing(),
              log_y: bool = False, max_points: int | None = None,
-             checkpoints=None) -> go.Figure:
-    """Training bpb (raw, and smoothed on every row as `smoothing` says; the raw trace never
-    clipped) and validation bpb against step, best val marked; with `checkpoints`
+             checkpoints=None, smoothed: np.ndarray | None = None) -> go.Figure:
+    """Training bpb (raw, and smoothed on every row as `smoothing` says, or `smoothed` where the
+    caller has that line already; the raw trace never clipped) and validation bpb against step,
+    best val marked; with `checkpoints`
     (CHECKPOINT_COLUMNS rows), a clickable marker per checkpoint in a lane under the curves.
     With `max_points` each trace is downsampled (peaks kept). Traces are always LOSS_TRACES in
     that order (val and best empty until the first evaluation), so live updates can extend them."""
@@ -77,7 +78,8 @@ def loss_fig(train: pd.DataFrame, val: pd.DataFrame, smoothing: Smoothing = Smoo
     bpb = train["bpb"].to_numpy(dtype=float)
     fig = go.Figure([_line(steps, bpb, max_points, name="train bpb",
                            line={"color": "rgba(13,110,253,0.30)", "width": 1}),
-                     _line(steps, smooth(bpb, smoothing), max_points,
+                     _line(steps, smooth(bpb, smoothing) if smoothed is None else smoothed,
+                           max_points,
                            name=f"train bpb ({smoothing.label()})",
                            line={"color": "#0d6efd", "width": 2})])
     fig.add_trace(go.Scatter(x=val["step"].tolist(), y=val["bpb"].astype(float).tolist(),

@@ -30,7 +30,7 @@ from ... import report
 from ...components.visible import visible_only
 from ...context import AppContext
 from ...figures.base import empty_fig
-from ...figures.series import MAX_POINTS, Smoothing, ema, smooth_state
+from ...figures.series import MAX_POINTS, Smoothing, ema, smooth_continue
 from ...figures.training import (
     CHECKPOINT_TRACE,
     checkpoint_points,
@@ -192,11 +192,14 @@ def marker_rows(cks) -> list[tuple]:
 def _full_charts(conn, path: Path, smoothing: Smoothing, log_y: bool,
                  grad_clip: float | None = None,
                  cks: tuple = ()) -> tuple[object, object, object, dict]:
-    """(loss, lr, throughput figures, chart state): every row (cached_train_series), drawn anew."""
+    """(loss, lr, throughput figures, chart state): every row (cached_train_series), drawn anew;
+    the loss smoothed once, for the chart and for the state its live extension carries on."""
     train = cached_train_series(conn, path, CHART_COLUMNS)
     val = read.val_metrics(conn)
+    line, carry = (smooth_continue(train["bpb"].to_numpy(dtype=float), smoothing)
+                   if not train.empty else (None, {}))
     loss = loss_fig(train, val, smoothing, log_y, max_points=MAX_POINTS,
-                    checkpoints=marker_rows(cks))
+                    checkpoints=marker_rows(cks), smoothed=line)
     lr = lr_grad_fig(train, max_points=MAX_POINTS, grad_clip=grad_clip)
     throughput = throughput_fig(train, max_points=MAX_POINTS)
     if train.empty:
@@ -205,7 +208,7 @@ def _full_charts(conn, path: Path, smoothing: Smoothing, log_y: bool,
     return loss, lr, throughput, {
         "last_step": int(train["step"].iloc[-1]),
         "last_val_step": int(val["step"].iloc[-1]) if not val.empty else -1,
-        "smooth": smooth_state(train["bpb"].to_numpy(dtype=float), smoothing),
+        "smooth": carry,
         "best_val": best, "points": min(len(train), MAX_POINTS)}
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import dash_bootstrap_components as dbc
+import numpy as np
 import pandas as pd
 from dash import html, no_update
 
@@ -17,7 +18,7 @@ from umoec.run.forge import ForgeCheckpoint, ForgeFormatError, ForgeLog, log_tai
 from umoec.units import LN2
 
 from ...figures.base import empty_fig
-from ...figures.series import MAX_POINTS, Smoothing, smooth_state
+from ...figures.series import MAX_POINTS, Smoothing, smooth_continue
 from ...figures.training import loss_fig, lr_grad_fig, throughput_fig
 from ...services import forge
 from ...view.training import fmt_duration
@@ -51,12 +52,14 @@ def checkpoint_list(cks: list[ForgeCheckpoint]) -> Any:
                               c.name) for c in reversed(cks)])
 
 
-def loss_figure(log: ForgeLog, smoothing: Smoothing, log_y: bool, cks: tuple = ()):
+def loss_figure(log: ForgeLog, smoothing: Smoothing, log_y: bool, cks: tuple = (),
+                smoothed: np.ndarray | None = None):
     train = pd.DataFrame({"step": log.train["step"], "bpb": log.train["loss"] / LN2})
     val = pd.DataFrame({"step": log.val["step"], "bpb": log.val["val_loss"] / LN2})
     fig = loss_fig(train, val, smoothing, log_y, max_points=MAX_POINTS,
                    checkpoints=[(c.step, c.name, c.size, c.mtime) for c in cks
-                                if c.step is not None])   # ckpt_latest.bin has no step
+                                if c.step is not None],   # ckpt_latest.bin has no step
+                   smoothed=smoothed)
     if train.empty:
         return fig
     fig.data[0].name = "train bits/token"
@@ -134,7 +137,8 @@ def forge_training_update(run: forge.ForgeRun, smoothing: Smoothing, log_y: bool
         return dict(common, kpis=kpis(train), loss=loss, lr=lr, throughput=throughput,
                     error=error, state={**chart, "forge_sig": sig})
     val = log.val
-    return dict(common, kpis=kpis(train), loss=loss_figure(log, smoothing, log_y, cks),
+    line, carry = smooth_continue((train["loss"] / LN2).to_numpy(dtype=float), smoothing)
+    return dict(common, kpis=kpis(train), loss=loss_figure(log, smoothing, log_y, cks, line),
                 lr=lr_grad_fig(train[["step", "lr", "grad_norm"]], max_points=MAX_POINTS, lr_label="lr"),
                 throughput=throughput_fig(train[["step", "tokens_per_sec"]], max_points=MAX_POINTS),
                 error=error,
@@ -144,5 +148,4 @@ def forge_training_update(run: forge.ForgeRun, smoothing: Smoothing, log_y: bool
                        "points": min(len(train), MAX_POINTS),
                        "rows": len(train), "resumes": log.resumes, "val_rows": len(val),
                        "last_val_step": int(val["step"].iloc[-1]) if len(val) else None,
-                       "smooth": smooth_state((train["loss"] / LN2).to_numpy(dtype=float),
-                                              smoothing)})
+                       "smooth": carry})

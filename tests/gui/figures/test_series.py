@@ -27,7 +27,6 @@ from gui.figures.series import (
     running_mean_continue,
     smooth,
     smooth_continue,
-    smooth_state,
     thin,
     view_indices,
     window_of,
@@ -198,8 +197,8 @@ def test_clipping_removes_a_single_spikes_effect_on_the_smoothed_line():
 def test_every_smoothing_continued_row_by_row_equals_the_full_computation(spec):
     x = 1.5 + np.random.default_rng(2).normal(0, 0.05, 600)
     x[[37, 310, 311]] += 20.0
-    state = smooth_state(x[:7], spec)
-    parts = [smooth(x[:7], spec)]
+    first, state = smooth_continue(x[:7], spec)
+    parts = [first]
     for lo, hi in ((7, 8), (8, 150), (150, 599), (599, 600)):
         out, state = smooth_continue(x[lo:hi], spec, state)
         parts.append(out)
