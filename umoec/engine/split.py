@@ -14,13 +14,13 @@ mixing stage after the network codes stream after stream, and this process codes
 
 An encoder knows every byte: it tells the split the next step's bytes (`foresee`), so the
 children compute that step while this process codes their slices of the one before (two slots
-of each in the mapping); this process's slice comes first and is coded while they compute, and
-they take more of the streams (LEAD_FORESEEN). A decoder cannot foresee: a stream's next step
-waits for its byte to be decoded. So a decoder's child holds two groups of streams, one coded
-before this process's slice and one after (`interleaved`): as soon as the first group's bytes
-are decoded the child gets them (the coder hands them back through `emit`) and computes that
-group's next step while this process computes and codes the rest, then the second group's; the
-child no longer idles while its streams are coded.
+of each in the mapping); this process's slice comes first and is coded while they compute. A
+decoder cannot foresee: a stream's next step waits for its byte to be decoded. So a decoder's
+child holds two groups of streams, one coded before this process's slice and one after
+(`interleaved`): as soon as the first group's bytes are decoded the child gets them (the coder
+hands them back through `emit`) and computes that group's next step while this process
+computes and codes the rest, then the second group's; the child no longer idles while its
+streams are coded.
 
 The child is forked (copy-on-write: the model is not loaded again) when coding starts and exits
 when its pipe closes (the coding ended, or this process died). The bytes and logits go through
@@ -49,12 +49,11 @@ from . import kernels
 
 MIN_ROWS = 32       # streams per process at least (UMOEC_SPLIT_MIN_ROWS): a step's fixed costs
                     # (~0.5 ms of Python and calls) are paid in every process
-LEAD = 0.5          # a decoder's coding process's share of the streams against a child's
-                    # (UMOEC_SPLIT_LEAD): it also codes every slice (docs/compress.md)
+LEAD = 0.5          # the coding process's share of the streams against a child's: it also
+                    # codes every slice (measured: docs/compress.md; UMOEC_SPLIT_LEAD sets a
+                    # decoder's, UMOEC_SPLIT_LEAD_FORESEEN an encoder's)
 LEAD_ADAPTING = 0.4  # the same when the model adapts online: the adaptation's step and
-                    # correction of every stream run here too (UMOEC_SPLIT_LEAD sets both)
-LEAD_FORESEEN = 0.5  # the same for an encoder (UMOEC_SPLIT_LEAD_FORESEEN): its children
-                    # compute the next step while it codes, so they can take more
+                    # correction of every stream run in the coding process too
 SPIN_S = 0.005      # how long a waiting process spins before it sleeps on the pipe (a step is
                     # ~2-4 ms; the child waits ~0.5-1 ms of each for the coding process's codec)
 _GO, _DONE, _FAIL = b"s", b"k", b"E"
@@ -87,8 +86,8 @@ def parts_for(streams: int, threads: int) -> int:
 
 
 def _lead(foreseen: bool = False, adapting: bool = False) -> float:
-    name, default = (("UMOEC_SPLIT_LEAD_FORESEEN", LEAD_FORESEEN) if foreseen
-                     else ("UMOEC_SPLIT_LEAD", LEAD_ADAPTING if adapting else LEAD))
+    name = "UMOEC_SPLIT_LEAD_FORESEEN" if foreseen else "UMOEC_SPLIT_LEAD"
+    default = LEAD_ADAPTING if adapting else LEAD
     try:
         lead = float(os.environ.get(name, default))
     except ValueError:
@@ -297,11 +296,11 @@ class Split:
 
     def __init__(self, engine, g, streams: int, parts: int, foreseen: bool = False):
         # slices (lo, hi, owner) in stream order, owner 0 this process
+        lead = _lead(foreseen, adapting=bool(engine.adapt_rate))
         if foreseen:                          # an encoder's: its own first, a group per child
-            shares = bounds(streams, parts, _lead(foreseen=True))
-            self.slices = [(lo, hi, c) for c, (lo, hi) in enumerate(shares)]
+            self.slices = [(lo, hi, c) for c, (lo, hi) in enumerate(bounds(streams, parts, lead))]
         else:                                 # a decoder's: each child's groups around its own
-            self.slices = interleaved(streams, parts, _lead(adapting=bool(engine.adapt_rate)))
+            self.slices = interleaved(streams, parts, lead)
         self.early = not foreseen             # a child gets a group's bytes once they are coded
         blas = _one_blas_thread()             # before the fork: the children's too
         children: list[_Child] = []

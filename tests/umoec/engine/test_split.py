@@ -50,18 +50,20 @@ def test_a_decoder_s_slices_put_each_child_s_two_groups_around_its_own():
 
 
 def test_the_coding_process_takes_fewer_streams_unless_told(monkeypatch, tiny_model):
-    monkeypatch.delenv("UMOEC_SPLIT_LEAD", raising=False)
-    assert split._lead() == split.LEAD < 1
-    assert split._lead(adapting=True) == split.LEAD_ADAPTING < split.LEAD
-    for bad in ("x", "0", "-1", "nan", "100"):
-        monkeypatch.setenv("UMOEC_SPLIT_LEAD", bad)
-        assert split._lead() == split.LEAD
-        assert split._lead(adapting=True) == split.LEAD_ADAPTING
-    monkeypatch.delenv("UMOEC_SPLIT_LEAD_FORESEEN", raising=False)
-    assert split._lead(foreseen=True) == split.LEAD_FORESEEN
-    for bad in ("x", "0", "nan"):
-        monkeypatch.setenv("UMOEC_SPLIT_LEAD_FORESEEN", bad)
-        assert split._lead(foreseen=True) == split.LEAD_FORESEEN
+    """LEAD, LEAD_ADAPTING (the coding process also runs the adaptation) for encoders and
+    decoders alike, each overridden by its own setting; a bad setting keeps the default."""
+    for name, foreseen in (("UMOEC_SPLIT_LEAD", False), ("UMOEC_SPLIT_LEAD_FORESEEN", True)):
+        monkeypatch.delenv(name, raising=False)
+        assert split._lead(foreseen) == split.LEAD < 1
+        assert split._lead(foreseen, adapting=True) == split.LEAD_ADAPTING < split.LEAD
+        for bad in ("x", "0", "-1", "nan", "100"):
+            monkeypatch.setenv(name, bad)
+            assert split._lead(foreseen) == split.LEAD
+            assert split._lead(foreseen, adapting=True) == split.LEAD_ADAPTING
+        monkeypatch.setenv(name, "0.7")
+        assert split._lead(foreseen) == split._lead(foreseen, adapting=True) == 0.7
+        assert split._lead(not foreseen) == split.LEAD
+        monkeypatch.delenv(name)
     monkeypatch.setenv("UMOEC_SPLIT_LEAD", "1")
     p = ExactPredictor(tiny_model, None, adapt_rate=32)
     shared = split.Split(p.engine, p.g, 64, 2)
@@ -73,8 +75,8 @@ def test_the_coding_process_takes_fewer_streams_unless_told(monkeypatch, tiny_mo
 
 def test_an_encoder_s_split_differs_from_a_decoder_s(tiny_model, threads, monkeypatch):
     """The encoder foresees its steps, so its children compute while it codes: its slice comes
-    first, each child's after (LEAD_FORESEEN); the decoder's children hold two groups around
-    its slice (LEAD_ADAPTING: fast adapts). The file is the same."""
+    first, each child's after; the decoder's children hold two groups around its slice (both
+    LEAD_ADAPTING: fast adapts). The file is the same."""
     monkeypatch.delenv("UMOEC_SPLIT_LEAD", raising=False)
     monkeypatch.delenv("UMOEC_SPLIT_LEAD_FORESEEN", raising=False)
     made, real = [], split.Split.__init__
@@ -90,7 +92,7 @@ def test_an_encoder_s_split_differs_from_a_decoder_s(tiny_model, threads, monkey
     blob = compress_bytes(data, tiny_model, profile="fast")
     assert blob == one and decompress_bytes(blob, tiny_model) == data
     (enc, dec), B = made, made[0][-1][1]
-    assert enc == [(lo, hi, c) for c, (lo, hi) in enumerate(split.bounds(B, 2, split.LEAD_FORESEEN))]
+    assert enc == [(lo, hi, c) for c, (lo, hi) in enumerate(split.bounds(B, 2, split.LEAD_ADAPTING))]
     assert dec == split.interleaved(B, 2, split.LEAD_ADAPTING)
 
 
