@@ -314,8 +314,8 @@ class Split:
         self.children = children
         self._fin = weakref.finalize(self, _close_all, children, blas)
         engine.set_threads(1)                 # one thread per process: the cores are taken
-        self.own = next((lo, hi) for lo, hi, owner in self.slices if owner == 0)
-        self.local = engine.init_state(self.own[1] - self.own[0], g)
+        lo, hi = next((lo, hi) for lo, hi, owner in self.slices if owner == 0)
+        self.local = engine.init_state(hi - lo, g)
         self.engine = engine
         self._groups = [sum(1 for s in self.slices[:i] if s[2] == owner)
                         for i, (_, _, owner) in enumerate(self.slices)]
