@@ -272,12 +272,13 @@ def test_split_logits_equal_one_process(tiny_model, parts, adapt_rate):
     assert all(not c.proc.is_alive() for c in shared.children)
 
 
+@pytest.mark.parametrize("early", [False, True])
 @pytest.mark.parametrize("spin", [0.0, 0.0005])
-def test_a_side_asleep_on_its_pipe_gets_its_hand_off(tiny_model, monkeypatch, spin):
+def test_a_side_asleep_on_its_pipe_gets_its_hand_off(tiny_model, monkeypatch, spin, early):
     """With no spin (every wait sleeps on the pipe) or a short one and this process pausing
     longer between steps (the child's spin runs out, it raises its flag and sleeps), every
     step still arrives (an alarm fails the test if a sleeper were never woken) with the
-    logits of one process."""
+    logits of one process; also when a decoder's coder hands each group's bytes on mid-step."""
     import signal
     import time
 
@@ -290,12 +291,21 @@ def test_a_side_asleep_on_its_pipe_gets_its_hand_off(tiny_model, monkeypatch, sp
     old = signal.signal(signal.SIGALRM, hung)
     signal.alarm(60)
     shared = split.Split(p.engine, p.g, B, 2)
+    cols = _columns(B)[:41]
     try:
-        for t, byte in enumerate(_columns(B)[:40]):
+        for t, byte in enumerate(cols[:40]):
             if spin and t % 4 == 0:
                 time.sleep(0.002)
             expected, whole = p.engine.step(byte, whole)
-            assert np.array_equal(shared.step(byte), expected)
+            got = []
+
+            def emit(lo, hi, logits, nxt=cols[t + 1], got=got):
+                got.append(logits)
+                if spin and lo == 0:
+                    time.sleep(0.001)             # the child, idle, goes to sleep meanwhile
+                return nxt[lo:hi] if early else None
+            shared.step_parts(byte, emit)
+            assert np.array_equal(np.concatenate(got), expected)
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
