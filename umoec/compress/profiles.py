@@ -35,7 +35,7 @@ class Profile:
     adapt_rate: int                  # online adaptation step while coding, 0 = off (engine/adapt.py)
     threads: int                     # cores at most, when that many are idle: processes sharing
                                      # the streams (engine/split.py), or the SSM mixer's threads
-                                     # where they are too few to split (32 each at least)
+                                     # where they are too few to split (6 each at least)
     description: str
     min_stream_bytes: int = 256      # fewer streams on small inputs: each holds at least this
     coder: str = ""                  # "cm": the context-mixing stage (codec/cm.py); "": entropy.coder

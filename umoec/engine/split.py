@@ -47,8 +47,9 @@ import numpy as np
 from ..sizing import VOCAB
 from . import kernels
 
-MIN_ROWS = 32       # streams per process at least (UMOEC_SPLIT_MIN_ROWS): a step's fixed costs
-                    # (~0.5 ms of Python and calls) are paid in every process
+MIN_ROWS = 6        # streams per process at least (UMOEC_SPLIT_MIN_ROWS): a step's fixed costs
+                    # (~0.1 ms a process since the block step is compiled) are paid in every
+                    # process; 8 streams over two processes gained nothing (docs/compress.md)
 LEAD = 0.5          # the coding process's share of the streams against a child's: it also
                     # codes every slice (measured: docs/compress.md; UMOEC_SPLIT_LEAD sets a
                     # decoder's, UMOEC_SPLIT_LEAD_FORESEEN an encoder's)

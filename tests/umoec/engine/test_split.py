@@ -248,11 +248,15 @@ def test_parts_follow_threads_and_streams(monkeypatch):
     assert split.parts_for(256, 2) == 2
     assert split.parts_for(256, 4) == 4
     assert split.parts_for(256, 1) == 1
-    assert split.parts_for(48, 2) == 1               # 24 streams per process would not pay
+    assert split.parts_for(48, 2) == 2
+    assert split.parts_for(12, 2) == 2               # fast on a 12 KiB input
+    assert split.parts_for(11, 2) == 1               # 5 streams a process would not pay
+    assert split.parts_for(12, 4) == 2
     monkeypatch.setenv("UMOEC_SPLIT_MIN_ROWS", "1")
     assert split.parts_for(3, 4) == 3
     monkeypatch.setenv("UMOEC_SPLIT_MIN_ROWS", "many")
     assert split.parts_for(256, 2) == 2              # a bad setting keeps the default
+    assert split.parts_for(11, 2) == 1
 
 
 @pytest.mark.parametrize(("parts", "adapt_rate"), [(2, 0), (3, 0), (2, 32), (3, 1000)])
