@@ -7,7 +7,7 @@ Run it with nothing else on the machine: the second process needs the second cor
 
 Environment: BENCH_SPLIT_BYTES (default 200000) bytes of the standard library's `email`
 package, BENCH_SPLIT_ROUNDS (default 3) pairs of runs, BENCH_SPLIT_PROFILES (default
-turbo,fast: the profiles that split; balanced's 16 streams are too few). BENCH_SPLIT_BASE: the
+turbo,fast; balanced splits too since its 16 streams are enough). BENCH_SPLIT_BASE: the
 root of another checkout (its extensions built): then that build's `-T 2` against this one's,
 alternating, the ratio this / base (a speed change must leave the files as they were: checked).
 """

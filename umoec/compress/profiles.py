@@ -67,9 +67,10 @@ PROFILES = {
                     "up to 64 streams (1 KiB each at least), early exits as trained, cascade "
                     "never used alone, online adaptation, its streams split over two processes "
                     "when two cores are idle, the mixing stage", 1024, coder="cm"),
-    "balanced": Profile("balanced", 16, 1.0, 1.0, ADAPT_RATE, 1,
+    "balanced": Profile("balanced", 16, 1.0, 1.0, ADAPT_RATE, 2,
                         "up to 16 streams (4 KiB each at least), every byte through the whole "
-                        "model, online adaptation, the mixing stage: best bpb, slowest", 4096,
+                        "model, online adaptation, its streams split over two processes when "
+                        "two cores are idle, the mixing stage: best bpb, slowest", 4096,
                         coder="cm"),
     "cm": Profile("cm", 1, None, None, 0, 1,
                   "the mixing stage alone: context models, no network; no model file unless "

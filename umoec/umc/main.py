@@ -87,8 +87,8 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("-T", "--threads", type=int, metavar="N",
                    help="cores to use: processes coding frames in parallel when the input has "
                    "several (8 MiB each), else within the one frame (its streams split over N "
-                   "processes, 6 streams each at least: turbo and fast; balanced: N threads of "
-                   "the SSM mixer); the output never "
+                   "processes, 6 streams each at least; fewer: N threads of the SSM mixer); "
+                   "the output never "
                    "depends on it (default 0: chosen from the profile and the idle cores)")
     c.add_argument("--cluster", metavar="ADDRESS",
                    help="code the frames of a large input on the workers of a Dask cluster "
