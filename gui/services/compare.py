@@ -178,7 +178,7 @@ def load_run(runs_dir: Path, key: str, status: bool = True) -> RunData:
     """A run's curves by its selector value (ours or Forge); CompareError says why not.
     `status=False` skips reading its status (the System chart has no use for it)."""
     runs_dir = Path(runs_dir)
-    fr = forge.resolve_any(runs_dir, key)[1]
+    run, fr = forge.resolve_any(runs_dir, key)
     if fr is not None:
         sig: Any = ("forge", fr.signature(), _stat(fr.path / "config.json"))
     else:
@@ -195,7 +195,6 @@ def load_run(runs_dir: Path, key: str, status: bool = True) -> RunData:
     if status and fr is not None:
         data.status = fr.status_label()
     elif status:
-        run = resolve(runs_dir, key)
         data.status = summarise(run).label if run is not None else "?"
     return data
 
