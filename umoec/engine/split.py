@@ -302,7 +302,6 @@ class Split:
             self.slices = [(lo, hi, c) for c, (lo, hi) in enumerate(bounds(streams, parts, lead))]
         else:                                 # a decoder's: each child's groups around its own
             self.slices = interleaved(streams, parts, lead)
-        self.early = not foreseen             # a child gets a group's bytes once they are coded
         blas = _one_blas_thread()             # before the fork: the children's too
         children: list[_Child] = []
         try:
@@ -381,7 +380,7 @@ class Split:
             feats.append(x)
             finals.append(final)
             coded = emit(lo, hi, out)
-            if (owner and self.early and coded is not None and i not in self._told
+            if (owner and coded is not None and i not in self._told
                     and child.next_group() == self._groups[i]):
                 self._tell(i, coded)
         if adapter is not None:
