@@ -66,16 +66,17 @@ def _with(dev: str, fn, *args, **kw):
 def codec(out: Path, dev: str = "cuda") -> bool:
     ok, report = True, {"device": dev, "golden": {}, "written": {}}
     tiny, primed = _model("tiny.umm"), _model("tiny-primed.umm")
-    for f in sorted(GOLDEN.glob("*.umc")):
+    for f in sorted(GOLDEN.rglob("*.umc")):         # container formats 2 and 3 (format3/)
         blob, original = f.read_bytes(), (GOLDEN / f.name.rsplit(".", 2)[0]).read_bytes()
         model = primed if "primed" in f.name else tiny
         res = {}
         for d in ("", dev):
             got, _ = _with(d, decompress_bytes, blob, model)
             res[d or "numpy"] = got == original
-        report["golden"][f.name] = res
+        name = f.relative_to(GOLDEN).as_posix()
+        report["golden"][name] = res
         ok &= all(res.values())
-        print(f"golden {f.name}: " + " ".join(f"{k}={'ok' if v else 'WRONG'}" for k, v in res.items()))
+        print(f"golden {name}: " + " ".join(f"{k}={'ok' if v else 'WRONG'}" for k, v in res.items()))
     default = _model("default")
     out.mkdir(parents=True, exist_ok=True)
     # written as it goes: a run cut short by its time limit still brings back what it made

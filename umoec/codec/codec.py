@@ -370,7 +370,7 @@ def _check_predictor(header: Header, predictor) -> int:
     got = None                                   # the newest's: what this build writes now
     for version in versions:
         digest = fingerprint_digest(_fingerprint(predictor, header.coder, version))
-        if digest == header.fingerprint:
+        if digest[:len(header.fingerprint)] == header.fingerprint:   # format 3 holds 16 bytes
             return version
         got = got or digest
     newer = (f", or by a newer build of u-moec-tiny (this one reads mixing stage versions "

@@ -1,4 +1,4 @@
-"""Frames: a .umc file is one or more complete format-2 containers ("frames") one after another.
+"""Frames: a .umc file is one or more complete containers ("frames") one after another.
 
 A file no larger than its profile's frame size is one container, exactly as before. A larger
 input is cut into frames of that size, each coded on its own (its own header, sha256, blocks and

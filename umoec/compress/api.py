@@ -188,13 +188,14 @@ def compress_frame(data: bytes, model: mf.ModelFile | None, *, profile: str = "t
 
 def _frame(data: bytes, model: mf.ModelFile | None, prof: profiles.Profile, config, input_name: str,
            progress: Progress | None, frame: dict | None, name_model: bool) -> bytes:
-    extra = dict(frame or {})
+    # the input's file name, for messages and listings (none from stdin: no empty entry)
+    extra = {**({"input_name": input_name[:200]} if input_name else {}), **(frame or {})}
     if not prof.network:  # the mixing stage alone; a model only for its primer, if it has one
         stage = no_network(model)
         named = {"model_hash": bytes.fromhex(model.hash), "model_name": model.name[:64]} \
             if model is not None and (stage.primer or name_model) else {}
         settings = CodecSettings(streams=1, coder="cm", block_size=CM_BLOCK, profile=prof.name,
-                                 metadata={"input_name": input_name[:200], **extra}, **named)
+                                 metadata=extra, **named)
         with paused_gc():
             return compress(data, stage, settings, progress=progress)
     if model is None:
@@ -202,8 +203,7 @@ def _frame(data: bytes, model: mf.ModelFile | None, prof: profiles.Profile, conf
     cfg = _entropy(model, config)
     g = document_features(data, cfg.head.d_globals)
     m = cfg.entropy.match_min_len
-    meta = {"globals": _encode_globals(g), "match_min_len": m, "adapt_rate": prof.adapt_rate,
-            "input_name": input_name[:200], **extra}
+    meta = {"globals": _encode_globals(g), "match_min_len": m, "adapt_rate": prof.adapt_rate, **extra}
     settings = CodecSettings.from_config(cfg, streams=prof.streams_for(len(data)), profile=prof.name,
                                          model_hash=bytes.fromhex(model.hash),
                                          model_name=model.name[:64], metadata=meta)

@@ -10,9 +10,13 @@ from hypothesis import strategies as st
 from tests.umoec.codec.helpers import TEXT, CyclePredictor
 from umoec.codec import CodecError, CodecSettings, FormatError, compress, decompress
 from umoec.codec.container import (
+    FLAG_MODEL,
     MAGIC,
     RECORD_SIZE,
     Header,
+    _leb128,
+    _read_leb128,
+    fingerprint_digest,
     pack_block,
     pack_header,
     parse_blocks,
@@ -26,6 +30,7 @@ BLOB = compress(DATA, CyclePredictor(), SETTINGS)
 TANS_BLOB = compress(DATA, CyclePredictor(), CodecSettings(streams=3, block_size=256, coder="tans",
                                                            prob_precision=11, model_name="x"))
 HEADER, OFFSET = parse_header(BLOB)
+FULL_FP = fingerprint_digest(CyclePredictor().fingerprint())   # what format 2 holds whole
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -63,8 +68,10 @@ def test_header_roundtrip_and_layout():
 def test_wrong_magic_version_and_header_length():
     with pytest.raises(FormatError, match="wrong magic"):
         decode(b"PK\x03\x04" + BLOB[4:])
-    with pytest.raises(FormatError, match="format version 3"):
-        decode(BLOB[:8] + struct.pack("<H", 3) + BLOB[10:])
+    with pytest.raises(FormatError, match="format version 4"):
+        decode(BLOB[:8] + struct.pack("<H", 4) + BLOB[10:])
+    with pytest.raises(FormatError, match="impossible length"):   # format 2 needs 150 bytes or more
+        decode(BLOB[:8] + struct.pack("<H", 2) + BLOB[10:])
     with pytest.raises(FormatError, match="format 1, written by the float engine"):
         decode(BLOB[:8] + struct.pack("<H", 1) + BLOB[10:])
     with pytest.raises(FormatError, match="impossible length"):
@@ -124,15 +131,91 @@ def test_absurd_declared_sizes_fail_fast_without_allocating(fields, message):
 def test_out_of_range_fields_behind_a_valid_crc_are_refused():
     raw = bytearray(BLOB)
     for off, value, message in ((14, 9, "coder id"), (15, 48, "32 or 64"), (16, 17, "prob_precision"),
-                                (17, 2, "flags")):
+                                (17, 4, "flags"), (20, 0, "streams=0")):
         bad = bytearray(raw)
         bad[off] = value
         with pytest.raises(FormatError, match=message):
             decode(with_header_crc(bytes(bad)))
     bad = bytearray(raw)
-    struct.pack_into("<I", bad, 20, 0)
-    with pytest.raises(FormatError, match="streams=0"):
+    bad[20:31] = b"\x80" * 11                   # a number that never ends
+    with pytest.raises(FormatError, match="streams is not a valid number"):
         decode(with_header_crc(bytes(bad)))
+    v2 = bytearray(pack_header(Header(**{**HEADER.__dict__, "fingerprint": FULL_FP}), 2) + BLOB[OFFSET:])
+    struct.pack_into("<I", v2, 20, 0)
+    with pytest.raises(FormatError, match="streams=0"):
+        decode(with_header_crc(bytes(v2)))
+    v2[17] = 2                                  # format 2 has no model flag
+    with pytest.raises(FormatError, match="flags"):
+        decode(with_header_crc(bytes(v2)))
+
+
+def test_format_2_files_still_decode_and_say_the_same():
+    """Files older builds wrote (format 2: fixed places, the whole fingerprint digest)."""
+    for blob, header, offset in ((BLOB, HEADER, OFFSET), (TANS_BLOB, *parse_header(TANS_BLOB))):
+        full = Header(**{**header.__dict__, "fingerprint": FULL_FP})
+        old = pack_header(full, 2) + blob[offset:]
+        assert old[8:10] == b"\x02\x00" and parse_header(old)[0] == full
+        assert decode(old) == DATA
+    with pytest.raises(FormatError, match="whole 32-byte fingerprint"):
+        pack_header(HEADER, 2)
+
+
+def test_format_3_is_smaller_and_holds_the_same_header():
+    full = Header(**{**HEADER.__dict__, "fingerprint": FULL_FP})
+    v2, v3 = pack_header(full, 2), pack_header(full)
+    assert v3[8:10] == b"\x03\x00" and parse_header(v3)[0] == HEADER
+    # no model hash (32), half the fingerprint (16), the numbers 2, 256, 0 and 700 in 6 bytes
+    # instead of 24, the metadata's length in 1 instead of 4
+    assert len(v2) - len(v3) == 32 + 16 + (24 - 6) + 3 == 69
+    named = Header(**{**full.__dict__, "model_hash": bytes(range(32))})
+    assert parse_header(pack_header(named))[0].model_hash == bytes(range(32))
+    assert len(pack_header(named)) == len(v3) + 32
+    empty = Header(**{**full.__dict__, "metadata": {}})
+    assert parse_header(pack_header(empty))[0].metadata == {}
+    assert len(pack_header(empty)) == len(v3) - len(b'{"ckpt":"step000100.pt"}')
+
+
+def test_format_3_refuses_a_zero_model_hash_and_numbers_spelled_two_ways():
+    raw = bytearray(BLOB)
+    raw[17] |= FLAG_MODEL                        # says a hash follows where the sha256 is not one
+    raw[44:76] = bytes(32)
+    with pytest.raises(FormatError):
+        decode(with_header_crc(bytes(raw)))
+    named = Header(**{**HEADER.__dict__, "model_hash": bytes(32)})
+    assert pack_header(named)[17] & FLAG_MODEL == 0          # zeros: no model, no hash written
+    # streams = 2 spelled 0x82 0x00 (a redundant zero byte) is refused, not read as 2
+    blob = pack_header(HEADER)
+    respelled = blob[:20] + b"\x82\x00" + blob[21:-4]
+    respelled = respelled[:10] + struct.pack("<I", len(respelled) + 4) + respelled[14:]
+    with pytest.raises(FormatError, match="streams is not a valid number"):
+        parse_header(respelled + struct.pack("<I", zlib.crc32(respelled)))
+
+
+def test_format_3_spells_the_usual_metadata_keys_with_one_letter():
+    meta = {"globals": "AAAA", "match_min_len": 5, "adapt_rate": 32, "input_name": "a.txt",
+            "frame": [0, 1], "ckpt": "x"}
+    h = Header(**{**HEADER.__dict__, "metadata": meta})
+    raw = pack_header(h)
+    assert parse_header(raw)[0].metadata == meta
+    assert b'"g":"AAAA"' in raw and b"globals" not in raw and b'"ckpt":"x"' in raw
+    assert len(pack_header(Header(**{**h.__dict__, "fingerprint": FULL_FP}), 2)) - len(raw) > 48 + 40
+    with pytest.raises(FormatError, match=r"one-letter keys are the \.umc format's own"):
+        pack_header(Header(**{**HEADER.__dict__, "metadata": {"g": 1}}))
+
+    def with_meta(text: bytes) -> bytes:                  # a format 3 header holding `text`
+        body = pack_header(Header(**{**HEADER.__dict__, "metadata": {}}))[:-5] + bytes([len(text)]) + text
+        body = body[:10] + struct.pack("<I", len(body) + 4) + body[14:]
+        return body + struct.pack("<I", zlib.crc32(body))
+    assert parse_header(with_meta(b'{"n":"b"}'))[0].metadata == {"input_name": "b"}
+    for text in (b'{"input_name":"b"}', b'{"z":1}'):           # spelled in full; unknown letter
+        with pytest.raises(FormatError, match="spells a key in full"):
+            parse_header(with_meta(text))
+
+
+@given(st.integers(0, (1 << 64) - 1))
+def test_leb128_numbers_round_trip(n):
+    raw = _leb128(n)
+    assert _read_leb128(raw + b"\xff", 0, len(raw), "n") == (n, len(raw))
 
 
 def test_metadata_limits():

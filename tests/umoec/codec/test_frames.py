@@ -7,6 +7,7 @@ import pytest
 
 from tests.umoec.codec.helpers import TEXT
 from umoec.codec import read_header
+from umoec.codec.container import parse_header
 from umoec.codec.errors import FormatError
 from umoec.codec.frames import frame_of, frames, read_frame
 from umoec.compress.api import compress_bytes
@@ -63,5 +64,6 @@ def test_a_single_frame_cannot_be_followed_or_joined():
 def test_a_frame_cut_inside_says_so():
     blob = compress_bytes(TEXT[:3000], None, profile="cm", frame_bytes=1000)
     second = blob.index(MAGIC, 1)
+    _, offset = parse_header(blob[second:])     # the second frame's header ends here
     with pytest.raises(FormatError, match=r"truncated .umc file: block 0 needs"):
-        read_all(blob[:second + 200])
+        read_all(blob[:second + offset + 20])

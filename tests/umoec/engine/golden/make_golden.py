@@ -14,6 +14,7 @@
     python tests/umoec/engine/golden/make_golden.py --primed12      # version 12 (cm profile, primed)
     python tests/umoec/engine/golden/make_golden.py --primed13      # version 13 (cm profile, primed)
     python tests/umoec/engine/golden/make_golden.py --primed14      # version 14 (network, primed)
+    python tests/umoec/engine/golden/make_golden.py --format3       # container format 3
 
 CHECKPOINT: a tiny tier1-family checkpoint (tests/umoec/train/conftest.py TINY, 80 steps on the
 400 kB default corpus). The first form wrote tiny.umm (its coding model), three inputs (Python
@@ -37,6 +38,10 @@ input) and of version 11, version 10 primed with tiny-primed.umm (source.txt.cm-
 then version 12, version 11 with four more contexts (source.txt.cm-primed12.umc), and version
 13, version 12 with 2^25 slots (source.txt.cm-primed13.umc); and the network profiles' version
 14, version 8 with version 12's contexts and 2^25 slots (source.txt.PROFILE-primed14.umc).
+Every file above is in container format 2. The last form writes format3/: container format 3
+(the compact header) with the stage versions each profile then wrote, every input unprimed
+(NAME.PROFILE-mix6.umc, NAME.cm-mix10.umc) and source.txt primed (source.txt.PROFILE-primed14.umc,
+source.txt.cm-primed13.umc).
 """
 import sys
 from pathlib import Path
@@ -83,6 +88,21 @@ def primed(suffix: str) -> None:
                 compress_bytes(data, model, profile=profile))
 
 
+def format3() -> None:
+    from umoec.codec import cm
+    out = HERE / "format3"
+    out.mkdir(exist_ok=True)
+    tiny, primed_model = mf.read(HERE / "tiny.umm"), mf.read(HERE / "tiny-primed.umm")
+    for profile, p in PROFILES.items():
+        for name, data in inputs().items():
+            version = cm.written(p.network, False)
+            (out / f"{name}.{profile}-mix{version}.umc").write_bytes(
+                compress_bytes(data, tiny, profile=profile))
+        version = cm.written(p.network, True)
+        (out / f"source.txt.{profile}-primed{version}.umc").write_bytes(
+            compress_bytes(inputs()["source.txt"], primed_model, profile=profile))
+
+
 def PRIMER() -> bytes:
     return (ROOT / "umoec" / "codec" / "rans.py").read_bytes()[3000:9000]
 
@@ -100,7 +120,9 @@ def main(checkpoint: str) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1] in ("--primed5", "--primed7", "--primed8", "--primed9", "--primed11", "--primed12",
+    if sys.argv[1] == "--format3":
+        format3()
+    elif sys.argv[1] in ("--primed5", "--primed7", "--primed8", "--primed9", "--primed11", "--primed12",
                        "--primed13", "--primed14"):
         primed(sys.argv[1][1:])
     elif sys.argv[1] in ("--mix", "--mix2", "--mix4", "--mix6", "--mix10"):
