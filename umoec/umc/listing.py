@@ -23,6 +23,7 @@ class Row:
     header: Header       # the first frame's
     original: int = -1   # the sum over frames (-1: the header's own size, one frame)
     frames: int = 1
+    container: int = 0   # the container format (2 or 3) of the first frame
 
     @property
     def size(self) -> int:
@@ -49,11 +50,12 @@ def read_row(path: str) -> Row:
         head = fh.read(MAX_HEADER)
         size = os.fstat(fh.fileno()).st_size
         header = read_header(head)
+        container = int.from_bytes(head[8:10], "little")
         if frame_of(header) is None:
-            return Row(path, size, header)
+            return Row(path, size, header, container=container)
         fh.seek(0)
         sizes = [h.original_size for h, _ in frames(fh)]
-    return Row(path, size, header, sum(sizes), len(sizes))
+    return Row(path, size, header, sum(sizes), len(sizes), container)
 
 
 TITLES = ("compressed", "original", "ratio", "bpb", "profile", "model", "sha256", "file")
@@ -92,6 +94,7 @@ def details(r: Row) -> list[str]:
         ("model", h.model_name or ("?" if any(h.model_hash) else "none (the cm profile)")),
         ("model hash", h.model_hash.hex()),
         ("profile", h.profile),
+        ("container", f"format {r.container}"),
         ("engine", f"v{h.engine}"),
         ("coder", f"{h.coder}, {h.precision}-bit state, 2^{h.prob_precision} frequency total"
                   + (", sharpening" if h.sharpening else "")),

@@ -1,6 +1,7 @@
 """`umc -l` (the header only) and `umc -t` (decode and verify, write nothing)."""
 import hashlib
 
+from tests.umoec.engine.test_golden import GOLDEN
 from tests.umoec.umc.conftest import TEXT
 from umoec.compress.profiles import PROFILES
 
@@ -67,6 +68,10 @@ def test_l_v_prints_every_header_field(umc, packed, default_model):
     assert fields["compressed"] == f"{packed.stat().st_size:,} bytes"
     assert fields["input name"] == "text.txt" and \
         fields["streams"] == str(PROFILES["fast"].streams_for(len(TEXT)))
+    assert fields["container"] == "format 3"
+    umc.write("old.umc", (GOLDEN / "source.txt.fast-mix6.umc").read_bytes())   # an older build's
+    old = umc("-l", "-v", "old.umc").out.decode().splitlines()
+    assert "  container     format 2" in old
 
 
 def test_a_cm_profile_file_lists_no_model_and_decodes_without_one(umc):
