@@ -203,6 +203,16 @@ static inline void prefetch_row(const int32_t *row) {
     PREFETCH(row + 32);
 }
 
+/* a mixer's learning step in int32: every input is within +-2047 and every error within
+ * +-8190 (the final mixers' doubled rate), so x * err stays below 2^24 and a weight within
+ * W_MAX + 2^12: the same integers as in int64, in lanes the compiler vectorises */
+static inline void train(int32_t *w, const int *x, int n, int32_t err) {
+    for (int i = 0; i < n; i++) {
+        int32_t v = w[i] + ((x[i] * err) >> LR_SHIFT);
+        w[i] = v > W_MAX ? W_MAX : (v < -W_MAX ? -W_MAX : v);
+    }
+}
+
 static inline int len_bucket(int64_t len) {
     return len < 16 ? (int)len : (len < 72 ? 12 + (int)(len >> 2) : 31);
 }
@@ -489,31 +499,12 @@ CLONES static PyObject *py_run(PyObject *self, PyObject *args) {
                 }
                 for (int i = 0; i < nctx; i++) SLOT_T(idx[i]) = counter_update(SLOT_T(idx[i]), bit, LIMIT);
                 if (mi >= 0) mm[mi] = counter_update(mm[mi], bit, 1023);
-                int64_t err = (int64_t)((bit << 12) - pm1) * LR;
-                for (int i = 0; i < nin; i++) {
-                    int64_t v = ws[i] + (((int64_t)x[i] * err) >> LR_SHIFT);
-                    ws[i] = (int32_t)(v > W_MAX ? W_MAX : (v < -W_MAX ? -W_MAX : v));
-                }
-                int64_t err2 = (int64_t)((bit << 12) - pm2) * LR;
-                for (int i = 0; i < nin; i++) {
-                    int64_t v = ws2[i] + (((int64_t)x[i] * err2) >> LR_SHIFT);
-                    ws2[i] = (int32_t)(v > W_MAX ? W_MAX : (v < -W_MAX ? -W_MAX : v));
-                }
-                if (mix3) {
-                    int64_t err3 = (int64_t)((bit << 12) - pm3) * LR;
-                    for (int i = 0; i < nin; i++) {
-                        int64_t v = ws3[i] + (((int64_t)x[i] * err3) >> LR_SHIFT);
-                        ws3[i] = (int32_t)(v > W_MAX ? W_MAX : (v < -W_MAX ? -W_MAX : v));
-                    }
-                }
+                train(ws, x, nin, ((bit << 12) - pm1) * LR);
+                train(ws2, x, nin, ((bit << 12) - pm2) * LR);
+                if (mix3) train(ws3, x, nin, ((bit << 12) - pm3) * LR);
                 if (fin) {
-                    int64_t e1 = (int64_t)((bit << 12) - pf1) * FLR, e2 = (int64_t)((bit << 12) - pf2) * FLR;
-                    for (int i = 0; i < NF; i++) {
-                        int64_t v = wf1[i] + (((int64_t)y[i] * e1) >> LR_SHIFT);
-                        wf1[i] = (int32_t)(v > W_MAX ? W_MAX : (v < -W_MAX ? -W_MAX : v));
-                        v = wf2[i] + (((int64_t)y[i] * e2) >> LR_SHIFT);
-                        wf2[i] = (int32_t)(v > W_MAX ? W_MAX : (v < -W_MAX ? -W_MAX : v));
-                    }
+                    train(wf1, y, NF, ((bit << 12) - pf1) * FLR);
+                    train(wf2, y, NF, ((bit << 12) - pf2) * FLR);
                 }
                 for (int i = 0; i < nctx; i++)
                     sm[smi[i]] += (int32_t)((((int64_t)bit << 16) - sm[smi[i]]) >> SM_RATE);
