@@ -363,13 +363,14 @@ CLONES static PyObject *py_run(PyObject *self, PyObject *args) {
                     else mlen = 0;        /* not coded yet, or past the primer's end */
                 }
             }
+            uint32_t hvs[NCTX14];   /* the decision's context hashes, from the prefetch before it */
             for (int depth = 0; depth < 8; depth++) {
                 uint32_t idx[NCTX14];
                 int smi[NCTX14], ici[NCTX14], x[NIN14], conf = 0;
                 int xnn = use_nn ? STRETCH[nn_p(cs, c0, depth)] : 0;
                 x[0] = v6 ? 0 : xnn;      /* v6: the network joins after the context mixers */
                 for (int i = 0; i < nctx; i++) {
-                    uint32_t hv = mix32(hs[i] + (uint32_t)c0 * 0x9E3779B1u);
+                    uint32_t hv = depth ? hvs[i] : mix32(hs[i] + (uint32_t)c0 * 0x9E3779B1u);
                     idx[i] = hv >> (32 - tb);
                     if (v2) {  /* two slots per context, told apart by a check byte */
                         uint8_t ck = (uint8_t)(hv & 255);
@@ -491,8 +492,8 @@ CLONES static PyObject *py_run(PyObject *self, PyObject *args) {
                 if (depth < 7) {   /* the next decision's slots load while this one's tables learn */
                     uint32_t nc0 = (uint32_t)((c0 << 1) | bit);
                     for (int i = 0; i < nctx; i++) {
-                        uint32_t ni = mix32(hs[i] + nc0 * 0x9E3779B1u) >> (32 - tb);
-                        PREFETCH(&SLOT_T(ni));
+                        hvs[i] = mix32(hs[i] + nc0 * 0x9E3779B1u);
+                        PREFETCH(&SLOT_T(hvs[i] >> (32 - tb)));
                     }
                     prefetch_row(apm + (Py_ssize_t)((c1 << 8) | (int)nc0) * 33);
                     if (v4) prefetch_row(apm2 + (Py_ssize_t)((h2b ^ (nc0 * 0x9E37u)) & 0xFFFFu) * 33);
