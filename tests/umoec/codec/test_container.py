@@ -176,13 +176,14 @@ def test_format_3_is_smaller_and_holds_the_same_header():
 
 
 def test_format_3_refuses_a_zero_model_hash_and_numbers_spelled_two_ways():
-    raw = bytearray(BLOB)
-    raw[17] |= FLAG_MODEL                        # says a hash follows where the sha256 is not one
-    raw[44:76] = bytes(32)
-    with pytest.raises(FormatError):
-        decode(with_header_crc(bytes(raw)))
-    named = Header(**{**HEADER.__dict__, "model_hash": bytes(32)})
-    assert pack_header(named)[17] & FLAG_MODEL == 0          # zeros: no model, no hash written
+    named = pack_header(Header(**{**HEADER.__dict__, "model_hash": b"\x01" * 32}))
+    at = named.index(b"\x01" * 32)                # after the numbers and the sha256
+    assert named[17] & FLAG_MODEL and at == 20 + 6 + 32
+    zeroed = named[:at] + bytes(32) + named[at + 32:-4]
+    with pytest.raises(FormatError, match="model hash of zeros"):
+        parse_header(zeroed + struct.pack("<I", zlib.crc32(zeroed)))
+    unnamed = Header(**{**HEADER.__dict__, "model_hash": bytes(32)})
+    assert pack_header(unnamed)[17] & FLAG_MODEL == 0        # zeros: no model, no hash written
     # streams = 2 spelled 0x82 0x00 (a redundant zero byte) is refused, not read as 2
     blob = pack_header(HEADER)
     respelled = blob[:20] + b"\x82\x00" + blob[21:-4]
