@@ -245,6 +245,11 @@ def pack_header(h: Header, version: int = FORMAT_VERSION) -> bytes:
     return body + struct.pack("<I", zlib.crc32(body))
 
 
+def format_of(buf: bytes) -> int:
+    """The container format a header's start says (read it after parse_header accepted it)."""
+    return _PREFIX.unpack_from(buf)[1]
+
+
 def parse_header(buf: bytes) -> tuple[Header, int]:
     """-> (header, offset of the first block record). Raises FormatError on anything wrong."""
     buf = memoryview(buf)

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 
 from ..codec import CodecStats, Header, read_header
-from ..codec.container import MAX_HEADER
+from ..codec.container import MAX_HEADER, format_of
 from ..codec.frames import FRAME_KEY, frame_of, frames
 
 
@@ -50,7 +50,7 @@ def read_row(path: str) -> Row:
         head = fh.read(MAX_HEADER)
         size = os.fstat(fh.fileno()).st_size
         header = read_header(head)
-        container = int.from_bytes(head[8:10], "little")
+        container = format_of(head)
         if frame_of(header) is None:
             return Row(path, size, header, container=container)
         fh.seek(0)

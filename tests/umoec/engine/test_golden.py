@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from umoec.codec import cm, read_header
-from umoec.codec.container import parse_header
+from umoec.codec.container import format_of, parse_header
 from umoec.compress.api import compress_bytes, decompress_bytes
 from umoec.compress.profiles import PROFILES
 from umoec.engine import modelfile as mf
@@ -53,7 +53,7 @@ def same_coding(new: bytes, old: bytes) -> bool:
     """`new`, written by this build, holds what `old` holds: byte for byte when both are in the
     same container format; else the same blocks after headers that say the same (the fingerprint
     as far as both hold it; format 3 writes no empty input name)."""
-    if new[8:10] == old[8:10]:
+    if format_of(new) == format_of(old):
         return new == old
     (hn, at_n), (ho, at_o) = parse_header(new), parse_header(old)
     k = min(len(hn.fingerprint), len(ho.fingerprint))
