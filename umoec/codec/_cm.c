@@ -12,6 +12,9 @@
 #define PREFETCH(p) ((void)(p))
 #endif
 
+/* the small helpers the bit loop calls, inlined into each of its compiled versions */
+#define INLINE static inline __attribute__((always_inline))
+
 #if (-1 >> 1) != -1
 #error "signed right shifts must be arithmetic"
 #endif
@@ -93,7 +96,7 @@ static inline uint32_t mix32(uint32_t x) {
     return x ^ (x >> 16);
 }
 
-static void context_hashes(uint64_t hist, uint32_t word, uint32_t *out) {
+INLINE void context_hashes(uint64_t hist, uint32_t word, uint32_t *out) {
     out[0] = mix32(0x3C6EF372u);
     for (int k = 0; k < 5; k++) {
         int o = ORDERS[k];
@@ -107,7 +110,7 @@ static void context_hashes(uint64_t hist, uint32_t word, uint32_t *out) {
 
 /* version 4's contexts after the first 7: the current word with the previous one, bytes 2 and 3
  * back (skipping the last), and the column (up to 40) with the line's indent and the last byte */
-static void context_hashes4(uint64_t hist, const uint32_t *ws, uint32_t *out) {
+INLINE void context_hashes4(uint64_t hist, const uint32_t *ws, uint32_t *out) {
     uint32_t col = ws[2] & 0xFFFFu, ind = (ws[2] >> 16) & 255u;
     out[7] = mix32(ws[0] * 0x2F0B3A49u + ws[1] + 0x01234567u);
     out[8] = mix32((uint32_t)((hist >> 8) & 0xFFFF) + 0x0ABCDEF1u);
@@ -115,7 +118,7 @@ static void context_hashes4(uint64_t hist, const uint32_t *ws, uint32_t *out) {
 }
 
 /* version 12's four after version 4's ten (ws[3]: the word before the previous one) */
-static void context_hashes12(uint64_t hist, const uint32_t *ws, uint32_t *out) {
+INLINE void context_hashes12(uint64_t hist, const uint32_t *ws, uint32_t *out) {
     out[10] = mix32(ws[1] * 0x2F0B3A49u + (uint32_t)(hist & 255) + 0x0ABCDEF1u);
     out[11] = mix32(ws[1] * 0x2F0B3A49u + (uint32_t)(hist & 0xFFFF) * 0x85EBCA6Bu + 0x2718281u);
     out[12] = mix32(ws[3] * 0x2F0B3A49u + ws[0] * 0x85EBCA6Bu + 0x1234321u);
@@ -124,8 +127,8 @@ static void context_hashes12(uint64_t hist, const uint32_t *ws, uint32_t *out) {
 }
 
 /* a stream's context hashes before its byte (ws: v4's word slots) */
-static inline void stream_hashes(const uint64_t *hist, const uint32_t *word, Py_ssize_t s, int wslots,
-                                 int v4, int v12, int v6, int nshared, uint32_t *hs) {
+INLINE void stream_hashes(const uint64_t *hist, const uint32_t *word, Py_ssize_t s, int wslots,
+                          int v4, int v12, int v6, int nshared, uint32_t *hs) {
     const uint32_t *ws4 = v4 ? word + wslots * s : NULL;
     context_hashes(hist[s], v4 ? ws4[0] : word[s], hs);
     if (v4) context_hashes4(hist[s], ws4, hs);
@@ -217,55 +220,24 @@ static inline int len_bucket(int64_t len) {
     return len < 16 ? (int)len : (len < 72 ? 12 + (int)(len >> 2) : 31);
 }
 
-/* run(decode, use_nn, version, T, B, cap, H, P, data(T,B) u8, counts(T) i64,
- *     cum(T,B,257) i64|None,
- *     slots u32[2^TABLE_BITS * 2] (see SLOT_T), w i32[nsets*nin],
- *     apm i32[65536*33 + NCTX*SM_ROWS], hist u64[B],
- *     word u32[B], coder u32[3] (x1, x2, x), buf u8[cap], pos i64[1], end i64[1],
- *     hb u8[B*H+P]|None, mt i64[2^MT_BITS]|None,
- *     ms i64[2B+1]|None (pointers, lengths, steps done), mm u32[64]|None):
- *     one arithmetic coder per block, its decisions in the fixed order (steps, streams, bits).
- *     Version 1 has neither check bytes nor the match model; version 3 is version 2 with a
- *     primer region of P bytes (P = 0 otherwise). Version 4 (5: primed) grows two arrays and
- *     uses the slots' bit histories: apm += the bit histories' maps i32[NCTX4*256] and the
- *     second APM i32[65536*33]; word u32[3B] (current word, previous word, line state per
- *     stream). Version 6 (7: primed) has 15 contexts (five stream-local) and so 15 counter maps
- *     and history maps in apm, 49 mixer inputs, and w grows by the final mixers' FSETS * NF
- *     weights. Versions 8 and 9 are versions 7 and 5 with 2^BIG_TABLE_BITS slots (slots
- *     u32[2^BIG_TABLE_BITS * 2]). Version 10 is version 4 with version 6's final mixers over
- *     its three mixers (w grows by FSETS * NF; without a network their network input is 0);
- *     version 11 is version 10 primed, with 2^BIG_TABLE_BITS slots. Version 12 is version 11
- *     with NCTX12 contexts (context_hashes12) and four word slots per stream (word u32[4B]:
- *     the word before the previous one last). Version 13 is version 12 with 2^HUGE_TABLE_BITS
- *     slots (slots u32[2^HUGE_TABLE_BITS * 2]). Version 14 is version 8 with version 12's four
- *     contexts and word slots (NCTX14 contexts: version 12's fourteen, then the five
- *     stream-local ones) and 2^HUGE_TABLE_BITS slots. */
-CLONES static PyObject *py_run(PyObject *self, PyObject *args) {
-    int decode, use_nn, version;
+/* What one call runs, read by run_steps. */
+typedef struct {
     Py_ssize_t T, B, cap, H, P, lo, hi;
-    PyObject *o[16];
-    if (!PyArg_ParseTuple(args, "iiinnnnnnnOOOOOOOOOOOOOOOO", &decode, &use_nn, &version, &T, &B,
-                          &cap, &H, &P, &lo, &hi, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
-                          &o[9], &o[10], &o[11], &o[12], &o[13], &o[14], &o[15]))
-        return NULL;
-    if (version < 1 || version > 14 || P < 0 ||
-        (P > 0 && version != 3 && version != 5 && version != 7 && version != 8 && version != 9 &&
-         version < 11)) {
-        PyErr_Format(PyExc_ValueError, "cm: unknown version %d (primer %zd)", version, P);
-        return NULL;
-    }
-    /* streams lo..hi-1 of one step (a slice of it: the step ends with the slice that reaches
-       B), or every stream of T steps */
-    if (lo < 0 || hi > B || lo >= hi || (T != 1 && (lo != 0 || hi != B))) {
-        PyErr_Format(PyExc_ValueError, "cm: streams %zd..%zd of %zd over %zd steps", lo, hi, B, T);
-        return NULL;
-    }
-    const int tb = version >= 13 ? HUGE_TABLE_BITS
-                   : (version == 8 || version == 9 || version >= 11 ? BIG_TABLE_BITS : TABLE_BITS);
-    const int v12 = version >= 12;  /* 11 (14: 8) with four more contexts */
-    /* the stage they run: 8, 14 and 9 are 7 and 5 with more slots, 11-13 are 10 primed */
-    version = version == 8 || version == 14 ? 7
-              : (version == 9 ? 5 : (version >= 11 ? 10 : version));
+    uint8_t *data, *slots, *buf, *hb;
+    const int64_t *counts, *cum, *end;
+    int32_t *w, *apm;
+    uint64_t *hist;
+    uint32_t *word, *coder, *mm;
+    int64_t *pos, *mt, *ms;
+} Run;
+
+/* The steps of one call: `version` is the stage run (a primed or bigger version's base), `v12`
+ * whether it has version 12's contexts, `tb` the slot table's bits. Always inlined, so the
+ * versions new files get are compiled on their own with these as constants (loops of known
+ * length, no tests of other versions' features in the bit loop); 1 or 2 on overflow. */
+INLINE int run_steps(const Run *r, const int decode, const int use_nn, const int version,
+                     const int v12, const int tb) {
+    const Py_ssize_t T = r->T, B = r->B, cap = r->cap, H = r->H, P = r->P, lo = r->lo, hi = r->hi;
     const int v2 = version >= 2, v4 = version >= 4;
     const int64_t BH = (int64_t)B * H;       /* where the primer starts in hb */
     const int v6 = version == 6 || version == 7, v10 = version == 10;
@@ -277,53 +249,17 @@ CLONES static PyObject *py_run(PyObject *self, PyObject *args) {
     const int nin = v6 ? (v12 ? NIN14 : NIN6) : (v12 ? NIN12 : (v4 ? NIN4 : (v2 ? NIN2 : NIN1)));
     const int nsets1 = v2 ? 20 : 6;
     const Py_ssize_t nsets = nsets1 + (v4 ? SETS2_4 + SETS3_4 : 256);
-    const Py_ssize_t napm = APM_ROWS * 33 + nctx * SM_ROWS + (v4 ? nctx * 256 + APM_ROWS * 33 : 0);
-    Buf b[16];
-    memset(b, 0, sizeof b);
-    if (!get(o[0], &b[0], 1, T * B, 1, 1, "data") || !get(o[1], &b[1], 8, T, 0, 1, "counts") ||
-        (use_nn && o[2] == Py_None && (PyErr_SetString(PyExc_ValueError, "cum required"), 1)) ||
-        !get(o[2], &b[2], 8, T * B * 257, 0, 1, "cum") ||
-        !get(o[3], &b[3], 4, ((Py_ssize_t)1) << (tb + 1), 1, 1, "slots") ||
-        !get(o[4], &b[4], 4, nsets * nin + (v6 || v10 ? FSETS * NF : 0), 1, 1, "w") ||
-        !get(o[5], &b[5], 4, napm, 1, 1, "apm") ||
-        !get(o[6], &b[6], 8, B, 1, 1, "hist") ||
-        !get(o[7], &b[7], 4, v4 ? wslots * B : B, 1, 1, "word") ||
-        !get(o[8], &b[8], 4, 3, 1, 1, "coder") || !get(o[9], &b[9], 1, cap, 1, 1, "buf") ||
-        !get(o[10], &b[10], 8, 1, 1, 1, "pos") || !get(o[11], &b[11], 8, 1, 0, 1, "end") ||
-        (v2 && (o[12] == Py_None || o[13] == Py_None || o[14] == Py_None || o[15] == Py_None) &&
-         (PyErr_SetString(PyExc_ValueError, "match state required"), 1)) ||
-        !get(o[12], &b[12], 1, B * H + P, 1, 1, "hb") ||
-        !get(o[13], &b[13], 8, ((Py_ssize_t)1) << MT_BITS, 1, 1, "mt") ||
-        !get(o[14], &b[14], 8, 2 * B + 1, 1, 1, "ms") || !get(o[15], &b[15], 4, 64, 1, 1, "mm")) {
-        release(b, 16);
-        return NULL;
-    }
-    if (PyErr_Occurred()) {
-        release(b, 16);
-        return NULL;
-    }
-    uint8_t *data = (uint8_t *)b[0].b.buf;
-    const int64_t *counts = (const int64_t *)b[1].b.buf;
-    const int64_t *cum = b[2].held ? (const int64_t *)b[2].b.buf : NULL;
-    uint8_t *slots = (uint8_t *)b[3].b.buf;
-    int32_t *w = (int32_t *)b[4].b.buf;
-    int32_t *apm = (int32_t *)b[5].b.buf;
+    uint8_t *data = r->data, *slots = r->slots, *buf = r->buf, *hb = r->hb;
+    const int64_t *counts = r->counts, *cum = r->cum, *end = r->end;
+    int32_t *w = r->w, *apm = r->apm;
     int32_t *sm = apm + APM_ROWS * 33;  /* per context: (count, probability) -> probability */
     int32_t *icm = sm + nctx * SM_ROWS;  /* v4: per context, bit history -> probability */
     int32_t *apm2 = icm + nctx * 256;    /* v4: the APM on the last two bytes (hashed) and c0 */
-    uint64_t *hist = (uint64_t *)b[6].b.buf;
-    uint32_t *word = (uint32_t *)b[7].b.buf;
-    uint32_t *coder = (uint32_t *)b[8].b.buf;
-    uint8_t *buf = (uint8_t *)b[9].b.buf;
-    int64_t *pos = (int64_t *)b[10].b.buf;
-    const int64_t *end = (const int64_t *)b[11].b.buf;
-    uint8_t *hb = v2 ? (uint8_t *)b[12].b.buf : NULL;
-    int64_t *mt = v2 ? (int64_t *)b[13].b.buf : NULL;
-    int64_t *ms = v2 ? (int64_t *)b[14].b.buf : NULL;
-    uint32_t *mm = v2 ? (uint32_t *)b[15].b.buf : NULL;
+    uint64_t *hist = r->hist;
+    uint32_t *word = r->word, *coder = r->coder, *mm = r->mm;
+    int64_t *pos = r->pos, *mt = r->mt, *ms = r->ms;
     int overflow = 0;
 
-    Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t step = 0; step < T && !overflow; step++) {
         Py_ssize_t k = counts[step];
         int64_t tg = v2 ? ms[2 * B] : 0;      /* this step's index in every stream's history */
@@ -566,6 +502,127 @@ CLONES static PyObject *py_run(PyObject *self, PyObject *args) {
         }
         if (v2 && hi == B) ms[2 * B] += 1;
     }
+    return overflow;
+}
+
+/* the versions new files get, each compiled on its own (run_steps): 10 and 13 (the cm profile,
+ * unprimed and primed), 6 and 14 (with a network); any other version through run_any */
+#define SPECIAL(name, decode, use_nn, version, v12, tb) \
+    CLONES static int name(const Run *r) { return run_steps(r, decode, use_nn, version, v12, tb); }
+SPECIAL(enc10, 0, 0, 10, 0, TABLE_BITS)
+SPECIAL(dec10, 1, 0, 10, 0, TABLE_BITS)
+SPECIAL(enc13, 0, 0, 10, 1, HUGE_TABLE_BITS)
+SPECIAL(dec13, 1, 0, 10, 1, HUGE_TABLE_BITS)
+SPECIAL(enc6, 0, 1, 6, 0, TABLE_BITS)
+SPECIAL(dec6, 1, 1, 6, 0, TABLE_BITS)
+SPECIAL(enc14, 0, 1, 7, 1, HUGE_TABLE_BITS)
+SPECIAL(dec14, 1, 1, 7, 1, HUGE_TABLE_BITS)
+
+CLONES static int run_any(const Run *r, int decode, int use_nn, int version, int v12, int tb) {
+    return run_steps(r, decode, use_nn, version, v12, tb);
+}
+
+
+/* run(decode, use_nn, version, T, B, cap, H, P, data(T,B) u8, counts(T) i64,
+ *     cum(T,B,257) i64|None,
+ *     slots u32[2^TABLE_BITS * 2] (see SLOT_T), w i32[nsets*nin],
+ *     apm i32[65536*33 + NCTX*SM_ROWS], hist u64[B],
+ *     word u32[B], coder u32[3] (x1, x2, x), buf u8[cap], pos i64[1], end i64[1],
+ *     hb u8[B*H+P]|None, mt i64[2^MT_BITS]|None,
+ *     ms i64[2B+1]|None (pointers, lengths, steps done), mm u32[64]|None):
+ *     one arithmetic coder per block, its decisions in the fixed order (steps, streams, bits).
+ *     Version 1 has neither check bytes nor the match model; version 3 is version 2 with a
+ *     primer region of P bytes (P = 0 otherwise). Version 4 (5: primed) grows two arrays and
+ *     uses the slots' bit histories: apm += the bit histories' maps i32[NCTX4*256] and the
+ *     second APM i32[65536*33]; word u32[3B] (current word, previous word, line state per
+ *     stream). Version 6 (7: primed) has 15 contexts (five stream-local) and so 15 counter maps
+ *     and history maps in apm, 49 mixer inputs, and w grows by the final mixers' FSETS * NF
+ *     weights. Versions 8 and 9 are versions 7 and 5 with 2^BIG_TABLE_BITS slots (slots
+ *     u32[2^BIG_TABLE_BITS * 2]). Version 10 is version 4 with version 6's final mixers over
+ *     its three mixers (w grows by FSETS * NF; without a network their network input is 0);
+ *     version 11 is version 10 primed, with 2^BIG_TABLE_BITS slots. Version 12 is version 11
+ *     with NCTX12 contexts (context_hashes12) and four word slots per stream (word u32[4B]:
+ *     the word before the previous one last). Version 13 is version 12 with 2^HUGE_TABLE_BITS
+ *     slots (slots u32[2^HUGE_TABLE_BITS * 2]). Version 14 is version 8 with version 12's four
+ *     contexts and word slots (NCTX14 contexts: version 12's fourteen, then the five
+ *     stream-local ones) and 2^HUGE_TABLE_BITS slots. */
+static PyObject *py_run(PyObject *self, PyObject *args) {
+    int decode, use_nn, version;
+    Py_ssize_t T, B, cap, H, P, lo, hi;
+    PyObject *o[16];
+    if (!PyArg_ParseTuple(args, "iiinnnnnnnOOOOOOOOOOOOOOOO", &decode, &use_nn, &version, &T, &B,
+                          &cap, &H, &P, &lo, &hi, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
+                          &o[9], &o[10], &o[11], &o[12], &o[13], &o[14], &o[15]))
+        return NULL;
+    if (version < 1 || version > 14 || P < 0 ||
+        (P > 0 && version != 3 && version != 5 && version != 7 && version != 8 && version != 9 &&
+         version < 11)) {
+        PyErr_Format(PyExc_ValueError, "cm: unknown version %d (primer %zd)", version, P);
+        return NULL;
+    }
+    /* streams lo..hi-1 of one step (a slice of it: the step ends with the slice that reaches
+       B), or every stream of T steps */
+    if (lo < 0 || hi > B || lo >= hi || (T != 1 && (lo != 0 || hi != B))) {
+        PyErr_Format(PyExc_ValueError, "cm: streams %zd..%zd of %zd over %zd steps", lo, hi, B, T);
+        return NULL;
+    }
+    const int tb = version >= 13 ? HUGE_TABLE_BITS
+                   : (version == 8 || version == 9 || version >= 11 ? BIG_TABLE_BITS : TABLE_BITS);
+    const int v12 = version >= 12;  /* 11 (14: 8) with four more contexts */
+    const int written = version;
+    /* the stage they run: 8, 14 and 9 are 7 and 5 with more slots, 11-13 are 10 primed */
+    version = version == 8 || version == 14 ? 7
+              : (version == 9 ? 5 : (version >= 11 ? 10 : version));
+    const int v2 = version >= 2, v4 = version >= 4;
+    const int v6 = version == 6 || version == 7, v10 = version == 10;
+    const int nctx = v6 ? (v12 ? NCTX14 : NCTX6) : (v12 ? NCTX12 : (v4 ? NCTX4 : NCTX));
+    const int wslots = v12 ? 4 : 3;           /* v4: a stream's word slots (v12: one more word) */
+    const int nin = v6 ? (v12 ? NIN14 : NIN6) : (v12 ? NIN12 : (v4 ? NIN4 : (v2 ? NIN2 : NIN1)));
+    const int nsets1 = v2 ? 20 : 6;
+    const Py_ssize_t nsets = nsets1 + (v4 ? SETS2_4 + SETS3_4 : 256);
+    const Py_ssize_t napm = APM_ROWS * 33 + nctx * SM_ROWS + (v4 ? nctx * 256 + APM_ROWS * 33 : 0);
+    Buf b[16];
+    memset(b, 0, sizeof b);
+    if (!get(o[0], &b[0], 1, T * B, 1, 1, "data") || !get(o[1], &b[1], 8, T, 0, 1, "counts") ||
+        (use_nn && o[2] == Py_None && (PyErr_SetString(PyExc_ValueError, "cum required"), 1)) ||
+        !get(o[2], &b[2], 8, T * B * 257, 0, 1, "cum") ||
+        !get(o[3], &b[3], 4, ((Py_ssize_t)1) << (tb + 1), 1, 1, "slots") ||
+        !get(o[4], &b[4], 4, nsets * nin + (v6 || v10 ? FSETS * NF : 0), 1, 1, "w") ||
+        !get(o[5], &b[5], 4, napm, 1, 1, "apm") ||
+        !get(o[6], &b[6], 8, B, 1, 1, "hist") ||
+        !get(o[7], &b[7], 4, v4 ? wslots * B : B, 1, 1, "word") ||
+        !get(o[8], &b[8], 4, 3, 1, 1, "coder") || !get(o[9], &b[9], 1, cap, 1, 1, "buf") ||
+        !get(o[10], &b[10], 8, 1, 1, 1, "pos") || !get(o[11], &b[11], 8, 1, 0, 1, "end") ||
+        (v2 && (o[12] == Py_None || o[13] == Py_None || o[14] == Py_None || o[15] == Py_None) &&
+         (PyErr_SetString(PyExc_ValueError, "match state required"), 1)) ||
+        !get(o[12], &b[12], 1, B * H + P, 1, 1, "hb") ||
+        !get(o[13], &b[13], 8, ((Py_ssize_t)1) << MT_BITS, 1, 1, "mt") ||
+        !get(o[14], &b[14], 8, 2 * B + 1, 1, 1, "ms") || !get(o[15], &b[15], 4, 64, 1, 1, "mm")) {
+        release(b, 16);
+        return NULL;
+    }
+    if (PyErr_Occurred()) {
+        release(b, 16);
+        return NULL;
+    }
+    const Run r = {T, B, cap, H, P, lo, hi,
+                   (uint8_t *)b[0].b.buf, (uint8_t *)b[3].b.buf, (uint8_t *)b[9].b.buf,
+                   v2 ? (uint8_t *)b[12].b.buf : NULL,
+                   (const int64_t *)b[1].b.buf, b[2].held ? (const int64_t *)b[2].b.buf : NULL,
+                   (const int64_t *)b[11].b.buf,
+                   (int32_t *)b[4].b.buf, (int32_t *)b[5].b.buf, (uint64_t *)b[6].b.buf,
+                   (uint32_t *)b[7].b.buf, (uint32_t *)b[8].b.buf,
+                   v2 ? (uint32_t *)b[15].b.buf : NULL, (int64_t *)b[10].b.buf,
+                   v2 ? (int64_t *)b[13].b.buf : NULL, v2 ? (int64_t *)b[14].b.buf : NULL};
+    int (*const special[4][2])(const Run *) = {{enc10, dec10}, {enc13, dec13}, {enc6, dec6},
+                                               {enc14, dec14}};
+    const int which = written == 10 ? 0 : (written == 13 ? 1 : (written == 6 ? 2 : (written == 14 ? 3 : -1)));
+    int overflow;
+    Py_BEGIN_ALLOW_THREADS
+    if (which >= 0 && use_nn == (which >= 2))
+        overflow = special[which][decode != 0](&r);
+    else
+        overflow = run_any(&r, decode, use_nn, version, v12, tb);
     Py_END_ALLOW_THREADS
     release(b, 16);
     if (overflow == 1) {
