@@ -15,6 +15,14 @@
 /* the small helpers the bit loop calls, inlined into each of its compiled versions */
 #define INLINE static inline __attribute__((always_inline))
 
+/* the loop over a decision's contexts, unrolled where its length is a constant (run_steps):
+ * each context's slot load issues without waiting for the loop's branch (compressing 1.04-1.20x) */
+#if defined(__GNUC__) && !defined(__clang__)
+#define UNROLL _Pragma("GCC unroll 16")
+#else
+#define UNROLL
+#endif
+
 #if (-1 >> 1) != -1
 #error "signed right shifts must be arithmetic"
 #endif
@@ -305,7 +313,7 @@ INLINE int run_steps(const Run *r, const int decode, const int use_nn, const int
                 int smi[NCTX14], ici[NCTX14], x[NIN14], conf = 0;
                 int xnn = use_nn ? STRETCH[nn_p(cs, c0, depth)] : 0;
                 x[0] = v6 ? 0 : xnn;      /* v6: the network joins after the context mixers */
-                for (int i = 0; i < nctx; i++) {
+                UNROLL for (int i = 0; i < nctx; i++) {
                     uint32_t hv = depth ? hvs[i] : mix32(hs[i] + (uint32_t)c0 * 0x9E3779B1u);
                     idx[i] = hv >> (32 - tb);
                     if (v2) {  /* two slots per context, told apart by a check byte */
