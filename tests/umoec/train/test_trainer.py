@@ -180,16 +180,17 @@ def test_ddp_across_two_machines_rank_zero_writes_the_run(tmp_path, small_data):
 
 @pytest.mark.slow
 def test_tier1_micro_learns_the_default_corpus(tmp_path, small_data):
-    """The real tier1_micro preset (batch 8), 80 steps on the stdlib corpus: val bpb far below 8."""
+    """The real tier1_micro preset (batch 8), 40 steps on the stdlib corpus: val bpb far below 8
+    (~3.2 at step 40, ~3.8 at step 20; 8 bits is a byte's cost knowing nothing)."""
     out = tmp_path / "t1"
     res = run_module("bin.train", "--config", "configs/tier1_micro.yaml", "--out", str(out),
-                     "--quiet", "--set", f"data.path={small_data}", "--set", "training.steps=80",
-                     "--set", "training.warmup_steps=10", "--set", "logging.eval_every=40",
-                     "--set", "logging.save_every=80", "--set", "training.batch_size=8", timeout=900)
+                     "--quiet", "--set", f"data.path={small_data}", "--set", "training.steps=40",
+                     "--set", "training.warmup_steps=5", "--set", "logging.eval_every=20",
+                     "--set", "logging.save_every=40", "--set", "training.batch_size=8", timeout=900)
     assert res.returncode == 0, res.stderr
     with q.open_db(out / "metrics.db") as conn:
         val = q.val_metrics(conn)
-        assert val["step"].tolist() == [40, 80]
+        assert val["step"].tolist() == [20, 40]
         assert val["bpb"].iloc[-1] < 4.0 < 8.0
         assert val["bpb"].iloc[-1] < val["bpb"].iloc[0]
         for table in ("moe_routing", "mod_gates", "activation_stats", "hidden_states",
