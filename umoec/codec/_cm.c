@@ -530,7 +530,6 @@ CLONES static int run_any(const Run *r, int decode, int use_nn, int version, int
     return run_steps(r, decode, use_nn, version, v12, tb);
 }
 
-
 /* run(decode, use_nn, version, T, B, cap, H, P, data(T,B) u8, counts(T) i64,
  *     cum(T,B,257) i64|None,
  *     slots u32[2^TABLE_BITS * 2] (see SLOT_T), w i32[nsets*nin],
@@ -624,7 +623,9 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                    v2 ? (int64_t *)b[13].b.buf : NULL, v2 ? (int64_t *)b[14].b.buf : NULL};
     int (*const special[4][2])(const Run *) = {{enc10, dec10}, {enc13, dec13}, {enc6, dec6},
                                                {enc14, dec14}};
-    const int which = written == 10 ? 0 : (written == 13 ? 1 : (written == 6 ? 2 : (written == 14 ? 3 : -1)));
+    /* files have 10 and 13 without a network, 6 and 14 with one; anything else (a test's
+       combination, an older version) runs the general copy */
+    const int which = written == 10 ? 0 : written == 13 ? 1 : written == 6 ? 2 : written == 14 ? 3 : -1;
     int overflow;
     Py_BEGIN_ALLOW_THREADS
     if (which >= 0 && use_nn == (which >= 2))
