@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from umoec.engine import modelfile as mf
 JOB = Path(__file__).with_name("portable_job.py")
 NO_AVX512 = "AVX512F AVX512CD AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL AVX512_SPR"
 TORCH_CPU = {"UMOEC_ENGINE_DEVICE": "cpu"}
+JOB_TIMEOUT_S = 600
 
 
 def has_flag(flag: str) -> bool:
@@ -75,29 +77,39 @@ def start_job(setup, name: str, env: dict, ref: str) -> subprocess.Popen:
 
 def report_of(setup, name: str, proc: subprocess.Popen) -> dict:
     root = setup[0]
-    proc.wait(timeout=600)
+    proc.wait(timeout=JOB_TIMEOUT_S)
     assert proc.returncode == 0, f"{name}: {(root / f'{name}.err').read_text()[-2000:]}"
     return json.loads((root / f"{name}.out").read_text().strip().splitlines()[-1])
+
+
+# the jobs that take longest (the plain references, torch's start-up), started first:
+# cm-reference ~33 s, numpy-kernels ~22 s, a torch job ~12 s, the others ~3 s each
+LONGEST = ("cm-reference", "numpy-kernels", "torch-default", "torch-avx2", "torch-avx512")
 
 
 @pytest.fixture(scope="module")
 def reports(setup) -> dict:
     """Every configuration's job, after the base job whose files they read: two at a time (each
-    job is one thread, mostly start-up and the Python reference loops), so the module takes
-    about half the time of one after another. A job's failure is its own test's failure."""
+    job is one thread, mostly start-up and the Python reference loops), the next one started as
+    soon as either ends, so the module takes about half the time of one after another. A job's
+    failure (or one past JOB_TIMEOUT_S, killed) is its own test's failure."""
     report_of(setup, "base", start_job(setup, "base", {}, "none"))
-    waiting = sorted(CONFIGS, key=lambda n: n != "cm-reference")   # the longest first
-    running, done = [], {}
+    waiting = sorted(CONFIGS, key=lambda n: LONGEST.index(n) if n in LONGEST else len(LONGEST))
+    running, done = {}, {}
     try:
         while waiting or running:
             while waiting and len(running) < 2:
                 name = waiting.pop(0)
-                running.append((name, start_job(setup, name, CONFIGS[name], "base")))
-            name, proc = running[0]
-            proc.wait(timeout=600)
-            done[name] = running.pop(0)[1]
+                running[name] = (start_job(setup, name, CONFIGS[name], "base"), time.monotonic())
+            for name, (proc, started) in list(running.items()):
+                if proc.poll() is not None or time.monotonic() - started > JOB_TIMEOUT_S:
+                    done[name] = running.pop(name)[0]
+            time.sleep(0.05)
     finally:
-        for _, proc in running:         # only after a job ran past its time: none left behind
+        for proc, _ in running.values():   # only after a failure here: none left behind
+            proc.kill()
+    for proc in done.values():              # one past its time: killed, its test says so
+        if proc.poll() is None:
             proc.kill()
     return done
 
