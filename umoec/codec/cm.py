@@ -357,10 +357,10 @@ def _slots_init(bits: int) -> np.ndarray:
     """The slot table: a row of four u32 per pair of slots (i, i ^ 1), where a context's hash
     may land: their counters (starting at 1/2, seen 0 times), then their check bytes and bit
     histories (bytes 8-11), then 4 unused bytes. Both slots in one cache line: one load per
-    context per bit, where separate tables took three (the compiled loop is memory-bound)."""
-    out = np.zeros((1 << (bits - 1), 4), dtype=np.uint32)
-    out[:, :2] = 1 << 31
-    return out
+    context per bit, where separate tables took three (the compiled loop is memory-bound).
+    Made by repeating one row (a copy per row): writing the counters' two columns into zeros
+    took 0.4-0.65 s for the 256 MB table of versions 13 and 14, this ~0.04 s."""
+    return np.tile(np.array([1 << 31, 1 << 31, 0, 0], dtype=np.uint32), (1 << (bits - 1), 1))
 
 
 class _Pairs:
