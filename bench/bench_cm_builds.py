@@ -87,10 +87,14 @@ def compare(data: bytes, builds: dict[str, object], rounds: int) -> dict[str, di
     if len(files) != 1:
         raise AssertionError("the builds wrote different files")
     base = speeds[next(iter(builds))]
-    ratio = lambda a, b: statistics.median(x / y for x, y in zip(a, b, strict=True))  # noqa: E731
     return {name: {"compress": statistics.median(c), "decompress": statistics.median(d),
-                   "paired": (ratio(c, base[0]), ratio(d, base[1]))}
+                   "paired": (_paired(c, base[0]), _paired(d, base[1]))}
             for name, (c, d) in speeds.items()}
+
+
+def _paired(speeds: list[float], base: list[float]) -> float:
+    """The median of each round's ratio to the base's round beside it."""
+    return statistics.median(a / b for a, b in zip(speeds, base, strict=True))
 
 
 def main() -> None:
