@@ -239,6 +239,29 @@ typedef struct {
     int64_t *pos, *mt, *ms;
 } Run;
 
+/* What a stage's version fixes (`version`: the stage run, a primed or bigger version's base;
+ * `v12`: with version 12's contexts): read by the loop and by `run`'s checks of its arrays */
+typedef struct {
+    int v2, v4, v6, v10;
+    int nctx, nshared, wslots, nin, nsets1;
+    Py_ssize_t nsets;
+} Shape;
+
+INLINE Shape shape_of(const int version, const int v12) {
+    Shape s;
+    s.v2 = version >= 2;
+    s.v4 = version >= 4;
+    s.v6 = version == 6 || version == 7;
+    s.v10 = version == 10;
+    s.nctx = s.v6 ? (v12 ? NCTX14 : NCTX6) : (v12 ? NCTX12 : (s.v4 ? NCTX4 : NCTX));
+    s.nshared = v12 ? NCTX12 : NCTX4;  /* v6: the stream-local contexts follow these */
+    s.wslots = v12 ? 4 : 3;           /* v4: a stream's word slots (v12: one more word) */
+    s.nin = s.v6 ? (v12 ? NIN14 : NIN6) : (v12 ? NIN12 : (s.v4 ? NIN4 : (s.v2 ? NIN2 : NIN1)));
+    s.nsets1 = s.v2 ? 20 : 6;
+    s.nsets = s.nsets1 + (s.v4 ? SETS2_4 + SETS3_4 : 256);
+    return s;
+}
+
 /* The steps of one call: `version` is the stage run (a primed or bigger version's base), `v12`
  * whether it has version 12's contexts, `tb` the slot table's bits. Always inlined, so the
  * versions new files get are compiled on their own with these as constants (loops of known
@@ -246,17 +269,13 @@ typedef struct {
 INLINE int run_steps(const Run *r, const int decode, const int use_nn, const int version,
                      const int v12, const int tb) {
     const Py_ssize_t T = r->T, B = r->B, cap = r->cap, H = r->H, P = r->P, lo = r->lo, hi = r->hi;
-    const int v2 = version >= 2, v4 = version >= 4;
+    const Shape sh = shape_of(version, v12);
+    const int v2 = sh.v2, v4 = sh.v4, v6 = sh.v6, v10 = sh.v10, nctx = sh.nctx, nin = sh.nin;
+    const int nshared = sh.nshared, wslots = sh.wslots, nsets1 = sh.nsets1;
+    const Py_ssize_t nsets = sh.nsets;
     const int64_t BH = (int64_t)B * H;       /* where the primer starts in hb */
-    const int v6 = version == 6 || version == 7, v10 = version == 10;
-    const int nctx = v6 ? (v12 ? NCTX14 : NCTX6) : (v12 ? NCTX12 : (v4 ? NCTX4 : NCTX));
-    const int nshared = v12 ? NCTX12 : NCTX4;  /* v6: the stream-local contexts follow these */
-    const int wslots = v12 ? 4 : 3;           /* v4: a stream's word slots (v12: one more word) */
     const int mix3 = v4 && (!use_nn || v6 || v10);  /* three mixers, by byte classes */
     const int fin = (v6 && use_nn) || v10;   /* v6, v10: final mixers over them (and the network) */
-    const int nin = v6 ? (v12 ? NIN14 : NIN6) : (v12 ? NIN12 : (v4 ? NIN4 : (v2 ? NIN2 : NIN1)));
-    const int nsets1 = v2 ? 20 : 6;
-    const Py_ssize_t nsets = nsets1 + (v4 ? SETS2_4 + SETS3_4 : 256);
     uint8_t *data = r->data, *slots = r->slots, *buf = r->buf, *hb = r->hb;
     const int64_t *counts = r->counts, *cum = r->cum, *end = r->end;
     int32_t *w = r->w, *apm = r->apm;
@@ -580,13 +599,9 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     /* the stage they run: 8, 14 and 9 are 7 and 5 with more slots, 11-13 are 10 primed */
     version = version == 8 || version == 14 ? 7
               : (version == 9 ? 5 : (version >= 11 ? 10 : version));
-    const int v2 = version >= 2, v4 = version >= 4;
-    const int v6 = version == 6 || version == 7, v10 = version == 10;
-    const int nctx = v6 ? (v12 ? NCTX14 : NCTX6) : (v12 ? NCTX12 : (v4 ? NCTX4 : NCTX));
-    const int wslots = v12 ? 4 : 3;           /* v4: a stream's word slots (v12: one more word) */
-    const int nin = v6 ? (v12 ? NIN14 : NIN6) : (v12 ? NIN12 : (v4 ? NIN4 : (v2 ? NIN2 : NIN1)));
-    const int nsets1 = v2 ? 20 : 6;
-    const Py_ssize_t nsets = nsets1 + (v4 ? SETS2_4 + SETS3_4 : 256);
+    const Shape sh = shape_of(version, v12);
+    const int v2 = sh.v2, v4 = sh.v4, nctx = sh.nctx, nin = sh.nin, wslots = sh.wslots;
+    const Py_ssize_t nsets = sh.nsets;
     const Py_ssize_t napm = APM_ROWS * 33 + nctx * SM_ROWS + (v4 ? nctx * 256 + APM_ROWS * 33 : 0);
     Buf b[16];
     memset(b, 0, sizeof b);
@@ -594,7 +609,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         (use_nn && o[2] == Py_None && (PyErr_SetString(PyExc_ValueError, "cum required"), 1)) ||
         !get(o[2], &b[2], 8, T * B * 257, 0, 1, "cum") ||
         !get(o[3], &b[3], 4, ((Py_ssize_t)1) << (tb + 1), 1, 1, "slots") ||
-        !get(o[4], &b[4], 4, nsets * nin + (v6 || v10 ? FSETS * NF : 0), 1, 1, "w") ||
+        !get(o[4], &b[4], 4, nsets * nin + (sh.v6 || sh.v10 ? FSETS * NF : 0), 1, 1, "w") ||
         !get(o[5], &b[5], 4, napm, 1, 1, "apm") ||
         !get(o[6], &b[6], 8, B, 1, 1, "hist") ||
         !get(o[7], &b[7], 4, v4 ? wslots * B : B, 1, 1, "word") ||
