@@ -113,8 +113,9 @@ def main() -> None:
         builds = {f"at {rev}": base, "this build": cm._c}
         print(f"cm profile, {size:,} bytes, {rounds} rounds, builds alternating; B/s medians, "
               f"then paired ratios to {rev}")
+        samples = kinds(size)
         for kind in ("prose", "python"):
-            data = kinds(size).get(kind)
+            data = samples.get(kind)
             if not data:
                 print(f"{kind}: no held-out files here")
                 continue

@@ -102,14 +102,13 @@ def reports(setup) -> dict:
                 name = waiting.pop(0)
                 running[name] = (start_job(setup, name, CONFIGS[name], "base"), time.monotonic())
             for name, (proc, started) in list(running.items()):
-                if proc.poll() is not None or time.monotonic() - started > JOB_TIMEOUT_S:
+                if proc.poll() is None and time.monotonic() - started > JOB_TIMEOUT_S:
+                    proc.kill()                 # past its time: its test says so
+                if proc.poll() is not None:
                     done[name] = running.pop(name)[0]
             time.sleep(0.05)
     finally:
         for proc, _ in running.values():   # only after a failure here: none left behind
-            proc.kill()
-    for proc in done.values():              # one past its time: killed, its test says so
-        if proc.poll() is None:
             proc.kill()
     return done
 
