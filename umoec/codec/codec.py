@@ -36,6 +36,7 @@ from .container import (
     parse_header,
 )
 from .errors import CodecError, DecodeMismatch, FingerprintMismatch, FormatError, IntegrityError
+from .filters import x86_forward, x86_inverse
 from .probs import (
     ALPHA_ONE,
     SHARPEN_GRID,
@@ -74,6 +75,7 @@ class CodecSettings:
     model_hash: bytes = bytes(32)      # the coding model's identity (zeros: no model)
     model_name: str = ""
     metadata: dict = field(default_factory=dict)
+    x86: bool = False                  # code the bytes through the x86 filter (filters.py)
 
     @classmethod
     def from_config(cls, config, *, streams: int, profile: str = "", adapt_every: int = 0,
@@ -164,13 +166,13 @@ def compress(data: bytes, predictor, settings: CodecSettings = CodecSettings(), 
                     len(data), hashlib.sha256(data).digest(), bytes(settings.model_hash),
                     fingerprint_digest(_fingerprint(predictor, settings.coder, _cm_version(predictor))),
                     settings.model_name,
-                    settings.profile, dict(settings.metadata))
+                    settings.profile, dict(settings.metadata), settings.x86)
     out = [pack_header(header)]
     lay = header.layout
     if lay.n_blocks == 0:
         _tick(progress, 0, 0)
         return out[0]
-    matrix = lay.to_matrix(data)                                     # (B, T) uint8
+    matrix = lay.to_matrix(x86_forward(data) if settings.x86 else data)   # (B, T) uint8
     if settings.coder == "cm":
         return b"".join(out + _cm_encode(matrix, lay, predictor, settings, progress, len(data)))
     grid = SHARPEN_GRID if settings.sharpening else (ALPHA_ONE,)
@@ -433,6 +435,8 @@ def _joined(header: Header, pieces: list[np.ndarray]) -> bytes:
     """The decoded (steps, B) pieces back into the original's byte order, checked against its
     size and sha256 (every block passed its CRC: a mismatch is a decoding bug, not damage)."""
     data = header.layout.from_matrix(np.concatenate(pieces).T)
+    if header.x86:
+        data = x86_inverse(data)
     if len(data) != header.original_size or hashlib.sha256(data).digest() != header.sha256:
         raise _not_damage(header, "the decoded bytes do not match the original's sha256")
     return data

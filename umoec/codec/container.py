@@ -10,8 +10,10 @@ the same 14 bytes in every format, so a reader finds the version and the header'
      14     1  u8  coder: 0 = rans, 1 = tans, 2 = cm (the context-mixing stage, cm.py)
      15     1  u8  precision (coder state bits: 32 or 64)
      16     1  u8  prob_precision (log2 of the frequency total)
-     17     1  u8  flags: bit 0 = probability sharpening, bit 1 = a model hash follows; other
-                   bits must be 0
+     17     1  u8  flags: bit 0 = probability sharpening, bit 1 = a model hash follows,
+                   bit 2 = the x86 filter: the coded bytes are the original through
+                   filters.x86_forward (decoding ends with its inverse; size and sha256 are
+                   the original's); other bits must be 0
      18     2  u16 coding-engine version (umoec.engine.ENGINE_VERSION)
      20   1-10 each, LEB128: streams B, block_size, adapt_every (bytes between online-adaptation
                    rounds; 0 = off), original size in bytes
@@ -64,6 +66,7 @@ CODER_IDS = {"rans": 0, "tans": 1, "cm": 2}
 CODER_NAMES = {v: k for k, v in CODER_IDS.items()}
 FLAG_SHARPENING = 1
 FLAG_MODEL = 2                                       # format 3: a model hash follows
+FLAG_X86 = 4                                         # format 3: the x86 filter (filters.py)
 NO_MODEL = bytes(32)
 FP_BYTES = 16                                        # format 3 keeps this much of the digest
 # format 3 spells these metadata keys with one letter (the network's global vector, the match
@@ -106,6 +109,7 @@ class Header:
     model_name: str = ""
     profile: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
+    x86: bool = False                  # the coded bytes went through the x86 filter
 
     @property
     def layout(self) -> Layout:
@@ -221,8 +225,10 @@ def pack_header(h: Header, version: int = FORMAT_VERSION) -> bytes:
     """The header of `h` in format `version` (3; 2 for tests of what older builds wrote)."""
     validate(h)
     name, profile, meta = _strings(h, version)
-    flags = FLAG_SHARPENING if h.sharpening else 0
+    flags = (FLAG_SHARPENING if h.sharpening else 0) | (FLAG_X86 if h.x86 else 0)
     if version == 2:
+        if h.x86:
+            raise FormatError("format 2 has no x86 filter")
         if len(h.fingerprint) != 32:
             raise FormatError("format 2 holds the whole 32-byte fingerprint")
         length = _FIXED.size + 1 + len(name) + 1 + len(profile) + 4 + len(meta) + 4
@@ -281,7 +287,7 @@ def parse_header(buf: bytes) -> tuple[Header, int]:
         pos, known = _FIXED.size, FLAG_SHARPENING
     else:
         _, _, _, coder_id, precision, prob_precision, flags, engine = _FIXED3.unpack_from(buf)
-        pos, known, sizes = _FIXED3.size, FLAG_SHARPENING | FLAG_MODEL, []
+        pos, known, sizes = _FIXED3.size, FLAG_SHARPENING | FLAG_MODEL | FLAG_X86, []
         for what in ("streams", "block size", "adapt_every", "original size"):
             value, pos = _read_leb128(buf, pos, end, what)
             sizes.append(value)
@@ -322,10 +328,11 @@ def parse_header(buf: bytes) -> tuple[Header, int]:
     if coder_id not in CODER_NAMES:
         raise FormatError(f".umc header: unknown coder id {coder_id}")
     if flags & ~known:
-        raise FormatError(f".umc header: unknown flags 0x{flags:02x}")
+        raise FormatError(f".umc header: unknown flags 0x{flags:02x} (the header's CRC32 is "
+                          "intact: a newer u-moec-tiny wrote this file)")
     header = Header(CODER_NAMES[coder_id], precision, prob_precision, bool(flags & FLAG_SHARPENING),
                     engine, streams, block_size, adapt_every, size, bytes(sha), bytes(model_hash),
-                    bytes(fp), strings[0], strings[1], metadata)
+                    bytes(fp), strings[0], strings[1], metadata, bool(flags & FLAG_X86))
     validate(header)
     return header, length
 

@@ -33,6 +33,7 @@ from ..errors import UserError
 from ..predict.match import MatchMixer, MatchSettings
 from ..run.atomic import atomic_write
 from . import profiles
+from .choose import choose, x86_worth
 from .runtime import keep_pages, paused_gc
 
 Progress = Callable[[int, int], None]
@@ -173,21 +174,26 @@ def compress_bytes(data: bytes, model: mf.ModelFile | None, *, profile: str = "t
 
 def compress_frame(data: bytes, model: mf.ModelFile | None, *, profile: str = "turbo",
                    config: C.Config | None = None, input_name: str = "",
-                   progress: Progress | None = None, frame: dict | None = None) -> bytes:
+                   progress: Progress | None = None, frame: dict | None = None,
+                   x86: bool | None = None) -> bytes:
     """One frame: `data` coded on its own; `frame` (frames.frame_meta) joins its metadata when
     the file has several. Profile auto (a frame of a file of several): fast or cm for this
     frame's bytes (choose.py), and the model named even by a cm frame, so every frame of the
-    file names the same model (the decoder requires it and loads it once)."""
+    file names the same model (the decoder requires it and loads it once). `x86`: code it
+    through the x86 filter; None: decided here for any profile (choose.x86_worth)."""
+    if x86 is None:
+        x86 = x86_worth(data, lambda d, f: compress_frame(d, None, profile="cm", x86=f))
     if profile == profiles.AUTO:
-        from .choose import choose
-        pick = choose(data, model, whole=False, code=lambda d, name, shown: compress_frame(
-            d, model, profile=name, config=config)).profile
-        return _frame(data, model, profiles.get(pick), config, input_name, progress, frame, True)
-    return _frame(data, model, profiles.get(profile), config, input_name, progress, frame, False)
+        pick = choose(data, model, whole=False, x86=x86, code=lambda d, name, shown, f:
+                      compress_frame(d, model, profile=name, config=config, x86=f)).profile
+        return _frame(data, model, profiles.get(pick), config, input_name, progress, frame, True,
+                      x86)
+    return _frame(data, model, profiles.get(profile), config, input_name, progress, frame, False,
+                  x86)
 
 
 def _frame(data: bytes, model: mf.ModelFile | None, prof: profiles.Profile, config, input_name: str,
-           progress: Progress | None, frame: dict | None, name_model: bool) -> bytes:
+           progress: Progress | None, frame: dict | None, name_model: bool, x86: bool) -> bytes:
     # the input's file name, for messages and listings (none from stdin: no empty entry)
     extra = {**({"input_name": input_name[:200]} if input_name else {}), **(frame or {})}
     if not prof.network:  # the mixing stage alone; a model only for its primer, if it has one
@@ -195,7 +201,7 @@ def _frame(data: bytes, model: mf.ModelFile | None, prof: profiles.Profile, conf
         named = {"model_hash": bytes.fromhex(model.hash), "model_name": model.name[:64]} \
             if model is not None and (stage.primer or name_model) else {}
         settings = CodecSettings(streams=1, coder="cm", block_size=CM_BLOCK, profile=prof.name,
-                                 metadata=extra, **named)
+                                 metadata=extra, x86=x86, **named)
         with paused_gc():
             return compress(data, stage, settings, progress=progress)
     if model is None:
@@ -207,6 +213,7 @@ def _frame(data: bytes, model: mf.ModelFile | None, prof: profiles.Profile, conf
     settings = CodecSettings.from_config(cfg, streams=prof.streams_for(len(data)), profile=prof.name,
                                          model_hash=bytes.fromhex(model.hash),
                                          model_name=model.name[:64], metadata=meta)
+    settings = dataclasses.replace(settings, x86=x86)
     if prof.coder:  # the profile's coder (cm mixes the network's distribution itself: no sharpening)
         settings = dataclasses.replace(settings, coder=prof.coder, sharpening=False)
     keep_pages()

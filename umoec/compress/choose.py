@@ -15,12 +15,19 @@ An input of several frames is decided frame by frame, each on a sample of its ow
 of text and binaries gets fast for its text and cm for the rest; stream.py, api.compress_frame),
 and every frame then names the model. Each frame's header records the profile it was coded
 with, so decoding is unchanged. Measured: docs/compress.md#auto.
+
+The x86 filter (codec/filters.py) is decided before the profile, for every profile, auto or
+not: a frame with enough near E8/E9 opcodes to look like x86 code is filtered when the mixing
+stage alone (no model: cheap; the network gains as much, docs/compress.md#the-x86-filter) codes
+its PROBE bytes densest in such opcodes (its code, not its tables) smaller filtered. Text and
+most other data never pass the first test.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..codec import filters
 from . import profiles
 
 WHOLE = 32 << 10
@@ -33,6 +40,7 @@ class Choice:
     profile: str
     why: str                      # for `umc -v`: the sizes it was decided on
     coded: bytes | None = None    # the input already coded with `profile` (WHOLE inputs)
+    x86: bool = False             # code it through the x86 filter
 
 
 def probe_of(data: bytes) -> bytes:
@@ -44,19 +52,32 @@ def probe_of(data: bytes) -> bytes:
     return data[start:start + PROBE]
 
 
-def choose(data: bytes, model, *, whole: bool, code: Callable[[bytes, str, bool], bytes]) -> Choice:
+def x86_worth(data: bytes, code: Callable[[bytes, bool], bytes]) -> bool:
+    """Whether to code `data` through the x86 filter. code(sample, x86) -> .umc bytes of the
+    mixing stage alone."""
+    if filters.near_opcode_share(data) < filters.MIN_OPCODES:
+        return False
+    sample = filters.densest(data, PROBE)
+    return len(code(sample, True)) < len(code(sample, False))
+
+
+def choose(data: bytes, model, *, whole: bool, code: Callable[[bytes, str, bool, bool], bytes],
+           x86: bool = False) -> Choice:
     """The profile for an input whose first frame is `data`; `whole`: `data` is the entire input,
-    coded once per profile when small enough. code(data, profile, with_progress) -> .umc bytes."""
+    coded once per profile when small enough. code(data, profile, with_progress, x86) -> .umc
+    bytes; `x86`: x86_worth's answer for `data`, used by every profile tried."""
     net = profiles.AUTO_NETWORK
+    filtered = ", x86 filter" if x86 else ""
     if model is None:
-        return Choice("cm", "no model")
+        return Choice("cm", "no model" + filtered, x86=x86)
     if whole and len(data) <= WHOLE:
-        stage = code(data, "cm", False)
-        network = code(data, net, True)
+        stage = code(data, "cm", False, x86)
+        network = code(data, net, True, x86)
         pick = "cm" if len(stage) <= len(network) else net
-        return Choice(pick, f"the whole input: {net} {len(network):,} B, cm {len(stage):,} B",
-                      stage if pick == "cm" else network)
+        return Choice(pick, f"the whole input: {net} {len(network):,} B, cm {len(stage):,} B"
+                      + filtered, stage if pick == "cm" else network, x86)
     sample = probe_of(data)
-    stage, network = len(code(sample, "cm", False)), len(code(sample, net, False))
+    stage, network = len(code(sample, "cm", False, x86)), len(code(sample, net, False, x86))
     pick = "cm" if network > MARGIN * stage else net
-    return Choice(pick, f"a {len(sample) >> 10} KiB sample: {net} {network:,} B, cm {stage:,} B")
+    return Choice(pick, f"a {len(sample) >> 10} KiB sample: {net} {network:,} B, cm {stage:,} B"
+                  + filtered, x86=x86)

@@ -26,7 +26,7 @@ from ..codec.errors import CodecError, FormatError
 from ..codec.frames import frame_meta, frame_of, frames, read_exactly
 from . import profiles
 from . import workers as W
-from .choose import choose
+from .choose import choose, x86_worth
 
 Progress = Callable[[int, int], None]
 
@@ -111,9 +111,11 @@ def compress_stream(src: BinaryIO, dst: BinaryIO, model, *, profile: str = "turb
     choice, chosen = None, []
     if profile == profiles.AUTO and head[1]:
         from .api import compress_frame
-        choice = choose(head[2], model, whole=True, code=lambda data, name, shown: compress_frame(
-            data, model, profile=name, config=config, input_name=input_name,
-            progress=_inner(progress, base, total) if shown else None))
+        x86 = x86_worth(head[2], lambda data, f: compress_frame(data, None, profile="cm", x86=f))
+        choice = choose(head[2], model, whole=True, x86=x86, code=lambda data, name, shown, f:
+                        compress_frame(data, model, profile=name, config=config,
+                                       input_name=input_name, x86=f,
+                                       progress=_inner(progress, base, total) if shown else None))
         prof = profiles.get(choice.profile)
         if choice.coded is not None:          # the whole input, coded while choosing
             sha.update(head[2])
@@ -131,7 +133,8 @@ def compress_stream(src: BinaryIO, dst: BinaryIO, model, *, profile: str = "turb
             sha.update(data)
             read += len(data)
             meta = None if index == 0 and last else frame_meta(index, last)
-            yield (data, name, config, input_name, meta), _inner(progress, base, total)
+            x86 = choice.x86 if choice is not None else None     # None: the frame decides
+            yield (data, name, config, input_name, meta, x86), _inner(progress, base, total)
 
     def noted(results):
         """Each frame's profile, read back from its header (auto chose it in the worker)."""

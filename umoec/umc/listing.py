@@ -98,6 +98,7 @@ def details(r: Row) -> list[str]:
         ("engine", f"v{h.engine}"),
         ("coder", f"{h.coder}, {h.precision}-bit state, 2^{h.prob_precision} frequency total"
                   + (", sharpening" if h.sharpening else "")),
+        ("filter", "x86 (call and jump targets made absolute)" if h.x86 else "none"),
         ("streams", str(h.streams)),
         ("block size", f"{h.block_size:,}"),
         ("adapt every", f"{h.adapt_every:,}" if h.adapt_every else "off"),

@@ -104,3 +104,19 @@ def sample_source(n: int, seed: int = 0) -> bytes:
     p = np.exp(SOURCE_LOGITS - SOURCE_LOGITS.max())
     p /= p.sum()
     return np.random.default_rng(seed).choice(256, size=n, p=p).astype(np.uint8).tobytes()
+
+
+def x86_like(n: int, seed: int = 1) -> bytes:
+    """Bytes shaped like x86 code: short runs of a few instruction bytes between E8 calls to a
+    dozen fixed functions (each call's displacement relative to the next instruction, as a
+    compiler writes it), so the absolute targets repeat where the displacements do not."""
+    rng = np.random.default_rng(seed)
+    targets = rng.integers(0, 1 << 20, 12)
+    vocab = np.frombuffer(b"\x48\x89\xc7\x8b\x45\xf8\x31\xc0\x5d\xc3\x55\x53\x41\x54\x0f\x1f",
+                          dtype=np.uint8)
+    out = bytearray()
+    while len(out) < n:
+        out += vocab[rng.integers(0, len(vocab), int(rng.integers(3, 12)))].tobytes()
+        target = int(targets[int(rng.integers(0, len(targets)))])
+        out += b"\xe8" + (target - (len(out) + 5)).to_bytes(4, "little", signed=True)
+    return bytes(out[:n])

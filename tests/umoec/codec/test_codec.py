@@ -12,6 +12,7 @@ from tests.umoec.codec.helpers import (
     SourcePredictor,
     pseudo_random_bytes,
     sample_source,
+    x86_like,
 )
 from umoec import config as C
 from umoec.codec import (
@@ -64,6 +65,19 @@ def test_data_kinds_with_the_order2_predictor(kind, coder, precision, n):
 def test_order2_predictor_compresses_text_far_below_8_bits():
     blob = roundtrip(TEXT * 3, Order2Predictor, streams=2, block_size=65536)
     assert 8 * len(blob) / len(TEXT * 3) < 1.0
+
+
+@pytest.mark.parametrize("coder", ["rans", "tans"])
+def test_the_x86_filter_codes_the_filtered_bytes_and_decodes_the_original(coder):
+    code = x86_like(5000)
+    blob = roundtrip(code, Order2Predictor, streams=3, coder=coder, prob_precision=12, x86=True)
+    header = read_header(blob)
+    assert header.x86 and header.original_size == len(code)
+    assert header.sha256 == hashlib.sha256(code).digest()       # the original's, not the coded
+    plain = roundtrip(code, Order2Predictor, streams=3, coder=coder, prob_precision=12)
+    assert not read_header(plain).x86 and len(blob) < len(plain)
+    for data in (b"", b"\xe8", TEXT):
+        roundtrip(data, Order2Predictor, coder=coder, prob_precision=12, x86=True)
 
 
 def test_empty_and_one_byte_files():

@@ -131,7 +131,7 @@ def test_absurd_declared_sizes_fail_fast_without_allocating(fields, message):
 def test_out_of_range_fields_behind_a_valid_crc_are_refused():
     raw = bytearray(BLOB)
     for off, value, message in ((14, 9, "coder id"), (15, 48, "32 or 64"), (16, 17, "prob_precision"),
-                                (17, 4, "flags"), (20, 0, "streams=0")):
+                                (17, 8, "unknown flags 0x08.*newer"), (20, 0, "streams=0")):
         bad = bytearray(raw)
         bad[off] = value
         with pytest.raises(FormatError, match=message):
@@ -144,9 +144,19 @@ def test_out_of_range_fields_behind_a_valid_crc_are_refused():
     struct.pack_into("<I", v2, 20, 0)
     with pytest.raises(FormatError, match="streams=0"):
         decode(with_header_crc(bytes(v2)))
-    v2[17] = 2                                  # format 2 has no model flag
-    with pytest.raises(FormatError, match="flags"):
-        decode(with_header_crc(bytes(v2)))
+    for flag in (2, 4):                         # format 2 has no model flag, no x86 filter
+        v2[17] = flag
+        with pytest.raises(FormatError, match="flags"):
+            decode(with_header_crc(bytes(v2)))
+
+
+def test_the_x86_flag_is_read_back_and_only_format_3_holds_it():
+    h = Header(**{**HEADER.__dict__, "x86": True})
+    blob = pack_header(h)
+    assert blob[17] & 4 and parse_header(blob)[0] == h
+    assert not parse_header(pack_header(HEADER))[0].x86
+    with pytest.raises(FormatError, match="format 2 has no x86 filter"):
+        pack_header(Header(**{**h.__dict__, "fingerprint": FULL_FP}), 2)
 
 
 def test_format_2_files_still_decode_and_say_the_same():

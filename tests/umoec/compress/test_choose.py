@@ -4,6 +4,7 @@ import io
 import random
 
 from tests.conftest import ROOT
+from tests.umoec.codec.helpers import x86_like
 from umoec.codec import read_header
 from umoec.codec.frames import frame_meta, frames
 from umoec.compress import choose as A
@@ -27,7 +28,7 @@ class Coder:
     def __init__(self, sizes: dict):
         self.sizes, self.calls = sizes, []
 
-    def __call__(self, data: bytes, name: str, shown: bool) -> bytes:
+    def __call__(self, data: bytes, name: str, shown: bool, x86: bool = False) -> bytes:
         self.calls.append((len(data), name, shown))
         return bytes(self.sizes[name])
 
@@ -87,3 +88,32 @@ def test_each_frame_of_a_larger_input_is_chosen_on_its_own_and_names_the_model()
     assert decompress_bytes(out.getvalue()) == data
     assert profiles.base("auto") is profiles.PROFILES[profiles.AUTO_NETWORK]
     assert "auto" in profiles.names() and "auto" not in profiles.PROFILES   # never in a header
+
+
+def test_the_x86_filter_is_tried_only_on_code_and_kept_when_it_codes_smaller():
+    asked = []
+
+    def code(sample, x86):
+        asked.append((len(sample), x86))
+        return bytes(90 if x86 else 100)
+    assert not A.x86_worth(TEXT, code) and asked == []           # text: not even tried
+    data = bytes(50_000) + x86_like(30_000)
+    assert A.x86_worth(data, code) and asked == [(A.PROBE, True), (A.PROBE, False)]
+    assert not A.x86_worth(data, lambda sample, x86: bytes(100))   # a tie: unfiltered
+
+
+def test_every_profile_filters_code_frame_by_frame_and_decodes():
+    code, numbers = x86_like(40_000), table(40_000)
+    blob = compress_bytes(code, None, profile="cm")
+    assert read_header(blob).x86 and decompress_bytes(blob) == code
+    assert len(blob) < 0.9 * len(compress_frame(code, None, profile="cm", x86=False))
+    assert not read_header(compress_bytes(numbers, None, profile="cm")).x86
+    out = io.BytesIO()
+    compress_stream(io.BytesIO(numbers + code), out, None, profile="cm", frame_bytes=40_000)
+    blobs = [blob for _, blob in frames(io.BytesIO(out.getvalue()))]
+    assert [read_header(b).x86 for b in blobs] == [False, True]
+    assert decompress_bytes(out.getvalue()) == numbers + code
+    auto = compress_stream(io.BytesIO(code[:30_000]), out := io.BytesIO(), open_model(),
+                           profile="auto")
+    assert auto.choice.endswith(", x86 filter") and read_header(out.getvalue()).x86
+    assert decompress_bytes(out.getvalue()) == code[:30_000]

@@ -14,8 +14,9 @@ version 12 with 2^25 slots), source.txt.PROFILE-primed14.umc with version 14 (th
 profiles' primed since: version 8 with version 12's contexts and 2^25 slots); only files of the
 versions this build writes for their profile are written again. All of these are in container
 format 2; golden/format3/ holds files of container format 3 (the compact header) of the versions
-each profile wrote then, which this build writes again byte for byte; of the format 2 files it
-writes the same blocks under a header that says the same (`same_coding`)."""
+each profile wrote then, which this build writes again byte for byte (x86.bin's, code, through
+the x86 filter); of the format 2 files it writes the same blocks under a header that says the
+same (`same_coding`)."""
 import dataclasses
 import hashlib
 from pathlib import Path
@@ -97,6 +98,13 @@ def test_golden_files_decode_and_are_written_again_identically(model, primed_mod
         assert same_coding(compress_bytes(original, model, profile=header.profile), blob)
 
 
+def test_the_x86_filter_has_golden_files_of_every_profile():
+    x86 = [n for n in FILES if n.startswith(FORMAT3 + "x86.bin.")]
+    assert sorted(n.split(".")[-2].split("-")[0] for n in x86) == sorted(PROFILES)
+    assert all(read_header((GOLDEN / n).read_bytes()).x86 for n in x86)
+    assert not any(read_header((GOLDEN / n).read_bytes()).x86 for n in FILES if n not in x86)
+
+
 def test_every_version_this_build_writes_has_golden_files():
     """A stage version new files get (each profile, primed or not) is pinned by a golden file
     of that profile in the container format it writes, so the test above writes it again byte
@@ -116,7 +124,7 @@ def test_the_golden_files_are_pinned():
             "-primed9.umc": (1, "591a0cbcb3707ac6"), "-mix10.umc": (3, "b03bc5c9206e33b9"),
             "-primed11.umc": (1, "6f0ccbff50c5d40a"), "-primed12.umc": (1, "594401ff5be6d1fa"),
             "-primed13.umc": (1, "5943da0a6e847594"), "-primed14.umc": (3, "62940c4f8ca840c8"),
-            FORMAT3: (16, "14d1b02f646fe3b8")}
+            FORMAT3: (20, "489a96babaf671c6")}
     for suffix, pin in pins.items():
         files = [n for n in FILES if n.startswith(FORMAT3)] if suffix == FORMAT3 else [
             n for n in FILES if not n.startswith(FORMAT3)

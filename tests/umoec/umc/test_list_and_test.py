@@ -83,3 +83,16 @@ def test_a_cm_profile_file_lists_no_model_and_decodes_without_one(umc):
     assert "none (the cm profile)" in r.out.decode()
     (umc.cwd / "t.txt").unlink()
     assert umc("-q", "-d", "t.txt.umc").rc == 0 and (umc.cwd / "t.txt").read_bytes() == TEXT
+
+
+def test_an_executable_is_filtered_and_l_v_says_so(umc):
+    from tests.umoec.codec.helpers import x86_like
+    code = x86_like(30_000)
+    umc.write("prog", code)
+    umc.write("t.txt", TEXT)
+    assert umc("-q", "--profile", "cm", "prog", "t.txt").rc == 0
+    shown = {name: umc("-l", "-v", name).out.decode() for name in ("prog.umc", "t.txt.umc")}
+    assert "  filter        x86 (call and jump targets made absolute)" in shown["prog.umc"]
+    assert "  filter        none" in shown["t.txt.umc"]
+    (umc.cwd / "prog").unlink()
+    assert umc("-q", "-d", "prog.umc").rc == 0 and (umc.cwd / "prog").read_bytes() == code

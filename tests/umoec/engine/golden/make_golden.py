@@ -15,6 +15,7 @@
     python tests/umoec/engine/golden/make_golden.py --primed13      # version 13 (cm profile, primed)
     python tests/umoec/engine/golden/make_golden.py --primed14      # version 14 (network, primed)
     python tests/umoec/engine/golden/make_golden.py --format3       # container format 3
+    python tests/umoec/engine/golden/make_golden.py --x86           # the x86 filter (format 3)
 
 CHECKPOINT: a tiny tier1-family checkpoint (tests/umoec/train/conftest.py TINY, 80 steps on the
 400 kB default corpus). The first form wrote tiny.umm (its coding model), three inputs (Python
@@ -41,7 +42,8 @@ then version 12, version 11 with four more contexts (source.txt.cm-primed12.umc)
 Every file above is in container format 2. The last form writes format3/: container format 3
 (the compact header) with the stage versions each profile then wrote, every input unprimed
 (NAME.PROFILE-mix6.umc, NAME.cm-mix10.umc) and source.txt primed (source.txt.PROFILE-primed14.umc,
-source.txt.cm-primed13.umc).
+source.txt.cm-primed13.umc). --x86 writes x86.bin (bytes shaped like x86 code: calls to a few
+functions) and format3/x86.bin.PROFILE-mixV.umc for every profile, each through the x86 filter.
 """
 import sys
 from pathlib import Path
@@ -103,6 +105,31 @@ def format3() -> None:
             compress_bytes(inputs()["source.txt"], primed_model, profile=profile))
 
 
+def x86_input() -> bytes:
+    """Runs of a few instruction bytes between E8 calls to eight functions (displacements
+    relative to the next instruction, as a compiler writes them)."""
+    import random
+    rng = random.Random(7)
+    targets = [rng.randrange(1 << 20) for _ in range(8)]
+    out = bytearray()
+    while len(out) < 3000:
+        out += bytes(rng.choice(b"\x48\x89\xc7\x8b\x45\xf8\x31\xc0\x5d\xc3\x55\x53")
+                     for _ in range(rng.randrange(3, 10)))
+        out += b"\xe8" + (rng.choice(targets) - len(out) - 5).to_bytes(4, "little", signed=True)
+    return bytes(out[:3000])
+
+
+def x86() -> None:
+    from umoec.codec import cm, read_header
+    data = x86_input()
+    (HERE / "x86.bin").write_bytes(data)
+    tiny = mf.read(HERE / "tiny.umm")
+    for profile, p in PROFILES.items():
+        blob = compress_bytes(data, tiny, profile=profile)
+        assert read_header(blob).x86
+        (HERE / "format3" / f"x86.bin.{profile}-mix{cm.written(p.network, False)}.umc").write_bytes(blob)
+
+
 def PRIMER() -> bytes:
     return (ROOT / "umoec" / "codec" / "rans.py").read_bytes()[3000:9000]
 
@@ -122,6 +149,8 @@ def main(checkpoint: str) -> None:
 if __name__ == "__main__":
     if sys.argv[1] == "--format3":
         format3()
+    elif sys.argv[1] == "--x86":
+        x86()
     elif sys.argv[1] in ("--primed5", "--primed7", "--primed8", "--primed9", "--primed11", "--primed12",
                        "--primed13", "--primed14"):
         primed(sys.argv[1][1:])
