@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from umoec import units
-from umoec.codec.baselines import peers, run_baseline, skipped_peers
+from umoec.codec.baselines import PeerFailed, peers, run_baseline, skipped_peers
 from umoec.compress.api import compress_bytes, decompress_bytes, open_model
 from umoec.data.general import held_out_files
 
@@ -95,7 +95,12 @@ def main() -> None:
             speed[b][0] += len(raw)
             speed[b][1] += r.compress_s
         for name in strong:
-            r = run_baseline(name, raw)
+            try:
+                r = run_baseline(name, raw)
+            except PeerFailed as exc:    # a peer's own failure: said, not a crash
+                print(f"  ({exc})")
+                row.append(float("nan"))
+                continue
             row.append(r.bpb)
             speed[name][0] += len(raw)
             speed[name][1] += r.compress_s

@@ -7,7 +7,9 @@ The strong peers people who care about ratio use, each when installed (a peer th
 a skipped column with the reason, never a crash): PPMd variant I order 16 (PyPI pyppmd), zpaq
 -m4 and -m5 (Debian zpaq; sizes include its archive overhead, ~100 bytes), bzip3 (Debian bzip3),
 paq9a (Debian python3-paq, through the system Python: its module is not in our venv). Command-
-line peers run as argument lists in a temporary folder, never through a shell.
+line peers run as argument lists in a temporary folder, never through a shell. A peer that fails
+on an input (pyppmd 1.x cannot decode what it wrote for some executables) raises PeerFailed
+with its reason; run_baselines can collect those instead, as columns left out.
 
 `run_primed` measures the conditional size of data for a coder that already saw `prime`:
 size(prime + data) - size(prime), the fair comparison for a model trained on `prime`'s source.
@@ -169,36 +171,55 @@ def _codec(name: str) -> Codec:
     return codecs[name]
 
 
-def run_baseline(name: str, data: bytes) -> BaselineResult:
-    pack, unpack = _codec(name)
+class PeerFailed(RuntimeError):
+    """A compressor crashed on an input or did not give it back; the message says which and why."""
+
+
+def _timed(name: str, fn: Callable[[bytes], bytes], data: bytes) -> tuple[bytes, float]:
     t0 = time.perf_counter()
-    blob = pack(data)
-    t1 = time.perf_counter()
-    back = unpack(blob)
-    t2 = time.perf_counter()
+    try:
+        out = fn(data)
+    except Exception as exc:       # a peer's own bug or a failed command: not ours to raise
+        raise PeerFailed(f"{name} failed on this input ({type(exc).__name__}: "
+                         f"{str(exc)[:200]})") from None
+    return out, time.perf_counter() - t0
+
+
+def _round_trip(name: str, data: bytes) -> tuple[int, float, float]:
+    """(packed bytes, compress s, decompress s) of `name` on `data`, checked to give it back."""
+    pack, unpack = _codec(name)
+    blob, packing = _timed(name, pack, data)
+    back, unpacking = _timed(name, unpack, blob)
     if back != data:
-        raise RuntimeError(f"baseline {name} did not round-trip")
-    return BaselineResult(name, len(data), len(blob), t1 - t0, t2 - t1)
+        raise PeerFailed(f"{name} did not give back its input (it decoded {len(back):,} bytes "
+                         f"of {len(data):,}, not the same)")
+    return len(blob), packing, unpacking
 
 
-def run_baselines(data: bytes, names=None) -> list[BaselineResult]:
-    """Every baseline that can run here (or those named) on `data`, in the order of available()."""
-    return [run_baseline(name, bytes(data)) for name in (names or available())]
+def run_baseline(name: str, data: bytes) -> BaselineResult:
+    return BaselineResult(name, len(data), *_round_trip(name, bytes(data)))
+
+
+def run_baselines(data: bytes, names=None, failed: dict | None = None) -> list[BaselineResult]:
+    """Every baseline that can run here (or those named) on `data`, in the order of available();
+    with `failed`, a peer that fails is left out and its reason put there (name -> why)."""
+    out = []
+    for name in names or available():
+        try:
+            out.append(run_baseline(name, data))
+        except PeerFailed as exc:
+            if failed is None:
+                raise
+            failed[name] = str(exc)
+    return out
 
 
 def run_primed(name: str, prime: bytes, data: bytes) -> BaselineResult:
     """`name` on `data` for a decoder that already knows `prime`: size(prime + data) -
     size(prime), named 'NAME primed'; the joint file is checked to round-trip. Times are of the
     joint file minus the prime alone."""
-    pack, unpack = _codec(name)
-    both = bytes(prime) + bytes(data)
-    t0 = time.perf_counter()
-    alone = len(pack(bytes(prime)))
-    t1 = time.perf_counter()
-    blob = pack(both)
-    t2 = time.perf_counter()
-    if unpack(blob) != both:
-        raise RuntimeError(f"baseline {name} did not round-trip")
-    t3 = time.perf_counter()
-    return BaselineResult(f"{name} primed", len(data), max(0, len(blob) - alone),
-                          max(0.0, (t2 - t1) - (t1 - t0)), t3 - t2)
+    pack, _ = _codec(name)
+    alone, alone_s = _timed(name, pack, bytes(prime))
+    size, packing, unpacking = _round_trip(name, bytes(prime) + bytes(data))
+    return BaselineResult(f"{name} primed", len(data), max(0, size - len(alone)),
+                          max(0.0, packing - alone_s), unpacking)

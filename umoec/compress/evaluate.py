@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import units
-from ..codec.baselines import BaselineResult, available, run_baselines, run_primed, skipped_peers
+from ..codec.baselines import (
+    BaselineResult,
+    PeerFailed,
+    available,
+    run_baselines,
+    run_primed,
+    skipped_peers,
+)
 from ..codec.errors import CodecError
 from ..config import load as load_config
 from ..data.dataset import bin_path
@@ -44,7 +51,7 @@ class EvalReport:
     note: str = ""
     roundtrip_error: str = ""          # why the round trip failed, when it did
     prime: str = ""                    # what the primed baselines were primed with
-    skipped: dict = field(default_factory=dict)   # peer -> why it did not run
+    skipped: dict = field(default_factory=dict)   # peer -> why it did not run (or failed)
 
 
 def training_prime(run: RunDir, root: Path, n_bytes: int) -> tuple[bytes, str]:
@@ -140,12 +147,18 @@ def evaluate(run: RunDir, checkpoint: Path | None, data_path: Path, dataset: str
             ok, error = False, str(exc)
         t2 = time.perf_counter()
         size = packed.stat().st_size
-    baselines = run_baselines(raw)
-    if prime:
-        baselines += [run_primed(name, prime, raw) for name in PRIMED if name in available()]
+    failed: dict = {}
+    baselines = run_baselines(raw, failed=failed)
+    for name in PRIMED if prime else ():
+        if name in available() and name not in failed:
+            try:
+                baselines.append(run_primed(name, prime, raw))
+            except PeerFailed as exc:
+                failed[f"{name} primed"] = str(exc)
     report = EvalReport(dataset, str(data_path), step, len(raw), size,
                         units.bpb(size, max(1, len(raw))), ok, t1 - t0, t2 - t1,
-                        baselines, note, error, prime_label if prime else "", skipped_peers())
+                        baselines, note, error, prime_label if prime else "",
+                        {**skipped_peers(), **failed})
     with TrainingDB(run.db_path) as db:
         db.insert_eval_result(report.step, dataset, bpb=report.bpb, compressed_bytes=size,
                               original_bytes=len(raw), roundtrip_ok=ok)
@@ -171,6 +184,6 @@ def render(r: EvalReport) -> str:
     if r.prime:
         lines.append(f"primed = size(prime + data) - size(prime), prime: {r.prime}")
     if r.skipped:
-        lines.append("not installed here: " + "; ".join(f"{k} ({v})" for k, v in r.skipped.items()))
+        lines.append("left out: " + "; ".join(f"{k} ({v})" for k, v in r.skipped.items()))
     lines.append(f"roundtrip: {'PASS (sha256 equal)' if r.roundtrip_ok else 'FAIL: ' + r.roundtrip_error}")
     return "\n".join(lines)

@@ -83,8 +83,8 @@ def model_cells(run: RunDir, jobs: pd.DataFrame) -> dict[int, str]:
 
 def jobs_table(jobs: pd.DataFrame, selected: int | None, baselines: list[dict],
                simulated_run: bool = False, model_names: dict | None = None) -> list:
-    """thead + tbody of compression-results-table; the selected job's baselines under its row.
-    model_names: job_id -> the Model cell (model_cells)."""
+    """thead + tbody of compression-results-table; the selected job's baselines under its row
+    (one that failed on the file with its reason). model_names: job_id -> the Model cell."""
     head = html.Thead(html.Tr([html.Th(h) for h in HEADER]))
     if jobs.empty:
         return [head, html.Tbody(html.Tr(html.Td(
@@ -105,9 +105,13 @@ def jobs_table(jobs: pd.DataFrame, selected: int | None, baselines: list[dict],
         body.append(html.Tr(cells, className="table-active" if sel else ""))
         if sel:
             for b in baselines:
-                body.append(html.Tr([html.Td(""), html.Td(f"  {b['name']} (same file)",
-                                                          className="ps-4 fst-italic"),
-                                     html.Td(""), html.Td("")]
+                name = html.Td(f"  {b['name']} (same file)", className="ps-4 fst-italic")
+                if "error" in b:
+                    body.append(html.Tr([html.Td(""), name, html.Td(str(b["error"]),
+                                                                    colSpan=len(HEADER) - 2)],
+                                        className="text-muted"))
+                    continue
+                body.append(html.Tr([html.Td(""), name, html.Td(""), html.Td("")]
                                     + [html.Td(c, className="text-nowrap") for c in size_cells(
                                         int(b["raw_bytes"]), int(b["packed_bytes"]),
                                         float(b.get("seconds") or 0))]
@@ -124,7 +128,8 @@ def comparison_frame(row: dict | None, baselines: list[dict]) -> pd.DataFrame:
     """Job `row` (u-moec-tiny), then the baselines on the same file; empty without a row."""
     methods = [] if row is None else [
         {"name": f"u-moec-tiny ({row.get('profile')})", "raw_bytes": row["raw_bytes"],
-         "packed_bytes": row["compressed_bytes"], "seconds": row.get("elapsed_s")}, *baselines]
+         "packed_bytes": row["compressed_bytes"], "seconds": row.get("elapsed_s")},
+        *(b for b in baselines if "error" not in b)]
     return pd.DataFrame([(m["name"], int(m["raw_bytes"]), int(m["packed_bytes"]),
                           float(m.get("seconds") or 0)) for m in methods],
                         columns=["method", "raw_bytes", "packed_bytes", "seconds"])

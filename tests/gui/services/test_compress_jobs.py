@@ -504,6 +504,18 @@ def test_jobs_table_names_the_model():
     assert "Checkpoint" not in table and "threads" not in table
 
 
+def test_a_baseline_that_failed_on_the_file_is_a_row_with_its_reason_not_a_bar():
+    from gui.pages.compression.callbacks import comparison_frame, jobs_table
+    row = {"job_id": 3, "input_path": "/x/bash", "profile": "cm", "status": "done",
+           "raw_bytes": 1000, "compressed_bytes": 300, "elapsed_s": 1.0}
+    baselines = [{"name": "xz -9e", "raw_bytes": 1000, "packed_bytes": 400, "seconds": 0.1},
+                 {"name": "PPMd -o16", "error": "PPMd -o16 failed on this input (ValueError: x)"}]
+    table = str(jobs_table(pd.DataFrame([row]), 3, baselines))
+    assert "xz -9e (same file)" in table and "PPMd -o16 (same file)" in table
+    assert "failed on this input (ValueError: x)" in table
+    assert comparison_frame(row, baselines)["method"].tolist() == ["u-moec-tiny (cm)", "xz -9e"]
+
+
 # -- the new callbacks, called the way the browser calls them -----------------------------------
 def test_model_dropdowns_and_export_button_through_dash(run):
     from gui import context, ids

@@ -54,3 +54,39 @@ def test_primed_size_is_the_conditional_size():
     both = len(BASELINES["xz -9e"][0](prime + TEXT)) - len(BASELINES["xz -9e"][0](prime))
     assert r.name == "xz -9e primed" and r.raw_bytes == len(TEXT) and r.packed_bytes == both
     assert r.packed_bytes < plain.packed_bytes / 4   # seen before: almost free
+
+
+def _with_broken_peers(monkeypatch):
+    """Two peers that fail as pyppmd does on some executables: one raises while decoding, one
+    gives back other bytes."""
+    def fail(blob):
+        raise ValueError("L1595: Corrupted input data.")
+    broken = {"crashes": (lambda d: d[::-1], fail), "lossy": (lambda d: d, lambda b: b[:-1])}
+    monkeypatch.setattr(B, "available", lambda: {**BASELINES, **broken})
+
+
+def test_a_peer_that_fails_on_an_input_is_left_out_with_its_reason(monkeypatch):
+    _with_broken_peers(monkeypatch)
+    with pytest.raises(B.PeerFailed, match=r"crashes failed on this input \(ValueError: L1595"):
+        B.run_baseline("crashes", TEXT)
+    with pytest.raises(B.PeerFailed, match="lossy did not give back its input"):
+        B.run_primed("lossy", TEXT, TEXT)
+    failed = {}
+    got = run_baselines(TEXT, ["gzip -9", "crashes", "lossy", "xz -9e"], failed=failed)
+    assert [r.name for r in got] == ["gzip -9", "xz -9e"]
+    assert set(failed) == {"crashes", "lossy"} and "L1595" in failed["crashes"]
+
+
+def test_the_compression_worker_reports_a_failed_peer_beside_the_others(monkeypatch, tmp_path):
+    from types import SimpleNamespace
+
+    from umoec.compress import worker as W
+    _with_broken_peers(monkeypatch)
+    monkeypatch.setattr(W, "emit", lambda event: None)
+    src = tmp_path / "in.txt"
+    src.write_bytes(TEXT)
+    out = W.do_compress(SimpleNamespace(input=str(src), output=str(tmp_path / "in.umc"),
+                                        profile="cm", baselines="gzip -9,crashes", model=None,
+                                        checkpoint=None))
+    assert out["baselines"][0]["name"] == "gzip -9" and out["baselines"][0]["packed_bytes"] > 0
+    assert out["baselines"][1]["name"] == "crashes" and "L1595" in out["baselines"][1]["error"]

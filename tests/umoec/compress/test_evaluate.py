@@ -31,7 +31,7 @@ def test_evaluate_on_the_validation_split(tiny_ckpt):
         assert {f"{p} primed" for p in ("PPMd -o16", "zpaq -m5") if p in peers} <= \
             set(base["method"])
         skipped = skipped_peers()
-        assert all(name in res.stdout for name in skipped)  # "not installed here: ..."
+        assert all(name in res.stdout for name in skipped)  # "left out: ..."
 
 
 def test_explicit_data_file(tiny_ckpt, tmp_path):
