@@ -42,9 +42,11 @@ def test_a_small_whole_input_keeps_the_smaller_coding_and_a_tie_goes_to_cm():
     assert (got.profile, got.coded) == ("cm", bytes(99))
 
 
-def test_a_larger_input_is_decided_on_a_sample_from_its_middle_with_a_margin_for_the_network():
+def test_a_larger_input_is_decided_on_pieces_of_its_quarters_with_a_margin_for_the_network():
     data = bytes(range(256)) * 400                               # 100 KiB
-    assert A.probe_of(data) == data[(len(data) - A.PROBE) // 2:][:A.PROBE]
+    quarters = [data[i * 25_600:(i + 1) * 25_600] for i in range(4)]
+    assert A.probe_of(data) == b"".join(q[(25_600 - 4096) // 2:][:4096] for q in quarters)
+    assert len(A.probe_of(data[:A.PROBE + 3])) == A.PROBE
     assert A.probe_of(data[:5000]) == data[:5000]
     for network, want in ((94, "fast"), (95, "fast"), (96, "cm"), (120, "cm")):
         c = Coder({"cm": 100, "fast": network})
