@@ -11,9 +11,9 @@ decode. So auto codes a sample both ways before the file:
   smaller. Pieces from the whole frame, because a file's parts differ (a message catalogue's
   binary index and its strings; an executable's header, code and tables): one piece from the
   middle took fast for .mo files that cm codes 5% smaller. A sample favours the network:
-  it starts cold, and the stage's tables learn with length (on 128 KB of seven kinds of files the
-  network's size relative to cm's rose by 4-15% from a 16 KB sample to the whole 128 KB), hence
-  the margin.
+  it starts cold, and the stage's tables learn with length (the network's size relative to
+  cm's rose by 2-26% from the sample to the whole file on 17 files of 76-256 KB), hence the
+  margin.
 An input of several frames is decided frame by frame, each on a sample of its own (an archive
 of text and binaries gets fast for its text and cm for the rest; stream.py, api.compress_frame),
 and every frame then names the model. Each frame's header records the profile it was coded
