@@ -12,8 +12,8 @@ decode. So auto codes a sample both ways before the file:
   binary index and its strings; an executable's header, code and tables): one piece from the
   middle took fast for .mo files that cm codes 5% smaller. A sample favours the network:
   it starts cold, and the stage's tables learn with length (the network's size relative to
-  cm's rose by 2-26% from the sample to the whole file on 17 files of 76-256 KB), hence the
-  margin.
+  cm's rose from the sample to the whole file on 15 of 17 files of 76-256 KB, by up to 26%; it
+  fell by 1.4% and 2.5% on the other two), hence the margin.
 An input of several frames is decided frame by frame, each on a sample of its own (an archive
 of text and binaries gets fast for its text and cm for the rest; stream.py, api.compress_frame),
 and every frame then names the model. Each frame's header records the profile it was coded
