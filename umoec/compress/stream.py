@@ -42,6 +42,7 @@ class StreamStats:
     # frame: the network profile when a frame took it, else cm)
     choice: str = ""              # compress with auto: what the choice was made on
     frame_profiles: tuple = ()    # compress with auto, several frames: each frame's profile
+    x86_frames: int = 0           # compress: how many frames went through the x86 filter
 
     @property
     def picked(self) -> str:
@@ -122,7 +123,7 @@ def compress_stream(src: BinaryIO, dst: BinaryIO, model, *, profile: str = "turb
             written, count = _drain(iter([(len(head[2]), choice.coded)]), dst, base, progress,
                                     total)
             return StreamStats(len(head[2]), written, sha.digest(), None, count, prof.name,
-                               choice.why)
+                               choice.why, x86_frames=int(choice.x86))
 
     # what each frame is coded with: auto (each frame chooses) for an input of several
     name = profiles.AUTO if profile == profiles.AUTO and choice is None else prof.name
@@ -136,23 +137,27 @@ def compress_stream(src: BinaryIO, dst: BinaryIO, model, *, profile: str = "turb
             x86 = choice.x86 if choice is not None else None     # None: the frame decides
             yield (data, name, config, input_name, meta, x86), _inner(progress, base, total)
 
+    filtered = []
+
     def noted(results):
-        """Each frame's profile, read back from its header (auto chose it in the worker)."""
+        """Each frame's profile and filter, read back from its header (the worker chose them)."""
         for used, out in results:
-            chosen.append(read_header(out).profile)
+            header = read_header(out)
+            chosen.append(header.profile)
+            filtered.append(header.x86)
             yield used, out
 
     results = _ordered("compress", jobs(), workers, model, cluster)
-    written, count = _drain(noted(results) if name == profiles.AUTO else results, dst, base,
-                            progress, total)
+    written, count = _drain(noted(results), dst, base, progress, total)
     if name == profiles.AUTO:
         net = profiles.AUTO_NETWORK
         counts = ", ".join(f"{p} {chosen.count(p)}" for p in dict.fromkeys(chosen))
         return StreamStats(read, written, sha.digest(), None, count,
                            net if net in chosen else "cm",
-                           f"each frame's own sample ({counts} of {count} frames)", tuple(chosen))
+                           f"each frame's own sample ({counts} of {count} frames)", tuple(chosen),
+                           sum(filtered))
     return StreamStats(read, written, sha.digest(), None, count, prof.name,
-                       choice.why if choice is not None else "")
+                       choice.why if choice is not None else "", x86_frames=sum(filtered))
 
 
 def _drain(results: Iterator[tuple[int, bytes]], dst: BinaryIO, base: list,

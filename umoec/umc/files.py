@@ -142,6 +142,9 @@ def compress_one(source: str, target: str | None, opts: Options) -> str:
     if st.choice:
         opts.note(2, f"umc: {show(source)}: auto chose {st.picked} on {st.choice}")
         line += f", auto: {st.picked}"
+    if st.x86_frames:
+        line += ", x86 filter" + (f" ({st.x86_frames} of {st.frames} frames)"
+                                  if st.frames > 1 else "")
     if _removes(source, target, opts):
         _verify_compressed(target, st.sha256, opts)
         _remove_source(source)

@@ -111,11 +111,13 @@ def test_every_profile_filters_code_frame_by_frame_and_decodes():
     assert len(blob) < 0.9 * len(compress_frame(code, None, profile="cm", x86=False))
     assert not read_header(compress_bytes(numbers, None, profile="cm")).x86
     out = io.BytesIO()
-    compress_stream(io.BytesIO(numbers + code), out, None, profile="cm", frame_bytes=40_000)
+    st = compress_stream(io.BytesIO(numbers + code), out, None, profile="cm", frame_bytes=40_000)
+    assert (st.frames, st.x86_frames) == (2, 1)
     blobs = [blob for _, blob in frames(io.BytesIO(out.getvalue()))]
     assert [read_header(b).x86 for b in blobs] == [False, True]
     assert decompress_bytes(out.getvalue()) == numbers + code
     auto = compress_stream(io.BytesIO(code[:30_000]), out := io.BytesIO(), open_model(),
                            profile="auto")
     assert auto.choice.endswith(", x86 filter") and read_header(out.getvalue()).x86
+    assert auto.x86_frames == 1
     assert decompress_bytes(out.getvalue()) == code[:30_000]

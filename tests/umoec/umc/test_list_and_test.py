@@ -90,7 +90,10 @@ def test_an_executable_is_filtered_and_l_v_says_so(umc):
     code = x86_like(30_000)
     umc.write("prog", code)
     umc.write("t.txt", TEXT)
-    assert umc("-q", "--profile", "cm", "prog", "t.txt").rc == 0
+    r = umc("--profile", "cm", "prog", "t.txt")
+    assert r.rc == 0
+    said = {ln.split(" ->")[0]: ln for ln in r.lines if " -> " in ln}
+    assert said["prog"].endswith(", x86 filter") and "x86" not in said["t.txt"]
     shown = {name: umc("-l", "-v", name).out.decode() for name in ("prog.umc", "t.txt.umc")}
     assert "  filter        x86 (call and jump targets made absolute)" in shown["prog.umc"]
     assert "  filter        none" in shown["t.txt.umc"]
