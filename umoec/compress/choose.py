@@ -60,7 +60,7 @@ def probe_of(data: bytes) -> bytes:
 def x86_worth(data: bytes, code: Callable[[bytes, bool], bytes]) -> bool:
     """Whether to code `data` through the x86 filter. code(sample, x86) -> .umc bytes of the
     mixing stage alone."""
-    if filters.near_opcode_share(data) < filters.MIN_OPCODES:
+    if not filters.looks_like_code(data):
         return False
     sample = filters.densest(data, PROBE)
     return len(code(sample, True)) < len(code(sample, False))

@@ -55,6 +55,14 @@ def test_code_is_found_and_text_or_noise_is_not():
     assert F.near_opcode_share(pseudo_random_bytes(100_000)) < F.MIN_OPCODES / 10
 
 
+def test_only_bytes_with_enough_near_opcodes_look_like_code():
+    code = x86_like(20_000)
+    assert F.looks_like_code(code) and F.looks_like_code(bytes(30_000) + code)
+    for other in (TEXT, b"\xe8" * 100_000, "這個詞語資料".encode() * 5000, pseudo_random_bytes(50_000),
+                  b"", bytes(200_000) + code[:2000]):
+        assert not F.looks_like_code(other)
+
+
 def test_the_densest_window_is_the_code_between_other_bytes():
     data = bytes(30_000) + x86_like(8_000) + TEXT * 10
     window = F.densest(data, 4096)
