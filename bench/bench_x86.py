@@ -1,11 +1,13 @@
-"""The x86 filter on this machine's own executables, beside the classical compressors, in one run
-(docs/compress.md#the-x86-filter quotes it).
+"""The x86 filter and the stage's contexts for binary data (version 15) on this machine's own
+executables, beside the classical compressors, in one run (docs/compress.md#the-x86-filter and
+#version-15-of-the-stage-contexts-for-binary-data quote it).
 
 Files: `ls`, `bash`, `perl`, libc and libstdc++, each cut to BENCH_X86_BYTES
-(default 1,000,000; a missing file is left out). Columns, bits per byte: the cm profile with the
-filter off and as `umc` decides it (every file decoded back), what `umc` (auto, the default
-model) writes, xz -9e with and without its own x86 filter (BCJ), then every installed strong
-peer (PPMd, zpaq -m5, bzip3, paq9a; one that fails on a file is nan, its reason printed).
+(default 1,000,000; a missing file is left out). Columns, bits per byte: the cm profile as it
+was before both (version 10, no filter), with the filter alone, as `umc` decides both (every
+file decoded back; "+x86", "v15" say what it chose), what `umc` (auto, the default model)
+writes, xz -9e with and without its own x86 filter (BCJ), then every installed strong peer
+(PPMd, zpaq -m5, bzip3, paq9a; one that fails on a file is nan, its reason printed).
 Numbers, not pass/fail; run with nothing else running.
 """
 from __future__ import annotations
@@ -20,6 +22,8 @@ from pathlib import Path
 from umoec import units
 from umoec.codec import read_header
 from umoec.codec.baselines import PeerFailed, peers, run_baseline, skipped_peers
+from umoec.codec.cm import NoNetwork
+from umoec.codec.codec import _check_predictor
 from umoec.compress.api import compress_bytes, compress_frame, decompress_bytes, open_model
 
 XZ_X86 = [{"id": lzma.FILTER_X86}, {"id": lzma.FILTER_LZMA2, "preset": 9 | lzma.PRESET_EXTREME}]
@@ -37,16 +41,19 @@ def executables() -> dict[str, Path]:
 
 def row(data: bytes, model, strong: list[str]) -> dict[str, float]:
     """bits per byte of each column for `data` (and the seconds of the filtered cm run)."""
-    off = compress_frame(data, None, profile="cm", x86=False)
+    off = compress_frame(data, None, profile="cm", x86=False, binary=False)
+    filtered = compress_frame(data, None, profile="cm", x86=True, binary=False)
     t0 = time.perf_counter()
     on = compress_bytes(data, None, profile="cm")
     seconds = time.perf_counter() - t0
     auto = compress_bytes(data, model, profile="auto")
-    for blob in (off, on, auto):
+    for blob in (off, filtered, on, auto):
         if decompress_bytes(blob, model) != data:
             raise SystemExit("round trip failed")
-    out = {"cm, no filter": units.bpb(len(off), len(data)),
-           "cm" + ("+x86" if read_header(on).x86 else ""): units.bpb(len(on), len(data)),
+    version = _check_predictor(read_header(on), NoNetwork())
+    out = {"cm v10": units.bpb(len(off), len(data)),
+           "cm v10+x86": units.bpb(len(filtered), len(data)),
+           f"cm v{version}" + ("+x86" if read_header(on).x86 else ""): units.bpb(len(on), len(data)),
            "umc (auto)": units.bpb(len(auto), len(data)),
            "xz -9e": units.bpb(len(lzma.compress(data, preset=9 | lzma.PRESET_EXTREME)), len(data)),
            "xz -9e --x86": units.bpb(len(lzma.compress(data, format=lzma.FORMAT_XZ,

@@ -134,13 +134,24 @@ INLINE void context_hashes12(uint64_t hist, const uint32_t *ws, uint32_t *out) {
                     (uint32_t)((hist >> 32) & 255) * 0x85EBCA6Bu + 0x1414213u);
 }
 
-/* a stream's context hashes before its byte (ws: v4's word slots) */
+/* version 15's four after version 4's ten, for binary data: byte 2 back alone, bytes 3 and 4
+ * back, bytes 4 and 8 back (fields of 4-byte records), bytes 1 and 3 back (pairs of bytes) */
+INLINE void context_hashes15(uint64_t hist, uint32_t *out) {
+    out[10] = mix32((uint32_t)((hist >> 8) & 255) + 0x0ABCDEF1u);
+    out[11] = mix32((uint32_t)((hist >> 16) & 0xFFFF) * 0x85EBCA6Bu + 0x2718281u);
+    out[12] = mix32((uint32_t)((hist >> 24) & 255) + (uint32_t)((hist >> 56) & 255) * 256u + 0x1234321u);
+    out[13] = mix32((uint32_t)(hist & 255) + (uint32_t)((hist >> 16) & 255) * 256u + 0x1414213u);
+}
+
+/* a stream's context hashes before its byte (ws: v4's word slots; v12: 1 version 12's four
+ * more contexts, 2 version 15's) */
 INLINE void stream_hashes(const uint64_t *hist, const uint32_t *word, Py_ssize_t s, int wslots,
                           int v4, int v12, int v6, int nshared, uint32_t *hs) {
     const uint32_t *ws4 = v4 ? word + wslots * s : NULL;
     context_hashes(hist[s], v4 ? ws4[0] : word[s], hs);
     if (v4) context_hashes4(hist[s], ws4, hs);
-    if (v12) context_hashes12(hist[s], ws4, hs);
+    if (v12 == 1) context_hashes12(hist[s], ws4, hs);
+    if (v12 == 2) context_hashes15(hist[s], hs);
     if (v6)
         for (int k = 0; k < NCTX6 - NCTX4; k++)
             hs[nshared + k] = mix32(hs[LOCAL[k]] + (uint32_t)s * 0x5851F42Du + 0x4D);
@@ -240,7 +251,8 @@ typedef struct {
 } Run;
 
 /* What a stage's version fixes (`version`: the stage run, a primed or bigger version's base;
- * `v12`: with version 12's contexts): read by the loop and by `run`'s checks of its arrays */
+ * `v12`: with four more contexts, 1 version 12's, 2 version 15's): read by the loop and by
+ * `run`'s checks of its arrays */
 typedef struct {
     int v2, v4, v6, v10;
     int nctx, nshared, wslots, nin, nsets1;
@@ -255,7 +267,7 @@ INLINE Shape shape_of(const int version, const int v12) {
     s.v10 = version == 10;
     s.nctx = s.v6 ? (v12 ? NCTX14 : NCTX6) : (v12 ? NCTX12 : (s.v4 ? NCTX4 : NCTX));
     s.nshared = v12 ? NCTX12 : NCTX4;  /* v6: the stream-local contexts follow these */
-    s.wslots = v12 ? 4 : 3;           /* v4: a stream's word slots (v12: one more word) */
+    s.wslots = v12 == 1 ? 4 : 3;      /* v4: a stream's word slots (v12: one more word) */
     s.nin = s.v6 ? (v12 ? NIN14 : NIN6) : (v12 ? NIN12 : (s.v4 ? NIN4 : (s.v2 ? NIN2 : NIN1)));
     s.nsets1 = s.v2 ? 20 : 6;
     s.nsets = s.nsets1 + (s.v4 ? SETS2_4 + SETS3_4 : 256);
@@ -491,7 +503,7 @@ INLINE int run_steps(const Run *r, const int decode, const int use_nn, const int
             if (v4) {
                 uint32_t nw = next_word(ws4[0], byte);
                 if (nw == 0 && ws4[0] != 0) {
-                    if (v12) ws4[3] = ws4[1];
+                    if (wslots == 4) ws4[3] = ws4[1];
                     ws4[1] = ws4[0];
                 }
                 ws4[0] = nw;
@@ -532,8 +544,8 @@ INLINE int run_steps(const Run *r, const int decode, const int use_nn, const int
     return overflow;
 }
 
-/* the versions new files get, each compiled on its own (run_steps): 10 and 13 (the cm profile,
- * unprimed and primed), 6 and 14 (with a network); any other version through run_any */
+/* the versions new files get, each compiled on its own (run_steps): 10, 15 and 13 (the cm
+ * profile: text, binary, primed), 6 and 14 (with a network); any other through run_any */
 #define SPECIAL(name, decode, use_nn, version, v12, tb) \
     CLONES static int name(const Run *r) { return run_steps(r, decode, use_nn, version, v12, tb); }
 SPECIAL(enc10, 0, 0, 10, 0, TABLE_BITS)
@@ -544,6 +556,8 @@ SPECIAL(enc6, 0, 1, 6, 0, TABLE_BITS)
 SPECIAL(dec6, 1, 1, 6, 0, TABLE_BITS)
 SPECIAL(enc14, 0, 1, 7, 1, HUGE_TABLE_BITS)
 SPECIAL(dec14, 1, 1, 7, 1, HUGE_TABLE_BITS)
+SPECIAL(enc15, 0, 0, 10, 2, TABLE_BITS)
+SPECIAL(dec15, 1, 0, 10, 2, TABLE_BITS)
 
 CLONES static int run_any(const Run *r, int decode, int use_nn, int version, int v12, int tb) {
     return run_steps(r, decode, use_nn, version, v12, tb);
@@ -571,7 +585,9 @@ CLONES static int run_any(const Run *r, int decode, int use_nn, int version, int
  *     the word before the previous one last). Version 13 is version 12 with 2^HUGE_TABLE_BITS
  *     slots (slots u32[2^HUGE_TABLE_BITS * 2]). Version 14 is version 8 with version 12's four
  *     contexts and word slots (NCTX14 contexts: version 12's fourteen, then the five
- *     stream-local ones) and 2^HUGE_TABLE_BITS slots. */
+ *     stream-local ones) and 2^HUGE_TABLE_BITS slots. Version 15 is version 10 with four
+ *     contexts for binary data (context_hashes15; NCTX12 contexts, three word slots), never
+ *     primed. */
 static PyObject *py_run(PyObject *self, PyObject *args) {
     int decode, use_nn, version;
     Py_ssize_t T, B, cap, H, P, lo, hi;
@@ -580,9 +596,9 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                           &cap, &H, &P, &lo, &hi, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
                           &o[9], &o[10], &o[11], &o[12], &o[13], &o[14], &o[15]))
         return NULL;
-    if (version < 1 || version > 14 || P < 0 ||
+    if (version < 1 || version > 15 || P < 0 ||
         (P > 0 && version != 3 && version != 5 && version != 7 && version != 8 && version != 9 &&
-         version < 11)) {
+         (version < 11 || version == 15))) {
         PyErr_Format(PyExc_ValueError, "cm: unknown version %d (primer %zd)", version, P);
         return NULL;
     }
@@ -592,11 +608,13 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         PyErr_Format(PyExc_ValueError, "cm: streams %zd..%zd of %zd over %zd steps", lo, hi, B, T);
         return NULL;
     }
-    const int tb = version >= 13 ? HUGE_TABLE_BITS
+    const int tb = version == 15 ? TABLE_BITS : version >= 13 ? HUGE_TABLE_BITS
                    : (version == 8 || version == 9 || version >= 11 ? BIG_TABLE_BITS : TABLE_BITS);
-    const int v12 = version >= 12;  /* 11 (14: 8) with four more contexts */
+    /* 12-14: 11 (14: 8) with version 12's four more contexts; 15: 10 with its own four */
+    const int v12 = version == 15 ? 2 : version >= 12;
     const int written = version;
-    /* the stage they run: 8, 14 and 9 are 7 and 5 with more slots, 11-13 are 10 primed */
+    /* the stage they run: 8, 14 and 9 are 7 and 5 with more slots, 11-13 are 10 primed, 15 is
+       10 with more contexts */
     version = version == 8 || version == 14 ? 7
               : (version == 9 ? 5 : (version >= 11 ? 10 : version));
     const Shape sh = shape_of(version, v12);
@@ -636,14 +654,15 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                    (uint32_t *)b[7].b.buf, (uint32_t *)b[8].b.buf,
                    v2 ? (uint32_t *)b[15].b.buf : NULL, (int64_t *)b[10].b.buf,
                    v2 ? (int64_t *)b[13].b.buf : NULL, v2 ? (int64_t *)b[14].b.buf : NULL};
-    int (*const special[4][2])(const Run *) = {{enc10, dec10}, {enc13, dec13}, {enc6, dec6},
-                                               {enc14, dec14}};
-    /* files have 10 and 13 without a network, 6 and 14 with one; anything else (a test's
+    int (*const special[5][2])(const Run *) = {{enc10, dec10}, {enc13, dec13}, {enc6, dec6},
+                                               {enc14, dec14}, {enc15, dec15}};
+    /* files have 10, 13 and 15 without a network, 6 and 14 with one; anything else (a test's
        combination, an older version) runs the general copy */
-    const int which = written == 10 ? 0 : written == 13 ? 1 : written == 6 ? 2 : written == 14 ? 3 : -1;
+    const int which = written == 10 ? 0 : written == 13 ? 1 : written == 6 ? 2 : written == 14 ? 3
+                      : written == 15 ? 4 : -1;
     int overflow;
     Py_BEGIN_ALLOW_THREADS
-    if (which >= 0 && use_nn == (which >= 2))
+    if (which >= 0 && use_nn == (which == 2 || which == 3))
         overflow = special[which][decode != 0](&r);
     else
         overflow = run_any(&r, decode, use_nn, version, v12, tb);

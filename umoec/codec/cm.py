@@ -53,6 +53,9 @@ contexts fill 2^24 from a 2 MB primer (-0.37% on prose and Python source primed 
 Version 14 (what files with a network get primed since) is version 8 with version 12's four
 contexts (before the five stream-local ones: 19 contexts) and version 13's 2^25 slots
 (docs/codec.md: -0.6% on prose, -0.8% on Python source primed with 2 MB, balanced and fast).
+Version 15 (what the cm profile writes, unprimed, for a frame it codes smaller: binary data) is
+version 10 with four contexts for binary data: byte 2 back alone, bytes 3-4 back, bytes 4 and 8
+back, bytes 1 and 3 back (docs/codec.md: 3-8% smaller on executables and databases).
 
 Counters: 22-bit probability + 10-bit count in one uint32; p += (bit - p) * 2 / (2n + 3), n
 capped at LIMIT (faster adaptation while young, then a slow average). Every number is an integer
@@ -76,12 +79,13 @@ import numpy as np
 from .errors import FormatError
 
 VERSION = 6                     # what new files with a network get; every version here decodes
-VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)
+VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
 PRIMED = 14                     # ... of a model with a primer: version 6 primed, version 12's
 # contexts, 2^25 slots
 VERSION_ALONE, PRIMED_ALONE = 10, 13  # without a network (the cm profile): version 4 with final
 # mixers; primed: version 10 primed, four more contexts, 2^25 slots
 BASE = {3: 2, 5: 4, 7: 6, 8: 6, 9: 4, 11: 10, 12: 10, 13: 10, 14: 6}   # primed version -> the stage
+BINARY = 15                     # the cm profile's other unprimed version: 10 with binary contexts
 BIG_TABLE = (8, 9, 11, 12)      # the versions with 2^24 slots
 HUGE_TABLE = (13, 14)           # ... with 2^25 (14-19 contexts fill 2^24 from 2 MB)
 WORDS4 = (12, 13, 14)           # the versions with version 12's contexts and four word slots
@@ -113,16 +117,17 @@ FLR = 2                         # bias), weight sets (mixer 1's, c0's), learning
 FW_MIX, FW_NN = 21845, 32768    # their initial weights: each mixer 1/3, the network 1/2
 
 
-def written(network: bool, primed: bool) -> int:
-    """The version a new file gets: 6 with a network (14 primed), 10 without (13 primed)."""
+def written(network: bool, primed: bool, binary: bool = False) -> int:
+    """The version a new file gets: 6 with a network (14 primed), 10 without (13 primed; 15 for
+    a frame of binary data, `binary`)."""
     if network:
         return PRIMED if primed else VERSION
-    return PRIMED_ALONE if primed else VERSION_ALONE
+    return PRIMED_ALONE if primed else (BINARY if binary else VERSION_ALONE)
 
 
 def base(version: int) -> int:
-    """The stage a version runs (a primed version runs the one it primes)."""
-    return BASE.get(version, version)
+    """The stage a version runs (a primed version runs the one it primes, 15 runs 10)."""
+    return 10 if version == BINARY else BASE.get(version, version)
 
 
 def is_primed(version: int) -> bool:
@@ -146,7 +151,7 @@ def final_mixers(version: int, use_nn: bool) -> bool:
 def nctx(version: int) -> int:
     if base(version) == 6:
         return NCTX14 if version in WORDS4 else NCTX6
-    if version in WORDS4:
+    if version in WORDS4 or version == BINARY:
         return NCTX12
     return NCTX4 if base(version) >= 4 else NCTX
 
@@ -247,6 +252,15 @@ def context_hashes12(hist: int, word: int, prev: int, before: int) -> list[int]:
             mix32((prev * 0x2F0B3A49 + (hist & 0xFFFF) * 0x85EBCA6B + 0x2718281) & M32),
             mix32((before * 0x2F0B3A49 + word * 0x85EBCA6B + 0x1234321) & M32),
             mix32(((hist & M32) * 0x9E3779B1 + ((hist >> 32) & 255) * 0x85EBCA6B + 0x1414213) & M32)]
+
+
+def context_hashes15(hist: int) -> list[int]:
+    """Version 15's four after version 4's ten, for binary data: byte 2 back alone, bytes 3 and
+    4 back, bytes 4 and 8 back (fields of 4-byte records), bytes 1 and 3 back."""
+    return [mix32((((hist >> 8) & 255) + 0x0ABCDEF1) & M32),
+            mix32((((hist >> 16) & 0xFFFF) * 0x85EBCA6B + 0x2718281) & M32),
+            mix32((((hist >> 24) & 255) + ((hist >> 56) & 255) * 256 + 0x1234321) & M32),
+            mix32(((hist & 255) + ((hist >> 16) & 255) * 256 + 0x1414213) & M32)]
 
 
 def local_hash(h: int, stream: int) -> int:
@@ -491,6 +505,8 @@ class Reference:
                     hs = context_hashes(h64, wd) + context_hashes4(h64, wd, prev, line)
                     if WS == 4:
                         hs += context_hashes12(h64, wd, prev, ws[3])
+                    if st.version == BINARY:
+                        hs += context_hashes15(h64)
                     if v6:
                         hs += [local_hash(hs[k], s) for k in LOCAL]
                     cls12 = byte_class(h64 & 255) * 8 + byte_class((h64 >> 8) & 255)
@@ -705,6 +721,8 @@ def describe(version: int = VERSION) -> str:
         out += f" final=sets1,c0,lr{FLR},w{FW_MIX},{FW_NN}"
     if version in WORDS4:
         out += " contexts12=prevword+c1,prevword+c2,word3+word,order5 words=4"
+    if version == BINARY:
+        out += " contexts15=c2,c3c4,c4c8,c1c3"
     if is_primed(version):
         out += " primed=model"
     return out
@@ -765,10 +783,13 @@ def prime(st: CMState, taught: CMState, text: bytes) -> None:
 
 class NoNetwork:
     """The predictor of the `cm` profile: nothing but the mixing stage; with a model's primer
-    (`primer`, the model's hash `model_hash`), the stage primed with that text and no network."""
+    (`primer`, the model's hash `model_hash`), the stage primed with that text and no network;
+    `binary`: without a primer, version 15's contexts for binary data (the file says so by its
+    fingerprint, which names the stage's version)."""
 
-    def __init__(self, primer: bytes = b"", model_hash: str = ""):
+    def __init__(self, primer: bytes = b"", model_hash: str = "", binary: bool = False):
         self.primer, self.model_hash = bytes(primer), model_hash
+        self.binary = bool(binary) and not self.primer
 
     def fingerprint(self) -> bytes:
         if self.primer:

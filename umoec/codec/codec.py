@@ -229,8 +229,10 @@ def _network(predictor) -> bool:
 
 
 def _cm_version(predictor) -> int:
-    """The mixing stage's version a new file gets: primed when the model has a primer."""
-    return cm.written(_network(predictor), bool(_primer(predictor)))
+    """The mixing stage's version a new file gets: primed when the model has a primer; the cm
+    profile's version for binary data when its predictor asks for it."""
+    return cm.written(_network(predictor), bool(_primer(predictor)),
+                      bool(getattr(predictor, "binary", False)))
 
 
 def _cm_state(predictor, streams: int, steps: int, version: int) -> cm.CMState:

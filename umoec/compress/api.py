@@ -33,7 +33,7 @@ from ..errors import UserError
 from ..predict.match import MatchMixer, MatchSettings
 from ..run.atomic import atomic_write
 from . import profiles
-from .choose import choose, x86_worth
+from .choose import binary_worth, choose, x86_worth
 from .runtime import keep_pages, paused_gc
 
 Progress = Callable[[int, int], None]
@@ -175,29 +175,37 @@ def compress_bytes(data: bytes, model: mf.ModelFile | None, *, profile: str = "t
 def compress_frame(data: bytes, model: mf.ModelFile | None, *, profile: str = "turbo",
                    config: C.Config | None = None, input_name: str = "",
                    progress: Progress | None = None, frame: dict | None = None,
-                   x86: bool | None = None) -> bytes:
+                   x86: bool | None = None, binary: bool | None = None) -> bytes:
     """One frame: `data` coded on its own; `frame` (frames.frame_meta) joins its metadata when
     the file has several. Profile auto (a frame of a file of several): fast or cm for this
     frame's bytes (choose.py), and the model named even by a cm frame, so every frame of the
     file names the same model (the decoder requires it and loads it once). `x86`: code it
-    through the x86 filter; None: decided here for any profile (choose.x86_worth)."""
+    through the x86 filter; None: decided here for any profile (choose.x86_worth). `binary`:
+    the cm profile unprimed with the stage's contexts for binary data (version 15); None:
+    decided here (choose.binary_worth)."""
     if x86 is None:
         x86 = x86_worth(data, lambda d, f: compress_frame(d, None, profile="cm", x86=f))
     if profile == profiles.AUTO:
         pick = choose(data, model, whole=False, x86=x86, code=lambda d, name, shown, f:
                       compress_frame(d, model, profile=name, config=config, x86=f)).profile
         return _frame(data, model, profiles.get(pick), config, input_name, progress, frame, True,
-                      x86)
+                      x86, binary)
     return _frame(data, model, profiles.get(profile), config, input_name, progress, frame, False,
-                  x86)
+                  x86, binary)
 
 
 def _frame(data: bytes, model: mf.ModelFile | None, prof: profiles.Profile, config, input_name: str,
-           progress: Progress | None, frame: dict | None, name_model: bool, x86: bool) -> bytes:
+           progress: Progress | None, frame: dict | None, name_model: bool, x86: bool,
+           binary: bool | None) -> bytes:
     # the input's file name, for messages and listings (none from stdin: no empty entry)
     extra = {**({"input_name": input_name[:200]} if input_name else {}), **(frame or {})}
     if not prof.network:  # the mixing stage alone; a model only for its primer, if it has one
         stage = no_network(model)
+        if not stage.primer:
+            if binary is None:
+                binary = binary_worth(data, lambda d, f: compress_frame(d, None, profile="cm",
+                                                                        x86=x86, binary=f))
+            stage = NoNetwork(binary=binary)
         named = {"model_hash": bytes.fromhex(model.hash), "model_name": model.name[:64]} \
             if model is not None and (stage.primer or name_model) else {}
         settings = CodecSettings(streams=1, coder="cm", block_size=CM_BLOCK, profile=prof.name,

@@ -65,13 +65,18 @@ INPUTS = {
     # and their predecessors
     "code": TEXT[1790:2300] + b"X = [1, 2, 3]  # {a: b}; c.d\n\tTab\r\n" * 4 + b" " * 300
     + b"deep()\n" + TEXT[1800:2000],
+    # version 15's contexts: 4- and 8-byte records, every byte value
+    "records": np.arange(200, dtype="<u4").tobytes() + pseudo_random_bytes(300)
+    + np.arange(0, 2 ** 40, 2 ** 33, dtype="<u8").tobytes(),
 }
 
 
 # the versions as files have them: 1, 2 and 4 with and without a network (every profile wrote
-# them), 6 with one (the network profiles'), 10 without (the cm profile's); the primed versions
-# are in test_cm_primer.py, whose cm.learn runs each one without a primer too
-WRITTEN = [(v, network) for v in (1, 2, 4) for network in (False, True)] + [(6, True), (10, False)]
+# them), 6 with one (the network profiles'), 10 and 15 without (the cm profile's, for text and
+# for binary data); the primed versions are in test_cm_primer.py, whose cm.learn runs each one
+# without a primer too
+WRITTEN = [(v, network) for v in (1, 2, 4) for network in (False, True)] + [
+    (6, True), (10, False), (15, False)]
 
 
 def test_every_version_is_checked_as_files_have_it():
@@ -79,8 +84,8 @@ def test_every_version_is_checked_as_files_have_it():
     assert (cm.VERSION, True) in WRITTEN and (cm.VERSION_ALONE, False) in WRITTEN
 
 
-@pytest.mark.parametrize(("version", "network"), WRITTEN)
-@pytest.mark.parametrize("kind", list(INPUTS))
+@pytest.mark.parametrize(("kind", "version", "network"), [
+    (kind, v, n) for v, n in WRITTEN for kind in INPUTS if kind != "records" or v == cm.BINARY])
 def test_compiled_and_reference_are_identical_and_decode_each_other(kind, network, version,
                                                                    monkeypatch):
     if cm.backend() != "c":

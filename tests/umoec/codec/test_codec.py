@@ -131,7 +131,7 @@ def test_a_mixing_stage_version_this_build_lacks_is_named(monkeypatch):
     assert decompress(blob, CyclePredictor()) == TEXT
     monkeypatch.setattr(cm, "VERSIONS", tuple(v for v in cm.VERSIONS if v != cm.VERSION))
     with pytest.raises(FingerprintMismatch, match=r"or by a newer build of u-moec-tiny \(this one "
-                       r"reads mixing stage versions 1-14\)"):
+                       rf"reads mixing stage versions 1-{cm.VERSIONS[-1]}\)"):
         decompress(blob, CyclePredictor())
 
 

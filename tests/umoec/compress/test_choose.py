@@ -121,3 +121,24 @@ def test_every_profile_filters_code_frame_by_frame_and_decodes():
     assert auto.choice.endswith(", x86 filter") and read_header(out.getvalue()).x86
     assert auto.x86_frames == 1
     assert decompress_bytes(out.getvalue()) == code[:30_000]
+
+
+def records(n: int) -> bytes:
+    """Fixed-size binary records (a counter, a float, a small code): what version 15's contexts
+    (bytes 2, 3-4 and 8 back) are for."""
+    import struct
+    return b"".join(struct.pack("<IfH2x", i * 7, i * 0.5, i % 100) for i in range(n // 12 + 1))[:n]
+
+
+def test_the_cm_profile_takes_its_contexts_for_binary_data_where_they_code_smaller():
+    from umoec.codec.cm import BINARY, VERSION_ALONE, NoNetwork
+    from umoec.codec.codec import _check_predictor
+    assert A.binary_worth(TEXT, lambda sample, binary: bytes(98 if binary else 100))
+    assert not A.binary_worth(TEXT, lambda sample, binary: bytes(100))
+    assert not A.binary_worth(TEXT, lambda sample, binary: bytes(995 if binary else 1000))
+    for data, version in ((records(40_000), BINARY), (TEXT[:40_000], VERSION_ALONE)):
+        blob = compress_bytes(data, None, profile="cm")
+        assert _check_predictor(read_header(blob), NoNetwork()) == version
+        assert decompress_bytes(blob) == data
+    assert len(compress_bytes(records(40_000), None, profile="cm")) < 0.97 * len(
+        compress_frame(records(40_000), None, profile="cm", binary=False))

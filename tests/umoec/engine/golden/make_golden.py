@@ -16,6 +16,7 @@
     python tests/umoec/engine/golden/make_golden.py --primed14      # version 14 (network, primed)
     python tests/umoec/engine/golden/make_golden.py --format3       # container format 3
     python tests/umoec/engine/golden/make_golden.py --x86           # the x86 filter (format 3)
+    python tests/umoec/engine/golden/make_golden.py --binary        # version 15 (cm, binary data)
 
 CHECKPOINT: a tiny tier1-family checkpoint (tests/umoec/train/conftest.py TINY, 80 steps on the
 400 kB default corpus). The first form wrote tiny.umm (its coding model), three inputs (Python
@@ -44,6 +45,8 @@ Every file above is in container format 2. The last form writes format3/: contai
 (NAME.PROFILE-mix6.umc, NAME.cm-mix10.umc) and source.txt primed (source.txt.PROFILE-primed14.umc,
 source.txt.cm-primed13.umc). --x86 writes x86.bin (bytes shaped like x86 code: calls to a few
 functions) and format3/x86.bin.PROFILE-mixV.umc for every profile, each through the x86 filter.
+--binary writes format3/binary.bin.cm-mix15.umc: the cm profile's version 15 (version 10 with
+contexts for binary data), which it chooses for binary.bin.
 """
 import sys
 from pathlib import Path
@@ -130,6 +133,15 @@ def x86() -> None:
         (HERE / "format3" / f"x86.bin.{profile}-mix{cm.written(p.network, False)}.umc").write_bytes(blob)
 
 
+def binary() -> None:
+    from umoec.codec import read_header
+    from umoec.codec.cm import BINARY, NoNetwork
+    from umoec.codec.codec import _check_predictor
+    blob = compress_bytes(inputs()["binary.bin"], mf.read(HERE / "tiny.umm"), profile="cm")
+    assert _check_predictor(read_header(blob), NoNetwork()) == BINARY
+    (HERE / "format3" / f"binary.bin.cm-mix{BINARY}.umc").write_bytes(blob)
+
+
 def PRIMER() -> bytes:
     return (ROOT / "umoec" / "codec" / "rans.py").read_bytes()[3000:9000]
 
@@ -151,6 +163,8 @@ if __name__ == "__main__":
         format3()
     elif sys.argv[1] == "--x86":
         x86()
+    elif sys.argv[1] == "--binary":
+        binary()
     elif sys.argv[1] in ("--primed5", "--primed7", "--primed8", "--primed9", "--primed11", "--primed12",
                        "--primed13", "--primed14"):
         primed(sys.argv[1][1:])
