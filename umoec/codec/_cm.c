@@ -275,7 +275,7 @@ INLINE Shape shape_of(const int version, const int v12) {
 }
 
 /* The steps of one call: `version` is the stage run (a primed or bigger version's base), `v12`
- * whether it has version 12's contexts, `tb` the slot table's bits. Always inlined, so the
+ * its four more contexts (0 none, 1 version 12's, 2 version 15's), `tb` the slot table's bits. Always inlined, so the
  * versions new files get are compiled on their own with these as constants (loops of known
  * length, no tests of other versions' features in the bit loop); 1 or 2 on overflow. */
 INLINE int run_steps(const Run *r, const int decode, const int use_nn, const int version,
