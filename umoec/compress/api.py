@@ -182,29 +182,37 @@ def compress_frame(data: bytes, model: mf.ModelFile | None, *, profile: str = "t
     file names the same model (the decoder requires it and loads it once). `x86`: code it
     through the x86 filter; None: decided here for any profile (choose.x86_worth). `binary`:
     the cm profile unprimed with the stage's contexts for binary data (version 15); None:
-    decided here (choose.binary_worth)."""
+    decided here (choose.binary_worth), once: auto's cm sample uses the same answer."""
     if x86 is None:
         x86 = x86_worth(data, lambda d, f: compress_frame(d, None, profile="cm", x86=f))
+    if binary is None:
+        binary = binary_for(data, model, profile, x86)
     if profile == profiles.AUTO:
         pick = choose(data, model, whole=False, x86=x86, code=lambda d, name, shown, f:
-                      compress_frame(d, model, profile=name, config=config, x86=f)).profile
+                      compress_frame(d, model, profile=name, config=config, x86=f,
+                                     binary=binary)).profile
         return _frame(data, model, profiles.get(pick), config, input_name, progress, frame, True,
                       x86, binary)
     return _frame(data, model, profiles.get(profile), config, input_name, progress, frame, False,
                   x86, binary)
 
 
+def binary_for(data: bytes, model: mf.ModelFile | None, profile: str, x86: bool) -> bool:
+    """Whether `data`'s frame, coded with `profile`, takes the stage's contexts for binary data:
+    decided (choose.binary_worth) only where the stage alone may code it unprimed (cm, auto)."""
+    if (profile != profiles.AUTO and profiles.get(profile).network) or no_network(model).primer:
+        return False
+    return binary_worth(data, lambda d, f: compress_frame(d, None, profile="cm", x86=x86, binary=f))
+
+
 def _frame(data: bytes, model: mf.ModelFile | None, prof: profiles.Profile, config, input_name: str,
            progress: Progress | None, frame: dict | None, name_model: bool, x86: bool,
-           binary: bool | None) -> bytes:
+           binary: bool) -> bytes:
     # the input's file name, for messages and listings (none from stdin: no empty entry)
     extra = {**({"input_name": input_name[:200]} if input_name else {}), **(frame or {})}
     if not prof.network:  # the mixing stage alone; a model only for its primer, if it has one
         stage = no_network(model)
         if not stage.primer:
-            if binary is None:
-                binary = binary_worth(data, lambda d, f: compress_frame(d, None, profile="cm",
-                                                                        x86=x86, binary=f))
             stage = NoNetwork(binary=binary)
         named = {"model_hash": bytes.fromhex(model.hash), "model_name": model.name[:64]} \
             if model is not None and (stage.primer or name_model) else {}

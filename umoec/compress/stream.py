@@ -109,13 +109,14 @@ def compress_stream(src: BinaryIO, dst: BinaryIO, model, *, profile: str = "turb
     head = next(cut)
     if head[1]:                 # one frame: coded here (with the engine's threads)
         workers, cluster = 1, None
-    choice, chosen = None, []
+    choice, chosen, binary = None, [], None
     if profile == profiles.AUTO and head[1]:
-        from .api import compress_frame
+        from .api import binary_for, compress_frame
         x86 = x86_worth(head[2], lambda data, f: compress_frame(data, None, profile="cm", x86=f))
+        binary = binary_for(head[2], model, profile, x86)
         choice = choose(head[2], model, whole=True, x86=x86, code=lambda data, name, shown, f:
                         compress_frame(data, model, profile=name, config=config,
-                                       input_name=input_name, x86=f,
+                                       input_name=input_name, x86=f, binary=binary,
                                        progress=_inner(progress, base, total) if shown else None))
         prof = profiles.get(choice.profile)
         if choice.coded is not None:          # the whole input, coded while choosing
@@ -135,7 +136,7 @@ def compress_stream(src: BinaryIO, dst: BinaryIO, model, *, profile: str = "turb
             read += len(data)
             meta = None if index == 0 and last else frame_meta(index, last)
             x86 = choice.x86 if choice is not None else None     # None: the frame decides
-            yield (data, name, config, input_name, meta, x86), _inner(progress, base, total)
+            yield (data, name, config, input_name, meta, x86, binary), _inner(progress, base, total)
 
     filtered = []
 

@@ -142,3 +142,21 @@ def test_the_cm_profile_takes_its_contexts_for_binary_data_where_they_code_small
         assert decompress_bytes(blob) == data
     assert len(compress_bytes(records(40_000), None, profile="cm")) < 0.97 * len(
         compress_frame(records(40_000), None, profile="cm", binary=False))
+
+
+def test_the_binary_contexts_are_decided_once_per_frame_and_only_for_the_stage_alone(monkeypatch):
+    """auto's cm sample and the frame coded after it take the same decision, made once; a
+    profile with the network never makes it."""
+    from umoec.codec.cm import BINARY, NoNetwork
+    from umoec.codec.codec import _check_predictor
+    from umoec.compress import api
+    asked = []
+    monkeypatch.setattr(api, "binary_worth", lambda data, code: asked.append(len(data)) or True)
+    data = records(40_000)
+    blob = compress_bytes(data, open_model(), profile="auto")  # one frame, a sample: cm
+    assert asked == [40_000] and read_header(blob).profile == "cm"
+    assert _check_predictor(read_header(blob), NoNetwork()) == BINARY
+    assert decompress_bytes(blob) == data
+    asked.clear()
+    assert api.binary_for(data, open_model(), "fast", False) is False and asked == []
+    assert api.binary_for(data, None, "cm", False) is True and asked == [40_000]
