@@ -73,7 +73,8 @@ def compare(data: bytes, builds: dict[str, object], rounds: int) -> dict[str, di
                 cm._c = module
                 t = time.perf_counter()
                 # version 10, unfiltered: what every build since the bench began codes
-                blob = compress_frame(data, None, profile="cm", x86=False, binary=False)
+                blob = compress_frame(data, None, profile="cm", x86=False, binary=False,
+                                      record=0)
                 tc = time.perf_counter() - t
                 t = time.perf_counter()
                 back = decompress_frame(blob, None)

@@ -22,9 +22,14 @@ from pathlib import Path
 from umoec import units
 from umoec.codec import read_header
 from umoec.codec.baselines import PeerFailed, peers, run_baseline, skipped_peers
-from umoec.codec.cm import NoNetwork
 from umoec.codec.codec import _check_predictor
-from umoec.compress.api import compress_bytes, compress_frame, decompress_bytes, open_model
+from umoec.compress.api import (
+    compress_bytes,
+    compress_frame,
+    decompress_bytes,
+    open_model,
+    stage_for,
+)
 
 XZ_X86 = [{"id": lzma.FILTER_X86}, {"id": lzma.FILTER_LZMA2, "preset": 9 | lzma.PRESET_EXTREME}]
 
@@ -41,8 +46,8 @@ def executables() -> dict[str, Path]:
 
 def row(data: bytes, model, strong: list[str]) -> dict[str, float]:
     """bits per byte of each column for `data` (and the seconds of the filtered cm run)."""
-    off = compress_frame(data, None, profile="cm", x86=False, binary=False)
-    filtered = compress_frame(data, None, profile="cm", x86=True, binary=False)
+    off = compress_frame(data, None, profile="cm", x86=False, binary=False, record=0)
+    filtered = compress_frame(data, None, profile="cm", x86=True, binary=False, record=0)
     t0 = time.perf_counter()
     on = compress_bytes(data, None, profile="cm")
     seconds = time.perf_counter() - t0
@@ -50,7 +55,7 @@ def row(data: bytes, model, strong: list[str]) -> dict[str, float]:
     for blob in (off, filtered, on, auto):
         if decompress_bytes(blob, model) != data:
             raise SystemExit("round trip failed")
-    version = _check_predictor(read_header(on), NoNetwork())
+    version = _check_predictor(read_header(on), stage_for(read_header(on), None))
     out = {"cm v10": units.bpb(len(off), len(data)),
            "cm v10+x86": units.bpb(len(filtered), len(data)),
            f"cm v{version}" + ("+x86" if read_header(on).x86 else ""): units.bpb(len(on), len(data)),

@@ -143,15 +143,32 @@ INLINE void context_hashes15(uint64_t hist, uint32_t *out) {
     out[13] = mix32((uint32_t)(hist & 255) + (uint32_t)((hist >> 16) & 255) * 256u + 0x1414213u);
 }
 
+/* version 16's four after version 4's ten, for records of `rec` bytes (the encoder chose the
+ * length for the frame; its header names it): bytes 2 and 3-4 back as version 15, then the
+ * bytes one and two records back (the same field of the two records before), and the byte one
+ * record back with the last one. `past`: the stream's bytes so far (the match model's history),
+ * `tg` of them. */
+INLINE void context_hashes16(uint64_t hist, const uint8_t *past, int64_t tg, int64_t rec,
+                             uint32_t *out) {
+    uint32_t a = tg >= rec ? past[tg - rec] : 0u, a2 = tg >= 2 * rec ? past[tg - 2 * rec] : 0u;
+    out[10] = mix32((uint32_t)((hist >> 8) & 255) + 0x0ABCDEF1u);
+    out[11] = mix32((uint32_t)((hist >> 16) & 0xFFFF) * 0x85EBCA6Bu + 0x2718281u);
+    out[12] = mix32(a + a2 * 256u + 0x5151515u);
+    out[13] = mix32(a + (uint32_t)(hist & 255) * 256u + 0x6161616u);
+}
+
 /* a stream's context hashes before its byte (ws: v4's word slots; v12: 1 version 12's four
- * more contexts, 2 version 15's) */
+ * more contexts, 2 version 15's, 3 version 16's, which read the stream's history hb (H bytes
+ * per stream, tg of them coded) and the record length rec) */
 INLINE void stream_hashes(const uint64_t *hist, const uint32_t *word, Py_ssize_t s, int wslots,
-                          int v4, int v12, int v6, int nshared, uint32_t *hs) {
+                          int v4, int v12, int v6, int nshared, const uint8_t *hb, int64_t H,
+                          int64_t tg, int64_t rec, uint32_t *hs) {
     const uint32_t *ws4 = v4 ? word + wslots * s : NULL;
     context_hashes(hist[s], v4 ? ws4[0] : word[s], hs);
     if (v4) context_hashes4(hist[s], ws4, hs);
     if (v12 == 1) context_hashes12(hist[s], ws4, hs);
     if (v12 == 2) context_hashes15(hist[s], hs);
+    if (v12 == 3) context_hashes16(hist[s], hb + s * H, tg, rec, hs);
     if (v6)
         for (int k = 0; k < NCTX6 - NCTX4; k++)
             hs[nshared + k] = mix32(hs[LOCAL[k]] + (uint32_t)s * 0x5851F42Du + 0x4D);
@@ -215,6 +232,7 @@ static inline int nn_p(const int64_t *cum, int c0, int depth) {
 #define MINLEN 6
 #define MT_BITS 20
 #define MAXLEN 65535
+#define MAX_RECORD 4096          /* version 16's longest record */
 #define CHECKLEN 32
 
 /* an APM row (33 interpolation points, 132 bytes): its cache lines, loaded a decision ahead (the
@@ -241,7 +259,7 @@ static inline int len_bucket(int64_t len) {
 
 /* What one call runs, read by run_steps. */
 typedef struct {
-    Py_ssize_t T, B, cap, H, P, lo, hi;
+    Py_ssize_t T, B, cap, H, P, lo, hi, rec;   /* rec: version 16's record length */
     uint8_t *data, *slots, *buf, *hb;
     const int64_t *counts, *cum, *end;
     int32_t *w, *apm;
@@ -251,8 +269,8 @@ typedef struct {
 } Run;
 
 /* What a stage's version fixes (`version`: the stage run, a primed or bigger version's base;
- * `v12`: with four more contexts, 1 version 12's, 2 version 15's): read by the loop and by
- * `run`'s checks of its arrays */
+ * `v12`: with four more contexts, 1 version 12's, 2 version 15's, 3 version 16's): read by the
+ * loop and by `run`'s checks of its arrays */
 typedef struct {
     int v2, v4, v6, v10;
     int nctx, nshared, wslots, nin, nsets1;
@@ -275,12 +293,14 @@ INLINE Shape shape_of(const int version, const int v12) {
 }
 
 /* The steps of one call: `version` is the stage run (a primed or bigger version's base), `v12`
- * its four more contexts (0 none, 1 version 12's, 2 version 15's), `tb` the slot table's bits. Always inlined, so the
- * versions new files get are compiled on their own with these as constants (loops of known
- * length, no tests of other versions' features in the bit loop); 1 or 2 on overflow. */
+ * its four more contexts (0 none, 1 version 12's, 2 version 15's, 3 version 16's), `tb` the
+ * slot table's bits. Always inlined, so the versions new files get are compiled on their own
+ * with these as constants (loops of known length, no tests of other versions' features in the
+ * bit loop); 1 or 2 on overflow. */
 INLINE int run_steps(const Run *r, const int decode, const int use_nn, const int version,
                      const int v12, const int tb) {
     const Py_ssize_t T = r->T, B = r->B, cap = r->cap, H = r->H, P = r->P, lo = r->lo, hi = r->hi;
+    const int64_t rec = r->rec;
     const Shape sh = shape_of(version, v12);
     const int v2 = sh.v2, v4 = sh.v4, v6 = sh.v6, v10 = sh.v10, nctx = sh.nctx, nin = sh.nin;
     const int nshared = sh.nshared, wslots = sh.wslots, nsets1 = sh.nsets1;
@@ -305,7 +325,8 @@ INLINE int run_steps(const Run *r, const int decode, const int use_nn, const int
         if (v2 && tg >= H) { overflow = 2; break; }
         const Py_ssize_t send = k < hi ? k : hi;
         uint32_t hash_rows[2][NCTX14];
-        if (lo < send) stream_hashes(hist, word, lo, wslots, v4, v12, v6, nshared, hash_rows[0]);
+        if (lo < send) stream_hashes(hist, word, lo, wslots, v4, v12, v6, nshared, hb, H, tg,
+                                    rec, hash_rows[0]);
         for (Py_ssize_t s = lo; s < send; s++) {
             uint32_t *hs = hash_rows[(s - lo) & 1];
             /* v4: word, previous word, line (v12: and the word before the previous one) */
@@ -313,7 +334,7 @@ INLINE int run_steps(const Run *r, const int decode, const int use_nn, const int
             if (s + 1 < send) {  /* the next stream's first slots load while this one codes (its
                                     contexts do not change meanwhile) */
                 uint32_t *hn = hash_rows[(s + 1 - lo) & 1];
-                stream_hashes(hist, word, s + 1, wslots, v4, v12, v6, nshared, hn);
+                stream_hashes(hist, word, s + 1, wslots, v4, v12, v6, nshared, hb, H, tg, rec, hn);
                 for (int i = 0; i < nctx; i++)
                     PREFETCH(&SLOT_T(mix32(hn[i] + 0x9E3779B1u) >> (32 - tb)));
             }
@@ -544,8 +565,8 @@ INLINE int run_steps(const Run *r, const int decode, const int use_nn, const int
     return overflow;
 }
 
-/* the versions new files get, each compiled on its own (run_steps): 10, 15 and 13 (the cm
- * profile: text, binary, primed), 6 and 14 (with a network); any other through run_any */
+/* the versions new files get, each compiled on its own (run_steps): 10, 15, 16 and 13 (the cm
+ * profile: text, binary, records, primed), 6 and 14 (with a network); any other through run_any */
 #define SPECIAL(name, decode, use_nn, version, v12, tb) \
     CLONES static int name(const Run *r) { return run_steps(r, decode, use_nn, version, v12, tb); }
 SPECIAL(enc10, 0, 0, 10, 0, TABLE_BITS)
@@ -558,6 +579,8 @@ SPECIAL(enc14, 0, 1, 7, 1, HUGE_TABLE_BITS)
 SPECIAL(dec14, 1, 1, 7, 1, HUGE_TABLE_BITS)
 SPECIAL(enc15, 0, 0, 10, 2, TABLE_BITS)
 SPECIAL(dec15, 1, 0, 10, 2, TABLE_BITS)
+SPECIAL(enc16, 0, 0, 10, 3, TABLE_BITS)
+SPECIAL(dec16, 1, 0, 10, 3, TABLE_BITS)
 
 CLONES static int run_any(const Run *r, int decode, int use_nn, int version, int v12, int tb) {
     return run_steps(r, decode, use_nn, version, v12, tb);
@@ -587,19 +610,24 @@ CLONES static int run_any(const Run *r, int decode, int use_nn, int version, int
  *     contexts and word slots (NCTX14 contexts: version 12's fourteen, then the five
  *     stream-local ones) and 2^HUGE_TABLE_BITS slots. Version 15 is version 10 with four
  *     contexts for binary data (context_hashes15; NCTX12 contexts, three word slots), never
- *     primed. */
+ *     primed. Version 16 is version 15 with its last two contexts for records of `rec` bytes
+ *     (context_hashes16; the optional last argument, 2..MAX_RECORD), never primed. */
 static PyObject *py_run(PyObject *self, PyObject *args) {
     int decode, use_nn, version;
-    Py_ssize_t T, B, cap, H, P, lo, hi;
+    Py_ssize_t T, B, cap, H, P, lo, hi, rec = 0;
     PyObject *o[16];
-    if (!PyArg_ParseTuple(args, "iiinnnnnnnOOOOOOOOOOOOOOOO", &decode, &use_nn, &version, &T, &B,
+    if (!PyArg_ParseTuple(args, "iiinnnnnnnOOOOOOOOOOOOOOOO|n", &decode, &use_nn, &version, &T, &B,
                           &cap, &H, &P, &lo, &hi, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
-                          &o[9], &o[10], &o[11], &o[12], &o[13], &o[14], &o[15]))
+                          &o[9], &o[10], &o[11], &o[12], &o[13], &o[14], &o[15], &rec))
         return NULL;
-    if (version < 1 || version > 15 || P < 0 ||
+    if (version < 1 || version > 16 || P < 0 ||
         (P > 0 && version != 3 && version != 5 && version != 7 && version != 8 && version != 9 &&
-         (version < 11 || version == 15))) {
+         (version < 11 || version >= 15))) {
         PyErr_Format(PyExc_ValueError, "cm: unknown version %d (primer %zd)", version, P);
+        return NULL;
+    }
+    if (version == 16 ? rec < 2 || rec > MAX_RECORD : rec != 0) {
+        PyErr_Format(PyExc_ValueError, "cm: version %d with records of %zd bytes", version, rec);
         return NULL;
     }
     /* streams lo..hi-1 of one step (a slice of it: the step ends with the slice that reaches
@@ -608,10 +636,10 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         PyErr_Format(PyExc_ValueError, "cm: streams %zd..%zd of %zd over %zd steps", lo, hi, B, T);
         return NULL;
     }
-    const int tb = version == 15 ? TABLE_BITS : version >= 13 ? HUGE_TABLE_BITS
+    const int tb = version >= 15 ? TABLE_BITS : version >= 13 ? HUGE_TABLE_BITS
                    : (version == 8 || version == 9 || version >= 11 ? BIG_TABLE_BITS : TABLE_BITS);
-    /* 12-14: 11 (14: 8) with version 12's four more contexts; 15: 10 with its own four */
-    const int v12 = version == 15 ? 2 : version >= 12;
+    /* 12-14: 11 (14: 8) with version 12's four more contexts; 15, 16: 10 with their own four */
+    const int v12 = version == 16 ? 3 : version == 15 ? 2 : version >= 12;
     const int written = version;
     /* the stage they run: 8, 14 and 9 are 7 and 5 with more slots, 11-13 are 10 primed, 15 is
        10 with more contexts */
@@ -645,7 +673,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         release(b, 16);
         return NULL;
     }
-    const Run r = {T, B, cap, H, P, lo, hi,
+    const Run r = {T, B, cap, H, P, lo, hi, rec,
                    (uint8_t *)b[0].b.buf, (uint8_t *)b[3].b.buf, (uint8_t *)b[9].b.buf,
                    v2 ? (uint8_t *)b[12].b.buf : NULL,
                    (const int64_t *)b[1].b.buf, b[2].held ? (const int64_t *)b[2].b.buf : NULL,
@@ -654,12 +682,12 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                    (uint32_t *)b[7].b.buf, (uint32_t *)b[8].b.buf,
                    v2 ? (uint32_t *)b[15].b.buf : NULL, (int64_t *)b[10].b.buf,
                    v2 ? (int64_t *)b[13].b.buf : NULL, v2 ? (int64_t *)b[14].b.buf : NULL};
-    int (*const special[5][2])(const Run *) = {{enc10, dec10}, {enc13, dec13}, {enc6, dec6},
-                                               {enc14, dec14}, {enc15, dec15}};
-    /* files have 10, 13 and 15 without a network, 6 and 14 with one; anything else (a test's
-       combination, an older version) runs the general copy */
+    int (*const special[6][2])(const Run *) = {{enc10, dec10}, {enc13, dec13}, {enc6, dec6},
+                                               {enc14, dec14}, {enc15, dec15}, {enc16, dec16}};
+    /* files have 10, 13, 15 and 16 without a network, 6 and 14 with one; anything else (a
+       test's combination, an older version) runs the general copy */
     const int which = written == 10 ? 0 : written == 13 ? 1 : written == 6 ? 2 : written == 14 ? 3
-                      : written == 15 ? 4 : -1;
+                      : written == 15 ? 4 : written == 16 ? 5 : -1;
     int overflow;
     Py_BEGIN_ALLOW_THREADS
     if (which >= 0 && use_nn == (which == 2 || which == 3))

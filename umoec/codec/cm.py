@@ -79,13 +79,15 @@ import numpy as np
 from .errors import FormatError
 
 VERSION = 6                     # what new files with a network get; every version here decodes
-VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
 PRIMED = 14                     # ... of a model with a primer: version 6 primed, version 12's
 # contexts, 2^25 slots
 VERSION_ALONE, PRIMED_ALONE = 10, 13  # without a network (the cm profile): version 4 with final
 # mixers; primed: version 10 primed, four more contexts, 2^25 slots
 BASE = {3: 2, 5: 4, 7: 6, 8: 6, 9: 4, 11: 10, 12: 10, 13: 10, 14: 6}   # primed version -> the stage
 BINARY = 15                     # the cm profile's other unprimed version: 10 with binary contexts
+RECORD = 16                     # ... and 15 with two of them for records of a given length
+MAX_RECORD = 4096               # (2..MAX_RECORD bytes, the frame's header names it)
 BIG_TABLE = (8, 9, 11, 12)      # the versions with 2^24 slots
 HUGE_TABLE = (13, 14)           # ... with 2^25 (14-19 contexts fill 2^24 from 2 MB)
 WORDS4 = (12, 13, 14)           # the versions with version 12's contexts and four word slots
@@ -117,17 +119,19 @@ FLR = 2                         # bias), weight sets (mixer 1's, c0's), learning
 FW_MIX, FW_NN = 21845, 32768    # their initial weights: each mixer 1/3, the network 1/2
 
 
-def written(network: bool, primed: bool, binary: bool = False) -> int:
+def written(network: bool, primed: bool, binary: bool = False, record: int = 0) -> int:
     """The version a new file gets: 6 with a network (14 primed), 10 without (13 primed; 15 for
-    a frame of binary data, `binary`)."""
+    a frame of binary data, `binary`; 16 for one of records of `record` bytes)."""
     if network:
         return PRIMED if primed else VERSION
-    return PRIMED_ALONE if primed else (BINARY if binary else VERSION_ALONE)
+    if primed:
+        return PRIMED_ALONE
+    return RECORD if record else (BINARY if binary else VERSION_ALONE)
 
 
 def base(version: int) -> int:
-    """The stage a version runs (a primed version runs the one it primes, 15 runs 10)."""
-    return 10 if version == BINARY else BASE.get(version, version)
+    """The stage a version runs (a primed version runs the one it primes, 15 and 16 run 10)."""
+    return 10 if version in (BINARY, RECORD) else BASE.get(version, version)
 
 
 def is_primed(version: int) -> bool:
@@ -151,7 +155,7 @@ def final_mixers(version: int, use_nn: bool) -> bool:
 def nctx(version: int) -> int:
     if base(version) == 6:
         return NCTX14 if version in WORDS4 else NCTX6
-    if version in WORDS4 or version == BINARY:
+    if version in WORDS4 or version in (BINARY, RECORD):
         return NCTX12
     return NCTX4 if base(version) >= 4 else NCTX
 
@@ -261,6 +265,17 @@ def context_hashes15(hist: int) -> list[int]:
             mix32((((hist >> 16) & 0xFFFF) * 0x85EBCA6B + 0x2718281) & M32),
             mix32((((hist >> 24) & 255) + ((hist >> 56) & 255) * 256 + 0x1234321) & M32),
             mix32(((hist & 255) + ((hist >> 16) & 255) * 256 + 0x1414213) & M32)]
+
+
+def context_hashes16(hist: int, past, tg: int, rec: int) -> list[int]:
+    """Version 16's four after version 4's ten, for records of `rec` bytes: bytes 2 and 3-4
+    back (as version 15), the bytes one and two records back (the same field of the two records
+    before), the byte one record back with the last one. past[i]: the stream's i-th byte, `tg`
+    of them coded."""
+    a = int(past[tg - rec]) if tg >= rec else 0
+    a2 = int(past[tg - 2 * rec]) if tg >= 2 * rec else 0
+    return context_hashes15(hist)[:2] + [mix32((a + a2 * 256 + 0x5151515) & M32),
+                                         mix32((a + (hist & 255) * 256 + 0x6161616) & M32)]
 
 
 def local_hash(h: int, stream: int) -> int:
@@ -398,12 +413,15 @@ class CMState:
     are the match model's region after those histories, filled by `prime`."""
 
     def __init__(self, streams: int, use_nn: bool, steps: int = 0, version: int = VERSION,
-                 primer: int = 0):
+                 primer: int = 0, record: int = 0):
         if version not in VERSIONS:
             raise FormatError(f"mixing stage version {version} is unknown to this build")
         if primer and not is_primed(version):
             raise ValueError(f"a primer needs a primed mixing stage version ({PRIMED})")
-        self.use_nn, self.version = bool(use_nn), version
+        if (version == RECORD) != (2 <= record <= MAX_RECORD):
+            raise ValueError(f"version {version} with records of {record} bytes (version {RECORD} "
+                             f"takes 2 to {MAX_RECORD}, the others none)")
+        self.use_nn, self.version, self.record = bool(use_nn), version, int(record)
         self.primer = int(primer)
         self.slots = _slots_init(table_bits(version))
         self.w = _weights_init(version)
@@ -507,6 +525,8 @@ class Reference:
                         hs += context_hashes12(h64, wd, prev, ws[3])
                     if st.version == BINARY:
                         hs += context_hashes15(h64)
+                    if st.version == RECORD:
+                        hs += context_hashes16(h64, hb[s * H:], tg, st.record)
                     if v6:
                         hs += [local_hash(hs[k], s) for k in LOCAL]
                     cls12 = byte_class(h64 & 255) * 8 + byte_class((h64 >> 8) & 255)
@@ -702,7 +722,8 @@ def _run(st: CMState, decode: bool, data, counts, cum, coder, buf, pos, end, lo:
         return
     match = st.match or (None,) * 4
     _c.run(int(decode), int(st.use_nn), st.version, T, B, len(buf), st.history, st.primer, lo, hi,
-           data, counts, cum if st.use_nn else None, *st.arrays()[:5], coder, buf, pos, end, *match)
+           data, counts, cum if st.use_nn else None, *st.arrays()[:5], coder, buf, pos, end, *match,
+           *((st.record,) if st.record else ()))   # (optional: builds before version 16 run too)
 
 
 def describe(version: int = VERSION) -> str:
@@ -723,6 +744,8 @@ def describe(version: int = VERSION) -> str:
         out += " contexts12=prevword+c1,prevword+c2,word3+word,order5 words=4"
     if version == BINARY:
         out += " contexts15=c2,c3c4,c4c8,c1c3"
+    if version == RECORD:
+        out += " contexts16=c2,c3c4,rec1rec2,rec1c1"
     if is_primed(version):
         out += " primed=model"
     return out
@@ -784,17 +807,23 @@ def prime(st: CMState, taught: CMState, text: bytes) -> None:
 class NoNetwork:
     """The predictor of the `cm` profile: nothing but the mixing stage; with a model's primer
     (`primer`, the model's hash `model_hash`), the stage primed with that text and no network;
-    `binary`: without a primer, version 15's contexts for binary data (the file says so by its
-    fingerprint, which names the stage's version)."""
+    without one, `binary`: version 15's contexts for binary data (the file says so by its
+    fingerprint, which names the stage's version), `record` (2..MAX_RECORD): version 16's for
+    records of that many bytes (the fingerprint names the length too; the frame's header
+    carries it for the decoder)."""
 
-    def __init__(self, primer: bytes = b"", model_hash: str = "", binary: bool = False):
+    def __init__(self, primer: bytes = b"", model_hash: str = "", binary: bool = False,
+                 record: int = 0):
         self.primer, self.model_hash = bytes(primer), model_hash
         self.binary = bool(binary) and not self.primer
+        self.record = 0 if self.primer else int(record)
+        if self.record and not 2 <= self.record <= MAX_RECORD:
+            raise ValueError(f"records of {self.record} bytes: 2 to {MAX_RECORD} allowed")
 
     def fingerprint(self) -> bytes:
         if self.primer:
             return b"no network|primer of " + self.model_hash.encode()
-        return b"no network"
+        return b"no network" + (f"|records of {self.record}".encode() if self.record else b"")
 
 
 # -- block coding ---------------------------------------------------------------------------------

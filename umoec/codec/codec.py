@@ -230,9 +230,14 @@ def _network(predictor) -> bool:
 
 def _cm_version(predictor) -> int:
     """The mixing stage's version a new file gets: primed when the model has a primer; the cm
-    profile's version for binary data when its predictor asks for it."""
+    profile's version for binary data, or for records, when its predictor asks for it."""
     return cm.written(_network(predictor), bool(_primer(predictor)),
-                      bool(getattr(predictor, "binary", False)))
+                      bool(getattr(predictor, "binary", False)), _record(predictor))
+
+
+def _record(predictor) -> int:
+    """The record length the cm profile's predictor asks for (version 16), or 0."""
+    return int(getattr(predictor, "record", 0) or 0)
 
 
 def _cm_state(predictor, streams: int, steps: int, version: int) -> cm.CMState:
@@ -244,7 +249,8 @@ def _cm_state(predictor, streams: int, steps: int, version: int) -> cm.CMState:
                                   f"v{version}), and the given model has no primer")
     # learned before the file's own stage exists: one large table at a time while it learns
     taught = cm.taught(text, version) if text else None
-    st = cm.CMState(streams, network, steps, version, len(text))
+    st = cm.CMState(streams, network, steps, version, len(text),
+                    _record(predictor) if version == cm.RECORD else 0)
     if taught is not None:
         cm.prime(st, taught, text)
     return st

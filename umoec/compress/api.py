@@ -33,7 +33,7 @@ from ..errors import UserError
 from ..predict.match import MatchMixer, MatchSettings
 from ..run.atomic import atomic_write
 from . import profiles
-from .choose import binary_worth, choose, x86_worth
+from .choose import choose, stage_contexts, x86_worth
 from .runtime import keep_pages, paused_gc
 
 Progress = Callable[[int, int], None]
@@ -127,6 +127,18 @@ def no_network(model: mf.ModelFile | None) -> NoNetwork:
     return NoNetwork(text, model.hash) if text else NoNetwork()
 
 
+def stage_for(header, model: mf.ModelFile | None, source: str = "input") -> NoNetwork:
+    """The cm profile's predictor that decodes a frame with this header: no_network(model),
+    or, where the header names a record length, the stage with contexts for those records."""
+    stage = no_network(model)
+    if "record" not in header.metadata or stage.primer:
+        return stage
+    try:
+        return NoNetwork(record=int(header.metadata["record"]))
+    except (TypeError, ValueError) as exc:
+        raise FormatError(f"{source}: bad header metadata ({exc})") from None
+
+
 def _entropy(model: mf.ModelFile, config: C.Config | None) -> C.Config:
     """The model's config, with entropy.* from `config` when given (bin.compress --config)."""
     cfg = model.build_config()
@@ -175,45 +187,52 @@ def compress_bytes(data: bytes, model: mf.ModelFile | None, *, profile: str = "t
 def compress_frame(data: bytes, model: mf.ModelFile | None, *, profile: str = "turbo",
                    config: C.Config | None = None, input_name: str = "",
                    progress: Progress | None = None, frame: dict | None = None,
-                   x86: bool | None = None, binary: bool | None = None) -> bytes:
+                   x86: bool | None = None, binary: bool | None = None,
+                   record: int | None = None) -> bytes:
     """One frame: `data` coded on its own; `frame` (frames.frame_meta) joins its metadata when
     the file has several. Profile auto (a frame of a file of several): fast or cm for this
     frame's bytes (choose.py), and the model named even by a cm frame, so every frame of the
     file names the same model (the decoder requires it and loads it once). `x86`: code it
-    through the x86 filter; None: decided here for any profile (choose.x86_worth). `binary`:
-    the cm profile unprimed with the stage's contexts for binary data (version 15); None:
-    decided here (choose.binary_worth), once: auto's cm sample uses the same answer."""
+    through the x86 filter; None: decided here for any profile (choose.x86_worth). `binary`,
+    `record`: the cm profile unprimed with the stage's contexts for binary data (version 15),
+    or for records of `record` bytes (version 16); `binary` None: both decided here
+    (choose.stage_contexts), once: auto's cm sample uses the same answer."""
     if x86 is None:
         x86 = x86_worth(data, lambda d, f: compress_frame(d, None, profile="cm", x86=f))
     if binary is None:
-        binary = binary_for(data, model, profile, x86)
+        binary, record = contexts_for(data, model, profile, x86)
+    record = record or 0
     if profile == profiles.AUTO:
         pick = choose(data, model, whole=False, x86=x86, code=lambda d, name, shown, f:
                       compress_frame(d, model, profile=name, config=config, x86=f,
-                                     binary=binary)).profile
+                                     binary=binary, record=record)).profile
         return _frame(data, model, profiles.get(pick), config, input_name, progress, frame, True,
-                      x86, binary)
+                      x86, (binary, record))
     return _frame(data, model, profiles.get(profile), config, input_name, progress, frame, False,
-                  x86, binary)
+                  x86, (binary, record))
 
 
-def binary_for(data: bytes, model: mf.ModelFile | None, profile: str, x86: bool) -> bool:
-    """Whether `data`'s frame, coded with `profile`, takes the stage's contexts for binary data:
-    decided (choose.binary_worth) only where the stage alone may code it unprimed (cm, auto)."""
+def contexts_for(data: bytes, model: mf.ModelFile | None, profile: str,
+                 x86: bool) -> tuple[bool, int]:
+    """(binary, record): the stage's contexts `data`'s frame, coded with `profile`, takes;
+    decided (choose.stage_contexts) only where the stage alone may code it unprimed (cm, auto)."""
     if (profile != profiles.AUTO and profiles.get(profile).network) or no_network(model).primer:
-        return False
-    return binary_worth(data, lambda d, f: compress_frame(d, None, profile="cm", x86=x86, binary=f))
+        return False, 0
+    return stage_contexts(data, lambda d, binary, record: compress_frame(
+        d, None, profile="cm", x86=x86, binary=binary, record=record))
 
 
 def _frame(data: bytes, model: mf.ModelFile | None, prof: profiles.Profile, config, input_name: str,
            progress: Progress | None, frame: dict | None, name_model: bool, x86: bool,
-           binary: bool) -> bytes:
+           contexts: tuple[bool, int]) -> bytes:
     # the input's file name, for messages and listings (none from stdin: no empty entry)
     extra = {**({"input_name": input_name[:200]} if input_name else {}), **(frame or {})}
     if not prof.network:  # the mixing stage alone; a model only for its primer, if it has one
         stage = no_network(model)
         if not stage.primer:
-            stage = NoNetwork(binary=binary)
+            stage = NoNetwork(binary=contexts[0], record=contexts[1])
+            if stage.record:             # the decoder's to know (the fingerprint checks it)
+                extra["record"] = stage.record
         named = {"model_hash": bytes.fromhex(model.hash), "model_name": model.name[:64]} \
             if model is not None and (stage.primer or name_model) else {}
         settings = CodecSettings(streams=1, coder="cm", block_size=CM_BLOCK, profile=prof.name,
@@ -302,8 +321,8 @@ def decompress_frame(blob: bytes, model: ModelSpec = None, *, checkpoint: Path |
     except UserError as exc:  # an unknown profile name
         raise FormatError(f"{source}: {exc}") from None
     if not prof.network:
-        stage = no_network(model_for_file(header, model, checkpoint)
-                           if profiles.needs_model(header) else None)
+        stage = stage_for(header, model_for_file(header, model, checkpoint)
+                          if profiles.needs_model(header) else None, source)
         with paused_gc():
             return decompress(blob, stage, progress=progress)
     m = model_for_file(header, model, checkpoint)

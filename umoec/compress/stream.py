@@ -109,14 +109,15 @@ def compress_stream(src: BinaryIO, dst: BinaryIO, model, *, profile: str = "turb
     head = next(cut)
     if head[1]:                 # one frame: coded here (with the engine's threads)
         workers, cluster = 1, None
-    choice, chosen, binary = None, [], None
+    choice, chosen, contexts = None, [], (None, None)
     if profile == profiles.AUTO and head[1]:
-        from .api import binary_for, compress_frame
+        from .api import compress_frame, contexts_for
         x86 = x86_worth(head[2], lambda data, f: compress_frame(data, None, profile="cm", x86=f))
-        binary = binary_for(head[2], model, profile, x86)
+        contexts = contexts_for(head[2], model, profile, x86)
         choice = choose(head[2], model, whole=True, x86=x86, code=lambda data, name, shown, f:
                         compress_frame(data, model, profile=name, config=config,
-                                       input_name=input_name, x86=f, binary=binary,
+                                       input_name=input_name, x86=f, binary=contexts[0],
+                                       record=contexts[1],
                                        progress=_inner(progress, base, total) if shown else None))
         prof = profiles.get(choice.profile)
         if choice.coded is not None:          # the whole input, coded while choosing
@@ -136,7 +137,8 @@ def compress_stream(src: BinaryIO, dst: BinaryIO, model, *, profile: str = "turb
             read += len(data)
             meta = None if index == 0 and last else frame_meta(index, last)
             x86 = choice.x86 if choice is not None else None     # None: the frame decides
-            yield (data, name, config, input_name, meta, x86, binary), _inner(progress, base, total)
+            yield (data, name, config, input_name, meta, x86, *contexts), _inner(progress, base,
+                                                                                 total)
 
     filtered = []
 

@@ -19,12 +19,12 @@ def init(model) -> None:
     _MODEL = model
 
 
-def compress(data: bytes, profile: str, config, input_name: str, frame, x86, binary, progress,
-             model):
+def compress(data: bytes, profile: str, config, input_name: str, frame, x86, binary, record,
+             progress, model):
     from .api import compress_frame
     return len(data), compress_frame(data, model, profile=profile, config=config,
                                      input_name=input_name, progress=progress, frame=frame,
-                                     x86=x86, binary=binary)
+                                     x86=x86, binary=binary, record=record)
 
 
 def decompress(blob: bytes, source: str, progress, model):

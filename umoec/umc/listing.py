@@ -83,7 +83,7 @@ def details(r: Row) -> list[str]:
     """Every header field of one file, one per line (-l -v)."""
     h, s = r.header, r.stats
     meta = {k: v for k, v in h.metadata.items()
-            if k not in ("globals", FRAME_KEY)}   # globals: model input, opaque
+            if k not in ("globals", FRAME_KEY, "record")}   # globals: model input, opaque
     fields = [
         ("original", f"{r.size:,} bytes"),
         ("frames", f"{r.frames} (fields below: the first frame's)" if r.frames > 1 else "1"),
@@ -99,6 +99,8 @@ def details(r: Row) -> list[str]:
         ("coder", f"{h.coder}, {h.precision}-bit state, 2^{h.prob_precision} frequency total"
                   + (", sharpening" if h.sharpening else "")),
         ("filter", "x86 (call and jump targets made absolute)" if h.x86 else "none"),
+    ] + ([("records", f"{h.metadata['record']} bytes (the mixing stage's contexts for them)")]
+         if "record" in h.metadata else []) + [
         ("streams", str(h.streams)),
         ("block size", f"{h.block_size:,}"),
         ("adapt every", f"{h.adapt_every:,}" if h.adapt_every else "off"),

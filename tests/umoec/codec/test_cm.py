@@ -31,10 +31,17 @@ def network_cum(T: int, lanes: int, seed: int = 0) -> np.ndarray:
     return cum
 
 
+REC = 12                      # version 16's record length in these tests
+
+
+def state(lanes: int, network: bool, steps: int, version: int) -> cm.CMState:
+    return cm.CMState(lanes, network, steps, version, record=REC if version == cm.RECORD else 0)
+
+
 def encode(data, counts, cum, impl, monkeypatch, per_step, version=cm.VERSION):
     if impl == "python":
         monkeypatch.setattr(cm, "_c", None)
-    st = cm.CMState(data.shape[1], cum is not None, len(counts), version)
+    st = state(data.shape[1], cum is not None, len(counts), version)
     enc = cm.BlockEncoder(st, len(counts))
     if per_step:
         for t in range(len(counts)):
@@ -48,7 +55,7 @@ def encode(data, counts, cum, impl, monkeypatch, per_step, version=cm.VERSION):
 def decode(payload, counts, cum, lanes, impl, monkeypatch, version=cm.VERSION):
     if impl == "python":
         monkeypatch.setattr(cm, "_c", None)
-    st = cm.CMState(lanes, cum is not None, len(counts), version)
+    st = state(lanes, cum is not None, len(counts), version)
     dec = cm.BlockDecoder(st, payload, len(counts))
     out = dec.steps(counts, cum)
     dec.finish()
@@ -65,18 +72,20 @@ INPUTS = {
     # and their predecessors
     "code": TEXT[1790:2300] + b"X = [1, 2, 3]  # {a: b}; c.d\n\tTab\r\n" * 4 + b" " * 300
     + b"deep()\n" + TEXT[1800:2000],
-    # version 15's contexts: 4- and 8-byte records, every byte value
+    # version 15's contexts: 4- and 8-byte records, every byte value; version 16's: 12-byte
+    # records (its contexts read the streams' histories from their first byte)
     "records": np.arange(200, dtype="<u4").tobytes() + pseudo_random_bytes(300)
-    + np.arange(0, 2 ** 40, 2 ** 33, dtype="<u8").tobytes(),
+    + np.arange(0, 2 ** 40, 2 ** 33, dtype="<u8").tobytes()
+    + b"".join(i.to_bytes(4, "little") + b"rec" + bytes([i % 7]) * 5 for i in range(60)),
 }
 
 
 # the versions as files have them: 1, 2 and 4 with and without a network (every profile wrote
-# them), 6 with one (the network profiles'), 10 and 15 without (the cm profile's, for text and
-# for binary data); the primed versions are in test_cm_primer.py, whose cm.learn runs each one
-# without a primer too
+# them), 6 with one (the network profiles'), 10, 15 and 16 without (the cm profile's, for text,
+# binary data and records); the primed versions are in test_cm_primer.py, whose cm.learn runs
+# each one without a primer too
 WRITTEN = [(v, network) for v in (1, 2, 4) for network in (False, True)] + [
-    (6, True), (10, False), (15, False)]
+    (6, True), (10, False), (15, False), (16, False)]
 
 
 def test_every_version_is_checked_as_files_have_it():
@@ -85,7 +94,8 @@ def test_every_version_is_checked_as_files_have_it():
 
 
 @pytest.mark.parametrize(("kind", "version", "network"), [
-    (kind, v, n) for v, n in WRITTEN for kind in INPUTS if kind != "records" or v == cm.BINARY])
+    (kind, v, n) for v, n in WRITTEN for kind in INPUTS
+    if kind != "records" or v in (cm.BINARY, cm.RECORD)])
 def test_compiled_and_reference_are_identical_and_decode_each_other(kind, network, version,
                                                                    monkeypatch):
     if cm.backend() != "c":
@@ -296,3 +306,14 @@ def test_every_size_around_stream_and_block_edges_round_trips(streams, network):
                         3 * q - 2}):
         blob = compress(data[:size], predictor(), settings)
         assert decompress(blob, predictor()) == data[:size], size
+
+
+def test_version_16_takes_a_record_length_and_no_other_version_does():
+    for version, record in ((cm.RECORD, 0), (cm.RECORD, 1), (cm.RECORD, cm.MAX_RECORD + 1),
+                            (cm.BINARY, 8)):
+        with pytest.raises(ValueError, match="records of"):
+            cm.CMState(1, False, 10, version, record=record)
+    with pytest.raises(ValueError, match="records of 1 bytes"):
+        cm.NoNetwork(record=1)
+    assert cm.NoNetwork(record=40).fingerprint() != cm.NoNetwork(record=8).fingerprint()
+    assert cm.NoNetwork(b"primer", "ab" * 32, record=40).record == 0

@@ -130,18 +130,21 @@ def records(n: int) -> bytes:
     return b"".join(struct.pack("<IfH2x", i * 7, i * 0.5, i % 100) for i in range(n // 12 + 1))[:n]
 
 
-def test_the_cm_profile_takes_its_contexts_for_binary_data_where_they_code_smaller():
+def test_the_cm_profile_takes_its_contexts_for_binary_data_where_they_code_smaller(monkeypatch):
     from umoec.codec.cm import BINARY, VERSION_ALONE, NoNetwork
     from umoec.codec.codec import _check_predictor
-    assert A.binary_worth(TEXT, lambda sample, binary: bytes(98 if binary else 100))
-    assert not A.binary_worth(TEXT, lambda sample, binary: bytes(100))
-    assert not A.binary_worth(TEXT, lambda sample, binary: bytes(995 if binary else 1000))
+    assert A.stage_contexts(TEXT, lambda sample, binary, r: bytes(98 if binary else 100)) == (
+        True, 0)
+    assert A.stage_contexts(TEXT, lambda sample, binary, r: bytes(100)) == (False, 0)
+    assert A.stage_contexts(TEXT, lambda sample, binary, r: bytes(995 if binary else 1000)) == (
+        False, 0)
+    monkeypatch.setattr(A, "record_lengths", lambda sample: [])   # (version 16: below)
     for data, version in ((records(40_000), BINARY), (TEXT[:40_000], VERSION_ALONE)):
         blob = compress_bytes(data, None, profile="cm")
         assert _check_predictor(read_header(blob), NoNetwork()) == version
         assert decompress_bytes(blob) == data
     assert len(compress_bytes(records(40_000), None, profile="cm")) < 0.97 * len(
-        compress_frame(records(40_000), None, profile="cm", binary=False))
+        compress_frame(records(40_000), None, profile="cm", binary=False, record=0))
 
 
 def test_the_binary_contexts_are_decided_once_per_frame_and_only_for_the_stage_alone(monkeypatch):
@@ -151,12 +154,44 @@ def test_the_binary_contexts_are_decided_once_per_frame_and_only_for_the_stage_a
     from umoec.codec.codec import _check_predictor
     from umoec.compress import api
     asked = []
-    monkeypatch.setattr(api, "binary_worth", lambda data, code: asked.append(len(data)) or True)
+    monkeypatch.setattr(api, "stage_contexts",
+                        lambda data, code: asked.append(len(data)) or (True, 0))
     data = records(40_000)
     blob = compress_bytes(data, open_model(), profile="auto")  # one frame, a sample: cm
     assert asked == [40_000] and read_header(blob).profile == "cm"
     assert _check_predictor(read_header(blob), NoNetwork()) == BINARY
     assert decompress_bytes(blob) == data
     asked.clear()
-    assert api.binary_for(data, open_model(), "fast", False) is False and asked == []
-    assert api.binary_for(data, None, "cm", False) is True and asked == [40_000]
+    assert api.contexts_for(data, open_model(), "fast", False) == (False, 0) and asked == []
+    assert api.contexts_for(data, None, "cm", False) == (True, 0) and asked == [40_000]
+
+
+def fields(n: int, size: int = 20) -> bytes:
+    """Records of `size` bytes: an id, a status that changes now and then, a float, a flag."""
+    import struct
+    rng = random.Random(7)
+    rows = (struct.pack("<IHdB", 1000 + i, i // 37 % 5, rng.choice((0.5, 1.25, 8.0)) * rng.randrange(9),
+                        rng.random() < 0.3).ljust(size, b"\0") for i in range(n // size + 1))
+    return b"".join(rows)[:n]
+
+
+def test_records_take_version_16_with_their_length_and_text_never_looks_for_one():
+    from umoec.codec.cm import RECORD, NoNetwork
+    from umoec.codec.codec import _check_predictor
+    assert 20 in A.record_lengths(A.probe_of(fields(60_000)))
+    assert A.record_lengths(A.probe_of(records(60_000)))[0] == 12
+    assert A.record_lengths(TEXT) == [] and A.record_lengths(b"") == []
+    # a length is taken when it codes the sample smaller than either other choice
+    sizes = {(False, 0): 100, (True, 0): 95}
+    pick = A.stage_contexts(fields(60_000), lambda d, b, r: bytes(sizes.get((b, r), 94)))
+    assert pick == (False, 20)
+    sizes[(True, 0)] = 90
+    assert A.stage_contexts(fields(60_000), lambda d, b, r: bytes(sizes.get((b, r), 94))) == (
+        True, 0)
+    data = fields(60_000)
+    blob = compress_bytes(data, None, profile="cm")
+    header = read_header(blob)
+    assert header.metadata["record"] == 20
+    assert _check_predictor(header, NoNetwork(record=20)) == RECORD
+    assert decompress_bytes(blob) == data
+    assert len(blob) < 0.9 * len(compress_frame(data, None, profile="cm", binary=True, record=0))

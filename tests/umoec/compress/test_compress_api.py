@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from tests.conftest import run_module
+from tests.conftest import ROOT, run_module
 from umoec.codec import read_header
 from umoec.codec.errors import FormatError
 from umoec.compress.api import (
@@ -168,3 +168,19 @@ def test_a_header_match_length_the_match_model_refuses_is_a_format_error(tiny_mo
     bad = pack_header(replace(header, metadata={**header.metadata, "match_min_len": value}))
     with pytest.raises(FormatError, match="bad header metadata"):
         decompress_bytes(bad + blob[offset:], tiny_model)
+
+
+@pytest.mark.parametrize("value", [1, 5000, "x", None, 13])
+def test_a_header_record_length_that_is_not_the_encoders_is_refused(value):
+    """Version 16's record length comes from the header: one out of range or not a number is a
+    damaged header; another length in range is caught by the fingerprint, which names it."""
+    from dataclasses import replace
+
+    from umoec.codec.container import pack_header, parse_header
+    from umoec.codec.errors import FingerprintMismatch
+    blob = (ROOT / "tests/umoec/engine/golden/format3/records.bin.cm-mix16.umc").read_bytes()
+    header, offset = parse_header(blob)
+    bad = pack_header(replace(header, metadata={**header.metadata, "record": value}))
+    with pytest.raises(FingerprintMismatch if value == 13 else FormatError,
+                       match="fingerprint" if value == 13 else "bad header metadata"):
+        decompress_bytes(bad + blob[offset:])

@@ -99,3 +99,12 @@ def test_an_executable_is_filtered_and_l_v_says_so(umc):
     assert "  filter        none" in shown["t.txt.umc"]
     (umc.cwd / "prog").unlink()
     assert umc("-q", "-d", "prog.umc").rc == 0 and (umc.cwd / "prog").read_bytes() == code
+
+
+def test_l_v_names_the_record_length_of_a_file_coded_with_contexts_for_records(umc):
+    umc.write("records.umc", (GOLDEN / "format3" / "records.bin.cm-mix16.umc").read_bytes())
+    umc.write("t.umc", (GOLDEN / "format3" / "binary.bin.cm-mix15.umc").read_bytes())
+    shown = umc("-l", "-v", "records.umc").out.decode()
+    assert "  records       48 bytes (the mixing stage's contexts for them)" in shown
+    assert "records" not in umc("-l", "-v", "t.umc").out.decode()
+    assert umc("-t", "-q", "records.umc").rc == 0

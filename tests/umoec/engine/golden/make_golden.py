@@ -17,6 +17,7 @@
     python tests/umoec/engine/golden/make_golden.py --format3       # container format 3
     python tests/umoec/engine/golden/make_golden.py --x86           # the x86 filter (format 3)
     python tests/umoec/engine/golden/make_golden.py --binary        # version 15 (cm, binary data)
+    python tests/umoec/engine/golden/make_golden.py --record        # version 16 (cm, records)
 
 CHECKPOINT: a tiny tier1-family checkpoint (tests/umoec/train/conftest.py TINY, 80 steps on the
 400 kB default corpus). The first form wrote tiny.umm (its coding model), three inputs (Python
@@ -46,7 +47,9 @@ Every file above is in container format 2. The last form writes format3/: contai
 source.txt.cm-primed13.umc). --x86 writes x86.bin (bytes shaped like x86 code: calls to a few
 functions) and format3/x86.bin.PROFILE-mixV.umc for every profile, each through the x86 filter.
 --binary writes format3/binary.bin.cm-mix15.umc: the cm profile's version 15 (version 10 with
-contexts for binary data), which it chooses for binary.bin.
+contexts for binary data), which it chooses for binary.bin. --record writes records.bin (rows of
+12 bytes: a counter, a float, a code) and format3/records.bin.cm-mix16.umc: the cm profile's
+version 16 (version 15 with contexts for records), which it chooses for it.
 """
 import sys
 from pathlib import Path
@@ -142,6 +145,25 @@ def binary() -> None:
     (HERE / "format3" / f"binary.bin.cm-mix{BINARY}.umc").write_bytes(blob)
 
 
+def records_input() -> bytes:
+    """Rows of 12 bytes (a counter, a float, a code of two values, two zero bytes)."""
+    import struct
+    return b"".join(struct.pack("<IfH2x", i * 7, i * 0.25, (i * 2654435761 >> 13) % 3)
+                    for i in range(250))
+
+
+def record() -> None:
+    from umoec.codec import read_header
+    from umoec.codec.cm import RECORD, NoNetwork
+    from umoec.codec.codec import _check_predictor
+    data = records_input()
+    (HERE / "records.bin").write_bytes(data)
+    blob = compress_bytes(data, mf.read(HERE / "tiny.umm"), profile="cm")
+    record = read_header(blob).metadata["record"]       # (a multiple of 12 codes as well)
+    assert record % 12 == 0 and _check_predictor(read_header(blob), NoNetwork(record=record)) == RECORD
+    (HERE / "format3" / f"records.bin.cm-mix{RECORD}.umc").write_bytes(blob)
+
+
 def PRIMER() -> bytes:
     return (ROOT / "umoec" / "codec" / "rans.py").read_bytes()[3000:9000]
 
@@ -165,6 +187,8 @@ if __name__ == "__main__":
         x86()
     elif sys.argv[1] == "--binary":
         binary()
+    elif sys.argv[1] == "--record":
+        record()
     elif sys.argv[1] in ("--primed5", "--primed7", "--primed8", "--primed9", "--primed11", "--primed12",
                        "--primed13", "--primed14"):
         primed(sys.argv[1][1:])
