@@ -42,6 +42,11 @@
 #define NIN12 (4 + 3 * NCTX12)
 #define NCTX14 (NCTX12 + NCTX6 - NCTX4)   /* version 14: version 12's and version 6's */
 #define NIN14 (4 + 3 * NCTX14)
+#define NCTX16 (NCTX12 + 2)      /* version 16: version 15's and two for records */
+#define NIN16 (4 + 3 * NCTX16)
+#if NCTX16 > NCTX14
+#error "the bit loop's arrays hold NCTX14 contexts"
+#endif
 /* weight sets: mixer 1 by how many of orders 2..6 were seen (v2: and the match length), then
  * mixer 2 by c0; version 4 without a network: mixer 2 by c0 and the classes of the last two bytes,
  * and a mixer 3 by c0, the class of the third byte back and whether a match predicts (with a
@@ -143,22 +148,20 @@ INLINE void context_hashes15(uint64_t hist, uint32_t *out) {
     out[13] = mix32((uint32_t)(hist & 255) + (uint32_t)((hist >> 16) & 255) * 256u + 0x1414213u);
 }
 
-/* version 16's four after version 4's ten, for records of `rec` bytes (the encoder chose the
- * length for the frame; its header names it): bytes 2 and 3-4 back as version 15, then the
- * bytes one and two records back (the same field of the two records before), and the byte one
- * record back with the last one. `past`: the stream's bytes so far (the match model's history),
- * `tg` of them. */
+/* version 16's six after version 4's ten, for records of `rec` bytes (the encoder chose the
+ * length for the frame; its header names it): version 15's four, then the bytes one and two
+ * records back (the same field of the two records before), and the byte one record back with
+ * the last one. `past`: the stream's bytes so far (the match model's history), `tg` of them. */
 INLINE void context_hashes16(uint64_t hist, const uint8_t *past, int64_t tg, int64_t rec,
                              uint32_t *out) {
     uint32_t a = tg >= rec ? past[tg - rec] : 0u, a2 = tg >= 2 * rec ? past[tg - 2 * rec] : 0u;
-    out[10] = mix32((uint32_t)((hist >> 8) & 255) + 0x0ABCDEF1u);
-    out[11] = mix32((uint32_t)((hist >> 16) & 0xFFFF) * 0x85EBCA6Bu + 0x2718281u);
-    out[12] = mix32(a + a2 * 256u + 0x5151515u);
-    out[13] = mix32(a + (uint32_t)(hist & 255) * 256u + 0x6161616u);
+    context_hashes15(hist, out);
+    out[14] = mix32(a + a2 * 256u + 0x5151515u);
+    out[15] = mix32(a + (uint32_t)(hist & 255) * 256u + 0x6161616u);
 }
 
 /* a stream's context hashes before its byte (ws: v4's word slots; v12: 1 version 12's four
- * more contexts, 2 version 15's, 3 version 16's, which read the stream's history hb (H bytes
+ * more contexts, 2 version 15's, 3 version 16's six, which read the stream's history hb (H bytes
  * per stream, tg of them coded) and the record length rec) */
 INLINE void stream_hashes(const uint64_t *hist, const uint32_t *word, Py_ssize_t s, int wslots,
                           int v4, int v12, int v6, int nshared, const uint8_t *hb, int64_t H,
@@ -283,10 +286,12 @@ INLINE Shape shape_of(const int version, const int v12) {
     s.v4 = version >= 4;
     s.v6 = version == 6 || version == 7;
     s.v10 = version == 10;
-    s.nctx = s.v6 ? (v12 ? NCTX14 : NCTX6) : (v12 ? NCTX12 : (s.v4 ? NCTX4 : NCTX));
+    s.nctx = s.v6 ? (v12 ? NCTX14 : NCTX6)
+             : (v12 == 3 ? NCTX16 : (v12 ? NCTX12 : (s.v4 ? NCTX4 : NCTX)));
     s.nshared = v12 ? NCTX12 : NCTX4;  /* v6: the stream-local contexts follow these */
     s.wslots = v12 == 1 ? 4 : 3;      /* v4: a stream's word slots (v12: one more word) */
-    s.nin = s.v6 ? (v12 ? NIN14 : NIN6) : (v12 ? NIN12 : (s.v4 ? NIN4 : (s.v2 ? NIN2 : NIN1)));
+    s.nin = s.v6 ? (v12 ? NIN14 : NIN6)
+            : (v12 == 3 ? NIN16 : (v12 ? NIN12 : (s.v4 ? NIN4 : (s.v2 ? NIN2 : NIN1))));
     s.nsets1 = s.v2 ? 20 : 6;
     s.nsets = s.nsets1 + (s.v4 ? SETS2_4 + SETS3_4 : 256);
     return s;
@@ -610,8 +615,9 @@ CLONES static int run_any(const Run *r, int decode, int use_nn, int version, int
  *     contexts and word slots (NCTX14 contexts: version 12's fourteen, then the five
  *     stream-local ones) and 2^HUGE_TABLE_BITS slots. Version 15 is version 10 with four
  *     contexts for binary data (context_hashes15; NCTX12 contexts, three word slots), never
- *     primed. Version 16 is version 15 with its last two contexts for records of `rec` bytes
- *     (context_hashes16; the optional last argument, 2..MAX_RECORD), never primed. */
+ *     primed. Version 16 is version 15 with two more contexts, for records of `rec` bytes
+ *     (context_hashes16; NCTX16 contexts, three word slots; `rec` the optional last
+ *     argument, 2..MAX_RECORD), never primed. */
 static PyObject *py_run(PyObject *self, PyObject *args) {
     int decode, use_nn, version;
     Py_ssize_t T, B, cap, H, P, lo, hi, rec = 0;

@@ -86,7 +86,7 @@ VERSION_ALONE, PRIMED_ALONE = 10, 13  # without a network (the cm profile): vers
 # mixers; primed: version 10 primed, four more contexts, 2^25 slots
 BASE = {3: 2, 5: 4, 7: 6, 8: 6, 9: 4, 11: 10, 12: 10, 13: 10, 14: 6}   # primed version -> the stage
 BINARY = 15                     # the cm profile's other unprimed version: 10 with binary contexts
-RECORD = 16                     # ... and 15 with two of them for records of a given length
+RECORD = 16                     # ... and 15 with two more for records of a given length
 MAX_RECORD = 4096               # (2..MAX_RECORD bytes, the frame's header names it)
 BIG_TABLE = (8, 9, 11, 12)      # the versions with 2^24 slots
 HUGE_TABLE = (13, 14)           # ... with 2^25 (14-19 contexts fill 2^24 from 2 MB)
@@ -100,6 +100,7 @@ NCTX4 = 10                      # version 4: and word pair, bytes 2-3 back, colu
 LOCAL = (0, 1, 2, 3, 6)         # version 6: orders 0-3 and the word again, keyed by stream
 NCTX6 = NCTX4 + len(LOCAL)
 NCTX12 = NCTX4 + 4              # version 12: and the previous words' four (context_hashes12)
+NCTX16 = NCTX12 + 2             # version 16: version 15's and two for records (context_hashes16)
 NCTX14 = NCTX12 + len(LOCAL)    # version 14: version 12's, then version 6's stream-local
 SM_ROWS = 1024                  # per context: (count 0..15, probability / 64) -> probability
 SM_RATE = 6
@@ -155,7 +156,9 @@ def final_mixers(version: int, use_nn: bool) -> bool:
 def nctx(version: int) -> int:
     if base(version) == 6:
         return NCTX14 if version in WORDS4 else NCTX6
-    if version in WORDS4 or version in (BINARY, RECORD):
+    if version == RECORD:
+        return NCTX16
+    if version in WORDS4 or version == BINARY:
         return NCTX12
     return NCTX4 if base(version) >= 4 else NCTX
 
@@ -268,13 +271,12 @@ def context_hashes15(hist: int) -> list[int]:
 
 
 def context_hashes16(hist: int, past, tg: int, rec: int) -> list[int]:
-    """Version 16's four after version 4's ten, for records of `rec` bytes: bytes 2 and 3-4
-    back (as version 15), the bytes one and two records back (the same field of the two records
-    before), the byte one record back with the last one. past[i]: the stream's i-th byte, `tg`
-    of them coded."""
+    """Version 16's six after version 4's ten, for records of `rec` bytes: version 15's four,
+    the bytes one and two records back (the same field of the two records before), the byte one
+    record back with the last one. past[i]: the stream's i-th byte, `tg` of them coded."""
     a = int(past[tg - rec]) if tg >= rec else 0
     a2 = int(past[tg - 2 * rec]) if tg >= 2 * rec else 0
-    return context_hashes15(hist)[:2] + [mix32((a + a2 * 256 + 0x5151515) & M32),
+    return context_hashes15(hist) + [mix32((a + a2 * 256 + 0x5151515) & M32),
                                          mix32((a + (hist & 255) * 256 + 0x6161616) & M32)]
 
 
@@ -745,7 +747,7 @@ def describe(version: int = VERSION) -> str:
     if version == BINARY:
         out += " contexts15=c2,c3c4,c4c8,c1c3"
     if version == RECORD:
-        out += " contexts16=c2,c3c4,rec1rec2,rec1c1"
+        out += " contexts16=c2,c3c4,c4c8,c1c3,rec1rec2,rec1c1"
     if is_primed(version):
         out += " primed=model"
     return out

@@ -26,10 +26,11 @@ its PROBE bytes densest in such opcodes (its code, not its tables) smaller filte
 most other data never pass the first test. The cm profile unprimed (auto's cm frames too) then
 takes the stage's version 15, its contexts for binary data, when they code the frame's sample
 at least 1 - BINARY_GAIN smaller (they cost 25-34% of its speed; text never gains that much),
-or version 16, two of them replaced by contexts for records of a length r (the bytes r and 2r
-back), when that codes the sample smaller still: the RECORDS lengths up to MAX_RECORD whose
-byte r back best predicts the next one on the sample are tried (not on a sample without a zero
-byte: text, where none helps).
+or version 16, version 15 with two contexts for records of a length r (the bytes r and 2r
+back), when that codes the sample 1 - BINARY_GAIN smaller again: the RECORDS lengths from
+MIN_RECORD (shorter ones repeat contexts the stage has) to MAX_RECORD whose byte r back best
+predicts the next one on the sample are tried (not on a sample without a zero byte: text,
+where none helps).
 """
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ PROBE = 16 << 10
 PIECES = 4
 BINARY_GAIN = 0.99
 RECORDS = 2
-MAX_RECORD = 256
+MIN_RECORD, MAX_RECORD = 5, 256
 MARGIN = 0.95
 
 
@@ -78,14 +79,14 @@ def x86_worth(data: bytes, code: Callable[[bytes, bool], bytes]) -> bool:
 
 
 def record_lengths(sample: bytes, n: int = RECORDS) -> list[int]:
-    """The `n` record lengths r (2..MAX_RECORD) whose byte r back best predicts the next byte of
+    """The `n` record lengths r (MIN_RECORD..MAX_RECORD) whose byte r back best predicts the next byte of
     `sample`: the smallest conditional entropies H(x[i] | x[i - r]), estimated from counts (the
     same bias for every r); none for a sample without a zero byte."""
     x = np.frombuffer(sample, dtype=np.uint8)
     if not x.size or x.min() != 0:
         return []
     cost = {}
-    for r in range(2, min(MAX_RECORD, len(x) // 4) + 1):
+    for r in range(MIN_RECORD, min(MAX_RECORD, len(x) // 4) + 1):
         before, after = x[:-r].astype(np.int64), x[r:]
         pairs = np.bincount(before * 256 + after, minlength=1 << 16)
         pairs = pairs[pairs > 0]
@@ -99,12 +100,14 @@ def record_lengths(sample: bytes, n: int = RECORDS) -> list[int]:
 
 def stage_contexts(data: bytes, code: Callable[[bytes, bool, int], bytes]) -> tuple[bool, int]:
     """(binary, record): the contexts the mixing stage alone (unprimed) codes `data` with.
-    Version 15's for binary data when they code its sample at least BINARY_GAIN smaller (they
-    cost time); version 16's for records of one of record_lengths' lengths when that codes it
-    smaller still (same speed). code(sample, binary, record) -> .umc bytes of the stage alone."""
+    Version 15's for binary data when they code its sample at least BINARY_GAIN smaller than
+    version 10 (they cost time); version 16's, version 15's and two for records of one of
+    record_lengths' lengths, when that codes it at least BINARY_GAIN smaller again (they cost
+    time too). code(sample, binary, record) -> .umc bytes of the stage alone."""
     sample = probe_of(data)
     plain, binary = len(code(sample, False, 0)), len(code(sample, True, 0))
-    best, bar = (binary < BINARY_GAIN * plain, 0), min(binary, BINARY_GAIN * plain)
+    best = (binary < BINARY_GAIN * plain, 0)
+    bar = BINARY_GAIN * (binary if best[0] else plain)
     for record in record_lengths(sample):
         size = len(code(sample, False, record))
         if size < bar:
