@@ -644,11 +644,12 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     }
     const int tb = version >= 15 ? TABLE_BITS : version >= 13 ? HUGE_TABLE_BITS
                    : (version == 8 || version == 9 || version >= 11 ? BIG_TABLE_BITS : TABLE_BITS);
-    /* 12-14: 11 (14: 8) with version 12's four more contexts; 15, 16: 10 with their own four */
+    /* 12-14: 11 (14: 8) with version 12's four more contexts; 15: 10 with its own four, 16: 15
+       with two more */
     const int v12 = version == 16 ? 3 : version == 15 ? 2 : version >= 12;
     const int written = version;
-    /* the stage they run: 8, 14 and 9 are 7 and 5 with more slots, 11-13 are 10 primed, 15 is
-       10 with more contexts */
+    /* the stage they run: 8, 14 and 9 are 7 and 5 with more slots, 11-13 are 10 primed, 15 and
+       16 are 10 with more contexts */
     version = version == 8 || version == 14 ? 7
               : (version == 9 ? 5 : (version >= 11 ? 10 : version));
     const Shape sh = shape_of(version, v12);

@@ -28,7 +28,7 @@ takes the stage's version 15, its contexts for binary data, when they code the f
 at least 1 - BINARY_GAIN smaller (they cost 25-34% of its speed; text never gains that much),
 or version 16, version 15 with two contexts for records of a length r (the bytes r and 2r
 back), when that codes the sample 1 - BINARY_GAIN smaller again: the RECORDS lengths from
-MIN_RECORD (shorter ones repeat contexts the stage has) to MAX_RECORD whose byte r back best
+SHORTEST (shorter ones repeat contexts the stage has) to LONGEST whose byte r back best
 predicts the next one on the sample are tried (not on a sample without a zero byte: text,
 where none helps).
 """
@@ -47,7 +47,7 @@ PROBE = 16 << 10
 PIECES = 4
 BINARY_GAIN = 0.99
 RECORDS = 2
-MIN_RECORD, MAX_RECORD = 5, 256
+SHORTEST, LONGEST = 5, 256         # the record lengths tried
 MARGIN = 0.95
 
 
@@ -79,14 +79,14 @@ def x86_worth(data: bytes, code: Callable[[bytes, bool], bytes]) -> bool:
 
 
 def record_lengths(sample: bytes, n: int = RECORDS) -> list[int]:
-    """The `n` record lengths r (MIN_RECORD..MAX_RECORD) whose byte r back best predicts the next byte of
+    """The `n` record lengths r (SHORTEST..LONGEST) whose byte r back best predicts the next byte of
     `sample`: the smallest conditional entropies H(x[i] | x[i - r]), estimated from counts (the
     same bias for every r); none for a sample without a zero byte."""
     x = np.frombuffer(sample, dtype=np.uint8)
     if not x.size or x.min() != 0:
         return []
     cost = {}
-    for r in range(MIN_RECORD, min(MAX_RECORD, len(x) // 4) + 1):
+    for r in range(SHORTEST, min(LONGEST, len(x) // 4) + 1):
         before, after = x[:-r].astype(np.int64), x[r:]
         pairs = np.bincount(before * 256 + after, minlength=1 << 16)
         pairs = pairs[pairs > 0]
