@@ -195,3 +195,14 @@ def test_records_take_version_16_with_their_length_and_text_never_looks_for_one(
     assert _check_predictor(header, NoNetwork(record=20)) == RECORD
     assert decompress_bytes(blob) == data
     assert len(blob) < 0.9 * len(compress_frame(data, None, profile="cm", binary=True, record=0))
+
+
+def test_each_frame_finds_its_record_length_also_in_worker_processes():
+    """Frames coded in a pool of processes (the job carries no decision: each frame makes its
+    own) write the same bytes as frames coded here, and each names its record length."""
+    data = fields(40_000, 20) + records(40_000)
+    here = compress_bytes(data, None, profile="cm", frame_bytes=40_000)
+    pooled = compress_bytes(data, None, profile="cm", frame_bytes=40_000, workers=2)
+    assert pooled == here and decompress_bytes(pooled) == data
+    lengths = [h.metadata.get("record") for h, _ in frames(io.BytesIO(pooled))]
+    assert lengths[0] in (20, 40) and lengths[1] in (12, 24), lengths
