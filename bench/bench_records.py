@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
+from bench import peers
 from umoec import units
 from umoec.codec import read_header
-from umoec.codec.baselines import PeerFailed, peers, run_baseline, skipped_peers
 from umoec.codec.codec import _check_predictor
 from umoec.compress.api import compress_bytes, compress_frame, decompress_bytes, stage_for
 
@@ -104,28 +104,18 @@ def row(data: bytes, strong: list[str]) -> dict[str, float]:
            f"umc cm (v{version}" + (f"/{record})" if record else ")"):
                units.bpb(len(chosen), len(data)),
            "xz -9e": units.bpb(len(lzma.compress(data, preset=9 | lzma.PRESET_EXTREME)), len(data))}
-    for name in strong:
-        try:
-            out[name] = run_baseline(name, data).bpb
-        except PeerFailed as exc:        # a peer's own failure: said, not a crash
-            print(f"  ({exc})")
-            out[name] = float("nan")
+    out.update(peers.columns(data, strong))
     out["cm s"] = seconds
     return out
 
 
 def main() -> None:
     limit = int(os.environ.get("BENCH_RECORDS_BYTES", "1000000"))
-    strong = [n for n in peers() if n != "zpaq -m4"]
-    missing = sorted(set(skipped_peers()) - {"zpaq -m4"})
+    strong, missing = peers.strong()
     print(f"bits per byte (lower is better), at most {limit:,} bytes of each file"
           + (f"; not installed here: {', '.join(missing)}" if missing else ""))
     for name, data in inputs(limit).items():
-        r = row(data, strong)
-        seconds = r.pop("cm s")
-        cells = "  ".join(f"{k} {v:.3f}" for k, v in r.items())
-        print(f"{name:24s} {len(data):>9,} B  {cells}  (cm {len(data) / seconds:,.0f} B/s)",
-              flush=True)
+        peers.print_row(name, 24, len(data), row(data, strong))
 
 
 if __name__ == "__main__":

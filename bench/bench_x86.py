@@ -19,9 +19,9 @@ import sys
 import time
 from pathlib import Path
 
+from bench import peers
 from umoec import units
 from umoec.codec import read_header
-from umoec.codec.baselines import PeerFailed, peers, run_baseline, skipped_peers
 from umoec.codec.codec import _check_predictor
 from umoec.compress.api import (
     compress_bytes,
@@ -63,12 +63,7 @@ def row(data: bytes, model, strong: list[str]) -> dict[str, float]:
            "xz -9e": units.bpb(len(lzma.compress(data, preset=9 | lzma.PRESET_EXTREME)), len(data)),
            "xz -9e --x86": units.bpb(len(lzma.compress(data, format=lzma.FORMAT_XZ,
                                                        filters=XZ_X86)), len(data))}
-    for name in strong:
-        try:
-            out[name] = run_baseline(name, data).bpb
-        except PeerFailed as exc:        # a peer's own failure: said, not a crash
-            print(f"  ({exc})")
-            out[name] = float("nan")
+    out.update(peers.columns(data, strong))
     out["cm s"] = seconds
     return out
 
@@ -76,19 +71,14 @@ def row(data: bytes, model, strong: list[str]) -> dict[str, float]:
 def main() -> None:
     limit = int(os.environ.get("BENCH_X86_BYTES", "1000000"))
     model = open_model()
-    strong = [n for n in peers() if n != "zpaq -m4"]
-    missing = sorted(set(skipped_peers()) - {"zpaq -m4"})
+    strong, missing = peers.strong()
     print(f"bits per byte (lower is better), the first {limit:,} bytes of each file; model "
           f"{model.label()}" + (f"; not installed here: {', '.join(missing)}" if missing else ""))
     for name, path in executables().items():
         data = path.read_bytes()[:limit]
         if not data:
             continue
-        r = row(data, model, strong)
-        seconds = r.pop("cm s")
-        cells = "  ".join(f"{k} {v:.3f}" for k, v in r.items())
-        print(f"{name:7s} {len(data):>9,} B  {cells}  (cm {len(data) / seconds:,.0f} B/s)",
-              flush=True)
+        peers.print_row(name, 7, len(data), row(data, model, strong))
 
 
 if __name__ == "__main__":
