@@ -1,11 +1,11 @@
-"""The x86 filter and the stage's contexts for binary data (version 15) on this machine's own
-executables, beside the classical compressors, in one run (docs/compress.md#the-x86-filter and
-#version-15-of-the-stage-contexts-for-binary-data quote it).
+"""The x86 filter and the stage's contexts for binary data (versions 15 and 16) on this machine's
+own executables, beside the classical compressors, in one run (docs/compress.md#the-x86-filter,
+#version-15-of-the-stage-contexts-for-binary-data and #version-16-... quote it).
 
 Files: `ls`, `bash`, `perl`, libc and libstdc++, each cut to BENCH_X86_BYTES
 (default 1,000,000; a missing file is left out). Columns, bits per byte: the cm profile as it
 was before both (version 10, no filter), with the filter alone, as `umc` decides both (every
-file decoded back; "+x86", "v15" say what it chose), what `umc` (auto, the default model)
+file decoded back; "+x86", "v15" or "v16" say what it chose), what `umc` (auto, the default model)
 writes, xz -9e with and without its own x86 filter (BCJ), then every installed strong peer
 (PPMd, zpaq -m5, bzip3, paq9a; one that fails on a file is nan, its reason printed).
 Numbers, not pass/fail; run with nothing else running.
